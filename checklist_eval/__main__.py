@@ -1,0 +1,3 @@
+from checklist_eval.cli import main
+
+raise SystemExit(main())

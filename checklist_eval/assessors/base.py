@@ -1,0 +1,63 @@
+"""The assessor interface: one verdict per checklist answer, each judged independently of the others.
+
+Assessors declare what they are as class attributes (``name``, ``needs_network``) and implement
+``assess_item``. ``assess_paper`` fans a paper's items out concurrently; any bound on concurrency,
+rate or tokens is the assessor's own (the LLM assessor owns the one scheduler every caller shares).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from checklist_eval.models import Answer, Assessment, ChecklistItem, Paper, Provenance, Usage
+
+UNANSWERED_REVIEW = {
+    None: "- No answer found for this question: fill in [Yes], [No] or [NA] with a justification.",
+    Answer.TODO: "- The answer is still [TODO]: replace it with [Yes], [No] or [NA] and justify it.",
+}
+
+
+class Assessor(ABC):
+    """Judges whether each checklist answer is correct and consistent with the paper."""
+
+    name: ClassVar[str]
+    needs_network: ClassVar[bool] = False
+
+    model: str | None = None
+    prompt_version: str | None = None
+
+    def __init__(self) -> None:
+        self.usage = Usage()  # running total over everything this assessor did, for progress/ledger
+
+    @abstractmethod
+    async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
+        """Judge one real answer (Yes/No/NA). Never called for TODO or missing answers."""
+
+    async def assess_item(self, paper: Paper, item: ChecklistItem) -> Assessment:
+        if item.answer is None or item.answer is Answer.TODO:
+            return self.unanswered(item)
+        assessment = await self.judge(paper, item)
+        self.usage = self.usage + assessment.provenance.usage
+        return assessment
+
+    async def assess_paper(self, paper: Paper) -> list[Assessment]:
+        """All items of the paper's checklist, in template order."""
+        return list(
+            await asyncio.gather(*(self.assess_item(paper, it) for it in paper.checklist.items))
+        )
+
+    def unanswered(self, item: ChecklistItem) -> Assessment:
+        """TODO or missing answers are incorrect by the challenge rules; no model is asked."""
+        return Assessment(
+            question_id=item.id,
+            answer=item.answer,
+            correct=False,
+            p_correct=0.0,
+            review=UNANSWERED_REVIEW[item.answer],
+            provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version),
+        )
+
+    async def aclose(self) -> None:
+        """Release connections and flush caches; safe to call twice."""

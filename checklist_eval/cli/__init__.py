@@ -1,0 +1,71 @@
+"""The ``checklist-eval`` command. Each subcommand lives in its own module of this package and exposes
+``register(subparsers)``, which adds its parser and sets ``func(args) -> int`` as the default.
+
+Command modules import their heavy dependencies (pandas, openai, pypdfium2) inside ``func`` so that
+``checklist-eval --help`` and the light commands start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from checklist_eval.errors import AssessorError, InputError
+
+# Order here is the order in ``--help``.
+COMMAND_MODULES = [
+    "parse",
+    "check",
+    "validate",
+    "score",
+    "batch",
+    "rescore",
+    "leaderboard",
+    "detection",
+    "assessor_eval",
+    "mock_server",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from checklist_eval import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="checklist-eval",
+        description="Parse paper checklists, assess each answer, score checklist-challenge submissions.",
+    )
+    parser.add_argument("--version", action="version", version=f"checklist-eval {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"checklist_eval.cli.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (InputError, AssessorError) as err:
+        print(f"checklist-eval: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("checklist-eval: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as err:  # a bug of ours: one line unless the user asks for the traceback
+        if os.environ.get("CHECKLIST_EVAL_DEBUG"):
+            raise
+        print(
+            f"checklist-eval: internal error: {type(err).__name__}: {err} "
+            "(set CHECKLIST_EVAL_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1

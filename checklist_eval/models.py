@@ -1,0 +1,199 @@
+"""Typed records that flow between the stages: sources -> parsed paper -> assessments -> scores.
+
+Every stage speaks these types and nothing else, so a stage can be replaced (a PDF parser for a LaTeX
+one, an LLM assessor for the heuristic one) without the others noticing.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Answer(str, Enum):
+    """An author's answer to one checklist question. A missing answer is ``None``, never a member."""
+
+    YES = "Yes"
+    NO = "No"
+    NA = "NA"
+    TODO = "TODO"
+
+    @property
+    def is_real(self) -> bool:
+        """True for an answer an author committed to (Yes/No/NA), False for the TODO placeholder."""
+        return self is not Answer.TODO
+
+
+_ANSWER_SPELLINGS = {
+    "yes": Answer.YES,
+    "y": Answer.YES,
+    "no": Answer.NO,
+    "n": Answer.NO,
+    "na": Answer.NA,
+    "n/a": Answer.NA,
+    "n.a.": Answer.NA,
+    "n.a": Answer.NA,
+    "not applicable": Answer.NA,
+    "notapplicable": Answer.NA,
+    "todo": Answer.TODO,
+}
+_BRACKETS = re.compile(r"^[\s\[\(\{\"'`]+|[\s\]\)\}\"'`.:;,]+$")
+
+
+def normalize_answer(value: object) -> Answer | None:
+    """Fold the spellings seen in the wild ("[N/A]", "Not Applicable", "yes", "NA") to an Answer.
+
+    Empty or unrecognised input gives ``None`` (a missing answer). A float NaN, which pandas produces
+    when it reads an empty cell, is also missing.
+    """
+    if value is None:
+        return None
+    if isinstance(value, Answer):
+        return value
+    if isinstance(value, float):  # pandas' NaN for an empty cell
+        return None
+    text = _BRACKETS.sub("", str(value)).strip().lower()
+    text = re.sub(r"\s+", " ", text)
+    return _ANSWER_SPELLINGS.get(text)
+
+
+class Question(BaseModel):
+    """One question of a checklist version, as data (see ``checklist_eval/checklists/*.json``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str
+    question: str
+    guidelines: list[str] = Field(default_factory=list)
+
+
+class ChecklistSpec(BaseModel):
+    """A checklist version: the ordered question set a paper's answers are matched against."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    questions: list[Question]
+
+    def question(self, qid: str) -> Question:
+        for q in self.questions:
+            if q.id == qid:
+                return q
+        raise KeyError(f"{self.id} has no question {qid!r}")
+
+    @property
+    def ids(self) -> list[str]:
+        return [q.id for q in self.questions]
+
+
+class ChecklistItem(BaseModel):
+    """A question of the checklist together with what the author wrote for it."""
+
+    id: str
+    title: str
+    question: str
+    guidelines: list[str] = Field(default_factory=list)
+    answer: Answer | None = None
+    justification: str | None = None
+    justification_latex: str | None = None
+
+
+class Checklist(BaseModel):
+    """The filled-in checklist of one paper: every question of its version, in template order."""
+
+    id: str
+    items: list[ChecklistItem]
+
+    def item(self, qid: str) -> ChecklistItem:
+        for it in self.items:
+            if it.id == qid:
+                return it
+        raise KeyError(f"checklist {self.id} has no question {qid!r}")
+
+    @property
+    def answers(self) -> dict[str, Answer | None]:
+        return {it.id: it.answer for it in self.items}
+
+
+class Section(BaseModel):
+    """A heading of the paper body as a reader sees it ("4.2", "Experiments"); ``number`` is None for
+    unnumbered headings and a letter for appendices ("A", "B.1")."""
+
+    number: str | None = None
+    title: str
+    level: int = 1
+
+
+class Paper(BaseModel):
+    """A parsed paper: the body text an assessor receives plus the checklist read out of it."""
+
+    source: str
+    format: Literal["latex", "pdf"]
+    title: str | None = None
+    abstract: str | None = None
+    body: str = ""
+    sections: list[Section] = Field(default_factory=list)
+    # Reference targets a reader can see, spelled as in running text: "Section 4.2", "Table 3",
+    # "Figure 2", "Appendix B", "Theorem 1". Assessors use them to check an answer's pointers.
+    anchors: list[str] = Field(default_factory=list)
+    checklist: Checklist
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Usage(BaseModel):
+    """Tokens and money spent; summed over retries so a failed attempt still shows in the ledger."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class StructuredOutput(str, Enum):
+    """How a model was asked for its verdict; one parser exists per strategy."""
+
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+    TEXT = "text"
+    NONE = "none"  # no model involved (heuristic assessor, TODO/missing short-circuit)
+
+
+class Provenance(BaseModel):
+    assessor: str
+    model: str | None = None
+    prompt_version: str | None = None
+    strategy: StructuredOutput = StructuredOutput.NONE
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    cached: bool = False
+    attempts: int = 0
+
+
+class Assessment(BaseModel):
+    """The verdict on one checklist answer: is it correct and consistent with the paper?"""
+
+    question_id: str
+    answer: Answer | None
+    correct: bool
+    p_correct: float = Field(ge=0.0, le=1.0)
+    review: str = ""
+    evidence: list[str] = Field(default_factory=list)
+    provenance: Provenance
+
+
+Role = Literal["G", "A", "T"]

@@ -1,0 +1,24 @@
+"""Shared test fixtures. Real material from ``../shared`` is optional: tests that need it skip."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+SHARED = Path(os.environ.get("CHECKLIST_EVAL_SHARED", ROOT.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not (SHARED / "README.md").is_file():
+        pytest.skip(f"../shared is absent ({SHARED}); real-material tests need it")
+    return SHARED
