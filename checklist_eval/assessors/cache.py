@@ -1,0 +1,186 @@
+"""The response cache: one SQLite file (WAL), safe for several processes and threads at once.
+
+Key = sha256 of what changes the answer: endpoint identity (host + path of the base URL, never the
+key), model, messages, sampling parameters, structured-output strategy and prompt version. Transport
+knobs (timeout, concurrency, attempts) are not in the key, and neither is anything secret; the stored
+row holds the parsed verdict and the usage of the call that produced it.
+
+Schema changes are named migrations applied once each and recorded in ``_migrations`` (the style of
+simonw/llm), so an old cache file upgrades in place.
+
+Concurrency: WAL lets readers run beside one writer; ``busy_timeout`` makes a second writer wait
+instead of failing; writes are single short ``INSERT ... ON CONFLICT`` statements in autocommit mode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+__all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "endpoint_identity", "MIGRATIONS"]
+
+KEY_VERSION = 1  # bump when the meaning of a cached row changes
+
+
+class CacheMode:
+    USE = "use"          # read hits, write misses
+    REFRESH = "refresh"  # ignore hits, overwrite with fresh answers
+    OFF = "off"          # neither read nor write
+
+
+def endpoint_identity(base_url: str | None) -> str:
+    """``host[:port]/path`` of the endpoint: the same server is the same cache regardless of scheme
+    spelling, trailing slash, query string or credentials in the URL."""
+    url = urlsplit(base_url or "https://api.openai.com/v1")
+    host = (url.hostname or "").lower()
+    port = f":{url.port}" if url.port else ""
+    return f"{host}{port}{url.path.rstrip('/')}"
+
+
+def cache_key(*, endpoint: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
+              strategy: str, prompt_version: str) -> str:
+    blob = json.dumps(
+        {"v": KEY_VERSION, "endpoint": endpoint, "model": model, "messages": messages,
+         "params": params, "strategy": strategy, "prompt_version": prompt_version},
+        sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class CachedVerdict:
+    verdict: dict[str, Any]
+    usage: dict[str, Any]
+    strategy: str
+    model: str
+    created: float
+
+
+def _m001_responses(db: sqlite3.Connection) -> None:
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS responses (
+            key TEXT PRIMARY KEY,
+            created REAL NOT NULL,
+            endpoint TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_version TEXT NOT NULL,
+            strategy TEXT NOT NULL,
+            verdict_json TEXT NOT NULL,
+            usage_json TEXT NOT NULL
+        )"""
+    )
+
+
+def _m002_model_index(db: sqlite3.Connection) -> None:
+    # Lets a user prune one model's or one prompt version's answers without a full scan.
+    db.execute("CREATE INDEX IF NOT EXISTS responses_model ON responses (model, prompt_version)")
+
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+    ("m001_responses", _m001_responses),
+    ("m002_model_index", _m002_model_index),
+]
+
+
+class Cache:
+    """``get``/``put`` of parsed verdicts. One connection per instance, guarded for threads."""
+
+    def __init__(self, path: str | Path, mode: str = CacheMode.USE, busy_timeout_s: float = 30.0):
+        self.path = Path(path).expanduser()
+        self.mode = mode
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._busy_ms = int(busy_timeout_s * 1000)
+        if mode != CacheMode.OFF:
+            self._open()
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None,
+                             check_same_thread=False)
+        db.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable at checkpoints, fast commits
+        self._migrate(db)
+        self._db = db
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)")
+        for name, fn in MIGRATIONS:
+            if db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
+                continue
+            # BEGIN IMMEDIATE takes the write lock, so two processes never apply the same migration.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if not db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
+                    fn(db)
+                    db.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, time.time()))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    @property
+    def reads(self) -> bool:
+        return self.mode == CacheMode.USE
+
+    @property
+    def writes(self) -> bool:
+        return self.mode in (CacheMode.USE, CacheMode.REFRESH)
+
+    def applied_migrations(self) -> list[str]:
+        if self._db is None:
+            return []
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT name FROM _migrations ORDER BY name")]
+
+    def get(self, key: str) -> CachedVerdict | None:
+        if not self.reads or self._db is None:
+            return None
+        with self._lock:
+            row = self._db.execute(
+                "SELECT verdict_json, usage_json, strategy, model, created FROM responses WHERE key=?", (key,)
+            ).fetchone()
+            if row is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        return CachedVerdict(json.loads(row[0]), json.loads(row[1]), row[2], row[3], row[4])
+
+    def put(self, key: str, *, endpoint: str, model: str, prompt_version: str, strategy: str,
+            verdict: dict[str, Any], usage: dict[str, Any]) -> None:
+        if not self.writes or self._db is None:
+            return
+        with self._lock:
+            self._db.execute(
+                """INSERT INTO responses (key, created, endpoint, model, prompt_version, strategy,
+                                          verdict_json, usage_json)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT(key) DO UPDATE SET created=excluded.created,
+                       verdict_json=excluded.verdict_json, usage_json=excluded.usage_json,
+                       strategy=excluded.strategy""",
+                (key, time.time(), endpoint, model, prompt_version, strategy,
+                 json.dumps(verdict, ensure_ascii=False), json.dumps(usage)),
+            )
+
+    def count(self) -> int:
+        if self._db is None:
+            return 0
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -1,0 +1,550 @@
+"""The LLM assessor: any OpenAI-compatible chat endpoint (OpenAI, Azure OpenAI v1 base URL, vLLM,
+Ollama, LiteLLM) through ``openai.AsyncOpenAI``.
+
+One request per answered checklist item, built from the versioned prompt files in ``prompts/<version>/``:
+
+    [system]  rules; the paper is untrusted data
+    [user]    <paper> ... </paper>            identical for every question of a paper (prefix caching)
+    [user]    the question block + format     the only part that changes per question
+
+Every request goes through the assessor's one ``Scheduler`` (concurrency, rpm, tpm) and the one
+``RetryPolicy`` (429/5xx/timeouts only). The structured-output strategy starts at ``json_schema`` in
+``auto`` mode and steps down (json_object, then text) when the endpoint refuses it with a 400; the
+choice is remembered per (endpoint, model) for the run and recorded in ``Provenance.strategy``.
+
+Context budget: a paper is cut to ``4 * (context_tokens - max_tokens - QUESTION_RESERVE_TOKENS)``
+characters (4 characters per token is the usual English ratio; LaTeX-heavy text runs denser, which the
+reserve absorbs) and the paper gets a warning. The cut is the same for every question of a paper, so
+the shared prefix stays shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+import openai
+
+import checklist_eval
+from checklist_eval.assessors import DEFAULT_CONCURRENCY, DEFAULT_PROMPT_VERSION
+from checklist_eval.assessors.base import Assessor
+from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
+from checklist_eval.assessors.ledger import Ledger, PriceTable
+from checklist_eval.assessors.retry import RetryPolicy, fatal_error, is_retryable
+from checklist_eval.assessors.scheduler import Scheduler
+from checklist_eval.assessors.structured import (
+    InvalidOutput,
+    chain_from,
+    is_format_unsupported,
+    logprob_p_correct,
+    parse,
+    response_format,
+)
+from checklist_eval.errors import AssessorError, InputError
+from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage
+
+__all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "estimate_run", "prompts_root"]
+
+log = logging.getLogger(__name__)
+
+QUESTION_RESERVE_TOKENS = 1500  # system prompt + the longest question block + format instructions
+CHARS_PER_TOKEN = 4
+TYPICAL_COMPLETION_TOKENS = 250  # a verdict with a 3-5 point review, for estimates
+DEFAULT_CONTEXT_TOKENS = 128_000
+CONTEXT_TOKENS = {  # longest-prefix match; anything else gets DEFAULT_CONTEXT_TOKENS or --config
+    "gpt-4o": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+}
+NO_KEY_PLACEHOLDER = "no-key-needed"  # local servers (vLLM, Ollama) accept any bearer token
+
+
+# --- configuration ---------------------------------------------------------------------------------
+
+
+@dataclass
+class LLMConfig:
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = DEFAULT_CONCURRENCY
+    rpm: float | None = None
+    tpm: float | None = None
+    timeout: float = 120.0
+    max_attempts: int = 6
+    structured: str = "auto"
+    prompt_version: str = DEFAULT_PROMPT_VERSION
+    cache_path: Path | None = None
+    no_cache: bool = False
+    refresh: bool = False
+    prices: Path | None = None
+    temperature: float = 0.0
+    max_tokens: int = 800
+    seed: int | None = None
+    logprobs: bool = True
+    reask: int = 2  # extra requests when the reply holds no usable verdict
+    context_tokens: int | None = None
+    backoff_initial: float = 0.5
+    backoff_max: float = 60.0
+
+    @classmethod
+    def from_options(cls, **options: Any) -> LLMConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise AssessorError(f"unknown LLM assessor option(s): {', '.join(unknown)}")
+        if not options.get("model"):
+            raise AssessorError("--assessor llm needs --model (e.g. --model gpt-4o-mini)")
+        options = {k: v for k, v in options.items() if v is not None or k in ("rpm", "tpm", "seed")}
+        cfg = cls(**options)
+        if cfg.structured not in ("auto", *(s.value for s in chain_from(StructuredOutput.JSON_SCHEMA))):
+            raise AssessorError(f"unknown structured-output strategy {cfg.structured!r}")
+        if cfg.concurrency < 1 or cfg.max_attempts < 1:
+            raise AssessorError("--concurrency and --max-attempts must be at least 1")
+        return cfg
+
+    @property
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+    @property
+    def context_window(self) -> int:
+        if self.context_tokens:
+            return self.context_tokens
+        matches = [name for name in CONTEXT_TOKENS if self.model.startswith(name)]
+        return CONTEXT_TOKENS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_TOKENS
+
+    @property
+    def paper_char_budget(self) -> int:
+        return max(2_000, CHARS_PER_TOKEN * (self.context_window - self.max_tokens - QUESTION_RESERVE_TOKENS))
+
+
+# --- prompts ---------------------------------------------------------------------------------------
+
+
+def prompts_root() -> Path:
+    """``_prompts`` inside an installed wheel, else the repository's ``prompts/`` (editable install)."""
+    package = Path(checklist_eval.__file__).resolve().parent
+    for candidate in (package / "_prompts", package.parent / "prompts"):
+        if candidate.is_dir():
+            return candidate
+    raise InputError(package.parent / "prompts", "prompt folder not found (broken install?)")
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    version: str
+    system: str
+    user_paper: str
+    user_question: str
+    format_json: str
+    format_text: str
+
+    @staticmethod
+    @lru_cache(maxsize=8)
+    def load(version: str) -> PromptSet:
+        folder = prompts_root() / version
+        if not folder.is_dir():
+            raise InputError(folder, f"no prompt version {version!r}")
+        parts = {}
+        for name in ("system", "user_paper", "user_question", "format_json", "format_text"):
+            path = folder / f"{name}.txt"
+            if not path.is_file():
+                raise InputError(path, "prompt file missing")
+            parts[name] = path.read_text("utf-8").strip("\n")
+        return PromptSet(version=version, **parts)
+
+    def format_for(self, strategy: StructuredOutput) -> str:
+        return self.format_text if strategy is StructuredOutput.TEXT else self.format_json
+
+
+def paper_text(paper: Paper) -> str:
+    parts = []
+    if paper.abstract:
+        parts.append(f"Abstract\n{paper.abstract}")
+    parts.append(paper.body)
+    return "\n\n".join(p for p in parts if p)
+
+
+def question_message(prompts: PromptSet, item: ChecklistItem, strategy: StructuredOutput) -> str:
+    guidelines = "\n".join(f"- {g}" for g in item.guidelines) or "- (none)"
+    return prompts.user_question.format_map({
+        "question_id": item.id,
+        "question_title": item.title,
+        "question": item.question,
+        "guidelines": guidelines,
+        "answer": item.answer.value if item.answer is not None else "(missing)",
+        "justification": (item.justification or "").strip() or "(empty)",
+        "format": prompts.format_for(strategy),
+    })
+
+
+def cut_paper(text: str, budget: int) -> tuple[str, bool]:
+    if len(text) <= budget:
+        return text, False
+    cut = text.rfind("\n", 0, budget)
+    cut = cut if cut > budget * 0.9 else budget
+    return text[:cut] + f"\n[... paper truncated: {cut} of {len(text)} characters shown ...]", True
+
+
+def prefix_messages(prompts: PromptSet, paper: Paper, budget: int) -> tuple[list[dict[str, str]], str | None]:
+    """The system + paper messages shared by every question of ``paper``; a warning when cut."""
+    text, truncated = cut_paper(paper_text(paper), budget)
+    content = prompts.user_paper.format_map({
+        "source": Path(paper.source).name, "title": paper.title or "(untitled)", "paper": text,
+    })
+    warning = None
+    if truncated:
+        warning = (f"paper text ({len(paper_text(paper))} characters) exceeds the model's context budget "
+                   f"({budget} characters); the assessor saw only the first part")
+    return [{"role": "system", "content": prompts.system}, {"role": "user", "content": content}], warning
+
+
+# --- per-endpoint adaptation -----------------------------------------------------------------------
+
+
+@dataclass
+class EndpointQuirks:
+    """What this (endpoint, model) accepts, learned from its 400s during the run."""
+
+    strategy: StructuredOutput
+    logprobs: bool = True
+    max_tokens_param: str = "max_tokens"
+
+
+def _adapt(quirks: EndpointQuirks, err: openai.BadRequestError, auto: bool,
+           sent: StructuredOutput) -> bool:
+    """Change what we send after a 400 that names a parameter we can do without. True if changed."""
+    message = str(err.message if hasattr(err, "message") else err)
+    lowered = message.lower()
+    if auto and is_format_unsupported(message) and sent is not StructuredOutput.TEXT:
+        remaining = chain_from(sent)
+        if quirks.strategy is sent:
+            quirks.strategy = remaining[1]
+            log.info("endpoint refused %s output; falling back to %s", sent.value, quirks.strategy.value)
+        return True
+    if quirks.logprobs and "logprobs" in lowered:
+        quirks.logprobs = False
+        return True
+    if quirks.max_tokens_param == "max_tokens" and "max_completion_tokens" in lowered:
+        quirks.max_tokens_param = "max_completion_tokens"
+        return True
+    return False
+
+
+# --- the assessor ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    completion: Any
+    attempts: int
+    strategy: StructuredOutput
+    messages: list[dict[str, str]]
+
+
+@dataclass
+class _PaperPrefix:
+    messages: list[dict[str, str]]
+    tokens: int
+    warning: str | None = None
+
+
+class LLMAssessor(Assessor):
+    name: ClassVar[str] = "llm"
+    needs_network: ClassVar[bool] = True
+    # Capabilities assumed of an endpoint until it says otherwise with a 400 (simonw/llm style).
+    supports_json_schema: ClassVar[bool] = True
+    supports_json_object: ClassVar[bool] = True
+    supports_logprobs: ClassVar[bool] = True
+
+    def __init__(self, config: LLMConfig, *, ledger: Ledger | None = None):
+        super().__init__()
+        self.config = config
+        self.model = config.model
+        self.prompt_version = config.prompt_version
+        self.prompts = PromptSet.load(config.prompt_version)
+        self.base_url = config.resolved_base_url
+        self.endpoint = endpoint_identity(self.base_url)
+        self._api_key = self._read_key()
+        self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm)
+        self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
+                                 maximum=config.backoff_max, on_retry_after=self.scheduler.pause)
+        self.prices = PriceTable.load(config.prices)
+        self.ledger = ledger if ledger is not None else Ledger()
+        mode = CacheMode.OFF if config.no_cache or config.cache_path is None else (
+            CacheMode.REFRESH if config.refresh else CacheMode.USE)
+        self.cache = Cache(config.cache_path, mode) if mode != CacheMode.OFF else Cache("unused", CacheMode.OFF)
+        self.warnings: list[str] = []
+        self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
+        self._prefixes: dict[tuple[str, int], _PaperPrefix] = {}
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"LLMAssessor(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    def _read_key(self) -> str:
+        key = os.environ.get(self.config.api_key_env, "").strip()
+        if key:
+            return key
+        if self.base_url is None:
+            raise AssessorError(
+                f"no API key: set the environment variable {self.config.api_key_env} "
+                "(or --base-url for a local server that needs none)")
+        return NO_KEY_PLACEHOLDER
+
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        return (self._api_key,)
+
+    def _client_for_loop(self) -> openai.AsyncOpenAI:
+        # An httpx connection pool belongs to one event loop; a second asyncio.run gets a new client.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                              timeout=self.config.timeout, max_retries=0)
+            self._client_loop = loop
+        return self._client
+
+    def quirks(self) -> EndpointQuirks:
+        key = (self.endpoint, self.model or "")
+        if key not in self._quirks:
+            start = (StructuredOutput.JSON_SCHEMA if self.config.structured == "auto"
+                     else StructuredOutput(self.config.structured))
+            self._quirks[key] = EndpointQuirks(strategy=start, logprobs=self.config.logprobs)
+        return self._quirks[key]
+
+    # -- messages ---------------------------------------------------------------------------------
+
+    def paper_prefix(self, paper: Paper) -> _PaperPrefix:
+        key = (paper.source, hash(paper.body))
+        cached = self._prefixes.get(key)
+        if cached is not None:
+            return cached
+        messages, warning = prefix_messages(self.prompts, paper, self.config.paper_char_budget)
+        tokens = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
+        prefix = _PaperPrefix(messages, tokens, warning)
+        if warning:
+            log.warning("%s: %s", paper.source, warning)
+            self.warnings.append(f"{paper.source}: {warning}")
+            if warning not in paper.warnings:
+                paper.warnings.append(warning)
+        if len(self._prefixes) > 256:  # a batch of hundreds of papers: keep memory flat
+            self._prefixes.clear()
+        self._prefixes[key] = prefix
+        return prefix
+
+    def messages_for(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput) -> list[dict[str, str]]:
+        prefix = self.paper_prefix(paper)
+        return [*prefix.messages, {"role": "user", "content": question_message(self.prompts, item, strategy)}]
+
+    def _params(self, strategy: StructuredOutput, quirks: EndpointQuirks) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": self.config.temperature,
+                                  quirks.max_tokens_param: self.config.max_tokens}
+        if self.config.seed is not None:
+            params["seed"] = self.config.seed
+        fmt = response_format(strategy)
+        if fmt is not None:
+            params["response_format"] = fmt
+        if quirks.logprobs:
+            params["logprobs"] = True
+            params["top_logprobs"] = 5
+        return params
+
+    def _cache_key(self, messages: list[dict[str, str]], strategy: StructuredOutput,
+                   quirks: EndpointQuirks) -> str:
+        params = self._params(strategy, quirks)
+        params.pop("response_format", None)  # the strategy stands for it
+        return cache_key(endpoint=self.endpoint, model=self.model or "", messages=messages, params=params,
+                         strategy=strategy.value, prompt_version=self.prompt_version or "")
+
+    # -- one request, through the scheduler and the retry policy -----------------------------------
+
+    async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int) -> _Outcome:
+        """One logical request, retried per the policy. The strategy and parameters are read once a
+        slot is held, so requests queued behind a refused format already use the fallback."""
+        client = self._client_for_loop()
+        attempts = 0
+        sent: dict[str, Any] = {}
+
+        async def attempt() -> Any:
+            nonlocal attempts
+            async with self.scheduler.slot(est_tokens):
+                strategy = quirks.strategy
+                messages = self.messages_for(paper, item, strategy)
+                sent.update(strategy=strategy, messages=messages)
+                attempts += 1
+                raw = await client.chat.completions.with_raw_response.create(
+                    model=self.model, messages=messages, **self._params(strategy, quirks))
+            return raw.parse()
+
+        try:
+            completion = await self.retry.run(attempt)
+        except Exception as err:
+            err.checklist_attempts = attempts  # type: ignore[attr-defined]
+            err.checklist_strategy = sent.get("strategy", quirks.strategy)  # type: ignore[attr-defined]
+            raise
+        return _Outcome(completion, attempts, sent["strategy"], sent["messages"])
+
+    def _usage_of(self, completion: Any, attempts: int) -> Usage:
+        u = getattr(completion, "usage", None)
+        details = getattr(u, "prompt_tokens_details", None) if u is not None else None
+        usage = Usage(
+            calls=attempts,
+            prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(u, "completion_tokens", 0) or 0),
+            cached_tokens=int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0,
+        )
+        return usage.model_copy(update={"cost_usd": self.prices.cost(self.model, usage)})
+
+    # -- judging ----------------------------------------------------------------------------------
+
+    def _from_cache(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks) -> Assessment | None:
+        if not self.cache.reads:
+            return None
+        # Try every strategy still open to this endpoint, so a rerun after a fallback also hits.
+        for strategy in chain_from(quirks.strategy):
+            hit = self.cache.get(self._cache_key(self.messages_for(paper, item, strategy), strategy, quirks))
+            if hit is None:
+                continue
+            original = Usage(**hit.usage)
+            self.ledger.record(paper.source, item.id, self.model, Usage(), cached=True,
+                               saved_usd=original.cost_usd)
+            v = hit.verdict
+            return Assessment(
+                question_id=item.id, answer=item.answer, correct=bool(v["correct"]),
+                p_correct=float(v["p_correct"]), review=v.get("review", ""), evidence=v.get("evidence", []),
+                provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
+                                      strategy=StructuredOutput(hit.strategy), usage=Usage(), cached=True),
+            )
+        return None
+
+    async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
+        started = time.perf_counter()
+        quirks = self.quirks()
+        hit = self._from_cache(paper, item, quirks)
+        if hit is not None:
+            return hit
+        usage = Usage()
+        invalid = 0
+        est_tokens = self.paper_prefix(paper).tokens + 400 + self.config.max_tokens
+        while True:
+            try:
+                outcome = await self._request(paper, item, quirks, est_tokens)
+            except openai.BadRequestError as err:
+                usage = usage + Usage(calls=getattr(err, "checklist_attempts", 1))
+                if _adapt(quirks, err, self.config.structured == "auto", err.checklist_strategy):  # type: ignore[attr-defined]
+                    continue
+                raise self._fatal(err) from None
+            except (openai.APIError, openai.OpenAIError) as err:
+                if isinstance(err, openai.APIResponseValidationError) or not (
+                        is_retryable(err) or isinstance(err, openai.APIStatusError)):
+                    # The body was not a chat completion (malformed JSON): re-ask like bad output.
+                    usage = usage + Usage(calls=getattr(err, "checklist_attempts", 1))
+                    invalid = self._count_invalid(invalid, item, f"unreadable response body ({type(err).__name__})")
+                    continue
+                raise self._fatal(err) from None
+            except ValueError as err:  # json.JSONDecodeError from a malformed body
+                usage = usage + Usage(calls=1)
+                invalid = self._count_invalid(invalid, item, f"unreadable response body ({type(err).__name__})")
+                continue
+            completion, strategy, messages = outcome.completion, outcome.strategy, outcome.messages
+            usage = usage + self._usage_of(completion, outcome.attempts)
+            choice = completion.choices[0] if getattr(completion, "choices", None) else None
+            text = (choice.message.content if choice is not None and choice.message is not None else "") or ""
+            try:
+                if choice is not None and choice.finish_reason == "length":
+                    raise InvalidOutput("reply cut off at max_tokens")
+                verdict = parse(strategy, text)
+            except InvalidOutput as err:
+                invalid = self._count_invalid(invalid, item, str(err))
+                continue
+            break
+        content = getattr(getattr(choice, "logprobs", None), "content", None)
+        p_logprob = logprob_p_correct(text, content)
+        p_correct = verdict.p_correct if p_logprob is None else p_logprob
+        if self.cache.writes:
+            key = self._cache_key(messages, strategy, quirks)
+            stored = verdict.model_dump() | {"p_correct": p_correct}
+            self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
+                           strategy=strategy.value, verdict=stored, usage=usage.model_dump())
+        self.ledger.record(paper.source, item.id, self.model, usage)
+        return Assessment(
+            question_id=item.id, answer=item.answer, correct=verdict.correct, p_correct=p_correct,
+            review=verdict.review, evidence=verdict.evidence,
+            provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
+                                  strategy=strategy, usage=usage, latency_s=time.perf_counter() - started,
+                                  cached=False, attempts=usage.calls),
+        )
+
+    def _count_invalid(self, invalid: int, item: ChecklistItem, why: str) -> int:
+        invalid += 1
+        if invalid > self.config.reask:
+            raise AssessorError(f"{self.endpoint} (model {self.model}) gave no usable verdict for question "
+                                f"{item.id} after {invalid} replies: {why}")
+        log.info("question %s: %s; asking again (%d/%d)", item.id, why, invalid, self.config.reask)
+        return invalid
+
+    def _fatal(self, err: BaseException) -> AssessorError:
+        return fatal_error(err, endpoint=self.endpoint, model=self.model or "?",
+                           api_key_env=self.config.api_key_env, secrets=self._secrets)
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                await client.close()
+            except RuntimeError:  # its loop is already closed; nothing left to release
+                pass
+        self.cache.close()
+
+
+# --- dry-run estimate ------------------------------------------------------------------------------
+
+
+def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]:
+    """Calls and tokens an LLM run would spend (see ``checklist_eval.assessors.estimate``)."""
+    model = options.get("model")
+    prices = PriceTable.load(options.get("prices"))
+    cfg = LLMConfig(model=model or "unknown",
+                    prompt_version=options.get("prompt_version") or DEFAULT_PROMPT_VERSION,
+                    max_tokens=int(options.get("max_tokens") or 800),
+                    context_tokens=options.get("context_tokens"))
+    prompts = PromptSet.load(cfg.prompt_version)
+    calls = skipped = prompt_chars = 0
+    per_paper = []
+    for paper in papers:
+        prefix, warning = prefix_messages(prompts, paper, cfg.paper_char_budget)
+        prefix_chars = sum(len(m["content"]) for m in prefix)
+        n = 0
+        for item in paper.checklist.items:
+            if item.answer is None or not item.answer.is_real:
+                skipped += 1
+                continue
+            n += 1
+            prompt_chars += prefix_chars + len(question_message(prompts, item, StructuredOutput.JSON_SCHEMA))
+        calls += n
+        per_paper.append({"source": paper.source, "calls": n, "truncated": warning is not None})
+    prompt_tokens = prompt_chars // CHARS_PER_TOKEN
+    completion_tokens = calls * min(TYPICAL_COMPLETION_TOKENS, cfg.max_tokens)
+    cost = prices.cost(model, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)) if model else 0.0
+    return {
+        "model": model,
+        "calls": calls,
+        "skipped_unanswered": skipped,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "cost_usd": round(cost, 6),
+        "priced": bool(model) and prices.lookup(model) is not None,
+        "papers": per_paper,
+        "note": "tokens ~ characters/4; cost assumes no provider prefix-cache discount (an upper estimate)",
+    }

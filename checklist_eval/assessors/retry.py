@@ -1,0 +1,158 @@
+"""The one retry policy of the project (tenacity), and the mapping of fatal API errors to messages.
+
+Retried, and only these: 429, 5xx, 408/409 (the server asks to try again), timeouts, connection
+errors. The wait is the server's ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date) when it
+sends one, else exponential backoff with full jitter. Everything else (400 context too long, 401, 403,
+404 unknown model, 422) fails on the first attempt with an ``AssessorError`` whose message never holds
+the API key. The SDK's own retries are off (``max_retries=0``) so the two layers do not multiply.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, TypeVar
+
+import openai
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from checklist_eval.errors import AssessorError
+
+T = TypeVar("T")
+
+__all__ = ["RetryPolicy", "is_retryable", "parse_retry_after", "fatal_error", "scrub"]
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+def is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
+    return False
+
+
+def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait: ``retry-after-ms``, else ``Retry-After`` as seconds or as an
+    HTTP date. None when absent or unreadable."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _retry_after_of(exc: BaseException | None) -> float | None:
+    response = getattr(exc, "response", None)
+    return parse_retry_after(getattr(response, "headers", None)) if response is not None else None
+
+
+_KEYLIKE = re.compile(r"\b(sk|rk|pk|key|ak)[-_][A-Za-z0-9_\-*]{6,}")
+
+
+def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with the given secrets and anything shaped like an API key replaced by ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return _KEYLIKE.sub("***", text)
+
+
+def _api_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+    return str(getattr(exc, "message", "") or exc)
+
+
+_HINTS = {
+    400: "bad request (context too long, unsupported parameter or model)",
+    401: "authentication failed: check the key in the environment variable {env}",
+    403: "permission denied: the key in {env} may not access this model or endpoint",
+    404: "not found: check --model and --base-url",
+    422: "request not processable",
+}
+
+
+def fatal_error(exc: BaseException, *, endpoint: str, model: str, api_key_env: str,
+                secrets: tuple[str, ...] = ()) -> AssessorError:
+    """A one-line, key-free AssessorError for an error retrying cannot fix."""
+    if isinstance(exc, openai.APIStatusError):
+        hint = _HINTS.get(exc.status_code, "request failed").format(env=api_key_env)
+        detail = " ".join(_api_message(exc).split())[:300]
+        text = f"{endpoint} (model {model}) answered HTTP {exc.status_code}: {hint}: {detail}"
+    elif is_retryable(exc):
+        text = f"{endpoint} (model {model}) still failing after the last attempt: {type(exc).__name__}: {exc}"
+    else:
+        text = f"{endpoint} (model {model}): {type(exc).__name__}: {exc}"
+    return AssessorError(scrub(text, secrets))
+
+
+@dataclass
+class RetryPolicy:
+    """Bounded attempts, exponential backoff with full jitter, ``Retry-After`` honoured (capped).
+
+    ``on_retry_after(seconds)`` lets the caller's scheduler pause everyone on a 429, not just the
+    request that was refused.
+    """
+
+    max_attempts: int = 6
+    initial: float = 0.5
+    maximum: float = 60.0
+    on_retry_after: Callable[[float], None] | None = None
+    rng: random.Random | None = None
+
+    def wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        told = _retry_after_of(exc)
+        rng = self.rng or random
+        if told is not None:
+            told = min(told, self.maximum)
+            if self.on_retry_after is not None:
+                self.on_retry_after(told)
+            return told + rng.uniform(0.0, 0.1 * told)  # small jitter so waiters do not stampede
+        ceiling = min(self.maximum, self.initial * (2 ** (state.attempt_number - 1)))
+        return rng.uniform(0.0, ceiling)
+
+    async def run(self, attempt: Callable[[], Awaitable[T]],
+                  on_failure: Callable[[BaseException], None] | None = None) -> T:
+        """Run ``attempt`` until it succeeds, a non-retryable error is raised, or attempts run out (the
+        last error is re-raised). ``on_failure`` sees every failed attempt, for counting."""
+
+        def before_sleep(state: RetryCallState) -> None:
+            if on_failure is not None and state.outcome is not None:
+                on_failure(state.outcome.exception())
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(max(1, self.max_attempts)),
+            wait=self.wait,
+            retry=retry_if_exception(is_retryable),
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        return await retrying(attempt)

@@ -1,0 +1,269 @@
+"""Structured output: one request shape and one parser per strategy (instructor-style).
+
+    json_schema  -> response_format {"type": "json_schema", strict schema of ``Verdict``}; strict parse
+    json_object  -> response_format {"type": "json_object"}; tolerant JSON parse (first {...}, aliases)
+    text         -> no response_format; "Verdict: correct" / "Score: 1" / "Confidence: 0.8" lines
+
+``FALLBACK`` gives the order ``auto`` walks when an endpoint refuses a format with a 400. The verdict
+confidence comes from token logprobs when the endpoint returns them (``logprob_p_correct``), else from
+the model's self-reported ``p_correct``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from checklist_eval.models import StructuredOutput
+
+__all__ = [
+    "FALLBACK",
+    "InvalidOutput",
+    "Verdict",
+    "chain_from",
+    "is_format_unsupported",
+    "logprob_p_correct",
+    "parse",
+    "response_format",
+]
+
+
+class InvalidOutput(ValueError):
+    """The model's reply does not hold a usable verdict; the assessor re-asks (bounded)."""
+
+
+class Verdict(BaseModel):
+    """What the model returns. Field order is the generation order: reasoning before the verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    review: str = Field(description="Itemized, actionable feedback; one '- ' point per line.")
+    evidence: list[str] = Field(description="Short quotes or section names from the paper.")
+    correct: bool = Field(description="True when the author's answer is correct and consistent.")
+    p_correct: float = Field(description="Probability from 0 to 1 that the answer is correct.")
+
+
+FALLBACK = (StructuredOutput.JSON_SCHEMA, StructuredOutput.JSON_OBJECT, StructuredOutput.TEXT)
+
+
+def chain_from(strategy: StructuredOutput) -> tuple[StructuredOutput, ...]:
+    """The strategies still to try, starting at ``strategy``."""
+    return FALLBACK[FALLBACK.index(strategy):]
+
+
+def _strict_schema() -> dict[str, Any]:
+    # OpenAI strict mode: every property required, no extra properties, no numeric bounds.
+    schema = Verdict.model_json_schema()
+    schema["additionalProperties"] = False
+    schema["required"] = list(schema["properties"])
+    for prop in schema["properties"].values():
+        prop.pop("title", None)
+    schema.pop("title", None)
+    return schema
+
+
+_SCHEMA = _strict_schema()
+
+
+def response_format(strategy: StructuredOutput) -> dict[str, Any] | None:
+    if strategy is StructuredOutput.JSON_SCHEMA:
+        return {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": _SCHEMA}}
+    if strategy is StructuredOutput.JSON_OBJECT:
+        return {"type": "json_object"}
+    return None
+
+
+_UNSUPPORTED = re.compile(r"not\s+supported|unsupported|not\s+available|invalid|unknown|unrecognized|"
+                          r"does\s+not\s+support|not\s+allowed", re.I)
+
+
+def is_format_unsupported(message: str) -> bool:
+    """A 400 saying the endpoint/model does not take this response_format (OpenAI, vLLM, Ollama and
+    LiteLLM all name the parameter in the message)."""
+    text = message or ""
+    return bool(re.search(r"response_format|json_schema|json_object|structured output", text, re.I)
+                and _UNSUPPORTED.search(text))
+
+
+# --- parsers ---------------------------------------------------------------------------------------
+
+
+def _clamp(p: Any, correct: bool) -> float:
+    try:
+        value = float(p)
+    except (TypeError, ValueError):
+        return 0.75 if correct else 0.25  # no usable self-report: a mild lean toward the verdict
+    if math.isnan(value):
+        return 0.75 if correct else 0.25
+    if value > 1.0 and value <= 100.0:  # "85" meaning 85 %
+        value /= 100.0
+    return min(1.0, max(0.0, value))
+
+
+def _parse_schema(text: str) -> Verdict:
+    try:
+        verdict = Verdict.model_validate_json(text)
+    except ValidationError as err:
+        raise InvalidOutput(f"reply does not match the verdict schema: {err.error_count()} error(s)") from None
+    return verdict.model_copy(update={"p_correct": _clamp(verdict.p_correct, verdict.correct)})
+
+
+_TRUE_WORDS = {"true", "yes", "correct", "1", "consistent", "valid"}
+_FALSE_WORDS = {"false", "no", "incorrect", "0", "inconsistent", "invalid", "wrong"}
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value >= 0.5
+    word = str(value).strip().lower().strip(".!\"'")
+    if word in _TRUE_WORDS:
+        return True
+    if word in _FALSE_WORDS:
+        return False
+    return None
+
+
+def _first_json_object(text: str) -> dict[str, Any]:
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, _ = json.JSONDecoder().raw_decode(text[start:])
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(obj, dict):
+            return obj
+        start = text.find("{", start + 1)
+    raise InvalidOutput("reply holds no JSON object")
+
+
+def _parse_object(text: str) -> Verdict:
+    obj = {str(k).lower(): v for k, v in _first_json_object(text).items()}
+    raw = next((obj[k] for k in ("correct", "verdict", "is_correct", "score") if k in obj), None)
+    correct = _as_bool(raw) if raw is not None else None
+    if correct is None:
+        raise InvalidOutput("JSON reply has no usable 'correct' field")
+    review = obj.get("review") or obj.get("feedback") or ""
+    if isinstance(review, list):
+        review = "\n".join(f"- {r}" for r in review)
+    evidence = obj.get("evidence") or []
+    if isinstance(evidence, str):
+        evidence = [evidence]
+    p = next((obj[k] for k in ("p_correct", "confidence", "probability") if k in obj), None)
+    return Verdict(review=str(review), evidence=[str(e) for e in evidence], correct=correct,
+                   p_correct=_clamp(p, correct))
+
+
+_VERDICT_LINE = re.compile(r"^\W*(?:verdict|correct|answer\s+is)\s*[:=]\s*\**\s*([A-Za-z01]+)", re.I | re.M)
+_SCORE_LINE = re.compile(r"^\W*score\s*[:=]\s*\**\s*(-?[\d.]+)", re.I | re.M)
+_CONF_LINE = re.compile(r"^\W*(?:confidence|p_correct|probability)\s*[:=]\s*\**\s*([\d.]+)\s*(%?)", re.I | re.M)
+_REVIEW_BLOCK = re.compile(r"^\W*review\s*:\s*(.*?)(?=^\W*(?:evidence|verdict|score|confidence)\s*[:=]|\Z)",
+                           re.I | re.M | re.S)
+_EVIDENCE_LINE = re.compile(r"^\W*evidence\s*:\s*(.+)$", re.I | re.M)
+
+
+def _parse_text(text: str) -> Verdict:
+    correct: bool | None = None
+    # The last "Verdict:"-like line that holds a yes/no word; review bullets such as
+    # "- Correct: the paper ..." are skipped because "the" is neither.
+    for m in _VERDICT_LINE.finditer(text):
+        correct = _as_bool(m.group(1)) if _as_bool(m.group(1)) is not None else correct
+    if correct is None and (m := _SCORE_LINE.search(text)):
+        try:  # the reference system's "Score: 1 / 0.5 / 0"
+            correct = float(m.group(1)) >= 0.5
+        except ValueError:
+            correct = None
+    if correct is None:
+        raise InvalidOutput("reply has no 'Verdict:' or 'Score:' line")
+    p: Any = None
+    if c := _CONF_LINE.search(text):
+        p = float(c.group(1)) / (100.0 if c.group(2) else 1.0) if c.group(1).replace(".", "", 1).isdigit() else None
+    review_m = _REVIEW_BLOCK.search(text)
+    review = review_m.group(1).strip() if review_m else text.strip()
+    ev_m = _EVIDENCE_LINE.search(text)
+    evidence = [e.strip() for e in ev_m.group(1).split(";") if e.strip()] if ev_m else []
+    return Verdict(review=review, evidence=evidence, correct=correct, p_correct=_clamp(p, correct))
+
+
+PARSERS: dict[StructuredOutput, Callable[[str], Verdict]] = {
+    StructuredOutput.JSON_SCHEMA: _parse_schema,
+    StructuredOutput.JSON_OBJECT: _parse_object,
+    StructuredOutput.TEXT: _parse_text,
+}
+
+
+def parse(strategy: StructuredOutput, text: str | None) -> Verdict:
+    """The verdict in ``text`` under ``strategy``; raises InvalidOutput when there is none."""
+    if not text or not text.strip():
+        raise InvalidOutput("empty reply")
+    return PARSERS[strategy](text)
+
+
+# --- confidence from logprobs ----------------------------------------------------------------------
+
+_JSON_VERDICT = re.compile(r'"correct"\s*:\s*(true|false)')
+_TEXT_VERDICT = re.compile(r"verdict\s*:\s*\**\s*(correct|incorrect)", re.I)
+_POSITIVE = ("true", "correct", "yes")
+_NEGATIVE = ("false", "incorrect", "in", "no", "wrong")
+
+
+def _polarity(token: str) -> bool | None:
+    word = token.strip().strip('"*').lower()
+    if not word:
+        return None
+    if any(word.startswith(n) for n in _NEGATIVE[:2]) or word in _NEGATIVE:
+        return False
+    if any(word.startswith(p) for p in _POSITIVE):
+        return True
+    return None
+
+
+def logprob_p_correct(text: str, content: list[Any] | None) -> float | None:
+    """P(answer correct) from the logprobs of the verdict token, or None when they are not there.
+
+    ``content`` is the OpenAI ``choices[0].logprobs.content`` list (objects or dicts with ``token``,
+    ``logprob``, ``top_logprobs``). The token covering the verdict value ("true"/"false" in JSON,
+    "correct"/"incorrect" after "Verdict:") is found by character offset; p = exp(lp) normalized over
+    the true/false alternatives among its top_logprobs. When only one side appears, the rest of the
+    probability mass is taken as the other side.
+    """
+    if not content:
+        return None
+    m = _JSON_VERDICT.search(text) or _TEXT_VERDICT.search(text)
+    if not m:
+        return None
+    target = m.start(1)
+    offset = 0
+    for entry in content:
+        token = _get(entry, "token") or ""
+        if offset + len(token) > target:
+            return _normalize(entry)
+        offset += len(token)
+    return None
+
+
+def _get(entry: Any, key: str) -> Any:
+    return entry.get(key) if isinstance(entry, dict) else getattr(entry, key, None)
+
+
+def _normalize(entry: Any) -> float | None:
+    mass = {True: 0.0, False: 0.0}
+    alternatives = list(_get(entry, "top_logprobs") or [])
+    if not alternatives:
+        alternatives = [entry]
+    for alt in alternatives:
+        side = _polarity(_get(alt, "token") or "")
+        lp = _get(alt, "logprob")
+        if side is not None and lp is not None:
+            mass[side] += math.exp(float(lp))
+    if mass[True] == 0.0 and mass[False] == 0.0:
+        return None
+    if mass[True] > 0.0 and mass[False] > 0.0:
+        return mass[True] / (mass[True] + mass[False])
+    return min(1.0, mass[True]) if mass[True] > 0.0 else max(0.0, 1.0 - mass[False])

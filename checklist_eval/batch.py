@@ -1,0 +1,330 @@
+"""Scoring submissions: one at a time (``score``) or a whole challenge (``batch``).
+
+A batch uses ONE assessor instance for every submission, so every model call goes through that
+assessor's single concurrency/rate-bounded scheduler and its one cache. ``jobs`` only bounds how many
+submissions are parsed and in flight at once (memory), not how many requests are.
+
+Resumability: a submission is finished when ``RESULTS/submissions/<id>/result.json`` exists; it is
+written atomically, last, after the report. A rerun skips finished submissions whose source files and
+assessor settings are unchanged (fingerprint), and the assessor's cache answers whatever a killed run
+had already asked, so an interrupted batch repeats no request. The aggregate files (records, scores,
+summary, failures) are rebuilt from the result files at the end of every run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from checklist_eval.assessors.base import Assessor
+from checklist_eval.errors import InputError
+from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.models import Assessment, Usage
+from checklist_eval.records import Record, records_from_assessments, write_records
+from checklist_eval.scoring import SubmissionScore, score_submission
+from checklist_eval.submissions import (
+    LoadedSubmission,
+    find_submissions,
+    load_submission,
+    open_submission,
+    submission_id_of,
+)
+
+RESULT_NAME = "result.json"
+RESULT_FORMAT = 1
+
+
+class SubmissionResult(BaseModel):
+    """Everything one scored submission produced; ``result.json`` of its results folder."""
+
+    format: int = RESULT_FORMAT
+    submission_id: str
+    source: str
+    fingerprint: str
+    case: str
+    assessor: str
+    model: str | None = None
+    prompt_version: str | None = None
+    scored_at: str
+    score: SubmissionScore
+    usage: Usage = Field(default_factory=Usage)
+    warnings: list[str] = Field(default_factory=list)
+    records: list[Record]
+
+    def score_object(self) -> dict[str, object]:
+        """What ``score --json`` prints."""
+        return {
+            **self.score.public(),
+            "warnings": self.warnings + self.score.warnings,
+            "usage": self.usage.model_dump(),
+        }
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def assessor_identity(assessor: Assessor) -> dict[str, str | None]:
+    return {
+        "assessor": assessor.name,
+        "model": getattr(assessor, "model", None),
+        "prompt_version": getattr(assessor, "prompt_version", None),
+    }
+
+
+def source_fingerprint(path: Path) -> str:
+    """Hash of every file of a submission (names and bytes): a changed upload is scored again."""
+    h = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        h.update(f.relative_to(path).as_posix().encode() if f != path else b".")
+        h.update(b"\0")
+        with f.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _fresh_usage(assessments: Sequence[Assessment]) -> Usage:
+    """What this run spent: cached verdicts cost nothing now."""
+    total = Usage()
+    for a in assessments:
+        if not a.provenance.cached:
+            total = total + a.provenance.usage
+    return total
+
+
+async def assess_loaded(
+    loaded: LoadedSubmission, assessor: Assessor, *, source: str, fingerprint: str
+) -> SubmissionResult:
+    """Assess every paper of a parsed submission (all at once: the scheduler bounds the calls)."""
+    roles = list(loaded.papers)
+    results = await asyncio.gather(*(assessor.assess_paper(loaded.papers[r]) for r in roles))
+    scored_at = now_iso()
+    records: list[Record] = []
+    usage = Usage()
+    for role, assessments in zip(roles, results):
+        records += records_from_assessments(
+            loaded.id, role, loaded.papers[role], assessments, case=loaded.case, scored_at=scored_at
+        )
+        usage = usage + _fresh_usage(assessments)
+    warnings = list(loaded.warnings)
+    for role in roles:
+        warnings += [f"{role}: {w}" for w in loaded.papers[role].warnings]
+    ident = assessor_identity(assessor)
+    return SubmissionResult(
+        submission_id=loaded.id,
+        source=source,
+        fingerprint=fingerprint,
+        case=loaded.case,
+        scored_at=scored_at,
+        score=score_submission(loaded.id, records),
+        usage=usage,
+        warnings=warnings,
+        records=records,
+        **ident,
+    )
+
+
+def _parse_submission(path: Path) -> tuple[LoadedSubmission, str]:
+    return load_submission(open_submission(path)), source_fingerprint(path)
+
+
+async def score_path(path: str | Path, assessor: Assessor) -> SubmissionResult:
+    """Validate, parse and assess one submission folder or zip."""
+    path = Path(path)
+    loaded, fingerprint = await asyncio.to_thread(_parse_submission, path)
+    return await assess_loaded(loaded, assessor, source=str(path), fingerprint=fingerprint)
+
+
+def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, with_records: bool = False) -> Path:
+    """report.html then result.json (the completion marker), each atomically; returns result.json."""
+    from checklist_eval.report import write_submission_report
+
+    out_dir = Path(out_dir)
+    write_submission_report(out_dir / "report.html", result.score, result.records, usage=result.usage)
+    if with_records:
+        write_records(result.records, out_dir / "records.csv", out_dir / "records.jsonl")
+    return atomic_write_text(out_dir / RESULT_NAME, result.model_dump_json(indent=1))
+
+
+def read_result(path: Path) -> SubmissionResult | None:
+    """A finished result, or None when absent or unreadable (then the submission is redone)."""
+    try:
+        return SubmissionResult.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------------------------- batch
+
+
+@dataclass
+class BatchOutcome:
+    results: list[SubmissionResult]
+    failures: list[dict[str, str]]
+    scored: int = 0
+    resumed: int = 0
+    usage: Usage = field(default_factory=Usage)
+    wall_s: float = 0.0
+    summary_path: Path | None = None
+
+
+def one_line(err: BaseException) -> str:
+    if isinstance(err, InputError):
+        return str(err)
+    text = " ".join(str(err).split()) or "(no message)"
+    return f"{type(err).__name__}: {text}"
+
+
+ProgressHook = Callable[[str, int, int], None]  # (event, done, total)
+
+
+class BatchRunner:
+    """Scores every submission under ``root`` into ``out`` with one shared assessor."""
+
+    def __init__(self, root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
+                 on_progress: ProgressHook | None = None):
+        self.root = Path(root)
+        self.out = Path(out)
+        self.assessor = assessor
+        self.jobs = max(1, jobs)
+        self.on_progress = on_progress or (lambda event, done, total: None)
+
+    def _result_path(self, sid: str) -> Path:
+        return self.out / "submissions" / sid / RESULT_NAME
+
+    def _finished(self, sid: str, path: Path, fingerprint: str) -> SubmissionResult | None:
+        result = read_result(self._result_path(sid))
+        if result is None or result.fingerprint != fingerprint:
+            return None
+        ident = assessor_identity(self.assessor)
+        if any(getattr(result, k) != v for k, v in ident.items()):
+            return None  # scored with another assessor/model/prompt: score again
+        return result
+
+    async def _one(self, path: Path, sid: str, sem: asyncio.Semaphore) -> SubmissionResult:
+        async with sem:
+            loaded, fingerprint = await asyncio.to_thread(_parse_submission, path)
+            if loaded.id != sid:
+                loaded.id = sid
+            result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
+            await asyncio.to_thread(write_submission_outputs, self._result_path(sid).parent, result)
+            return result
+
+    async def _one_safe(self, path: Path, sid: str, sem: asyncio.Semaphore):
+        """(path, result, None) or (path, None, one-line error): one bad submission never stops the batch."""
+        try:
+            return path, await self._one(path, sid, sem), None
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            return path, None, one_line(err)
+
+    def _ids(self, paths: list[Path]) -> dict[Path, str]:
+        ids: dict[Path, str] = {}
+        seen: dict[str, Path] = {}
+        for p in paths:
+            sid = submission_id_of(p)
+            if sid in seen:  # "team1/" and "team1.zip": keep both, distinguishable
+                sid = f"{sid}-{hashlib.sha256(p.name.encode()).hexdigest()[:6]}"
+            seen[sid] = p
+            ids[p] = sid
+        return ids
+
+    async def run(self) -> BatchOutcome:
+        started = time.perf_counter()
+        started_at = now_iso()
+        paths = find_submissions(self.root)
+        if self.out.exists() and not self.out.is_dir():
+            raise InputError(self.out, "results path exists and is not a folder")
+        ids = self._ids(paths)
+        usage_before = self.assessor.usage
+        outcome = BatchOutcome(results=[], failures=[])
+        todo: list[Path] = []
+        done_by_path: dict[Path, SubmissionResult] = {}
+        for p in paths:
+            finished = self._finished(ids[p], p, await asyncio.to_thread(source_fingerprint, p))
+            if finished is not None:
+                done_by_path[p] = finished
+            else:
+                todo.append(p)
+        outcome.resumed = len(done_by_path)
+        total = len(paths)
+        done = len(done_by_path)
+        self.on_progress("start", done, total)
+        sem = asyncio.Semaphore(self.jobs)
+        failures_by_path: dict[Path, dict[str, str]] = {}
+        for fut in asyncio.as_completed([self._one_safe(p, ids[p], sem) for p in todo]):
+            path, result, err = await fut
+            if result is not None:
+                done_by_path[path] = result
+                outcome.scored += 1
+            else:
+                failures_by_path[path] = {"submission_id": ids[path], "source": str(path), "error": err}
+            done += 1
+            self.on_progress("done" if result is not None else "failed", done, total)
+        outcome.results = [done_by_path[p] for p in paths if p in done_by_path]
+        outcome.failures = [failures_by_path[p] for p in paths if p in failures_by_path]
+        outcome.usage = _usage_delta(self.assessor.usage, usage_before)
+        outcome.wall_s = time.perf_counter() - started
+        outcome.summary_path = self._write_aggregates(outcome, started_at)
+        return outcome
+
+    def _write_aggregates(self, outcome: BatchOutcome, started_at: str) -> Path:
+        import pandas as pd
+
+        records = [r for res in outcome.results for r in res.records]
+        write_records(records, self.out / "records.csv", self.out / "records.jsonl")
+        rows = [
+            {**res.score.model_dump(exclude={"warnings"}), "warnings": "; ".join(res.warnings + res.score.warnings)}
+            for res in outcome.results
+        ]
+        cols = ["submission_id", "case", "C_G", "C_A", "C_T", "R", "S", "questions", "warnings"]
+        atomic_write_text(self.out / "scores.csv", pd.DataFrame(rows, columns=cols).to_csv(index=False))
+        atomic_write_text(
+            self.out / "failures.jsonl", "".join(json.dumps(f) + "\n" for f in outcome.failures)
+        )
+        total_usage = Usage()
+        for res in outcome.results:
+            total_usage = total_usage + res.usage
+        summary = {
+            "root": str(self.root),
+            "started_at": started_at,
+            "finished_at": now_iso(),
+            "wall_s": outcome.wall_s,
+            "submissions": len(outcome.results) + len(outcome.failures),
+            "scored": outcome.scored,
+            "resumed": outcome.resumed,
+            "failed": len(outcome.failures),
+            **assessor_identity(self.assessor),
+            "usage_this_run": outcome.usage.model_dump(),
+            "usage_total": total_usage.model_dump(),
+            "scores": [res.score.public() for res in outcome.results],
+            "failures": outcome.failures,
+        }
+        return atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=1))
+
+
+def _usage_delta(after: Usage, before: Usage) -> Usage:
+    return Usage(
+        calls=after.calls - before.calls,
+        prompt_tokens=after.prompt_tokens - before.prompt_tokens,
+        completion_tokens=after.completion_tokens - before.completion_tokens,
+        cached_tokens=after.cached_tokens - before.cached_tokens,
+        cost_usd=after.cost_usd - before.cost_usd,
+    )
+
+
+async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
+                    on_progress: ProgressHook | None = None) -> BatchOutcome:
+    return await BatchRunner(root, out, assessor, jobs=jobs, on_progress=on_progress).run()

@@ -1,0 +1,114 @@
+"""``checklist-eval assessor-eval``: how well an assessor detects untruthful answers (see
+checklist_eval.evaluation for the definition of targets and scores)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "assessor-eval",
+        help="evaluate an assessor as a detector of untruthful answers (AUC, pAUC, EER, log score)",
+        description="Treat each assessed answer as a detection trial with score 1 - p_correct. Targets "
+        "are A's answers that differ from T's (records of GAT submissions), or answers whose ground "
+        "truth (0/0.5/1 per question, challenge YAML or JSON) is below --threshold.",
+    )
+    p.add_argument("inputs", nargs="*", metavar="RESULTS_OR_RECORDS",
+                   help="records CSV/JSONL, or a batch results folder holding records.csv")  # fmt: skip
+    p.add_argument("--reference-results", action="append", default=[], metavar="DIR",
+                   help="the 2024 challenge's outputs (<DIR>/<paper>/paper_checklist.csv); repeatable")  # fmt: skip
+    p.add_argument("--ground-truth", nargs="+", metavar="DIR_OR_FILE",
+                   help="per-question ground-truth YAML/JSON files or folders of them")  # fmt: skip
+    p.add_argument("--threshold", type=float, default=1.0,
+                   help="ground truth below this is a target (default 1: 0 and 0.5 are targets)")  # fmt: skip
+    p.add_argument("--far-stop", type=float, default=0.1, help="FPR for pAUC and TPR@FPR (default 0.1)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--by-question", action="store_true", help="also report every question")
+    p.add_argument("--out", metavar="DIR", help="write summary.json, trials.csv, per-question CSV and plots")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from checklist_eval import evaluation as ev
+    from checklist_eval.errors import InputError
+
+    if not args.inputs and not args.reference_results:
+        raise InputError(None, "give a records file or results folder, or --reference-results DIR")
+    if not 0.0 < args.far_stop <= 1.0:
+        raise InputError(None, f"--far-stop must be in (0, 1], got {args.far_stop}")
+    if not 0.0 < args.threshold <= 1.0:
+        raise InputError(None, f"--threshold must be in (0, 1], got {args.threshold}")
+    systems = [ev.load_record_trials(p, args.ground_truth, args.threshold) for p in args.inputs]
+    systems += [ev.load_reference_trials(d, args.ground_truth, args.threshold) for d in args.reference_results]
+    _unique_names(systems)
+    results = [
+        ev.evaluate(t, far_stop=args.far_stop, by_question=args.by_question,
+                    n_bootstrap=args.bootstrap, seed=args.seed)  # fmt: skip
+        for t in systems
+    ]
+    if args.json:
+        print(json.dumps(ev.jsonable(results if len(results) > 1 else results[0]), indent=2))
+    else:
+        _print_text(results, args.by_question)
+    if args.out:
+        _write_out(args, systems, results)
+    return 0
+
+
+def _unique_names(systems) -> None:
+    seen: dict[str, int] = {}
+    for t in systems:
+        if t.system in seen:
+            seen[t.system] += 1
+            t.system = f"{t.system}#{seen[t.system]}"
+            t.frame["system"] = t.system
+        else:
+            seen[t.system] = 1
+
+
+def _print_text(results: list[dict], by_question: bool) -> None:
+    from checklist_eval import evaluation as ev
+
+    for r in results:
+        print("\n".join(ev.overall_lines(r)))
+        for note in r["notes"]:
+            print(f"  note: {note}")
+        if by_question:
+            print(ev.question_table(r), end="")
+
+
+def _write_out(args, systems, results) -> None:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from checklist_eval import evaluation as ev
+    from checklist_eval.errors import InputError
+    from checklist_eval.fsutil import atomic_write_text
+
+    out = Path(args.out)
+    atomic_write_text(out / "summary.json", json.dumps(ev.jsonable(results), indent=2) + "\n")
+    trials = pd.concat([t.frame for t in systems], ignore_index=True)
+    atomic_write_text(out / "trials.csv", trials.to_csv(index=False))
+    if args.by_question:
+        text = "".join(f"# {r['system']}\n{ev.question_table(r)}" for r in results)
+        atomic_write_text(out / "by_question.txt", text)
+    curves = {
+        t.system: (t.frame["target"].to_numpy(dtype=bool), t.frame["score"].to_numpy(dtype=float))
+        for t in systems
+        if 0 < t.frame["target"].sum() < len(t.frame)
+    }
+    if not curves:
+        return
+    try:
+        from checklist_eval.detection import plot_det, plot_roc
+
+        plot_roc(curves, out / "roc.png", far_stop=args.far_stop, title="Assessor ROC (target = untruthful)")
+        plot_det(curves, out / "det.png", title="Assessor DET")
+    except InputError as err:  # matplotlib missing: the figures are written, the plots are skipped
+        print(f"warning: {err}", file=sys.stderr)

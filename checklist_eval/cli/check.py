@@ -1,0 +1,191 @@
+"""``checklist-eval check PATH``: an author's self-check of one paper's checklist.
+
+Parses the paper (a .tex file, a LaTeX folder, a .zip/.tar.gz project or a PDF), judges every answer
+with the chosen assessor (offline heuristic by default) and prints a verdict per question plus the
+correctness score C = correct answers / questions. ``--json`` prints the result object, ``--out DIR``
+also writes it as ``check.json`` beside an HTML report, ``--dry-run`` only says what it would spend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+CHECK_JSON = "check.json"
+
+
+def register(subparsers: Any) -> None:
+    from checklist_eval.assessors import add_assessor_args
+
+    p = subparsers.add_parser("check", help="self-check one paper's checklist answers",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("path", metavar="PATH", help="paper: .tex, LaTeX folder, .zip/.tar.gz or .pdf")
+    p.add_argument("--checklist", metavar="ID", default=None,
+                   help="checklist version (e.g. neurips-2024); detected from the paper by default")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--out", metavar="DIR", default=None, help=f"write {CHECK_JSON} and an HTML report here")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the calls, tokens and cost the run would spend, without calling")
+    add_assessor_args(p)
+    p.set_defaults(func=run)
+
+
+def load(path: str, checklist: str | None):
+    try:
+        from checklist_eval.parsing import load_paper
+    except ModuleNotFoundError as err:  # a checkout without the LaTeX front end: PDFs still work
+        if err.name != "checklist_eval.parsing":
+            raise
+        return _load_pdf_only(path, checklist)
+    return load_paper(path, checklist=checklist)
+
+
+def _load_pdf_only(path: str, checklist: str | None):
+    from pathlib import Path
+
+    from checklist_eval import checklists
+    from checklist_eval.errors import InputError
+    from checklist_eval.pdf import parse_pdf
+
+    if Path(path).suffix.lower() != ".pdf":
+        raise InputError(path, "only PDF input is supported in this build (no LaTeX parser installed)")
+    return parse_pdf(Path(path), checklists.load(checklist) if checklist else None)
+
+
+def result_object(paper, assessments, assessor) -> dict[str, Any]:
+    """The JSON shape of a check, shared by ``--json`` and ``check.json``."""
+    from checklist_eval.report import paper_correctness
+
+    usage = assessor.usage
+    return {
+        "source": paper.source,
+        "checklist": {"id": paper.checklist.id},
+        "assessor": assessor.name,
+        "model": assessor.model,
+        "C": round(paper_correctness(assessments, len(paper.checklist.items)), 6),
+        "items": [
+            {
+                "id": a.question_id,
+                "answer": a.answer.value if a.answer is not None else None,
+                "correct": a.correct,
+                "p_correct": a.p_correct,
+                "review": a.review,
+            }
+            for a in assessments
+        ],
+        "usage": {
+            "calls": usage.calls,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "cached_tokens": usage.cached_tokens,
+            "cost_usd": round(usage.cost_usd, 6),
+        },
+        "warnings": list(paper.warnings),
+    }
+
+
+def dry_run(args: argparse.Namespace, paper) -> dict[str, Any]:
+    """What the run would spend. The heuristic assessor never calls a model."""
+    if args.assessor == "heuristic":
+        answered = sum(1 for it in paper.checklist.items if it.answer is not None and it.answer.is_real)
+        return {"assessor": "heuristic", "model": None, "calls": 0, "prompt_tokens": 0,
+                "completion_tokens": 0, "cost_usd": 0.0, "items_judged_offline": answered}
+    from checklist_eval.assessors import estimate
+
+    plan = estimate([paper], {"model": args.model, "prompt_version": args.prompt_version,
+                              "prices": args.prices})
+    return {"assessor": args.assessor, **plan}
+
+
+async def _assess(assessor, paper):
+    try:
+        return await assessor.assess_paper(paper)
+    finally:
+        await assessor.aclose()
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from checklist_eval.assessors import assessor_from_args
+
+    paper = load(args.path, args.checklist)
+    if args.dry_run:
+        plan = dry_run(args, paper)
+        if args.json:
+            print(json.dumps(plan, indent=2))
+        else:
+            print_plan(plan)
+        return 0
+    assessor = assessor_from_args(args)
+    assessments = asyncio.run(_assess(assessor, paper))
+    result = result_object(paper, assessments, assessor)
+    if args.out:
+        write_outputs(args.out, paper, assessments, assessor, result)
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print_result(paper, assessments, result, args.out)
+    return 0
+
+
+def write_outputs(out_dir: str, paper, assessments, assessor, result: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from checklist_eval.fsutil import atomic_write_text
+    from checklist_eval.report import write_paper_report
+
+    atomic_write_text(Path(out_dir) / CHECK_JSON, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    write_paper_report(out_dir, paper, assessments, assessor=assessor.name, model=assessor.model,
+                       usage=assessor.usage)
+
+
+def _issues(review: str, limit: int = 2) -> str:
+    lines = [ln.strip().removeprefix("- ") for ln in review.splitlines() if ln.strip()]
+    shown = lines[:limit]
+    if len(lines) > limit:
+        shown.append(f"(+{len(lines) - limit} more)")
+    return "\n".join(shown)
+
+
+def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    titles = {it.id: it.title for it in paper.checklist.items}
+    table = Table(title=escape(f"{paper.title or paper.source} — checklist {paper.checklist.id}"), show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("question")
+    table.add_column("answer")
+    table.add_column("verdict", justify="center")
+    table.add_column("p", justify="right")
+    table.add_column("top issues", overflow="fold")
+    for a in assessments:
+        verdict = "[green]✓[/green]" if a.correct else "[red]✗[/red]"
+        answer = a.answer.value if a.answer is not None else "—"
+        # Reviews and titles quote "[Yes]"-style text, which rich would read as markup: escape it.
+        table.add_row(escape(a.question_id), escape(titles.get(a.question_id, "")), answer, verdict,
+                      f"{a.p_correct:.2f}", escape(_issues(a.review)))
+    console.print(table)
+    n_ok = sum(1 for it in result["items"] if it["correct"])
+    console.print(f"Correctness C = {result['C']:.3f} ({n_ok} of {len(result['items'])} answers judged "
+                  f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})")
+    u = result["usage"]
+    if u["calls"]:
+        console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
+                      f"completion tokens ({u['cached_tokens']} cached), ${u['cost_usd']:.4f}")
+    for w in result["warnings"]:
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+    if out_dir:
+        console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.")
+
+
+def print_plan(plan: dict[str, Any]) -> None:
+    cost = plan.get("cost_usd") or 0.0
+    priced = "" if plan.get("priced", True) else " (model not in the price table)"
+    print(f"Dry run ({plan['assessor']}{' / ' + plan['model'] if plan.get('model') else ''}): "
+          f"{plan['calls']} calls, {plan['prompt_tokens']} prompt tokens, {plan['completion_tokens']} "
+          f"completion tokens, estimated ${cost:.4f}{priced}; nothing was called.")

@@ -1,0 +1,57 @@
+"""``checklist-eval mock-server``: the loopback OpenAI-compatible server in the foreground, for drills
+(``--fault-rate``) and for pointing the LLM assessor at something free and deterministic."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "mock-server",
+        help="run a loopback OpenAI-compatible server (deterministic verdicts, injectable faults)",
+        description="Serve /v1/models and /v1/chat/completions on 127.0.0.1 with deterministic verdicts. "
+                    "Point the assessor at it with --base-url. GET /_stats shows counts.",
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765, help="0 picks a free port (default 8765)")
+    p.add_argument("--latency", type=float, default=0.0, metavar="S", help="seconds per completion")
+    p.add_argument("--fault-rate", type=float, default=0.0, metavar="R", help="share of requests that fail")
+    p.add_argument("--fault-kinds", default="429,500,timeout,malformed,truncated",
+                   help="comma-separated subset of 429,500,timeout,malformed,truncated")
+    p.add_argument("--retry-after", type=float, default=0.05, metavar="S", help="Retry-After of injected 429s")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rpm", type=float, default=None, metavar="N", help="answer 429 above N requests/minute")
+    p.add_argument("--no-json-schema", action="store_true", help="refuse response_format json_schema")
+    p.add_argument("--context-tokens", type=int, default=128_000)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from checklist_eval.errors import InputError
+    from checklist_eval.testing import FaultConfig, MockServer
+
+    kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
+    try:
+        faults = FaultConfig(rate=args.fault_rate, kinds=kinds, retry_after=args.retry_after)
+    except ValueError as err:
+        raise InputError(None, f"--fault-kinds: {err}") from None
+    server = MockServer(latency=args.latency, faults=faults, seed=args.seed, rpm_limit=args.rpm,
+                        supports_json_schema=not args.no_json_schema, context_tokens=args.context_tokens,
+                        host=args.host, port=args.port)
+
+    async def main() -> None:
+        try:
+            await server.start()
+        except OSError as err:
+            raise InputError(None, f"cannot listen on {args.host}:{args.port}: {err.strerror}") from None
+        print(server.base_url, flush=True)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await server.stop()
+
+    asyncio.run(main())
+    return 0

@@ -1,0 +1,87 @@
+"""``checklist-eval parse PATH``: read a paper's checklist and show it (a table, or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "parse",
+        help="read the checklist out of a paper (LaTeX file/folder/zip/tar.gz or PDF)",
+        description="Read the checklist answers and justifications out of a paper.",
+    )
+    p.add_argument("path", metavar="PATH", help=".tex file, project folder, .zip, .tar.gz/.tgz, or .pdf")
+    p.add_argument("--checklist", metavar="ID", help="checklist version (default: auto-detect), e.g. neurips-2025")
+    p.add_argument("--questions", metavar="FILE", help="your own question-set JSON instead of a bundled version")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--with-body", action="store_true", help="with --json: include the paper body text")
+    p.set_defaults(func=run)
+
+
+def paper_json(paper, with_body: bool = False) -> dict:
+    """The ``parse --json`` document (shape fixed by the issue; other tools read it)."""
+    doc = {
+        "source": paper.source,
+        "checklist": {"id": paper.checklist.id, "questions": len(paper.checklist.items)},
+        "title": paper.title,
+        "items": [
+            {
+                "id": it.id,
+                "title": it.title,
+                "question": it.question,
+                "answer": it.answer.value if it.answer else None,
+                "justification": it.justification,
+            }
+            for it in paper.checklist.items
+        ],
+        "warnings": list(paper.warnings),
+        "body_chars": len(paper.body),
+    }
+    if with_body:
+        doc["body"] = paper.body
+    return doc
+
+
+def run(args: argparse.Namespace) -> int:
+    from checklist_eval.parsing import load_paper
+
+    paper = load_paper(args.path, checklist=args.checklist, spec_file=args.questions)
+    if args.json:
+        json.dump(paper_json(paper, args.with_body), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    _print_table(paper)
+    return 0
+
+
+def _print_table(paper) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    answered = sum(1 for it in paper.checklist.items if it.answer is not None)
+    table = Table(
+        title=escape(f"{paper.title or paper.source} — {paper.checklist.id} ({answered}/{len(paper.checklist.items)} answered)"),
+        show_lines=False,
+    )
+    table.add_column("id", no_wrap=True)
+    table.add_column("question")
+    table.add_column("answer", no_wrap=True)
+    table.add_column("justification")
+    styles = {"Yes": "green", "No": "red", "NA": "yellow", "TODO": "magenta"}
+    for it in paper.checklist.items:
+        answer = it.answer.value if it.answer else "—"
+        just = it.justification or ""
+        if len(just) > 160:
+            just = just[:157] + "..."
+        table.add_row(escape(it.id), escape(it.title), f"[{styles.get(answer, 'dim')}]{answer}[/]", escape(just))
+    console.print(table)
+    console.print(f"body: {len(paper.body)} characters, {len(paper.sections)} headings, {len(paper.anchors)} anchors")
+    for w in paper.warnings:
+        console.print(
+            "warning: " + w, style="yellow", markup=False, highlight=False
+        )

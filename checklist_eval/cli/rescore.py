@@ -1,0 +1,63 @@
+"""``checklist-eval rescore RECORDS [--overrides FILE] [--json]``: scores from a ledger, no model."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from checklist_eval.records import OVERRIDES_HELP
+
+    p = subparsers.add_parser(
+        "rescore",
+        help="recompute all scores from an assessment records file (CSV or JSONL), without any model",
+        description=(
+            "Recompute C_G, C_A, C_T, R and S of every submission in an assessment records file "
+            "(records.csv or records.jsonl written by `score`/`batch`), optionally after applying "
+            "appeal decisions. No model is called. " + OVERRIDES_HELP
+        ),
+        epilog=(
+            "Example overrides file:\n"
+            "  submission_id,role,question_id,correct,note\n"
+            "  team42,A,7,0,appeal: error bars are not defined\n"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("records", help="records.csv or records.jsonl")
+    p.add_argument("--overrides", metavar="FILE", help="CSV of appeal decisions (see above)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"submissions": [{submission_id, case, C_G, C_A, C_T, R, S}]} (full precision)',
+    )
+    p.set_defaults(func=run)
+
+
+def load_scores(records_path: str, overrides: str | None = None):
+    """(records, scores) of a records file, with overrides applied; InputError names the file."""
+    from checklist_eval.errors import InputError
+    from checklist_eval.records import apply_overrides, read_records
+    from checklist_eval.scoring import ScoringError, score_records
+
+    records = read_records(records_path)
+    if overrides:
+        records, _ = apply_overrides(records, overrides)
+    try:
+        return records, score_records(records)
+    except ScoringError as err:
+        raise InputError(records_path, str(err)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    records, scores = load_scores(args.records, args.overrides)
+    if args.json:
+        print(json.dumps({"submissions": [s.public() for s in scores]}))
+        return 0
+    from rich.console import Console
+
+    from checklist_eval.report import print_scores_table
+
+    print_scores_table(Console(), scores, title=f"Scores from {args.records}")
+    return 0

@@ -1,0 +1,66 @@
+"""``checklist-eval score SUBMISSION [assessor flags] [--out DIR] [--json]``: one submission."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from checklist_eval.assessors import add_assessor_args
+
+    p = subparsers.add_parser(
+        "score",
+        help="assess and score one submission (G, GT or GAT)",
+        description=(
+            "Assess every paper of one submission and compute C_G, C_A, C_T, R and S. With --out, write "
+            "result.json, report.html, records.csv and records.jsonl there (atomically)."
+        ),
+    )
+    p.add_argument("submission", help="submission folder or .zip")
+    p.add_argument("--out", metavar="DIR", help="folder for the result, report and records")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print {submission_id, case, C_G, C_A, C_T, R, S, warnings, usage}",
+    )
+    add_assessor_args(p)
+    p.set_defaults(func=run)
+
+
+async def _score(args: argparse.Namespace):
+    from checklist_eval.assessors import assessor_from_args
+    from checklist_eval.batch import score_path
+
+    assessor = assessor_from_args(args)
+    try:
+        return await score_path(args.submission, assessor)
+    finally:
+        await assessor.aclose()
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from checklist_eval.batch import write_submission_outputs
+
+    result = asyncio.run(_score(args))
+    if args.out:
+        write_submission_outputs(args.out, result, with_records=True)
+    if args.json:
+        print(json.dumps(result.score_object()))
+        return 0
+    from rich.console import Console
+
+    from checklist_eval.report import print_submission_summary
+
+    console = Console()
+    print_submission_summary(console, result.score, result.records)
+    for w in result.warnings:
+        console.print(f"warning: {w}", highlight=False, markup=False)
+    u = result.usage
+    console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost ${u.cost_usd:.4f}",
+                  highlight=False)
+    if args.out:
+        console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False)
+    return 0

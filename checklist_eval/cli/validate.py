@@ -1,0 +1,65 @@
+"""``checklist-eval validate SUBMISSION``: naming, roles, parseability, shared checklist version."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "validate",
+        help="check a submission folder or .zip before it is scored",
+        description=(
+            "Check a submission: papers named genuine_*, adversarial_*, truth_adversarial_* (each a .tex, "
+            "a LaTeX project folder, a .zip/.tar.gz project or a PDF); exactly one G, and A only with T "
+            "(cases G, GT, GAT); every paper parses to a checklist; A and T share a checklist version. "
+            "Exit 0 with a summary when valid, 2 with one line naming the problem otherwise."
+        ),
+    )
+    p.add_argument("submission", help="submission folder or .zip")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def summarize(loaded) -> dict:
+    papers = {}
+    for role, paper in loaded.papers.items():
+        counts: dict[str, int] = {}
+        for item in paper.checklist.items:
+            key = item.answer.value if item.answer is not None else "missing"
+            counts[key] = counts.get(key, 0) + 1
+        papers[role] = {
+            "source": paper.source,
+            "format": paper.format,
+            "checklist": paper.checklist.id,
+            "questions": len(paper.checklist.items),
+            "answers": counts,
+            "warnings": paper.warnings,
+        }
+    return {"submission_id": loaded.id, "case": loaded.case, "papers": papers, "warnings": loaded.warnings}
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from checklist_eval.submissions import load_submission, open_submission
+
+    summary = summarize(load_submission(open_submission(args.submission)))
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"{summary['submission_id']}: valid, case {summary['case']}")
+    for col in ("role", "source", "checklist", "questions", "answers", "warnings"):
+        table.add_column(col)
+    for role, info in summary["papers"].items():
+        answers = ", ".join(f"{k} {v}" for k, v in sorted(info["answers"].items()))
+        table.add_row(role, info["source"], info["checklist"], str(info["questions"]), answers,
+                      str(len(info["warnings"])))
+    console.print(table)
+    for w in summary["warnings"]:
+        console.print(f"warning: {w}", highlight=False, markup=False)
+    return 0

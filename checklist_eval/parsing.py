@@ -1,0 +1,42 @@
+"""The one entry point every stage uses to read a paper: ``load_paper(path)``.
+
+PDFs go to ``checklist_eval.pdf`` (imported only when needed: it pulls in pypdfium2), everything else
+(a .tex file, a folder, an archive) to the LaTeX reader.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from checklist_eval import checklists
+from checklist_eval.models import ChecklistSpec, Paper
+
+
+def resolve_spec(checklist: str | None = None, spec_file: str | Path | None = None) -> ChecklistSpec | None:
+    """The question set the user forced (``--questions FILE`` wins over ``--checklist ID``), or None
+    to auto-detect."""
+    if spec_file:
+        return checklists.load_file(spec_file)
+    if checklist:
+        return checklists.load(checklist)
+    return None
+
+
+def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | Path | None = None) -> Paper:
+    """Parse a paper (LaTeX file/folder/archive or PDF) into a :class:`Paper`.
+
+    Raises ``InputError`` for unreadable or unsafe input and ``NoChecklistError`` when the document
+    holds no live checklist.
+    """
+    from checklist_eval.sources import input_kind, load_latex
+
+    path = Path(path)
+    spec = resolve_spec(checklist, spec_file)
+    if input_kind(path) == "pdf":
+        from checklist_eval.pdf import parse_pdf
+
+        return parse_pdf(path, spec)
+    from checklist_eval.latex import parse_latex
+
+    source = load_latex(path)
+    return parse_latex(source.text, source.source, spec=spec, warnings=source.warnings)

@@ -1,0 +1,366 @@
+"""Assessment records: one row per (submission_id, role, question_id), the ledger scores come from.
+
+Every scoring run writes them (CSV and JSONL) and ``rescore`` reads them back, so scores can be
+recomputed, and appeal decisions applied, without any model. Reading CSV keeps the literal answer
+``NA``: pandas' default would turn it into a missing value, which is the bug that made the 2024
+reference scorer report R = 0.53 instead of 0.73 on its own sample.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from checklist_eval.errors import InputError
+from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.models import Answer, Assessment, Paper, Role, normalize_answer
+
+CASES = ("G", "GT", "GAT")
+ROLES = ("G", "A", "T")
+KEY = ("submission_id", "role", "question_id")
+
+# Column order of the CSV; the first five are the required ones, the rest are optional on read.
+COLUMNS = [
+    "submission_id",
+    "role",
+    "question_id",
+    "answer",
+    "correct",
+    "case",
+    "question_title",
+    "checklist_id",
+    "p_correct",
+    "justification",
+    "review",
+    "assessor",
+    "model",
+    "prompt_version",
+    "source",
+    "scored_at",
+]
+REQUIRED = COLUMNS[:5]
+
+
+class Record(BaseModel):
+    """One assessed checklist answer of one paper of one submission."""
+
+    submission_id: str
+    role: Role
+    question_id: str
+    answer: Answer | None = None
+    correct: bool = False
+    case: str = ""
+    question_title: str = ""
+    checklist_id: str = ""
+    p_correct: float | None = Field(default=None, ge=0.0, le=1.0)
+    justification: str = ""
+    review: str = ""
+    assessor: str = ""
+    model: str = ""
+    prompt_version: str = ""
+    source: str = ""
+    scored_at: str = ""
+
+    @property
+    def c(self) -> int:
+        """c_i of the rules: 1 only for a real answer (Yes/No/NA) judged correct; TODO/missing are 0
+        whatever the ``correct`` column says (a hand-edited ledger cannot make a TODO count)."""
+        return int(bool(self.correct) and self.answer is not None and self.answer.is_real)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.submission_id, self.role, self.question_id)
+
+
+def records_from_assessments(
+    submission_id: str,
+    role: Role,
+    paper: Paper,
+    assessments: Sequence[Assessment],
+    *,
+    case: str,
+    scored_at: str,
+) -> list[Record]:
+    """Rows for one assessed paper, in checklist order, one per question of its checklist version.
+
+    A question the assessor did not return (should not happen) is recorded as incorrect rather than
+    dropped, so n stays the size of the checklist version.
+    """
+    by_id = {a.question_id: a for a in assessments}
+    rows = []
+    for item in paper.checklist.items:
+        a = by_id.get(item.id)
+        prov = a.provenance if a else None
+        rows.append(
+            Record(
+                submission_id=submission_id,
+                role=role,
+                question_id=item.id,
+                answer=item.answer,
+                correct=bool(a.correct) if a else False,
+                case=case,
+                question_title=item.title,
+                checklist_id=paper.checklist.id,
+                p_correct=a.p_correct if a else None,
+                justification=item.justification or "",
+                review=a.review if a else "not assessed",
+                assessor=(prov.assessor if prov else "") or "",
+                model=(prov.model if prov else "") or "",
+                prompt_version=(prov.prompt_version if prov else "") or "",
+                source=paper.source,
+                scored_at=scored_at,
+            )
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------- write
+
+
+def _row(r: Record) -> dict[str, object]:
+    d = r.model_dump()
+    d["answer"] = r.answer.value if r.answer is not None else ""
+    d["correct"] = int(r.correct)
+    d["p_correct"] = "" if r.p_correct is None else repr(float(r.p_correct))
+    return {k: d[k] for k in COLUMNS}
+
+
+def records_to_csv_text(records: Iterable[Record]) -> str:
+    import csv
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in records:
+        w.writerow(_row(r))
+    return buf.getvalue()
+
+
+def records_to_jsonl_text(records: Iterable[Record]) -> str:
+    lines = []
+    for r in records:
+        d = _row(r)
+        d["answer"] = r.answer.value if r.answer is not None else None
+        d["p_correct"] = r.p_correct
+        lines.append(json.dumps(d, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
+
+
+def write_records(records: Sequence[Record], csv_path: str | Path, jsonl_path: str | Path | None = None) -> None:
+    """Write the ledger as CSV (and JSONL when asked), each atomically."""
+    atomic_write_text(csv_path, records_to_csv_text(records))
+    if jsonl_path is not None:
+        atomic_write_text(jsonl_path, records_to_jsonl_text(records))
+
+
+# ----------------------------------------------------------------------------------------------- read
+
+
+def _parse_bool(value: object, where: str, path: Path) -> bool:
+    text = str(value).strip().lower()
+    if text in ("1", "1.0", "true", "yes"):
+        return True
+    if text in ("0", "0.0", "false", "no"):
+        return False
+    raise InputError(path, f"{where}: correct must be 0 or 1, got {value!r}")
+
+
+def _parse_answer(value: object, where: str, path: Path) -> Answer | None:
+    if value is None or str(value).strip() == "":
+        return None
+    answer = normalize_answer(value)
+    if answer is None:
+        raise InputError(path, f"{where}: answer must be Yes, No, NA, TODO or empty, got {value!r}")
+    return answer
+
+
+def _parse_p(value: object, where: str, path: Path) -> float | None:
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        p = float(value)  # type: ignore[arg-type]
+    except ValueError:
+        raise InputError(path, f"{where}: p_correct must be a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= p <= 1.0:
+        raise InputError(path, f"{where}: p_correct must be in [0, 1], got {value!r}")
+    return p
+
+
+def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
+    role = str(row.get("role", "")).strip().upper()
+    if role not in ROLES:
+        raise InputError(path, f"{where}: role must be G, A or T, got {row.get('role')!r}")
+    sid = str(row.get("submission_id") or "").strip()
+    qid = str(row.get("question_id") or "").strip()
+    if not sid or not qid:
+        raise InputError(path, f"{where}: submission_id and question_id must not be empty")
+    case = str(row.get("case") or "").strip().upper()
+    if case and case not in CASES:
+        raise InputError(path, f"{where}: case must be G, GT or GAT, got {row.get('case')!r}")
+    text = {k: ("" if row.get(k) is None else str(row.get(k))) for k in COLUMNS}
+    return Record(
+        submission_id=sid,
+        role=role,  # type: ignore[arg-type]
+        question_id=qid,
+        answer=_parse_answer(row.get("answer"), where, path),
+        correct=_parse_bool(row.get("correct"), where, path),
+        case=case,
+        p_correct=_parse_p(row.get("p_correct"), where, path),
+        **{
+            k: text[k]
+            for k in (
+                "question_title", "checklist_id", "justification", "review", "assessor", "model",
+                "prompt_version", "source", "scored_at",
+            )
+        },
+    )
+
+
+def _read_csv_rows(path: Path) -> list[dict]:
+    import pandas as pd
+
+    try:
+        # dtype=str + keep_default_na=False: "NA" stays the answer NA, empty stays "" (missing).
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise InputError(path, f"not a readable CSV file ({type(err).__name__}: {err})") from None
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise InputError(path, f"missing column(s) {', '.join(missing)}; need {', '.join(REQUIRED)}")
+    return df.to_dict(orient="records")
+
+
+def _read_jsonl_rows(path: Path) -> list[dict]:
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(path, f"line {n}: not valid JSON ({err.msg})") from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"line {n}: expected a JSON object")
+        missing = [c for c in REQUIRED if c not in obj]
+        if missing:
+            raise InputError(path, f"line {n}: missing field(s) {', '.join(missing)}")
+        rows.append(obj)
+    return rows
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """Read a records CSV or JSONL file (by extension), validating every row.
+
+    Raises InputError naming the file and the row for anything unusable, including a duplicated
+    (submission_id, role, question_id).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "records file not found")
+    is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
+    try:
+        rows = _read_jsonl_rows(path) if is_jsonl else _read_csv_rows(path)
+    except UnicodeDecodeError:
+        raise InputError(path, "not UTF-8 text") from None
+    # Header is line 1 in a CSV, so data row i sits on line i + 2.
+    label = "line" if is_jsonl else "row"
+    records = []
+    seen: set[tuple[str, str, str]] = set()
+    for i, row in enumerate(rows):
+        where = f"{label} {i + 1 if is_jsonl else i + 2}"
+        rec = _record_from_mapping(row, where, path)
+        if rec.key in seen:
+            raise InputError(path, f"{where}: duplicate row for {'/'.join(rec.key)}")
+        seen.add(rec.key)
+        records.append(rec)
+    if not records:
+        raise InputError(path, "no records")
+    return records
+
+
+# ------------------------------------------------------------------------------------------ overrides
+
+OVERRIDES_HELP = (
+    "Overrides (appeal decisions): a CSV with header submission_id,role,question_id,correct and "
+    "optionally note. Each row sets the verdict of one existing record: role is G, A or T, correct is "
+    "0 or 1. A row naming no existing record, or trying to make a TODO/missing answer correct, is an "
+    "error. Rows are applied before any score is computed."
+)
+
+
+def apply_overrides(records: Sequence[Record], path: str | Path) -> tuple[list[Record], int]:
+    """Return (records with the overrides applied, number of overridden rows)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "overrides file not found")
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise InputError(path, f"not a readable CSV file ({type(err).__name__})") from None
+    need = ["submission_id", "role", "question_id", "correct"]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise InputError(path, f"missing column(s) {', '.join(missing)}; need {', '.join(need)}")
+    index = {r.key: i for i, r in enumerate(records)}
+    out = list(records)
+    changed: set[int] = set()
+    for i, row in enumerate(df.to_dict(orient="records")):
+        where = f"row {i + 2}"
+        key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
+        if key not in index:
+            raise InputError(path, f"{where}: no record for {'/'.join(key)}")
+        correct = _parse_bool(row["correct"], where, path)
+        rec = out[index[key]]
+        if correct and (rec.answer is None or not rec.answer.is_real):
+            raise InputError(path, f"{where}: {'/'.join(key)} is TODO or missing and cannot be correct")
+        out[index[key]] = rec.model_copy(update={"correct": correct})
+        changed.add(index[key])
+    return out, len(changed)
+
+
+# ------------------------------------------------------------------------- 2024 reference challenge CSV
+
+
+def read_challenge_checklist_csv(path: str | Path, *, submission_id: str, role: Role, case: str) -> list[Record]:
+    """Read one per-paper CSV of the 2024 challenge's scorer (columns Question_Title, Answer,
+    Justification, Review, Correctness_Score) as records.
+
+    Those files carry no question id, so the question title is the id: it is the same string across
+    the G/A/T files of a submission, which keeps G/A/T aligned by question rather than by row
+    position. Only scores 0 and 1 are accepted (c_i is binary in the rules).
+    """
+    path = Path(path)
+    import pandas as pd
+
+    df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
+    need = ["Question_Title", "Answer", "Correctness_Score"]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise InputError(path, f"missing column(s) {', '.join(missing)}")
+    out = []
+    for i, row in enumerate(df.to_dict(orient="records")):
+        where = f"row {i + 2}"
+        score = row["Correctness_Score"].strip()
+        if score not in ("0", "1", "0.0", "1.0"):
+            raise InputError(path, f"{where}: Correctness_Score must be 0 or 1, got {score!r}")
+        out.append(
+            Record(
+                submission_id=submission_id,
+                role=role,
+                question_id=row["Question_Title"].strip(),
+                question_title=row["Question_Title"].strip(),
+                answer=_parse_answer(row["Answer"], where, path),
+                correct=score.startswith("1"),
+                case=case,
+                justification=row.get("Justification", ""),
+                review=row.get("Review", ""),
+                source=str(path),
+            )
+        )
+    return out

@@ -1,0 +1,291 @@
+"""Human-readable reports: self-contained HTML pages and rich terminal summaries.
+
+The HTML pages carry their own CSS and nothing else (no scripts, fonts or images), so an organizer can
+mail one file or open it offline. Every piece of text that came from a paper, a model or a file name is
+escaped: checklist justifications and model reviews are untrusted input.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.models import Answer, Assessment, Paper, Usage
+
+if TYPE_CHECKING:  # pandas and rich stay out of the import path of the light commands
+    from rich.console import Console
+
+    from checklist_eval.records import Record
+    from checklist_eval.scoring import SubmissionScore
+
+PAPER_REPORT_NAME = "report.html"
+ROLE_NAMES = {"G": "Genuine (G)", "A": "Adversarial (A)", "T": "Truth-adversarial (T)"}
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:72rem;
+padding:0 1rem;color:#1d1d1f;line-height:1.45}
+h1{font-size:1.5rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;width:100%;margin:.6rem 0;font-size:.92rem}
+th,td{border:1px solid #ddd;padding:.35rem .5rem;vertical-align:top;text-align:left}
+th{background:#f4f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.ok{color:#116329;font-weight:600}.bad{color:#b3261e;font-weight:600}.muted{color:#666}
+.warn{background:#fff8e1;border-left:4px solid #f0b400;padding:.4rem .7rem;margin:.4rem 0}
+pre{white-space:pre-wrap;margin:0;font-family:inherit}
+.scores td,.scores th{text-align:center}
+"""
+
+
+def _e(value: object) -> str:
+    """Escape anything for HTML text and attribute context; None shows as an empty cell."""
+    return "" if value is None else html.escape(str(value), quote=True)
+
+
+def _answer_text(answer: Answer | str | None) -> str:
+    if answer is None or answer == "":
+        return "(missing)"
+    return answer.value if isinstance(answer, Answer) else str(answer)
+
+
+def _verdict(correct: bool) -> str:
+    return '<span class="ok">correct</span>' if correct else '<span class="bad">incorrect</span>'
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    # Rounding happens here and only here: stored scores keep full precision.
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{_e(title)}</title>"
+        f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
+    )
+
+
+def _warnings_html(warnings: Iterable[str]) -> str:
+    return "".join(f'<div class="warn">{_e(w)}</div>' for w in warnings)
+
+
+def _usage_html(usage: Usage | None) -> str:
+    if usage is None:
+        return ""
+    return (
+        f"<p class=\"muted\">Model calls: {usage.calls}; prompt tokens: {usage.prompt_tokens}; "
+        f"completion tokens: {usage.completion_tokens}; cached tokens: {usage.cached_tokens}; "
+        f"cost: ${usage.cost_usd:.4f}</p>"
+    )
+
+
+def paper_correctness(assessments: Sequence[Assessment], n_questions: int | None = None) -> float:
+    """C of one paper: correct real answers over the questions of its checklist (TODO/missing are 0)."""
+    n = n_questions if n_questions is not None else len(assessments)
+    if n == 0:
+        return 0.0
+    ok = sum(1 for a in assessments if a.correct and a.answer is not None and a.answer.is_real)
+    return ok / n
+
+
+def _paper_table(paper: Paper, assessments: Sequence[Assessment]) -> str:
+    by_id = {a.question_id: a for a in assessments}
+    rows = []
+    for item in paper.checklist.items:
+        a = by_id.get(item.id)
+        verdict = _verdict(a.correct) if a else '<span class="muted">not assessed</span>'
+        p = _fmt(a.p_correct, 2) if a else ""
+        review = f"<pre>{_e(a.review)}</pre>" if a and a.review else ""
+        rows.append(
+            f"<tr><td>{_e(item.id)}</td><td>{_e(item.title)}</td><td>{_e(_answer_text(item.answer))}</td>"
+            f"<td><pre>{_e(item.justification or '')}</pre></td><td>{verdict}</td>"
+            f"<td class=\"num\">{p}</td><td>{review}</td></tr>"
+        )
+    return (
+        "<table><thead><tr><th>#</th><th>Question</th><th>Answer</th><th>Justification</th>"
+        "<th>Verdict</th><th>p(correct)</th><th>Review</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def render_paper_report(
+    paper: Paper,
+    assessments: Sequence[Assessment],
+    *,
+    assessor: str | None,
+    model: str | None,
+    usage: Usage | None,
+) -> str:
+    """The HTML text of one paper's report (see ``write_paper_report``)."""
+    c = paper_correctness(assessments, len(paper.checklist.items))
+    title = paper.title or Path(paper.source).name
+    body = [
+        f"<h1>Checklist assessment: {_e(title)}</h1>",
+        f"<p class=\"muted\">Source: {_e(paper.source)} &middot; checklist {_e(paper.checklist.id)} "
+        f"&middot; assessor {_e(assessor)}{(' / ' + _e(model)) if model else ''} &middot; "
+        f"{_e(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}</p>",
+        f"<p><strong>Correctness C = {_fmt(c)}</strong> "
+        f"({sum(1 for a in assessments if a.correct and a.answer is not None and a.answer.is_real)}"
+        f" of {len(paper.checklist.items)} answers judged correct)</p>",
+        _usage_html(usage),
+    ]
+    if paper.warnings:
+        body.append("<h2>Parser warnings</h2>" + _warnings_html(paper.warnings))
+    body.append("<h2>Answers</h2>" + _paper_table(paper, assessments))
+    return _page(f"Checklist report: {title}", "\n".join(body))
+
+
+def write_paper_report(
+    out_dir: str | Path,
+    paper: Paper,
+    assessments: Sequence[Assessment],
+    *,
+    assessor: str | None,
+    model: str | None,
+    usage: Usage | None,
+) -> Path:
+    """Write ``out_dir/report.html`` for one paper (atomically) and return its path."""
+    text = render_paper_report(paper, assessments, assessor=assessor, model=model, usage=usage)
+    return atomic_write_text(Path(out_dir) / PAPER_REPORT_NAME, text)
+
+
+# --------------------------------------------------------------------------------------------------
+# Submission reports (G/A/T): built from assessment records, so a rescored submission can be redrawn.
+
+
+def _scores_html(score: SubmissionScore) -> str:
+    cells = "".join(
+        f"<td>{_fmt(getattr(score, k), 4)}</td>" for k in ("C_G", "C_A", "C_T", "R", "S")
+    )
+    return (
+        '<table class="scores"><thead><tr><th>case</th><th>C_G</th><th>C_A</th><th>C_T</th><th>R</th>'
+        f"<th>S</th></tr></thead><tbody><tr><td>{_e(score.case)}</td>{cells}</tr></tbody></table>"
+    )
+
+
+def _records_table(records: Sequence[Record]) -> str:
+    rows = []
+    for r in records:
+        p = _fmt(r.p_correct, 2) if r.p_correct is not None else ""
+        rows.append(
+            f"<tr><td>{_e(r.question_id)}</td><td>{_e(r.question_title)}</td>"
+            f"<td>{_e(_answer_text(r.answer))}</td><td><pre>{_e(r.justification)}</pre></td>"
+            f"<td>{_verdict(r.c)}</td><td class=\"num\">{p}</td><td><pre>{_e(r.review)}</pre></td></tr>"
+        )
+    return (
+        "<table><thead><tr><th>#</th><th>Question</th><th>Answer</th><th>Justification</th>"
+        "<th>Verdict</th><th>p(correct)</th><th>Review</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _agreement_html(score: SubmissionScore, records: Sequence[Record]) -> str:
+    from checklist_eval.scoring import agreement_rows
+
+    rows = []
+    for row in agreement_rows(records):
+        counted = row["counted"]
+        agree = ("yes" if row["agree"] else "no") if counted else "not counted (T has no real answer)"
+        cls = "" if not counted else ("ok" if row["agree"] else "bad")
+        rows.append(
+            f"<tr><td>{_e(row['question_id'])}</td><td>{_e(_answer_text(row['a']))}</td>"
+            f"<td>{_e(_answer_text(row['t']))}</td><td class=\"num\">{row['g']}</td>"
+            f"<td class=\"num\">{row['c_A']}</td><td class=\"{cls}\">{_e(agree)}</td></tr>"
+        )
+    return (
+        "<h2>Agreement of the assessor on A with the truth (T)</h2>"
+        "<p class=\"muted\">g = 1 when A's answer equals T's; the assessor resisted on a question when "
+        "its verdict on A (c_A) equals g. R is the share of agreements over the counted questions.</p>"
+        "<table><thead><tr><th>#</th><th>a (A's answer)</th><th>t (T's answer)</th><th>g</th>"
+        "<th>c_A</th><th>agree?</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+
+
+def render_submission_report(
+    score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None
+) -> str:
+    by_role: dict[str, list[Record]] = {}
+    for r in records:
+        by_role.setdefault(r.role, []).append(r)
+    body = [
+        f"<h1>Submission {_e(score.submission_id)}</h1>",
+        f"<p class=\"muted\">Case {_e(score.case)} &middot; {score.questions} questions &middot; "
+        f"S = C_G &times; C_A &times; (1 &minus; R) &times; C_T</p>",
+        _scores_html(score),
+        _warnings_html(score.warnings),
+        _usage_html(usage),
+    ]
+    if score.case == "GT":
+        body.append(
+            "<p class=\"muted\">Case GT: the adversarial paper A is T's paper with G's checklist "
+            "answers.</p>"
+        )
+    if "A" in by_role and "T" in by_role:
+        body.append(_agreement_html(score, records))
+    for role in ("G", "A", "T"):
+        rows = by_role.get(role)
+        if not rows:
+            continue
+        source = next((r.source for r in rows if r.source), "")
+        c = {"G": score.C_G, "A": score.C_A, "T": score.C_T}[role]
+        body.append(
+            f"<h2>{_e(ROLE_NAMES[role])}: C = {_fmt(c)}</h2>"
+            + (f"<p class=\"muted\">{_e(source)}</p>" if source else "")
+            + _records_table(rows)
+        )
+    return _page(f"Submission {score.submission_id}", "\n".join(body))
+
+
+def write_submission_report(
+    path: str | Path, score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None
+) -> Path:
+    return atomic_write_text(path, render_submission_report(score, records, usage=usage))
+
+
+# --------------------------------------------------------------------------------------------------
+# Terminal summaries
+
+
+def print_scores_table(console: Console, scores: Sequence[SubmissionScore], *, title: str = "Scores") -> None:
+    """One row per submission, rounded for display only."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("submission")
+    table.add_column("case")
+    for col in ("C_G", "C_A", "C_T", "R", "S"):
+        table.add_column(col, justify="right")
+    for s in scores:
+        table.add_row(
+            s.submission_id, s.case, *(_fmt(getattr(s, k), 3) for k in ("C_G", "C_A", "C_T", "R", "S"))
+        )
+    console.print(table)
+    for s in scores:
+        for w in s.warnings:
+            console.print(f"[yellow]warning[/yellow] {s.submission_id}: {w}", markup=True, highlight=False)
+
+
+def print_submission_summary(console: Console, score: SubmissionScore, records: Sequence[Record]) -> None:
+    """Scores plus the A-vs-T agreement table when the submission has both."""
+    from rich.table import Table
+
+    from checklist_eval.scoring import agreement_rows
+
+    print_scores_table(console, [score], title=f"Submission {score.submission_id} ({score.case})")
+    roles = {r.role for r in records}
+    if not {"A", "T"} <= roles:
+        return
+    table = Table(title="A vs T (per question)")
+    for col in ("#", "a", "t", "g", "c_A", "agree?"):
+        table.add_column(col)
+    for row in agreement_rows(records):
+        agree = ("yes" if row["agree"] else "[red]no[/red]") if row["counted"] else "[dim]-[/dim]"
+        table.add_row(
+            row["question_id"], _answer_text(row["a"]), _answer_text(row["t"]), str(row["g"]),
+            str(row["c_A"]), agree,
+        )
+    console.print(table)

@@ -1,0 +1,463 @@
+"""Opening what a user hands us: a .tex file, a project folder, a .zip or tar archive, or a PDF.
+
+The LaTeX side ends in one string: the root file's live text with every ``\\input``, ``\\include`` and
+``\\subfile`` inlined (dead code removed first, so a commented-out ``% \\input{checklist}`` stays out).
+
+Archives are hostile until proven safe. They are read in memory, member by member, never extracted;
+any member that could escape a folder (absolute path, ``..``, a link, a device) rejects the whole
+archive, and the size limits below are enforced while reading, so a lying header or a compression bomb
+stops at the limit instead of filling memory.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+import stat
+import tarfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from checklist_eval.errors import InputError, UnsafeArchiveError
+from checklist_eval.latex import strip_dead
+
+# Limits for archives (and for single files, which have the member limit). Stated in the README.
+MAX_MEMBER_BYTES = 50 * 1024 * 1024
+MAX_TOTAL_BYTES = 200 * 1024 * 1024
+MAX_MEMBERS = 5000
+# Uncompressed/compressed size above which a member counts as a compression bomb; only checked for
+# members big enough to matter, since a tiny file of repeated characters legitimately compresses well.
+MAX_COMPRESSION_RATIO = 200
+RATIO_CHECK_MIN_BYTES = 1024 * 1024
+MAX_INPUT_DEPTH = 32
+
+# Files worth reading out of a project: sources \input can name. Images and nested archives are left
+# alone (a nested archive is never opened).
+TEXT_SUFFIXES = (".tex", ".ltx", ".sty", ".cls", ".bbl", ".txt", ".def", ".cfg", ".tikz")
+
+_PDF_MAGIC = b"%PDF-"
+_ZIP_MAGIC = b"PK\x03\x04"
+_EMPTY_ZIP_MAGIC = b"PK\x05\x06"
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass
+class LatexSource:
+    """A LaTeX document flattened into one live string."""
+
+    source: str  # what the user named, for messages and Paper.source
+    root: str  # the root file inside the project ("main.tex")
+    text: str  # live LaTeX: dead code removed, inputs inlined
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def is_fragment(self) -> bool:
+        """True for a standalone snippet (a checklist.tex on its own) rather than a whole document."""
+        return "\\begin{document}" not in self.text
+
+
+# --- what kind of input ---------------------------------------------------------------------------
+
+
+def input_kind(path: str | Path) -> str:
+    """``"pdf"``, ``"zip"``, ``"tar"``, ``"folder"`` or ``"tex"``, from the content (magic bytes)
+    rather than the name, so a PDF called paper.tex is still read as a PDF."""
+    path = Path(path)
+    if path.is_dir():
+        return "folder"
+    if not path.exists():
+        raise InputError(path, "no such file or folder")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(512)
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    if not head:
+        raise InputError(path, "empty file")
+    if head.startswith(_PDF_MAGIC):
+        return "pdf"
+    if head.startswith((_ZIP_MAGIC, _EMPTY_ZIP_MAGIC)):
+        return "zip"
+    if head.startswith(_GZIP_MAGIC) or _looks_like_tar(path):
+        return "tar"
+    if path.suffix.lower() == ".pdf":
+        raise InputError(path, "named .pdf but is not a PDF file")
+    return "tex"
+
+
+def _looks_like_tar(path: Path) -> bool:
+    name = path.name.lower()
+    if not name.endswith((".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tgz", ".tar.gz")):
+        return False
+    try:
+        return tarfile.is_tarfile(path)
+    except OSError:
+        return False
+
+
+# --- decoding -------------------------------------------------------------------------------------
+
+
+def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
+    """Bytes of a .tex file to text: UTF-8 (BOM ok), else latin-1 with a warning; CRLF folded."""
+    if not data.strip():
+        raise InputError(name, "empty file")
+    if b"\x00" in data:
+        raise InputError(name, "binary file (contains NUL bytes), not LaTeX source")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+        warnings.append(f"{name}: not valid UTF-8; decoded as latin-1")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_LATEX_HINT = re.compile(r"\\[a-zA-Z]{2,}")
+
+
+def _require_latex(text: str, name: str) -> None:
+    if not _LATEX_HINT.search(text):
+        raise InputError(name, "not LaTeX (no LaTeX commands) and not a PDF")
+
+
+# --- projects: a name -> bytes view over a folder or an archive -----------------------------------
+
+
+class _Project:
+    """Files of a LaTeX project addressed by normalised relative POSIX paths."""
+
+    def __init__(self, label: str, names: list[str], reader: Callable[[str], bytes | None]):
+        self.label = label
+        self.names = names
+        self._reader = reader
+        self._cache: dict[str, str] = {}
+        self._known = set(names)
+
+    def exists(self, name: str) -> bool:
+        return name in self._known
+
+    def text(self, name: str, warnings: list[str]) -> str:
+        if name not in self._cache:
+            data = self._reader(name)
+            if data is None:
+                raise InputError(f"{self.label}/{name}", "cannot read file")
+            self._cache[name] = decode_tex(data, f"{self.label}/{name}", warnings)
+        return self._cache[name]
+
+
+def _folder_project(folder: Path) -> _Project:
+    root = folder.resolve()
+    names = []
+    for path in sorted(root.rglob("*")):
+        if path.is_symlink():
+            # A link could point anywhere on the disk; only files really inside the folder are read.
+            try:
+                path.resolve().relative_to(root)
+            except ValueError:
+                continue
+        if path.is_file() and path.suffix.lower() in TEXT_SUFFIXES:
+            names.append(path.relative_to(root).as_posix())
+        if len(names) > MAX_MEMBERS:
+            raise InputError(folder, f"more than {MAX_MEMBERS} source files")
+
+    def read(name: str) -> bytes | None:
+        path = (root / name).resolve()
+        try:
+            path.relative_to(root)
+        except ValueError:
+            return None
+        if path.stat().st_size > MAX_MEMBER_BYTES:
+            raise InputError(path, f"file larger than {MAX_MEMBER_BYTES // 2**20} MB")
+        return path.read_bytes()
+
+    return _Project(str(folder), names, read)
+
+
+def _safe_member_name(archive: Path, name: str) -> str:
+    """The member's normalised path, or UnsafeArchiveError when it could land outside the folder."""
+    if not name or "\x00" in name:
+        raise UnsafeArchiveError(archive, "archive member with an empty or invalid name")
+    if name.startswith(("/", "\\")) or re.match(r"^[a-zA-Z]:", name):
+        raise UnsafeArchiveError(archive, f"archive member has an absolute path: {name!r}")
+    parts = re.split(r"[\\/]+", name)
+    if ".." in parts:
+        raise UnsafeArchiveError(archive, f"archive member escapes the folder: {name!r}")
+    return posixpath.normpath("/".join(p for p in parts if p not in ("", "."))) or "."
+
+
+def _read_capped(stream: io.BufferedIOBase, limit: int, archive: Path, name: str) -> bytes:
+    """Read at most ``limit`` bytes; one byte more means the member is too big (headers can lie)."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise UnsafeArchiveError(
+            archive, f"archive member {name!r} is larger than {limit // 2**20} MB"
+        )
+    return data
+
+
+def _zip_project(path: Path) -> _Project:
+    try:
+        zf = zipfile.ZipFile(path)
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, EOFError) as err:
+        raise InputError(path, f"unreadable zip archive: {err}") from None
+    if len(infos) > MAX_MEMBERS:
+        raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
+    files: dict[str, bytes] = {}
+    declared_total = 0
+    read_total = 0
+    for info in infos:
+        name = _safe_member_name(path, info.filename)
+        mode = info.external_attr >> 16
+        if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)):
+            raise UnsafeArchiveError(path, f"archive member {info.filename!r} is a link or device")
+        if info.is_dir():
+            continue
+        declared_total += info.file_size
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise UnsafeArchiveError(
+                path, f"archive member {name!r} is larger than {MAX_MEMBER_BYTES // 2**20} MB"
+            )
+        if declared_total > MAX_TOTAL_BYTES:
+            raise UnsafeArchiveError(path, f"archive unpacks to more than {MAX_TOTAL_BYTES // 2**20} MB")
+        if (
+            info.file_size >= RATIO_CHECK_MIN_BYTES
+            and info.file_size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1)
+        ):
+            raise UnsafeArchiveError(
+                path, f"archive member {name!r} has a compression ratio typical of a zip bomb"
+            )
+        if not name.lower().endswith(TEXT_SUFFIXES):
+            continue
+        try:
+            with zf.open(info) as stream:
+                data = _read_capped(stream, min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES - read_total), path, name)
+        except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError) as err:
+            raise InputError(path, f"unreadable zip member {name!r}: {err}") from None
+        read_total += len(data)
+        files[name] = data
+    zf.close()
+    return _Project(str(path), sorted(files), files.get)
+
+
+def _tar_project(path: Path) -> _Project:
+    files: dict[str, bytes] = {}
+    total = 0
+    count = 0
+    try:
+        # Streaming mode: one pass over the decompressed data; a skipped member is still counted.
+        with tarfile.open(path, mode="r|*") as tf:
+            for member in tf:
+                count += 1
+                if count > MAX_MEMBERS:
+                    raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
+                name = _safe_member_name(path, member.name)
+                if member.issym() or member.islnk():
+                    raise UnsafeArchiveError(path, f"archive member {member.name!r} is a link")
+                if member.isdev() or member.isfifo():
+                    raise UnsafeArchiveError(path, f"archive member {member.name!r} is a device")
+                if not member.isfile():
+                    continue
+                if member.size > MAX_MEMBER_BYTES:
+                    raise UnsafeArchiveError(
+                        path, f"archive member {name!r} is larger than {MAX_MEMBER_BYTES // 2**20} MB"
+                    )
+                total += member.size
+                if total > MAX_TOTAL_BYTES:
+                    raise UnsafeArchiveError(
+                        path, f"archive unpacks to more than {MAX_TOTAL_BYTES // 2**20} MB"
+                    )
+                if not name.lower().endswith(TEXT_SUFFIXES):
+                    continue
+                stream = tf.extractfile(member)
+                if stream is not None:
+                    files[name] = _read_capped(stream, MAX_MEMBER_BYTES, path, name)
+    except tarfile.TarError as err:
+        raise InputError(path, f"unreadable tar archive: {err}") from None
+    except (OSError, EOFError) as err:
+        raise InputError(path, f"unreadable archive: {err}") from None
+    compressed = path.stat().st_size
+    if total >= RATIO_CHECK_MIN_BYTES and total > MAX_COMPRESSION_RATIO * max(compressed, 1):
+        raise UnsafeArchiveError(path, "archive has a compression ratio typical of a decompression bomb")
+    return _Project(str(path), sorted(files), files.get)
+
+
+# --- root file and \input resolution --------------------------------------------------------------
+
+_DOCCLASS = re.compile(r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
+_BEGIN_DOC = "\\begin{document}"
+_END_DOC = "\\end{document}"
+_INPUT = re.compile(
+    r"\\(?P<cmd>input|include|subfile|import|subimport|subfileinclude)\*?(?![a-zA-Z@])\s*"
+    r"(?:\{(?P<dir>[^{}]*)\}\s*\{(?P<file2>[^{}]*)\}|\{(?P<file>[^{}]*)\}|(?P<bare>[^\s{}\\%]+))"
+)
+_CHECKLIST_HINT = re.compile(r"\\answer(?:Yes|No|NA|TODO)\b|\[(?:Yes|No|NA|N/A)\]")
+
+
+def _candidates(name: str, base_dirs: list[str]) -> list[str]:
+    """Project paths an \\input argument may refer to, nearest first, never outside the project."""
+    out = []
+    for base in base_dirs:
+        joined = posixpath.normpath(posixpath.join(base, name)) if base else posixpath.normpath(name)
+        if joined.startswith("../") or joined == ".." or joined.startswith("/"):
+            continue
+        out.append(joined)
+        if not joined.lower().endswith(".tex"):
+            out.append(joined + ".tex")
+    return out
+
+
+class _Flattener:
+    def __init__(self, project: _Project, root: str, warnings: list[str]):
+        self.project = project
+        self.root_dir = posixpath.dirname(root)
+        self.warnings = warnings
+
+    def flatten(self, name: str, stack: tuple[str, ...] = ()) -> str:
+        text = strip_dead(self.project.text(name, self.warnings))
+        if stack and _BEGIN_DOC in text and _DOCCLASS.search(text):
+            # A \subfile'd file is a document of its own; only its body belongs to the parent.
+            start = text.index(_BEGIN_DOC) + len(_BEGIN_DOC)
+            end = text.find(_END_DOC, start)
+            text = text[start : end if end >= 0 else len(text)]
+        elif _END_DOC in text:
+            text = text[: text.index(_END_DOC) + len(_END_DOC)]
+        stack = stack + (name,)
+        return _INPUT.sub(lambda m: self._inline(m, name, stack), text)
+
+    def _inline(self, match: re.Match, current: str, stack: tuple[str, ...]) -> str:
+        cmd = match["cmd"]
+        target = (match["file"] or match["file2"] or match["bare"] or "").strip()
+        if not target:
+            return match.group(0)
+        if cmd in ("import", "subimport"):
+            directory = (match["dir"] or "").strip()
+            base = posixpath.dirname(current) if cmd == "subimport" else self.root_dir
+            target = posixpath.join(base, directory, target)
+            bases = [""]
+        else:
+            bases = [self.root_dir, posixpath.dirname(current)]
+        if target.startswith(("/", "\\")) or re.match(r"^[a-zA-Z]:", target):
+            self.warnings.append(f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
+            return ""
+        found = next((c for c in _candidates(target, bases) if self.project.exists(c)), None)
+        if found is None:
+            if any(posixpath.normpath(posixpath.join(b, target)).startswith("..") for b in bases):
+                self.warnings.append(f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
+            elif not target.lower().endswith((".bbl", ".sty", ".cls", ".pdf", ".png", ".pgf")):
+                self.warnings.append(f"{current}: \\{cmd}{{{target}}}: file not found; skipped")
+            return ""
+        if found in stack:
+            self.warnings.append(f"{current}: \\{cmd}{{{target}}} includes itself (cycle); skipped")
+            return ""
+        if len(stack) >= MAX_INPUT_DEPTH:
+            self.warnings.append(f"{current}: inputs nested deeper than {MAX_INPUT_DEPTH}; skipped")
+            return ""
+        body = self.flatten(found, stack)
+        return f"\n{body}\n" if cmd in ("include", "subfile") else body
+
+
+def _is_root(text: str) -> bool:
+    live = strip_dead(text)
+    return bool(_DOCCLASS.search(live)) and _BEGIN_DOC in live
+
+
+def _choose_root(project: _Project, warnings: list[str]) -> str:
+    tex_names = [n for n in project.names if n.lower().endswith((".tex", ".ltx"))]
+    if not tex_names:
+        raise InputError(project.label, "no .tex file found")
+    scratch: list[str] = []
+    roots = [n for n in tex_names if _is_root(project.text(n, scratch))]
+    if len(roots) == 1:
+        return roots[0]
+    if roots:
+        # Several documents (main.tex and an old draft, a paper and its supplement): prefer the one
+        # whose live content really pulls the checklist in, then the conventional name, then depth.
+        def rank(name: str) -> tuple[int, int, int, str]:
+            flat = _Flattener(project, name, []).flatten(name)
+            has_checklist = bool(_CHECKLIST_HINT.search(flat))
+            return (
+                0 if has_checklist else 1,
+                0 if posixpath.basename(name).lower() == "main.tex" else 1,
+                name.count("/"),
+                name,
+            )
+
+        return min(roots, key=rank)
+    if len(tex_names) == 1:
+        return tex_names[0]
+    with_checklist = [n for n in tex_names if _CHECKLIST_HINT.search(strip_dead(project.text(n, scratch)))]
+    if with_checklist:
+        chosen = min(with_checklist, key=lambda n: (n.count("/"), n))
+        warnings.append(
+            f"{project.label}: no root file (\\documentclass + \\begin{{document}}); reading {chosen}"
+        )
+        return chosen
+    raise InputError(project.label, "no root file (\\documentclass + \\begin{document}) found")
+
+
+def _load_project(project: _Project, source: str) -> LatexSource:
+    warnings: list[str] = []
+    root = _choose_root(project, warnings)
+    text = _Flattener(project, root, warnings).flatten(root)
+    _require_latex(text, f"{project.label}/{root}")
+    return LatexSource(source=source, root=root, text=text, warnings=warnings)
+
+
+def load_tex_file(path: Path) -> LatexSource:
+    """A single .tex file (document or fragment); inputs resolve against its folder's files."""
+    warnings: list[str] = []
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    if len(data) > MAX_MEMBER_BYTES:
+        raise InputError(path, f"file larger than {MAX_MEMBER_BYTES // 2**20} MB")
+    text = decode_tex(data, str(path), warnings)
+    _require_latex(text, str(path))
+    folder = path.resolve().parent
+    name = path.name
+
+    def read(rel: str) -> bytes | None:
+        if rel == name:
+            return data
+        target = (folder / rel).resolve()
+        try:
+            target.relative_to(folder)
+        except ValueError:
+            return None
+        if not target.is_file() or target.stat().st_size > MAX_MEMBER_BYTES:
+            return None
+        return target.read_bytes()
+
+    class _Lazy(_Project):
+        # A lone file's siblings are only looked at when an \input names them, so pointing the tool
+        # at a .tex in a big folder does not read the whole folder.
+        def exists(self, rel: str) -> bool:
+            if rel == name:
+                return True
+            target = folder / rel
+            return target.is_file() and not rel.startswith("..")
+
+    project = _Lazy(str(path.parent), [name], read)
+    project._cache[name] = text
+    flat = _Flattener(project, name, warnings).flatten(name)
+    return LatexSource(source=str(path), root=name, text=flat, warnings=warnings)
+
+
+def load_latex(path: str | Path) -> LatexSource:
+    """Any LaTeX input (file, folder, zip, tar) as one flattened live string."""
+    path = Path(path)
+    kind = input_kind(path)
+    if kind == "pdf":
+        raise InputError(path, "is a PDF, not LaTeX source")
+    if kind == "folder":
+        return _load_project(_folder_project(path), str(path))
+    if kind == "zip":
+        return _load_project(_zip_project(path), str(path))
+    if kind == "tar":
+        return _load_project(_tar_project(path), str(path))
+    return load_tex_file(path)

@@ -1,0 +1,109 @@
+"""``checklist-eval check`` end to end, and the heuristic's measured accuracy on the anchor sample."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checklist_eval.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+ITEM_KEYS = {"id", "answer", "correct", "p_correct", "review"}
+USAGE_KEYS = {"calls", "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd"}
+
+
+def anchor_pdf(shared: Path, name: str = "5_genuine_DPO") -> Path:
+    return next((shared / "corpus" / "anchor-sample" / "papers" / name).glob("*.pdf"))
+
+
+def assert_shape(obj: dict) -> None:
+    assert set(obj) == {"source", "checklist", "assessor", "model", "C", "items", "usage", "warnings"}
+    assert set(obj["checklist"]) == {"id"} and isinstance(obj["checklist"]["id"], str)
+    assert obj["assessor"] == "heuristic" and obj["model"] is None
+    assert set(obj["usage"]) == USAGE_KEYS and obj["usage"]["calls"] == 0
+    assert obj["items"] and all(set(it) == ITEM_KEYS for it in obj["items"])
+    assert all(it["answer"] in ("Yes", "No", "NA", "TODO", None) for it in obj["items"])
+    n_ok = sum(it["correct"] for it in obj["items"])
+    assert obj["C"] == pytest.approx(n_ok / len(obj["items"]))
+    assert isinstance(obj["warnings"], list)
+
+
+def run_check(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "checklist_eval", "check", *args],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_check_json_shape_on_a_real_pdf(shared_dir):
+    proc = run_check(str(anchor_pdf(shared_dir)), "--json")
+    assert proc.returncode == 0, proc.stderr
+    obj = json.loads(proc.stdout)
+    assert_shape(obj)
+    assert obj["checklist"]["id"] == "neurips-2024" and len(obj["items"]) == 15
+
+
+def test_check_out_writes_json_and_report(shared_dir, tmp_path, capsys):
+    assert main(["check", str(anchor_pdf(shared_dir)), "--out", str(tmp_path / "o")]) == 0
+    table = capsys.readouterr().out
+    assert "Correctness C =" in table and "Claims" in table
+    written = json.loads((tmp_path / "o" / "check.json").read_text())
+    assert_shape(written)
+    html = next((tmp_path / "o").glob("*.html")).read_text()
+    assert "Correctness C" in html
+    assert not [p for p in (tmp_path / "o").iterdir() if p.name.endswith(".tmp")]
+
+
+def test_dry_run_heuristic_spends_nothing(shared_dir, capsys):
+    assert main(["check", str(anchor_pdf(shared_dir)), "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (plan["calls"], plan["prompt_tokens"], plan["cost_usd"]) == (0, 0, 0.0)
+    assert plan["items_judged_offline"] > 0
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path):
+    proc = run_check(str(tmp_path / "missing.pdf"))
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "missing.pdf" in proc.stderr
+
+
+def test_unknown_checklist_exits_2(shared_dir, capsys):
+    assert main(["check", str(anchor_pdf(shared_dir)), "--checklist", "neurips-1999"]) == 2
+    assert "neurips-1999" in capsys.readouterr().err
+
+
+def test_genuine_fixture_scores_higher_than_adversarial(fixtures_dir, capsys):
+    g, a = fixtures_dir / "papers" / "genuine", fixtures_dir / "papers" / "adversarial"
+    if not (g.exists() and a.exists()):
+        pytest.skip("G/A fixture papers not built in this checkout")
+    scores = {}
+    for name, path in (("G", g), ("A", a)):
+        assert main(["check", str(path), "--json"]) == 0
+        obj = json.loads(capsys.readouterr().out)
+        assert_shape(obj)
+        scores[name] = obj["C"]
+    assert scores["G"] > scores["A"]
+
+
+def _eval_module():
+    spec = importlib.util.spec_from_file_location("eval_heuristic", ROOT / "scripts" / "eval_heuristic.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_heuristic_on_the_anchor_sample_beats_the_reference_floor(shared_dir):
+    ev = _eval_module()
+    run = ev.evaluate(shared_dir / "corpus" / "anchor-sample", "neurips-2024")
+    figs = {(f.system, f.note): f for f in run.figures}
+    ours = figs[("heuristic (ours)", "our PDF parsing")]
+    gpt_all = figs[("gpt-4-turbo (reference)", "all its results")]
+    # Our scoring reproduces the reference's published figures from its own CSVs.
+    assert (gpt_all.accuracy, gpt_all.auc) == (pytest.approx(0.567, abs=5e-4), pytest.approx(0.612, abs=5e-4))
+    assert ours.items == 330 and not run.parse_failures
+    # Measured 0.646 / 0.647 with rules-1; the floor is the reference GPT-4-turbo's figures.
+    assert ours.accuracy >= 0.567 and ours.auc >= 0.612

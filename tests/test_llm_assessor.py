@@ -1,0 +1,247 @@
+"""The LLM assessor driven through the real ``openai`` client over real HTTP to the loopback server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import math
+
+import pytest
+
+from checklist_eval.assessors import add_assessor_args, assessor_from_args, estimate, make_assessor
+from checklist_eval.assessors.llm import LLMAssessor
+from checklist_eval.errors import AssessorError
+from checklist_eval.models import StructuredOutput
+from checklist_eval.testing import FaultConfig, MockServer, mock_verdict, sample_paper
+
+KEY = "sk-test-SECRETKEY-0123456789abcdef"
+
+
+@pytest.fixture(autouse=True)
+def _api_key(monkeypatch):
+    monkeypatch.setenv("CE_TEST_KEY", KEY)
+
+
+def llm(server: MockServer, **config) -> LLMAssessor:
+    options = dict(model="gpt-4o-mini", base_url=server.base_url, api_key_env="CE_TEST_KEY", no_cache=True,
+                   backoff_initial=0.01, timeout=5.0)
+    options.update(config)
+    return make_assessor("llm", **options)
+
+
+def run(assessor, paper):
+    async def go():
+        try:
+            return await assessor.assess_paper(paper)
+        finally:
+            await assessor.aclose()
+
+    return asyncio.run(go())
+
+
+def expected(assessor: LLMAssessor, paper, strategy=StructuredOutput.JSON_SCHEMA):
+    """What the server's rules say for each answered item (its verdict is a function of the prompt)."""
+    return {it.id: mock_verdict(assessor.messages_for(paper, it, strategy))[:2]
+            for it in paper.checklist.items if it.answer is not None and it.answer.is_real}
+
+
+def test_json_schema_with_logprob_confidence():
+    paper = sample_paper(n_questions=6)
+    with MockServer() as server:
+        a = llm(server)
+        want = expected(a, paper)
+        out = run(a, paper)
+    assert [x.question_id for x in out] == [it.id for it in paper.checklist.items]
+    for x in out:
+        correct, p = want[x.question_id]
+        assert x.correct is correct
+        # exp(logprob) of the verdict token, normalized: the server's exact p, not the 3-decimal self-report
+        assert x.p_correct == pytest.approx(p, abs=1e-9)
+        assert x.provenance.strategy is StructuredOutput.JSON_SCHEMA
+        assert x.provenance.usage.calls == 1 and x.provenance.usage.prompt_tokens > 0
+    assert {x.correct for x in out} == {True, False}  # the sample mixes both
+
+
+def test_self_reported_confidence_without_logprobs():
+    paper = sample_paper(n_questions=4)
+    with MockServer(supports_logprobs=False) as server:
+        a = llm(server)
+        want = expected(a, paper)
+        out = run(a, paper)
+    for x in out:
+        p = want[x.question_id][1]
+        assert x.p_correct == pytest.approx(round(p, 3), abs=1e-12)
+
+
+def test_fallback_to_json_object_is_remembered():
+    paper = sample_paper(n_questions=6)
+    with MockServer(supports_json_schema=False) as server:
+        a = llm(server, concurrency=1)
+        first = run(a, paper)
+        refused = server.stats.by_status.get(400, 0)
+        second = run(a, sample_paper(n_questions=6, source="other.tex"))
+        assert server.stats.by_status.get(400, 0) == refused == 1  # learned once, not per question
+    assert {x.provenance.strategy for x in first + second} == {StructuredOutput.JSON_OBJECT}
+
+
+def test_both_formats_refused_falls_back_to_text_parser():
+    paper = sample_paper(n_questions=6)
+    with MockServer() as plain:
+        want = {x.question_id: x.correct for x in run(llm(plain), paper)}
+    with MockServer(supports_json_schema=False, supports_json_object=False) as server:
+        a = llm(server)
+        out = run(a, paper)
+        assert server.stats.by_status[400] >= 2
+    assert {x.provenance.strategy for x in out} == {StructuredOutput.TEXT}
+    assert {x.question_id: x.correct for x in out} == want  # same verdicts whatever the format
+    # Logprobs of the "correct"/"incorrect" token are still used in text mode.
+    assert all(0.0 <= x.p_correct <= 1.0 for x in out)
+
+
+def test_retries_on_429_500_timeouts_sum_usage_over_attempts():
+    paper = sample_paper(n_questions=12)
+    with MockServer() as clean:
+        want = {x.question_id: (x.correct, x.review) for x in run(llm(clean), paper)}
+    faults = FaultConfig(rate=0.35, kinds=("429", "500", "timeout"), retry_after=0.02, timeout_hold=1.0)
+    with MockServer(faults=faults, seed=3) as server:
+        a = llm(server, timeout=0.3, max_attempts=8)
+        out = run(a, paper)
+        stats = server.stats
+    assert {x.question_id: (x.correct, x.review) for x in out} == want
+    assert sum(stats.by_fault.values()) >= 3, stats.by_fault
+    assert stats.chat_requests == sum(x.provenance.attempts for x in out) == a.usage.calls
+    assert stats.chat_requests == len(out) + sum(stats.by_fault.values())
+    assert a.usage.prompt_tokens == stats.prompt_tokens
+
+
+def _seed_where(faults: FaultConfig, pattern: list[str | None]) -> int:
+    for seed in range(500):
+        probe = MockServer(faults=faults, seed=seed)
+        if [probe._fault_for(n) for n in range(1, len(pattern) + 1)] == pattern:
+            return seed
+    raise AssertionError("no seed gives that pattern")
+
+
+def test_retry_after_is_honoured():
+    faults = FaultConfig(rate=0.5, kinds=("429",), retry_after=0.3)
+    seed = _seed_where(faults, ["429", None])
+    paper = sample_paper(n_questions=1)
+    with MockServer(faults=faults, seed=seed) as server:
+        out = run(llm(server, backoff_initial=0.001), paper)
+        arrivals = server.stats.arrivals
+    assert out[0].provenance.attempts == 2
+    assert arrivals[1] - arrivals[0] >= 0.3  # exponential backoff alone would have waited ~1 ms
+
+
+def test_malformed_and_truncated_output_are_reasked_and_billed():
+    faults = FaultConfig(rate=1.0, kinds=("malformed", "truncated"))
+    seed = _seed_where(FaultConfig(rate=0.5, kinds=("malformed", "truncated")), ["truncated", "malformed", None])
+    paper = sample_paper(n_questions=1)
+    with MockServer(faults=FaultConfig(rate=0.5, kinds=("malformed", "truncated")), seed=seed) as server:
+        a = llm(server, reask=2)
+        out = run(a, paper)
+        stats = server.stats
+    assert stats.by_fault == {"truncated": 1, "malformed": 1}
+    usage = out[0].provenance.usage
+    assert usage.calls == 3 == stats.chat_requests
+    # The truncated reply's tokens are billed too: the ledger matches what the server reported.
+    assert usage.prompt_tokens == stats.prompt_tokens and usage.completion_tokens == stats.completion_tokens
+    with MockServer(faults=faults) as always_bad:
+        with pytest.raises(AssessorError, match="no usable verdict"):
+            run(llm(always_bad, reask=1), paper)
+        assert always_bad.stats.chat_requests == 2
+
+
+def test_401_fails_fast_without_leaking_the_key(caplog):
+    caplog.set_level(logging.DEBUG)
+    paper = sample_paper(n_questions=1)
+    with MockServer(require_api_key="sk-the-right-one-xyz") as server:
+        with pytest.raises(AssessorError) as info:
+            run(llm(server), paper)
+        assert server.stats.requests == 1 and server.stats.by_status == {401: 1}
+    message = str(info.value)
+    assert "401" in message and "CE_TEST_KEY" in message
+    assert KEY not in message and "SECRETKEY" not in message
+    assert "SECRETKEY" not in repr(info.value) and "SECRETKEY" not in caplog.text
+
+
+def test_400_context_too_long_fails_fast():
+    paper = sample_paper(n_questions=3, body_chars=30_000)
+    with MockServer(context_tokens=3000) as server:
+        with pytest.raises(AssessorError, match="400.*maximum context length"):
+            run(llm(server, concurrency=1), paper)
+        assert server.stats.chat_requests == 1
+
+
+def test_long_paper_is_cut_at_the_budget_with_a_warning():
+    paper = sample_paper(n_questions=3, body_chars=60_000)
+    with MockServer(context_tokens=4000) as server:
+        a = llm(server, context_tokens=4000, max_tokens=500)
+        out = run(a, paper)
+        assert server.stats.by_status == {200: 3}
+        assert server.stats.prefix_share > 0.8  # the cut is identical for every question
+    assert len(out) == 3
+    assert any("context budget" in w for w in paper.warnings)
+    assert len([w for w in paper.warnings if "context budget" in w]) == 1
+    assert len(a.messages_for(paper, paper.checklist.items[0], StructuredOutput.JSON_SCHEMA)[1]["content"]) < 9000
+
+
+def test_concurrency_bound_is_respected():
+    paper = sample_paper(n_questions=12)
+    with MockServer(latency=0.05) as server:
+        run(llm(server, concurrency=3), paper)
+        assert server.stats.max_in_flight == 3
+
+
+def test_rpm_limit_is_paced_without_429s():
+    # Server: 1200 rpm over a 0.5 s sliding window (10 requests per window); client paces at 1200 rpm.
+    paper = sample_paper(n_questions=26)
+    with MockServer(rpm_limit=1200, rpm_window=0.5) as server:
+        run(llm(server, rpm=1200, concurrency=16), paper)
+        stats = server.stats
+    assert stats.by_status == {200: 26}
+    rate = (len(stats.arrivals) - 1) / (stats.arrivals[-1] - stats.arrivals[0])
+    assert rate >= 0.95 * 20.0, rate
+
+
+def test_rate_limited_server_without_client_limit_still_completes():
+    paper = sample_paper(n_questions=12)
+    with MockServer(rpm_limit=600, rpm_window=0.2) as server:  # 2 requests per 0.2 s window
+        out = run(llm(server, concurrency=8, max_attempts=20), paper)
+        assert server.stats.by_fault.get("rpm", 0) > 0
+    assert len(out) == 12
+
+
+def test_unanswered_items_make_no_call():
+    paper = sample_paper(n_questions=4, answers=["TODO", "", "Yes", "TODO"])
+    with MockServer() as server:
+        out = run(llm(server), paper)
+        assert server.stats.chat_requests == 1
+    assert [x.correct for x in out][:2] == [False, False] and out[0].provenance.usage.calls == 0
+
+
+def test_factory_flags_and_estimate(tmp_path):
+    parser = argparse.ArgumentParser()
+    add_assessor_args(parser)
+    args = parser.parse_args(["--assessor", "llm"])
+    with pytest.raises(AssessorError, match="--model"):
+        assessor_from_args(args)
+    with MockServer() as server:
+        args = parser.parse_args(["--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", server.base_url,
+                                  "--api-key-env", "CE_TEST_KEY", "--concurrency", "5", "--rpm", "100",
+                                  "--structured", "json_object", "--no-cache"])
+        a = assessor_from_args(args, cache_path=tmp_path / "c.sqlite")
+        assert isinstance(a, LLMAssessor) and a.scheduler.concurrency == 5 and a.scheduler.rpm == 100
+        assert a.quirks().strategy is StructuredOutput.JSON_OBJECT
+        assert KEY not in repr(a)
+        papers = [sample_paper(n_questions=5), sample_paper(n_questions=5, answers=["TODO"])]
+        est = estimate(papers, {"model": "gpt-4o-mini"})
+        assert server.stats.requests == 0
+    assert est["calls"] == 5 and est["skipped_unanswered"] == 5
+    assert est["prompt_tokens"] > 5 * 1000 and est["cost_usd"] > 0
+    # The estimate counts the same characters the assessor would send.
+    chars = sum(len(m["content"]) for it in papers[0].checklist.items
+                for m in a.messages_for(papers[0], it, StructuredOutput.JSON_SCHEMA))
+    assert est["prompt_tokens"] == pytest.approx(chars / 4, rel=0.01)
+    assert math.isfinite(est["cost_usd"])

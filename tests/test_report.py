@@ -1,0 +1,73 @@
+"""HTML reports are self-contained and escape everything that came from a paper or a model."""
+
+from __future__ import annotations
+
+import re
+
+from checklist_eval.models import (
+    Answer,
+    Assessment,
+    Checklist,
+    ChecklistItem,
+    Paper,
+    Provenance,
+    Usage,
+)
+from checklist_eval.records import Record
+from checklist_eval.report import write_paper_report, write_submission_report
+from checklist_eval.scoring import score_submission
+
+EVIL = '<script>alert("x")</script><img src="http://evil.example/p.png">'
+
+
+def _paper():
+    items = [
+        ChecklistItem(id="1", title="Claims", question="Q1?", answer=Answer.YES, justification="See " + EVIL),
+        ChecklistItem(id="2", title="Limitations", question="Q2?", answer=Answer.TODO),
+        ChecklistItem(id="3", title="Theory", question="Q3?", answer=None),
+    ]
+    return Paper(
+        source="paper.tex", format="latex", title="A <b>bold</b> title",
+        checklist=Checklist(id="neurips-2025", items=items), warnings=["hidden text found: " + EVIL],
+    )
+
+
+def _assert_self_contained(text: str) -> None:
+    assert "<script" not in text.lower()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", text, re.I)
+    assert "<link" not in text.lower()
+    assert "&lt;script&gt;" in text
+
+
+def test_paper_report(tmp_path):
+    prov = Provenance(assessor="heuristic")
+    assessments = [
+        Assessment(question_id="1", answer=Answer.YES, correct=True, p_correct=0.8, review="fine " + EVIL, provenance=prov),
+        Assessment(question_id="2", answer=Answer.TODO, correct=False, p_correct=0.0, review="todo", provenance=prov),
+        Assessment(question_id="3", answer=None, correct=False, p_correct=0.0, review="missing", provenance=prov),
+    ]
+    path = write_paper_report(tmp_path / "out", _paper(), assessments, assessor="heuristic", model=None, usage=Usage(calls=3))
+    text = path.read_text()
+    assert path == tmp_path / "out" / "report.html"
+    _assert_self_contained(text)
+    assert "C = 0.333" in text  # 1 of 3 correct
+    assert "(missing)" in text and "TODO" in text and "0.80" in text
+    assert "A &lt;b&gt;bold&lt;/b&gt; title" in text
+    assert not list((tmp_path / "out").glob(".*tmp"))  # atomic write left no temp file
+
+
+def test_submission_report(tmp_path):
+    def r(role, q, a, ok):
+        return Record(submission_id="s", role=role, question_id=q, answer=a, correct=ok, review=EVIL, case="GAT")
+
+    recs = [
+        r("G", "1", Answer.YES, True), r("G", "2", Answer.NO, True),
+        r("A", "1", Answer.YES, True), r("A", "2", Answer.YES, True),
+        r("T", "1", Answer.YES, True), r("T", "2", Answer.NO, True),
+    ]
+    score = score_submission("s", recs)
+    text = write_submission_report(tmp_path / "report.html", score, recs).read_text()
+    _assert_self_contained(text)
+    assert "Agreement of the assessor on A" in text
+    assert "<td>0.5000</td>" in text  # R = 1/2: q2 a=Yes t=No g=0 but c_A=1
+    assert text.count('class="bad">no<') == 1
