@@ -94,27 +94,33 @@ _TITLE_SCAN_CHARS = 600
 def _largest_font_text(textpage: pdfium.PdfTextPage) -> str | None:
     """The first run of the largest font among a page's opening characters: the paper's title.
 
-    Layout heuristics on lines confuse titles with author lists and dates; font size does not.
+    Layout heuristics on lines confuse titles with author lists and dates; font size does not. An
+    arXiv margin stamp ("arXiv:2305.18290v2 [cs.LG]") can be bigger still, so it is passed over.
     """
     n = min(textpage.count_chars(), _TITLE_SCAN_CHARS)
     chars = [chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i)) for i in range(n)]
     sizes = [pdfium_c.FPDFText_GetFontSize(textpage.raw, i) for i in range(n)]
-    real = [s for s, c in zip(sizes, chars) if s > 1.0 and not c.isspace()]
-    if not real:
-        return None
-    biggest = max(real)
+    # pdfium's own line breaks and spaces carry size 1 or whitespace: they never end a run
+    generated = [size <= 1.0 or ch.isspace() for ch, size in zip(chars, sizes)]
+    candidates = sorted({round(s, 1) for s, g in zip(sizes, generated) if not g}, reverse=True)
+    for biggest in candidates[:3]:
+        title = _font_run(chars, sizes, generated, biggest)
+        if title and not title.lower().startswith("arxiv"):
+            return title
+    return None
+
+
+def _font_run(chars: list[str], sizes: list[float], generated: list[bool], size: float) -> str:
     out: list[str] = []
-    for ch, size in zip(chars, sizes):
-        generated = size <= 1.0 or ch.isspace()  # pdfium's own line breaks carry size 1
-        if not generated and size >= biggest - 0.5:
+    for ch, sz, gen in zip(chars, sizes, generated):
+        if not gen and abs(sz - size) <= 0.5:
             out.append(ch)
-        elif generated and out:
+        elif gen and out:
             out.append(" ")
-        elif out and not generated and ch.isalnum():
-            break  # the title run ended (superscript marks like "*" or "1" are skipped below)
+        elif out and not gen and ch.isalnum():
+            break  # smaller letters: the run ended (smaller marks such as "*" are skipped)
     title = clean_text("".join(out)).replace("\n", " ")
-    title = re.sub(r"\s+", " ", title).strip(" ∗*")
-    return title or None
+    return re.sub(r"\s+", " ", title).strip(" ∗*")
 
 
 # --- cleanup --------------------------------------------------------------------------------------
@@ -185,6 +191,8 @@ def _number_runs(lines: list[str]) -> list[Run]:
     open_runs: dict[int, Run] = {}  # last number of a run -> the run
     runs: list[Run] = []
     for idx, line in enumerate(lines):
+        if not line[:1].isdigit() and not line[:1].isspace():
+            continue  # cheap pre-check: most lines start with a letter
         m = _LINE_NUMBER.match(line)
         if not m:
             continue
@@ -223,10 +231,12 @@ def _pick_run(runs: list[Run], expect: int | None) -> Run | None:
 
 def has_line_numbers(pages_lines: list[list[str]]) -> bool:
     """Whether a document carries margin line numbers (a review version) at all."""
-    strong = sum(
-        1 for lines in pages_lines if max(map(len, _number_runs(lines)), default=0) >= _STRONG_RUN
-    )
-    return strong >= max(1, _NUMBERED_PAGE_SHARE * len(pages_lines))
+    return _numbered_document([_number_runs(lines) for lines in pages_lines])
+
+
+def _numbered_document(page_runs: list[list[Run]]) -> bool:
+    strong = sum(1 for runs in page_runs if max(map(len, runs), default=0) >= _STRONG_RUN)
+    return strong >= max(1, _NUMBERED_PAGE_SHARE * len(page_runs))
 
 
 def strip_line_numbers(lines: list[str], expect: int | None = None) -> tuple[list[str], int | None]:
@@ -238,7 +248,10 @@ def strip_line_numbers(lines: list[str], expect: int | None = None) -> tuple[lis
     (lineno puts them beside display math), go too. Returns the lines and the page's last number.
     Call it only on documents that :func:`has_line_numbers`: table rows count up too.
     """
-    run = _pick_run(_number_runs(lines), expect)
+    return _strip_run(lines, _pick_run(_number_runs(lines), expect), expect)
+
+
+def _strip_run(lines: list[str], run: Run | None, expect: int | None) -> tuple[list[str], int | None]:
     if run is None:
         return lines, expect
     numbered = {idx for idx, _ in run}
@@ -278,10 +291,11 @@ def _page_lines(raw: str) -> list[str]:
 def clean_pages(raw_pages: list[str]) -> list[str]:
     """Per page: line numbers, page numbers and running headers/footers removed, words re-joined."""
     pages = [_page_lines(raw) for raw in raw_pages]
-    if has_line_numbers(pages):
+    page_runs = [_number_runs(lines) for lines in pages]
+    if _numbered_document(page_runs):
         last_number: int | None = None
-        for i, lines in enumerate(pages):
-            pages[i], last_number = strip_line_numbers(lines, last_number)
+        for i, (lines, runs) in enumerate(zip(pages, page_runs)):
+            pages[i], last_number = _strip_run(lines, _pick_run(runs, last_number), last_number)
     pages = [_strip_page_number(lines) for lines in pages]
     repeated = _running_lines(pages)
     cleaned = []

@@ -217,9 +217,9 @@ def _naive_bootstrap(y, s, k, seed):
 
 @pytest.mark.parametrize("dec", [1, None])  # the cell (multinomial) path and the position path
 def test_bootstrap_auc_has_the_distribution_of_index_resampling(dec):
-    y, s = _data(11, 3000, dec)
-    ci = m.bootstrap_auc(y, s, 400, 0.9, seed=1)
-    naive = _naive_bootstrap(y, s, 400, seed=2)
+    y, s = _data(11, 2000, dec)
+    ci = m.bootstrap_auc(y, s, 300, 0.9, seed=1)
+    naive = _naive_bootstrap(y, s, 250, seed=2)
     assert ci.estimate == pytest.approx(roc_auc_score(y, s), abs=TOL)
     assert ci.samples.mean() == pytest.approx(naive.mean(), abs=0.004)
     assert ci.samples.std() == pytest.approx(naive.std(), rel=0.2)
@@ -292,3 +292,33 @@ def test_prevalence_sweep_single_class_subset_gives_nan_auc():
     assert sw.n_target[0] == 1  # the first pick is a target, then non-targets until exhausted
     sw = m.prevalence_sweep([1, 1, 1, 1], [0.9, 0.8, 0.7, 0.6], rates=[50], reps=1)
     assert math.isnan(sw.auc[0]) and sw.cross_entropy[0] > 0
+
+
+# ------------------------------------------------------------------------- perplexity slope (stretch)
+
+
+def test_perplexity_slope_on_synthetic_sequences():
+    from checklist_eval.membership import least_squares_line, perplexity_slope, probabilities_from_logprobs
+
+    p = 0.2 + 0.001 * np.arange(100)
+    out = perplexity_slope(p)
+    assert out.slope == pytest.approx(0.001, abs=1e-15) and out.intercept == pytest.approx(0.2, abs=1e-13)
+    assert out.mean_normalized == pytest.approx(0.001 / p.mean())
+    assert out.z_normalized == pytest.approx(0.001 / p.std())
+    rng = np.random.default_rng(0)
+    noisy = np.clip(0.3 + 0.002 * np.arange(200) + rng.normal(0, 0.05, 200), 0, 1)
+    slope, intercept = least_squares_line(noisy)
+    ref_slope, ref_intercept = np.polyfit(np.arange(200), noisy, 1)
+    assert slope == pytest.approx(ref_slope, abs=1e-12) and intercept == pytest.approx(ref_intercept, abs=1e-12)
+    assert perplexity_slope(noisy[::-1]).slope == pytest.approx(-slope)
+    # n-gram reference: a reference rising as fast as p leaves no slope
+    assert perplexity_slope(p, reference=p - 0.1).slope == pytest.approx(0.0, abs=1e-15)
+    flat = perplexity_slope([0.5, 0.5, 0.5])
+    assert flat.slope == 0.0 and math.isnan(flat.z_normalized)
+    np.testing.assert_allclose(probabilities_from_logprobs([0.0, math.log(0.25)]), [1.0, 0.25])
+    with pytest.raises(ValueError, match="at least 2"):
+        perplexity_slope([0.5])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        perplexity_slope([0.5, 1.5])
+    with pytest.raises(ValueError, match="<= 0"):
+        probabilities_from_logprobs([0.1])

@@ -23,6 +23,7 @@ from checklist_eval.pdf import (  # noqa: E402
     _pdfium_problem,
     clean_pages,
     dehyphenate,
+    extract_pages,
     find_checklist,
     find_sections,
     fix_ligatures,
@@ -258,11 +259,54 @@ def test_synthetic_pdf_end_to_end(tmp_path, line_numbers):
     }
 
 
+def test_old_style_checklist_pdf(tmp_path):
+    spec = checklists.load("neurips-2021")
+    groups = ["For all authors...", "If you are including theoretical results...",
+              "If you ran experiments...", "If you are using existing assets...",
+              "If you used crowdsourcing or conducted research with human subjects..."]
+    lines = ["Old Style Paper", "Abstract", "An abstract.", "1 Introduction", "Text.",
+             "References", "[1] Somebody. Some paper.", "Checklist",
+             "For each question, change the default [TODO] to [Yes] , [No] , or [N/A] .",
+             "• Did you include the license to the code and datasets? [Yes] See Section ??."]
+    answers = {}
+    for g, head in enumerate(groups, start=1):
+        lines.append(f"{g}. {head}")
+        for q in [q for q in spec.questions if q.id.startswith(str(g))]:
+            answer = {"1": "[Yes]", "2": "[N/A]", "3": "[No]"}.get(str(g), "[TODO]")
+            answers[q.id] = normalize_answer(answer)
+            # the question text is wrapped over two lines, as in a two-column PDF
+            words = q.question.split()
+            half = len(words) // 2
+            lines += [f"({q.id[1]}) " + " ".join(words[:half]), " ".join(words[half:]) + f" {answer}"]
+    lines[-1] += " We paid 10 USD per hour."
+    pages = [lines[i: i + 50] for i in range(0, len(lines), 50)]
+    paper = parse_pdf(_write_pdf(tmp_path / "old.pdf", pages))
+    assert paper.checklist.id == "neurips-2021"
+    assert paper.checklist.answers == answers
+    assert paper.checklist.item("5c").justification == "We paid 10 USD per hour."
+    assert "For all authors" not in paper.body and "Checklist" not in paper.body
+
+
 def test_checklist_spec_can_be_forced(tmp_path):
     spec = checklists.load(SPEC_2024)
     paper = parse_pdf(_synthetic_paper(tmp_path, line_numbers=False), spec)
     assert paper.checklist.id == spec.id
     assert len(paper.checklist.items) == len(spec.questions)
+
+
+def test_title_is_largest_font_but_not_an_arxiv_stamp(tmp_path):
+    doc = pdfium.PdfDocument.new()
+    font = pdfium_c.FPDFText_LoadStandardFont(doc.raw, b"Helvetica")
+    page = doc.new_page(612, 792)
+    _put_text(doc, page, font, "arXiv:2401.00001v1 [cs.LG] 1 Jan 2024", 20, 300, 20.0)
+    _put_text(doc, page, font, "Deep Checklists", 72, 750, 17.0)
+    _put_text(doc, page, font, "Are All You Need", 72, 730, 17.0)
+    _put_text(doc, page, font, "Ann Author, Bob Builder", 72, 700, 10.0)
+    _put_text(doc, page, font, "Abstract " + "words " * 30, 72, 680, 10.0)
+    pdfium_c.FPDFPage_GenerateContent(page.raw)
+    doc.save(str(tmp_path / "t.pdf"))
+    doc.close()
+    assert extract_pages(tmp_path / "t.pdf").title == "Deep Checklists Are All You Need"
 
 
 def test_pdf_without_text_layer(tmp_path):

@@ -133,7 +133,7 @@ class Ledger:
         return {
             "run": self.total().model_dump(),
             "cache_hits": sum(1 for e in entries if e.cached),
-            "saved_usd": round(sum(e.saved_usd for e in entries), 6),
+            "saved_usd": round(sum(e.saved_usd for e in entries), 9),
             "papers": {p: u.model_dump() for p, u in self.per_paper().items()},
             "calls": [
                 {"paper": e.paper, "question_id": e.question_id, "model": e.model, "cached": e.cached,

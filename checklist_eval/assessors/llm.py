@@ -286,6 +286,7 @@ class LLMAssessor(Assessor):
         self.warnings: list[str] = []
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
         self._prefixes: dict[tuple[str, int], _PaperPrefix] = {}
+        self._broken: AssessorError | None = None
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -379,6 +380,8 @@ class LLMAssessor(Assessor):
         async def attempt() -> Any:
             nonlocal attempts
             async with self.scheduler.slot(est_tokens):
+                if self._broken is not None:  # a bad key or model fails every request: send no more
+                    raise self._broken
                 strategy = quirks.strategy
                 messages = self.messages_for(paper, item, strategy)
                 sent.update(strategy=strategy, messages=messages)
@@ -440,6 +443,8 @@ class LLMAssessor(Assessor):
         while True:
             try:
                 outcome = await self._request(paper, item, quirks, est_tokens)
+            except AssessorError:
+                raise
             except openai.BadRequestError as err:
                 usage = usage + Usage(calls=getattr(err, "checklist_attempts", 1))
                 if _adapt(quirks, err, self.config.structured == "auto", err.checklist_strategy):  # type: ignore[attr-defined]
@@ -495,8 +500,11 @@ class LLMAssessor(Assessor):
         return invalid
 
     def _fatal(self, err: BaseException) -> AssessorError:
-        return fatal_error(err, endpoint=self.endpoint, model=self.model or "?",
-                           api_key_env=self.config.api_key_env, secrets=self._secrets)
+        fatal = fatal_error(err, endpoint=self.endpoint, model=self.model or "?",
+                            api_key_env=self.config.api_key_env, secrets=self._secrets)
+        if isinstance(err, openai.APIStatusError) and err.status_code in (401, 403, 404):
+            self._broken = fatal  # endpoint-wide; a 400 (e.g. one paper too long) is not
+        return fatal
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
