@@ -1179,10 +1179,11 @@ def _match_text(segment: str) -> list[str]:
 def _best_match(spec: ChecklistSpec, segment: str) -> str | None:
     best: tuple[float, str] | None = None
     for candidate in _match_text(segment):
-        qid = checklists.match_question(spec, candidate)
+        scores = checklists.match_scores(spec, candidate)
+        qid = checklists.best_match(scores)
         if qid is None:
             continue
-        score = checklists.match_scores(spec, candidate)[qid]
+        score = scores[qid]
         if best is None or score > best[0]:
             best = (score, qid)
     return best[1] if best else None
@@ -1214,8 +1215,36 @@ def _latex2text():
                 MacroTextSpec("slash", simplify_repl="/"),
             ],
         )
-        _L2T = LatexNodes2Text(latex_context=db, math_mode="text", strict_latex_spaces=False)
+        from pylatexenc.latexwalker import get_default_latex_context_db as walker_db
+
+        _L2T = (LatexNodes2Text(latex_context=db, math_mode="text", strict_latex_spaces=False), walker_db())
     return _L2T
+
+
+_FORMATTING = re.compile(r"\\(?:textbf|textit|emph|texttt|textsc|textrm|textsf|underline|mbox|text)\s*\{([^{}\\$]*)\}")
+_NEEDS_LATEX = re.compile(r"[\\{}$%&^_#]")
+
+
+def _simple_markup(text: str) -> str:
+    """Unwrap plain formatting macros and ties with regexes; pylatexenc only sees what is left."""
+    text = text.replace("~", " ")
+    for _ in range(3):
+        new = _FORMATTING.sub(r"\1", text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _pylatexenc_text(text: str) -> str:
+    l2t, walker_db = _latex2text()
+    try:
+        from pylatexenc.latexwalker import LatexWalker
+
+        nodes, _, _ = LatexWalker(text, latex_context=walker_db, tolerant_parsing=True).get_latex_nodes()
+        return l2t.nodelist_to_text(nodes)
+    except Exception:  # pylatexenc gives up on some malformed input; the raw text is still readable
+        return text
 
 
 _URL_ANY = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{((?:[^{}]|\{[^{}]*\})*)\}|\\url\s*\{([^{}]*)\}")
@@ -1246,15 +1275,16 @@ def readable(latex: str, macros: Macros, targets: dict[str, Target]) -> str:
     def keep_url(m: re.Match) -> str:
         url, label = m.group(1) or m.group(3), m.group(2)
         if label is not None:
-            label = _squash(_latex2text().latex_to_text(label))
+            label = _squash(_pylatexenc_text(label))
         shown = url if not label or label == url.strip() else f"{label} ({url})"
         urls.append(shown)
         return f"\x01{len(urls) - 1}\x01"
 
     text = _URL_ANY.sub(keep_url, text)
-    try:
-        out = _latex2text().latex_to_text(text)
-    except Exception:  # pylatexenc gives up on some malformed input; the raw text is still readable
+    text = _simple_markup(text)
+    if _NEEDS_LATEX.search(text):
+        out = _pylatexenc_text(text)
+    else:  # plain prose after the substitutions: walking it with pylatexenc would change nothing
         out = text
     out = re.sub("\x01(\\d+)\x01", lambda m: urls[int(m.group(1))], out)
     return _squash(out.replace("\u00a0", " "))

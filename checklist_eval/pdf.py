@@ -2,7 +2,8 @@
 
 The pipeline is: extract each page's text once -> clean it (line numbers, running headers and page
 numbers, hyphenation, ligatures) -> find the checklist region -> split it into question blocks and
-read answer and justification from each -> everything outside the region is the body an assessor sees.
+read answer and justification from each -> everything outside the region is the body an
+assessor sees.
 
 Two checklist layouts are understood:
 
@@ -10,8 +11,8 @@ Two checklist layouts are understood:
   Justification: ... / Guidelines: ...".
 * 2021/22 ("Checklist"): groups "1. For all authors..." with items "(a) question? [Yes] text".
 
-Questions are attached to the checklist version by meaning (:func:`checklists.match_question`), never
-by their position, so a reordered or partly deleted checklist still lands on the right ids.
+Questions are attached to the checklist version by meaning (:func:`checklists.match_question`),
+never by their position, so a reordered or partly deleted checklist still lands on the right ids.
 """
 
 from __future__ import annotations
@@ -155,8 +156,8 @@ def fix_ligatures(text: str) -> str:
 # pdfium marks a hyphen it recognised as a line-end word break with U+FFFE and joins the two lines;
 # U+00AD is the soft hyphen other producers use for the same thing.
 _SOFT_HYPHEN = re.compile(r"[\ufffe\u00ad][ \t]*\n?[ \t]*")
-# A plain "-" at a line end between lower-case letters is a word break too, unless the word before is
-# already hyphenated ("state-of-the-\nart"), where the hyphen is part of the compound.
+# A plain "-" at a line end between lower-case letters is a word break too, unless the word before
+# is already hyphenated ("state-of-the-\nart"), where the hyphen is part of the compound.
 # The pattern starts with the literal "-" so the regex engine only stops at hyphens (speed).
 _LINE_END_HYPHEN = re.compile(r"-(?<=[a-z]-)[ \t]*\n[ \t]*(?=[a-z])")
 _WORD_BEFORE = re.compile(r"[\w-]*$")
@@ -243,15 +244,18 @@ def strip_line_numbers(lines: list[str], expect: int | None = None) -> tuple[lis
     """Remove margin line numbers (review versions) from a page's lines.
 
     The numbering is the run of lines starting with integers that count up n, n+1, ... that
-    continues the previous page's numbering (``expect``, the last number seen there), else the longest
-    such run if it has at least five lines. Numbers the run skipped, found inside a neighbouring line
-    (lineno puts them beside display math), go too. Returns the lines and the page's last number.
+    continues the previous page's numbering (``expect``, the last number seen there), else the
+    longest such run if it has at least five lines. Numbers the run skipped, found inside a
+    neighbouring line (lineno puts them beside display math), go too. Returns the lines and the
+    page's last line number.
     Call it only on documents that :func:`has_line_numbers`: table rows count up too.
     """
     return _strip_run(lines, _pick_run(_number_runs(lines), expect), expect)
 
 
-def _strip_run(lines: list[str], run: Run | None, expect: int | None) -> tuple[list[str], int | None]:
+def _strip_run(
+    lines: list[str], run: Run | None, expect: int | None
+) -> tuple[list[str], int | None]:
     if run is None:
         return lines, expect
     numbered = {idx for idx, _ in run}
@@ -363,9 +367,12 @@ def squash(text: str) -> str:
 
 # --- finding the checklist ------------------------------------------------------------------------
 
-_NEW_HEADING = re.compile(r"^[ \t]*(?:\d{1,2}\.?[ \t]+)?(?:NeurIPS[ \t]+)?Paper[ \t]+Checklist\b.*$",
-                          re.I | re.M)
-_OLD_HEADING = re.compile(r"^[ \t]*(?:\d{1,2}\.?[ \t]+)?(?:NeurIPS[ \t]+)?Checklist[ \t]*$", re.I | re.M)
+_NEW_HEADING = re.compile(
+    r"^[ \t]*(?:\d{1,2}\.?[ \t]+)?(?:NeurIPS[ \t]+)?Paper[ \t]+Checklist\b.*$", re.I | re.M
+)
+_OLD_HEADING = re.compile(
+    r"^[ \t]*(?:\d{1,2}\.?[ \t]+)?(?:NeurIPS[ \t]+)?Checklist[ \t]*$", re.I | re.M
+)
 # A numbered question heading ("4. Experimental Result Reproducibility"); confirmed as a question by
 # the "Question:" / "Answer:" label that follows it.
 _Q_HEADING = re.compile(r"^[ \t]*(\d{1,2})\.[ \t]+(\S.*)$", re.M)
@@ -428,8 +435,8 @@ def _question_starts(text: str, lo: int) -> list[re.Match[str]]:
 
 def _find_new_style(text: str) -> _Region | None:
     headings = list(_NEW_HEADING.finditer(text))
-    # A table of contents or the body can mention "Paper Checklist"; the real heading is the last one
-    # with questions after it.
+    # A table of contents or the body can mention "Paper Checklist"; the real heading is the last
+    # one with questions after it.
     for heading in reversed(headings):
         starts = _question_starts(text, heading.end())
         if starts:
@@ -581,11 +588,16 @@ def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, li
     for block in region.blocks:
         qid = _match_block(spec, block)
         if qid is None:
-            warnings.append(f"checklist question {block.number} ({block.heading or block.question[:60]!r}) "
-                            f"matches no question of {spec.id}; ignored")
+            shown = block.heading or block.question[:60]
+            warnings.append(
+                f"checklist question {block.number} ({shown!r}) matches no question of {spec.id};"
+                " ignored"
+            )
             continue
         if qid in found:
-            warnings.append(f"checklist question {block.number} repeats question {qid}; kept the first")
+            warnings.append(
+                f"checklist question {block.number} repeats question {qid}; kept the first"
+            )
             continue
         found[qid] = block
     items = []
@@ -627,7 +639,8 @@ def _match_block(spec: ChecklistSpec, block: _Block) -> str | None:
 
 _SECTION = re.compile(r"^[ \t]*(\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+([A-Z][^\n]{0,100})$", re.M)
 _APPENDIX = re.compile(
-    r"^[ \t]*(?:Appendix[ \t]+)?([A-Z](?:\.\d{1,2}){0,2})\.?[ \t]*[:.]?[ \t]+([A-Z][^\n]{0,100})$", re.M
+    r"^[ \t]*(?:Appendix[ \t]+)?([A-Z](?:\.\d{1,2}){0,2})\.?[ \t]*[:.]?[ \t]+([A-Z][^\n]{0,100})$",
+    re.M,
 )
 _CAPTION = re.compile(
     r"^[ \t]*(Table|Figure|Fig\.|Algorithm)[ \t]+([A-Z]?\.?\d{1,3}(?:\.\d{1,2})?)[ \t]*[:.|]", re.M
@@ -650,14 +663,16 @@ def _looks_like_title(words: str) -> bool:
 def find_sections(body: str) -> list[Section]:
     """Numbered headings in reading order: the longest sequence whose numbers advance the way
     headings do (1, 2, 2.1, 2.2, 3 ... then A, A.1, B). Wrapped lines that start with a number
-    ("2 GPUs were used"), list items and table rows rarely continue such a sequence, so they drop out.
+    ("2 GPUs were used"), list items and table rows rarely continue such a sequence, so they drop
+    out.
     """
     numbered = []
     for m in _SECTION.finditer(body):
         title = m.group(2).strip()
         if _looks_like_title(title):
             dotted = body[m.end(1): m.end(1) + 1] == "."
-            numbered.append((tuple(int(p) for p in m.group(1).split(".")), m.group(1), title, dotted))
+            parts = tuple(int(p) for p in m.group(1).split("."))
+            numbered.append((parts, m.group(1), title, dotted))
     # "1 Introduction" and "1. Introduction" are both house styles, but one paper uses one of them;
     # the other is usually an enumerated list ("1. Identifying errors: ...").
     plain = _longest_heading_chain([c for c in numbered if not (len(c[0]) == 1 and c[3])])
@@ -731,7 +746,8 @@ def _appendix_start(body: str, sections: list[Section]) -> int:
 
 
 def find_anchors(body: str, sections: list[Section]) -> list[str]:
-    """Reference targets that exist in the text: sections, appendices, captions, numbered results."""
+    """Reference targets that exist in the text: sections, appendices, captions, numbered
+    statements ("Theorem 1")."""
     anchors: list[str] = []
     for s in sections:
         if s.number is None:

@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-n", "--submissions", type=int, default=200, help="GAT triplets (default 200)")
     p.add_argument("--rpm", type=float, default=6000, help="requests/minute limit, client and server")
     p.add_argument("--latency", type=float, default=0.05, help="server latency per request (s)")
-    p.add_argument("--window", type=float, default=10.0,
-                   help="server's sliding window for the limit (s); short so bursts are refused")
+    p.add_argument("--window", type=float, default=60.0,
+                   help="server sliding window of the limit (s), 60 like providers; shorter is stricter")
     p.add_argument("--concurrency", type=int, default=64, help="assessor's requests in flight")
     p.add_argument("--jobs", type=int, default=8, help="submissions in flight")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")

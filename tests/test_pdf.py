@@ -1,8 +1,9 @@
 """PDF input: text cleanup, checklist extraction, body/sections/anchors, and bad-input errors.
 
 Synthetic PDFs are written here with pypdfium2 (text objects in a standard font), so the end-to-end
-tests need no files. The 22 real challenge PDFs in ``../shared`` are checked answer by answer against
-the challenge's own extraction, with the places where that extraction was wrong listed and explained.
+tests need no files. The 22 real challenge PDFs in ``../shared`` are checked answer by answer
+against the challenge's own extraction, with the places where that extraction was wrong listed and
+explained.
 """
 
 from __future__ import annotations
@@ -110,9 +111,11 @@ def test_clean_pages_drops_page_numbers_and_running_headers():
 
 def test_sections_follow_heading_order():
     body = "\n".join([
-        "1 Introduction", "We run 2 GPUs.", "2 GPUs were used in", "1. Identifying errors: a list item",
+        "1 Introduction", "We run 2 GPUs.", "2 GPUs were used in",
+        "1. Identifying errors: a list item",
         "2 Related Work", "2.1 Older work", "2.2 Newer work", "3 Method", "References",
-        "[1] A. Author. A paper.", "A Proofs", "A key idea is this.", "A.1 Proof of Theorem 1", "B Extra",
+        "[1] A. Author. A paper.", "A Proofs", "A key idea is this.", "A.1 Proof of Theorem 1",
+        "B Extra",
     ])
     got = [(s.number, s.title) for s in find_sections(body)]
     assert got == [
@@ -128,7 +131,8 @@ def test_old_style_checklist_text():
         "• Did you include the license to the code and datasets? [Yes] See Section ??.",
         "• Did you include the license to the code and datasets? [N/A]",
         "1. For all authors...",
-        "(a) Do the main claims made in the abstract and introduction accurately reflect the paper’s",
+        "(a) Do the main claims made in the abstract and introduction accurately reflect the",
+        "paper’s",
         "contributions and scope? [Yes]",
         "(b) Did you describe the limitations of your work? [Yes] See Section 6.",
         "2. If you are including theoretical results...",
@@ -181,7 +185,9 @@ def _put_text(doc, page, font, text: str, x: float, y: float, size: float) -> No
 SPEC_2024 = "neurips-2024"
 
 
-def _question_lines(number: int, title: str, question: str, answer: str, justification: str) -> list[str]:
+def _question_lines(
+    number: int, title: str, question: str, answer: str, justification: str
+) -> list[str]:
     return [
         f"{number}. {title}",
         f"Question: {question}",
@@ -218,15 +224,17 @@ def _synthetic_paper(tmp_path: Path, *, line_numbers: bool) -> Path:
     # Reordered on purpose (Limitations before Claims), one question deleted (Safeguards), retitled
     # questions, a leftover TODO beside a real answer, and an [N/A] spelling.
     checklist_lines = (
-        _question_lines(2, "Limitations", q["2"].question, "[No]", "We have no limitations section.")
+        _question_lines(2, "Limitations", q["2"].question, "[No]", "We have no limitations.")
         + _question_lines(1, "Claims", q["1"].question, "[Yes]", "See the abstract and Section 1.")
         + _question_lines(3, "Theory", q["3"].question, "[N/A]", "There is no theory.")
     )
     rest = [x for x in spec.questions if x.id not in {"1", "2", "3", "11"}]
     for n, x in enumerate(rest, start=4):
         answer = "[TODO] [Yes]" if x.id == "6" else "[Yes]"
-        checklist_lines += _question_lines(n, x.title, x.question, answer, f"Answered in Section {n % 2 + 1}.")
-    pages = [body1, body2] + [checklist_lines[i: i + 45] for i in range(0, len(checklist_lines), 45)]
+        justification = f"Answered in Section {n % 2 + 1}."
+        checklist_lines += _question_lines(n, x.title, x.question, answer, justification)
+    pages = [body1, body2]
+    pages += [checklist_lines[i: i + 45] for i in range(0, len(checklist_lines), 45)]
     pages.append(["A Extra Results", "More tables live here.", "Table 2: Extra."])
     return _write_pdf(tmp_path / "paper.pdf", pages, line_numbers=line_numbers)
 
@@ -243,14 +251,15 @@ def test_synthetic_pdf_end_to_end(tmp_path, line_numbers):
     assert answers["11"] is None  # deleted question: missing, not shifted
     assert any("11" in w for w in paper.warnings)
     assert paper.checklist.item("1").justification == "See the abstract and Section 1."
-    assert paper.checklist.item("2").justification == "We have no limitations section."
+    assert paper.checklist.item("2").justification == "We have no limitations."
     assert paper.title == "A Made-Up Study of Checklists"
     assert paper.abstract == "We study how authors answer checklists and find that they do."
     # body: the paper before and the appendix after, never the checklist or its guidelines
     assert "evaluation." in paper.body and "A Extra Results" in paper.body
     for leaked in ("Justification:", "Guidelines:", "Paper Checklist", "best practices"):
         assert leaked not in paper.body
-    assert not re.search(r"^\d+ ", paper.body.split("2 Experiments")[0].split("1 Introduction")[1], re.M)
+    intro = paper.body.split("2 Experiments")[0].split("1 Introduction")[1]
+    assert not re.search(r"^\d+ ", intro, re.M)  # no margin line number left
     assert [(s.number, s.title) for s in paper.sections] == [
         ("1", "Introduction"), ("2", "Experiments"), ("2.1", "Setup"), ("A", "Extra Results")
     ]
@@ -277,7 +286,8 @@ def test_old_style_checklist_pdf(tmp_path):
             # the question text is wrapped over two lines, as in a two-column PDF
             words = q.question.split()
             half = len(words) // 2
-            lines += [f"({q.id[1]}) " + " ".join(words[:half]), " ".join(words[half:]) + f" {answer}"]
+            lines.append(f"({q.id[1]}) " + " ".join(words[:half]))
+            lines.append(" ".join(words[half:]) + f" {answer}")
     lines[-1] += " We paid 10 USD per hour."
     pages = [lines[i: i + 50] for i in range(0, len(lines), 50)]
     paper = parse_pdf(_write_pdf(tmp_path / "old.pdf", pages))
@@ -326,7 +336,8 @@ def test_corrupt_and_missing_pdf(tmp_path):
         parse_pdf(bad)
     with pytest.raises(InputError, match="file not found"):
         parse_pdf(tmp_path / "absent.pdf")
-    assert "encrypted" in _pdfium_problem("Failed to load document (PDFium: Incorrect password error).")
+    message = "Failed to load document (PDFium: Incorrect password error)."
+    assert "encrypted" in _pdfium_problem(message)
 
 
 def test_pdf_without_checklist(tmp_path):
@@ -338,15 +349,15 @@ def test_pdf_without_checklist(tmp_path):
 
 # --- the 22 real challenge PDFs -------------------------------------------------------------------
 
-# Where the challenge's own extraction (results_gpt/<paper>/paper_checklist.csv) is wrong, checked by
-# reading the PDF text.
+# Where the challenge's own extraction (results_gpt/<paper>/paper_checklist.csv) is wrong, checked
+# by reading the PDF text.
 ANSWER_CORRECTIONS = {
     # "9. Code Of Ethics / Question: ... / Answer: [Yes] / Justification: We follow all ethics
     # guidelines": the reference system lost this answer ("Not Found").
     ("10_genuine_causal_inference", "9"): Answer.YES,
-    # "Answer: [TODO] [Yes]": the author added \answerYes but left the template's \answerTODO beside it;
-    # the committed answer is Yes (the authors' own expected score for it is 0.5, not the 0 a TODO
-    # gets). The reference read the placeholder.
+    # "Answer: [TODO] [Yes]": the author added \answerYes but left the template's \answerTODO beside
+    # it; the committed answer is Yes (the authors' own expected score for it is 0.5, not the 0 a
+    # TODO gets). The reference read the placeholder.
     ("3_adversarial_paper_AutoML", "6"): Answer.YES,
 }
 
@@ -357,8 +368,8 @@ JUSTIFICATION_CORRECTIONS = {
     # No "Justification:" label: the text between "Answer: [Yes]" and "Guidelines:" is the
     # justification. The reference put Q6's text ("Detailed in section 6 ...") here.
     ("1_genuine_timingprivacy", "3"): "We give proofs both in the main text and appendix.",
-    # A wrapped line starts with "4 and 5." right after margin line number 764: the reference dropped
-    # the "4" as if it were a line number.
+    # A wrapped line starts with "4 and 5." right after margin line number 764: the reference
+    # dropped the "4" as if it were a line number.
     ("3_genuine_SimpleSTG", "6"): "as explained in section 4 and 5.",
     ("7_adversarial_paper_SimpleSTG", "6"): "as explained in section 4 and 5.",
     # Same: "[13,\n876 28, 1, 10]" - the reference dropped the citation number 28.
@@ -455,7 +466,8 @@ def test_anchor_sample_sections_and_anchors_exist(anchor_sample):
                 assert number in numbers, (name, anchor)
                 continue
             label = "(?:Figure|Fig\\.)" if kind == "Figure" else kind
-            assert re.search(rf"^\s*{label}\s+{re.escape(number)}\b", paper.body, re.M), (name, anchor)
+            caption = rf"^\s*{label}\s+{re.escape(number)}\b"
+            assert re.search(caption, paper.body, re.M), (name, anchor)
 
 
 def test_pair_submission_pdfs(shared_dir):

@@ -21,6 +21,7 @@ the shared prefix stays shared.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import time
@@ -29,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+import httpx2
 import openai
 
 import checklist_eval
@@ -174,7 +176,7 @@ def paper_text(paper: Paper) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def question_message(prompts: PromptSet, item: ChecklistItem, strategy: StructuredOutput) -> str:
+def question_message(prompts: PromptSet, item: ChecklistItem) -> str:
     guidelines = "\n".join(f"- {g}" for g in item.guidelines) or "- (none)"
     return prompts.user_question.format_map({
         "question_id": item.id,
@@ -183,7 +185,6 @@ def question_message(prompts: PromptSet, item: ChecklistItem, strategy: Structur
         "guidelines": guidelines,
         "answer": item.answer.value if item.answer is not None else "(missing)",
         "justification": (item.justification or "").strip() or "(empty)",
-        "format": prompts.format_for(strategy),
     })
 
 
@@ -195,8 +196,12 @@ def cut_paper(text: str, budget: int) -> tuple[str, bool]:
     return text[:cut] + f"\n[... paper truncated: {cut} of {len(text)} characters shown ...]", True
 
 
-def prefix_messages(prompts: PromptSet, paper: Paper, budget: int) -> tuple[list[dict[str, str]], str | None]:
-    """The system + paper messages shared by every question of ``paper``; a warning when cut."""
+def prefix_messages(prompts: PromptSet, paper: Paper, budget: int,
+                    strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA) -> tuple[list[dict[str, str]], str | None]:
+    """The system + paper messages shared by every question of ``paper``; a warning when cut.
+
+    The reply-format instructions sit in the system message: they are fixed per endpoint for a run,
+    so keeping them out of the question block leaves the per-question part as small as possible."""
     text, truncated = cut_paper(paper_text(paper), budget)
     content = prompts.user_paper.format_map({
         "source": Path(paper.source).name, "title": paper.title or "(untitled)", "paper": text,
@@ -205,7 +210,8 @@ def prefix_messages(prompts: PromptSet, paper: Paper, budget: int) -> tuple[list
     if truncated:
         warning = (f"paper text ({len(paper_text(paper))} characters) exceeds the model's context budget "
                    f"({budget} characters); the assessor saw only the first part")
-    return [{"role": "system", "content": prompts.system}, {"role": "user", "content": content}], warning
+    system = f"{prompts.system}\n\n{prompts.format_for(strategy)}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": content}], warning
 
 
 # --- per-endpoint adaptation -----------------------------------------------------------------------
@@ -287,7 +293,7 @@ class LLMAssessor(Assessor):
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
         self._prefixes: dict[tuple[str, int], _PaperPrefix] = {}
         self._broken: AssessorError | None = None
-        self._client: openai.AsyncOpenAI | None = None
+        self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # never shows the key
@@ -307,13 +313,16 @@ class LLMAssessor(Assessor):
     def _secrets(self) -> tuple[str, ...]:
         return (self._api_key,)
 
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                  timeout=self.config.timeout, max_retries=0)
+
     def _client_for_loop(self) -> openai.AsyncOpenAI:
         # An httpx connection pool belongs to one event loop; a second asyncio.run gets a new client.
         loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                              timeout=self.config.timeout, max_retries=0)
-            self._client_loop = loop
+        if self._client is None or (self._client_loop is not None and self._client_loop is not loop):
+            self._client = self._new_client()
+        self._client_loop = loop
         return self._client
 
     def quirks(self) -> EndpointQuirks:
@@ -326,27 +335,26 @@ class LLMAssessor(Assessor):
 
     # -- messages ---------------------------------------------------------------------------------
 
-    def paper_prefix(self, paper: Paper) -> _PaperPrefix:
-        key = (paper.source, hash(paper.body))
+    def paper_prefix(self, paper: Paper, strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA) -> _PaperPrefix:
+        key = (paper.source, hash(paper.body), strategy)
         cached = self._prefixes.get(key)
         if cached is not None:
             return cached
-        messages, warning = prefix_messages(self.prompts, paper, self.config.paper_char_budget)
+        messages, warning = prefix_messages(self.prompts, paper, self.config.paper_char_budget, strategy)
         tokens = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
         prefix = _PaperPrefix(messages, tokens, warning)
-        if warning:
+        if warning and warning not in paper.warnings:
             log.warning("%s: %s", paper.source, warning)
             self.warnings.append(f"{paper.source}: {warning}")
-            if warning not in paper.warnings:
-                paper.warnings.append(warning)
+            paper.warnings.append(warning)
         if len(self._prefixes) > 256:  # a batch of hundreds of papers: keep memory flat
             self._prefixes.clear()
         self._prefixes[key] = prefix
         return prefix
 
     def messages_for(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput) -> list[dict[str, str]]:
-        prefix = self.paper_prefix(paper)
-        return [*prefix.messages, {"role": "user", "content": question_message(self.prompts, item, strategy)}]
+        prefix = self.paper_prefix(paper, strategy)
+        return [*prefix.messages, {"role": "user", "content": question_message(self.prompts, item)}]
 
     def _params(self, strategy: StructuredOutput, quirks: EndpointQuirks) -> dict[str, Any]:
         params: dict[str, Any] = {"temperature": self.config.temperature,
@@ -386,9 +394,12 @@ class LLMAssessor(Assessor):
                 messages = self.messages_for(paper, item, strategy)
                 sent.update(strategy=strategy, messages=messages)
                 attempts += 1
-                raw = await client.chat.completions.with_raw_response.create(
-                    model=self.model, messages=messages, **self._params(strategy, quirks))
-            return raw.parse()
+                # client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for
+                # a paper-sized prompt); auth, base URL, timeouts and status errors are the SDK's own.
+                response = await client.post(
+                    "/chat/completions", cast_to=httpx2.Response,
+                    body={"model": self.model, "messages": messages, **self._params(strategy, quirks)})
+            return json.loads(response.content)  # malformed bodies raise ValueError: re-asked
 
         try:
             completion = await self.retry.run(attempt)
@@ -398,14 +409,14 @@ class LLMAssessor(Assessor):
             raise
         return _Outcome(completion, attempts, sent["strategy"], sent["messages"])
 
-    def _usage_of(self, completion: Any, attempts: int) -> Usage:
-        u = getattr(completion, "usage", None)
-        details = getattr(u, "prompt_tokens_details", None) if u is not None else None
+    def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
+        u = completion.get("usage") or {}
+        details = u.get("prompt_tokens_details") or {}
         usage = Usage(
             calls=attempts,
-            prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(u, "completion_tokens", 0) or 0),
-            cached_tokens=int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0,
+            prompt_tokens=int(u.get("prompt_tokens") or 0),
+            completion_tokens=int(u.get("completion_tokens") or 0),
+            cached_tokens=int(details.get("cached_tokens") or 0),
         )
         return usage.model_copy(update={"cost_usd": self.prices.cost(self.model, usage)})
 
@@ -459,22 +470,23 @@ class LLMAssessor(Assessor):
                     continue
                 raise self._fatal(err) from None
             except ValueError as err:  # json.JSONDecodeError from a malformed body
-                usage = usage + Usage(calls=1)
+                usage = usage + Usage(calls=getattr(err, "checklist_attempts", 1))
                 invalid = self._count_invalid(invalid, item, f"unreadable response body ({type(err).__name__})")
                 continue
             completion, strategy, messages = outcome.completion, outcome.strategy, outcome.messages
             usage = usage + self._usage_of(completion, outcome.attempts)
-            choice = completion.choices[0] if getattr(completion, "choices", None) else None
-            text = (choice.message.content if choice is not None and choice.message is not None else "") or ""
+            choices = completion.get("choices") if isinstance(completion, dict) else None
+            choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+            text = (choice.get("message") or {}).get("content") or ""
             try:
-                if choice is not None and choice.finish_reason == "length":
+                if choice.get("finish_reason") == "length":
                     raise InvalidOutput("reply cut off at max_tokens")
                 verdict = parse(strategy, text)
             except InvalidOutput as err:
                 invalid = self._count_invalid(invalid, item, str(err))
                 continue
             break
-        content = getattr(getattr(choice, "logprobs", None), "content", None)
+        content = (choice.get("logprobs") or {}).get("content")
         p_logprob = logprob_p_correct(text, content)
         p_correct = verdict.p_correct if p_logprob is None else p_logprob
         if self.cache.writes:
@@ -539,7 +551,7 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
                 skipped += 1
                 continue
             n += 1
-            prompt_chars += prefix_chars + len(question_message(prompts, item, StructuredOutput.JSON_SCHEMA))
+            prompt_chars += prefix_chars + len(question_message(prompts, item))
         calls += n
         per_paper.append({"source": paper.source, "calls": n, "truncated": warning is not None})
     prompt_tokens = prompt_chars // CHARS_PER_TOKEN

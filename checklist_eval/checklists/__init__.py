@@ -103,6 +103,7 @@ _FOLD = str.maketrans(
 )
 
 
+@lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
     # A crude prefix stem is enough here: it folds "approvals"/"approval", "limitations"/"limitation",
     # "discuss"/"discussed" without a stemming library, and questions differ in content words anyway.
@@ -137,6 +138,8 @@ class _Index:
         self.idf = {tok: math.log((n + 1) / d) for tok, d in df.items()}
         # A word no question uses is strong evidence the text is about something else.
         self.unknown_weight = math.log(n + 1)
+        self.vocab_mass = [sum(self.weight(t) for t in v) or 1.0 for v in self.vocab]
+        self.title_mass = [sum(self.weight(t) for t in v) or 1.0 for v in self.titles]
 
     def weight(self, tok: str) -> float:
         return self.idf.get(tok, self.unknown_weight)
@@ -165,16 +168,18 @@ def match_scores(spec: ChecklistSpec, text: str) -> dict[str, float]:
         return {qid: 0.0 for qid in index.ids}
     text_mass = sum(index.weight(t) for t in toks)
     scores = {}
-    for qid, vocab, title in zip(index.ids, index.vocab, index.titles):
+    for qid, vocab, title, vmass, tmass in zip(
+        index.ids, index.vocab, index.titles, index.vocab_mass, index.title_mass
+    ):
         shared = toks & vocab
+        if not shared:
+            scores[qid] = 0.0
+            continue
         mass = sum(index.weight(t) for t in shared)
-        precision = mass / text_mass if text_mass else 0.0
-        coverage = mass / (sum(index.weight(t) for t in vocab) or 1.0)
-        title_cov = sum(index.weight(t) for t in toks & title) / (
-            sum(index.weight(t) for t in title) or 1.0
-        )
-        recall = max(coverage, title_cov)
-        scores[qid] = 0.0 if mass == 0 else 2 * precision * recall / (precision + recall)
+        precision = mass / text_mass
+        title_cov = sum(index.weight(t) for t in toks & title) / tmass
+        recall = max(mass / vmass, title_cov)
+        scores[qid] = 2 * precision * recall / (precision + recall)
     return scores
 
 
@@ -184,7 +189,11 @@ def match_question(spec: ChecklistSpec, text: str, *, min_score: float = 0.2) ->
     None when nothing fits well enough or two questions fit about equally well: a wrong match would
     attach an answer to the wrong question, which is worse than reporting it missing.
     """
-    scores = match_scores(spec, text)
+    return best_match(match_scores(spec, text), min_score=min_score)
+
+
+def best_match(scores: dict[str, float], *, min_score: float = 0.2) -> str | None:
+    """The winning id of :func:`match_scores` output, or None when weak or ambiguous."""
     ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
     if not ranked or ranked[0][1] < min_score:
         return None

@@ -1,0 +1,119 @@
+#!/usr/bin/env python
+"""Parse-time benchmark: ms per KB of LaTeX and ms per PDF, against the goals (median on one core:
+<= 1 ms/KB, <= 100 ms/PDF), with pylatexenc walking each whole LaTeX file as a baseline row.
+
+Reads ../shared/corpus (LaTeX files and anchor-sample PDFs); without ../shared it benchmarks the
+bundled fixtures and says so. ``--json`` prints the figures as one object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from checklist_eval.errors import InputError  # noqa: E402
+from checklist_eval.parsing import load_paper  # noqa: E402
+
+GOAL_MS_PER_KB = 1.0
+GOAL_MS_PER_PDF = 100.0
+
+
+def best_of(fn, repeat: int) -> float:
+    """Fastest of ``repeat`` runs in ms: the least disturbed by other processes on a shared machine."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return min(times)
+
+
+def parse_quietly(path: Path) -> None:
+    try:
+        load_paper(path)
+    except InputError:
+        pass  # files without a live checklist are still timed: the work to find that out counts
+
+
+def walk_whole(text: str) -> None:
+    from pylatexenc.latexwalker import LatexWalker
+
+    LatexWalker(text, tolerant_parsing=True).get_latex_nodes()
+
+
+def summarize(values: list[float]) -> dict:
+    return {"n": len(values), "median": statistics.median(values) if values else None, "max": max(values) if values else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    args = ap.parse_args(argv)
+
+    shared = Path(args.shared)
+    note = None
+    if (shared / "corpus" / "latex").is_dir():
+        tex_files = sorted((shared / "corpus" / "latex").rglob("*.tex"))
+        pdf_files = sorted((shared / "corpus" / "anchor-sample" / "papers").rglob("*.pdf"))
+    else:
+        note = f"{shared} absent: benchmarking the bundled fixtures instead"
+        tex_files = sorted((ROOT / "fixtures" / "papers").rglob("main.tex"))
+        pdf_files = sorted((ROOT / "fixtures").rglob("*.pdf"))
+
+    try:
+        import checklist_eval.pdf  # noqa: F401
+    except ImportError:
+        pdf_files, note = [], (note or "") + " checklist_eval.pdf not available: PDFs skipped"
+
+    parse_per_kb, walk_per_kb, per_pdf = [], [], []
+    load_paper_warm = tex_files[:1] + pdf_files[:1]
+    for path in load_paper_warm:  # first call pays for imports and pylatexenc's tables
+        parse_quietly(path)
+    for path in tex_files:
+        kb = path.stat().st_size / 1024
+        parse_per_kb.append(best_of(lambda: parse_quietly(path), args.repeat) / kb)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        walk_per_kb.append(best_of(lambda: walk_whole(text), max(1, args.repeat // 2)) / kb)
+    for path in pdf_files:
+        per_pdf.append(best_of(lambda: parse_quietly(path), max(1, args.repeat // 2)))
+
+    figures = {
+        "latex_ms_per_kb": summarize(parse_per_kb),
+        "pylatexenc_walk_ms_per_kb": summarize(walk_per_kb),
+        "pdf_ms": summarize(per_pdf),
+        "goals": {"latex_ms_per_kb": GOAL_MS_PER_KB, "pdf_ms": GOAL_MS_PER_PDF},
+        "repeat": args.repeat,
+        "note": note,
+    }
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    if note:
+        print(note.strip())
+    fmt = "{:<38} {:>5} {:>10} {:>10} {:>8}  {}"
+    print(fmt.format("what", "n", "median", "max", "goal", "verdict"))
+    rows = [
+        ("load_paper, LaTeX (ms/KB)", figures["latex_ms_per_kb"], GOAL_MS_PER_KB),
+        ("baseline: LatexWalker whole file (ms/KB)", figures["pylatexenc_walk_ms_per_kb"], None),
+        ("load_paper, PDF (ms/PDF)", figures["pdf_ms"], GOAL_MS_PER_PDF),
+    ]
+    for label, s, goal in rows:
+        if not s["n"]:
+            print(fmt.format(label, 0, "-", "-", goal or "-", "skipped"))
+            continue
+        verdict = "" if goal is None else ("meets goal" if s["median"] <= goal else "MISSES goal")
+        print(fmt.format(label, s["n"], f"{s['median']:.3f}", f"{s['max']:.3f}", goal or "-", verdict))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
