@@ -133,3 +133,27 @@ def test_validate_cli(fixtures_dir, tmp_path, capsys):
     (bad / "genuine_sga.tex").write_text("just some words, no LaTeX at all\n")
     assert main(["validate", str(bad)]) == 2
     assert "genuine_sga.tex" in capsys.readouterr().err
+
+
+def _with_checklist_version(tex: str, version: str) -> str:
+    """Replace the fixture's checklist by an all-Yes checklist of another version's questions."""
+    from checklist_eval import checklists
+
+    items = "".join(
+        f"\\item {{\\bf {q.title}}}\n\\item[] Question: {q.question}\n\\item[] Answer: \\answerYes{{}}\n"
+        f"\\item[] Justification: See Section~\\ref{{sec:exp}}.\n\n"
+        for q in checklists.load(version).questions
+    )
+    head = tex.split("\\section*{NeurIPS Paper Checklist}")[0]
+    return head + "\\section*{NeurIPS Paper Checklist}\n\\begin{enumerate}\n" + items + "\\end{enumerate}\n\\end{document}\n"
+
+
+def test_a_and_t_must_share_a_checklist_version(fixtures_dir, tmp_path, capsys):
+    pytest.importorskip("checklist_eval.parsing")
+    sub = tmp_path / "team-mixed"
+    shutil.copytree(fixtures_dir / "submissions" / "team-alpha", sub)
+    t = sub / "truth_adversarial_sga.tex"
+    t.write_text(_with_checklist_version(t.read_text(), "neurips-2024"))
+    assert main(["validate", str(sub)]) == 2
+    err = capsys.readouterr().err
+    assert "A uses checklist neurips-2025 but T uses neurips-2024" in err

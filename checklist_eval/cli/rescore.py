@@ -6,15 +6,22 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    import textwrap
+
     from checklist_eval.records import OVERRIDES_HELP
 
     p = subparsers.add_parser(
         "rescore",
         help="recompute all scores from an assessment records file (CSV or JSONL), without any model",
-        description=(
-            "Recompute C_G, C_A, C_T, R and S of every submission in an assessment records file "
-            "(records.csv or records.jsonl written by `score`/`batch`), optionally after applying "
-            "appeal decisions. No model is called. " + OVERRIDES_HELP
+        description="\n\n".join(
+            textwrap.fill(par, 88)
+            for par in (
+                "Recompute C_G, C_A, C_T, R and S of every submission in an assessment records file "
+                "(records.csv or records.jsonl written by `score`/`batch`: one row per submission_id, "
+                "role G/A/T and question_id with answer Yes/No/NA/TODO or empty for missing, and "
+                "correct 0/1), optionally after applying appeal decisions. No model is called.",
+                OVERRIDES_HELP,
+            )
         ),
         epilog=(
             "Example overrides file:\n"
