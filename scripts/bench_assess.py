@@ -59,6 +59,30 @@ async def assess_triplet(papers, concurrency: int, base_url: str) -> tuple[float
     return wall, cpu, sum(1 for r in results for a in r if not a.provenance.cached and a.provenance.usage.calls)
 
 
+async def sdk_floor(papers, base_url: str, n: int = 20) -> float:
+    """CPU ms of one bare ``AsyncOpenAI.post`` of the same request, sequential: the HTTP stack's own
+    cost on this machine, to read ``cpu_ms_per_call`` against."""
+    import httpx2
+    import openai
+
+    from checklist_eval.assessors import make_assessor
+    from checklist_eval.models import StructuredOutput
+
+    a = make_assessor("llm", model="gpt-4o-mini", base_url=base_url, api_key_env="BENCH_NO_KEY", no_cache=True)
+    body = {"model": "gpt-4o-mini",
+            "messages": a.messages_for(papers[0], papers[0].checklist.items[0], StructuredOutput.JSON_SCHEMA),
+            **a._params(StructuredOutput.JSON_SCHEMA, a.quirks())}
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="no-key-needed", max_retries=0)
+    await client.post("/chat/completions", cast_to=httpx2.Response, body=body)
+    cpu0 = time.process_time()
+    for _ in range(n):
+        json.loads((await client.post("/chat/completions", cast_to=httpx2.Response, body=body)).content)
+    cpu = time.process_time() - cpu0
+    await client.close()
+    await a.aclose()
+    return 1000 * cpu / n
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.2)
@@ -83,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             rows[label] = {"concurrency": conc, "wall_s": wall, "cpu_s": cpu, "calls": calls,
                            "server_requests": stats["chat_requests"], "prefix_share": stats["prefix_share"],
                            "prefix_reuse": stats["prefix_reuse"], "max_in_flight": stats["max_in_flight"]}
+        floor_ms = asyncio.run(sdk_floor(papers, base_url))
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -101,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         "prefix_reuse": round(con["prefix_reuse"], 4),
         "cpu_ms_per_call": round(1000 * (seq["cpu_s"] + con["cpu_s"]) / total_calls, 3),
         "cpu_ms_per_call_concurrent": round(1000 * con["cpu_s"] / con["calls"], 3),
+        "sdk_floor_cpu_ms_per_call": round(floor_ms, 3),
         "max_in_flight": con["max_in_flight"],
         "goals": {
             "concurrent_le_2_latencies": con["wall_s"] <= 2 * args.latency,
@@ -124,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                       str(r["max_in_flight"]), f"{r['prefix_share']:.3f}")
     console = Console()
     console.print(table)
+    console.print(f"bare SDK request on this machine: {floor_ms:.2f} CPU ms (the floor under CPU ms/call)")
     console.print(f"speedup {out['speedup']}x; goals: " + ", ".join(
         f"{k} {'OK' if v else 'MISSED'}" for k, v in out["goals"].items()))
     return 0

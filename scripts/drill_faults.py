@@ -45,12 +45,12 @@ def score_rows(outcome) -> dict[str, dict[str, Any]]:
 
 
 async def _batch(root: Path, out: Path, base_url: str, cache: Path, client_timeout: float, concurrency: int,
-                 jobs: int):
+                 jobs: int, backoff: float, budgets: dict[str, int]):
     from checklist_eval.assessors import make_assessor
     from checklist_eval.batch import run_batch
 
     assessor = make_assessor("llm", model=MODEL, base_url=base_url, cache_path=cache, timeout=client_timeout,
-                             concurrency=concurrency)
+                             concurrency=concurrency, backoff_initial=backoff, **budgets)
     try:
         return await run_batch(root, out, assessor, jobs=jobs)
     finally:
@@ -58,7 +58,8 @@ async def _batch(root: Path, out: Path, base_url: str, cache: Path, client_timeo
 
 
 def run_once(label: str, root: Path, work: Path, *, n: int, fault_rate: float, latency: float, seed: int,
-             client_timeout: float, concurrency: int, jobs: int) -> tuple[dict[str, Any], Any]:
+             client_timeout: float, concurrency: int, jobs: int, backoff: float = 0.5,
+             budgets: dict[str, int] | None = None) -> tuple[dict[str, Any], Any]:
     """One batch against a fresh server and a fresh cache; returns (figures, outcome)."""
     from checklist_eval.testing import FaultConfig, MockServer
 
@@ -66,7 +67,8 @@ def run_once(label: str, root: Path, work: Path, *, n: int, fault_rate: float, l
     out, cache = work / f"results-{label}", work / f"cache-{label}.sqlite"
     with MockServer(latency=latency, faults=faults, seed=seed) as server:
         t0 = time.perf_counter()
-        outcome = asyncio.run(_batch(root, out, server.base_url, cache, client_timeout, concurrency, jobs))
+        outcome = asyncio.run(_batch(root, out, server.base_url, cache, client_timeout, concurrency, jobs, backoff,
+                                        budgets or {}))
         wall = time.perf_counter() - t0
         stats = server.stats
     expected = expected_calls_per_submission() * n
@@ -90,15 +92,20 @@ def run_once(label: str, root: Path, work: Path, *, n: int, fault_rate: float, l
 
 
 def drill(n: int = 50, fault_rate: float = 0.2, latency: float = 0.05, seed: int = 0,
-          client_timeout: float = 1.0, concurrency: int = 64, jobs: int = 8,
+          client_timeout: float = 1.0, concurrency: int = 64, jobs: int = 8, backoff: float = 0.5,
+          max_attempts: int | None = None, reask: int | None = None,
           workdir: Path | None = None) -> dict[str, Any]:
-    """Run the clean and the faulty batch; return the figures and the comparison."""
+    """Run the clean and the faulty batch; return the figures and the comparison.
+
+    ``max_attempts`` (transport retries per request) and ``reask`` (extra requests after an unusable
+    reply) default to the assessor's own defaults, which is what the full drill measures."""
+    budgets = {k: v for k, v in (("max_attempts", max_attempts), ("reask", reask)) if v is not None}
     work = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="drill-faults-"))
     try:
         root = work / "subs"
         build_submissions(root, n)
         common = dict(n=n, latency=latency, seed=seed, client_timeout=client_timeout, concurrency=concurrency,
-                      jobs=jobs)
+                      jobs=jobs, backoff=backoff, budgets=budgets)
         clean, clean_out = run_once("clean", root, work, fault_rate=0.0, **common)
         faulty, faulty_out = run_once("faults", root, work, fault_rate=fault_rate, **common)
     finally:
@@ -110,6 +117,7 @@ def drill(n: int = 50, fault_rate: float = 0.2, latency: float = 0.05, seed: int
     score_diffs = sorted(k for k in set(sa) | set(sb) if sa.get(k) != sb.get(k))
     return {
         "submissions": n,
+        "budgets": budgets or "assessor defaults",
         "runs": [clean, faulty],
         "verdicts_compared": len(set(a) | set(b)),
         "verdict_differences": len(verdict_diffs),
@@ -155,10 +163,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="client per-request timeout in s; a 'timeout' fault holds twice this (default 1.0)")
     p.add_argument("--concurrency", type=int, default=64, help="requests in flight (default 64)")
     p.add_argument("--jobs", type=int, default=8, help="submissions in flight (default 8)")
+    p.add_argument("--backoff", type=float, default=0.5, help="initial retry backoff in s (default 0.5)")
+    p.add_argument("--max-attempts", type=int, default=None,
+                   help="transport attempts per request (default: the assessor's)")
+    p.add_argument("--reask", type=int, default=None,
+                   help="extra requests after an unusable reply (default: the assessor's)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = p.parse_args(argv)
     result = drill(n=args.n, fault_rate=args.fault_rate, latency=args.latency, seed=args.seed,
-                   client_timeout=args.timeout, concurrency=args.concurrency, jobs=args.jobs)
+                   client_timeout=args.timeout, concurrency=args.concurrency, jobs=args.jobs, backoff=args.backoff,
+                   max_attempts=args.max_attempts, reask=args.reask)
     if args.json:
         print(json.dumps(result))
     else:

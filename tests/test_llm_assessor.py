@@ -184,7 +184,9 @@ def test_long_paper_is_cut_at_the_budget_with_a_warning():
     assert len(out) == 3
     assert any("context budget" in w for w in paper.warnings)
     assert len([w for w in paper.warnings if "context budget" in w]) == 1
-    assert len(a.messages_for(paper, paper.checklist.items[0], StructuredOutput.JSON_SCHEMA)[1]["content"]) < 9000
+    sent = a.messages_for(paper, paper.checklist.items[0], StructuredOutput.JSON_SCHEMA)
+    assert sum(len(m["content"]) for m in sent) < a.config.prompt_char_budget == 4 * (4000 - 500)
+    assert "paper truncated" in sent[1]["content"]
 
 
 def test_concurrency_bound_is_respected():

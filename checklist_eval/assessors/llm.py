@@ -12,9 +12,10 @@ Every request goes through the assessor's one ``Scheduler`` (concurrency, rpm, t
 ``auto`` mode and steps down (json_object, then text) when the endpoint refuses it with a 400; the
 choice is remembered per (endpoint, model) for the run and recorded in ``Provenance.strategy``.
 
-Context budget: a paper is cut to ``4 * (context_tokens - max_tokens - QUESTION_RESERVE_TOKENS)``
-characters (4 characters per token is the usual English ratio; LaTeX-heavy text runs denser, which the
-reserve absorbs) and the paper gets a warning. The cut is the same for every question of a paper, so
+Context budget: the prompt may hold ``4 * (context_tokens - max_tokens)`` characters (4 characters per
+token, the usual English ratio); the paper gets what the system message, the checklist message and
+``QUESTION_BLOCK_CHARS`` for the question block leave, less a 10 % margin for text that tokenizes
+denser (LaTeX, numbers). A longer paper is cut there and gets a warning. The cut is the same for every question of a paper, so
 the shared prefix stays shared.
 """
 
@@ -55,7 +56,7 @@ __all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "estimate_run", "prompts_roo
 
 log = logging.getLogger(__name__)
 
-QUESTION_RESERVE_TOKENS = 1500  # system prompt + the longest question block + format instructions
+QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long justification
 CHARS_PER_TOKEN = 4
 TYPICAL_COMPLETION_TOKENS = 250  # a verdict with a 3-5 point review, for estimates
 DEFAULT_CONTEXT_TOKENS = 128_000
@@ -125,8 +126,9 @@ class LLMConfig:
         return CONTEXT_TOKENS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_TOKENS
 
     @property
-    def paper_char_budget(self) -> int:
-        return max(2_000, CHARS_PER_TOKEN * (self.context_window - self.max_tokens - QUESTION_RESERVE_TOKENS))
+    def prompt_char_budget(self) -> int:
+        """Characters the whole prompt may hold (see the module docstring)."""
+        return CHARS_PER_TOKEN * (self.context_window - self.max_tokens)
 
 
 # --- prompts ---------------------------------------------------------------------------------------
@@ -146,6 +148,7 @@ class PromptSet:
     version: str
     system: str
     user_paper: str
+    user_checklist: str
     user_question: str
     format_json: str
     format_text: str
@@ -157,7 +160,7 @@ class PromptSet:
         if not folder.is_dir():
             raise InputError(folder, f"no prompt version {version!r}")
         parts = {}
-        for name in ("system", "user_paper", "user_question", "format_json", "format_text"):
+        for name in ("system", "user_paper", "user_checklist", "user_question", "format_json", "format_text"):
             path = folder / f"{name}.txt"
             if not path.is_file():
                 raise InputError(path, "prompt file missing")
@@ -176,13 +179,21 @@ def paper_text(paper: Paper) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def checklist_message(prompts: PromptSet, paper: Paper) -> str:
+    """Every question with its guidelines, once per paper: part of the shared prefix, so the
+    per-question block stays a few lines (and the guidelines are cached with the paper)."""
+    blocks = []
+    for item in paper.checklist.items:
+        guidelines = "\n".join(f"  - {g}" for g in item.guidelines) or "  - (none)"
+        blocks.append(f"{item.id}. {item.title}: {item.question}\n{guidelines}")
+    return prompts.user_checklist.format_map({"checklist": "\n\n".join(blocks)})
+
+
 def question_message(prompts: PromptSet, item: ChecklistItem) -> str:
-    guidelines = "\n".join(f"- {g}" for g in item.guidelines) or "- (none)"
     return prompts.user_question.format_map({
         "question_id": item.id,
         "question_title": item.title,
         "question": item.question,
-        "guidelines": guidelines,
         "answer": item.answer.value if item.answer is not None else "(missing)",
         "justification": (item.justification or "").strip() or "(empty)",
     })
@@ -196,12 +207,15 @@ def cut_paper(text: str, budget: int) -> tuple[str, bool]:
     return text[:cut] + f"\n[... paper truncated: {cut} of {len(text)} characters shown ...]", True
 
 
-def prefix_messages(prompts: PromptSet, paper: Paper, budget: int,
+def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
                     strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA) -> tuple[list[dict[str, str]], str | None]:
     """The system + paper messages shared by every question of ``paper``; a warning when cut.
 
     The reply-format instructions sit in the system message: they are fixed per endpoint for a run,
     so keeping them out of the question block leaves the per-question part as small as possible."""
+    system = f"{prompts.system}\n\n{prompts.format_for(strategy)}"
+    checklist = checklist_message(prompts, paper)
+    budget = max(2_000, int(0.9 * (prompt_budget - len(system) - len(checklist) - QUESTION_BLOCK_CHARS)))
     text, truncated = cut_paper(paper_text(paper), budget)
     content = prompts.user_paper.format_map({
         "source": Path(paper.source).name, "title": paper.title or "(untitled)", "paper": text,
@@ -210,8 +224,8 @@ def prefix_messages(prompts: PromptSet, paper: Paper, budget: int,
     if truncated:
         warning = (f"paper text ({len(paper_text(paper))} characters) exceeds the model's context budget "
                    f"({budget} characters); the assessor saw only the first part")
-    system = f"{prompts.system}\n\n{prompts.format_for(strategy)}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": content}], warning
+    return [{"role": "system", "content": system}, {"role": "user", "content": content},
+            {"role": "user", "content": checklist}], warning
 
 
 # --- per-endpoint adaptation -----------------------------------------------------------------------
@@ -340,7 +354,7 @@ class LLMAssessor(Assessor):
         cached = self._prefixes.get(key)
         if cached is not None:
             return cached
-        messages, warning = prefix_messages(self.prompts, paper, self.config.paper_char_budget, strategy)
+        messages, warning = prefix_messages(self.prompts, paper, self.config.prompt_char_budget, strategy)
         tokens = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
         prefix = _PaperPrefix(messages, tokens, warning)
         if warning and warning not in paper.warnings:
@@ -543,7 +557,7 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
     calls = skipped = prompt_chars = 0
     per_paper = []
     for paper in papers:
-        prefix, warning = prefix_messages(prompts, paper, cfg.paper_char_budget)
+        prefix, warning = prefix_messages(prompts, paper, cfg.prompt_char_budget)
         prefix_chars = sum(len(m["content"]) for m in prefix)
         n = 0
         for item in paper.checklist.items:
