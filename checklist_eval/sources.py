@@ -198,7 +198,10 @@ def _read_capped(stream: io.BufferedIOBase, limit: int, archive: Path, name: str
     return data
 
 
-def _zip_project(path: Path) -> _Project:
+def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True) -> dict[str, bytes]:
+    """The regular files of a zip whose normalised names pass ``keep``, read in memory (never
+    extracted to disk) under the member, total and compression-ratio limits. Every member's name and
+    type is checked, kept or not, so an archive with one hostile member is rejected whole."""
     try:
         zf = zipfile.ZipFile(path)
         infos = zf.infolist()
@@ -209,37 +212,43 @@ def _zip_project(path: Path) -> _Project:
     files: dict[str, bytes] = {}
     declared_total = 0
     read_total = 0
-    for info in infos:
-        name = _safe_member_name(path, info.filename)
-        mode = info.external_attr >> 16
-        if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)):
-            raise UnsafeArchiveError(path, f"archive member {info.filename!r} is a link or device")
-        if info.is_dir():
-            continue
-        declared_total += info.file_size
-        if info.file_size > MAX_MEMBER_BYTES:
-            raise UnsafeArchiveError(
-                path, f"archive member {name!r} is larger than {MAX_MEMBER_BYTES // 2**20} MB"
-            )
-        if declared_total > MAX_TOTAL_BYTES:
-            raise UnsafeArchiveError(path, f"archive unpacks to more than {MAX_TOTAL_BYTES // 2**20} MB")
-        if (
-            info.file_size >= RATIO_CHECK_MIN_BYTES
-            and info.file_size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1)
-        ):
-            raise UnsafeArchiveError(
-                path, f"archive member {name!r} has a compression ratio typical of a zip bomb"
-            )
-        if not name.lower().endswith(TEXT_SUFFIXES):
-            continue
-        try:
-            with zf.open(info) as stream:
-                data = _read_capped(stream, min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES - read_total), path, name)
-        except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError) as err:
-            raise InputError(path, f"unreadable zip member {name!r}: {err}") from None
-        read_total += len(data)
-        files[name] = data
-    zf.close()
+    with zf:
+        for info in infos:
+            name = _safe_member_name(path, info.filename)
+            mode = info.external_attr >> 16
+            # writestr() leaves the file-type bits at 0, so only a positively identified link or
+            # device is refused.
+            if stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode):
+                raise UnsafeArchiveError(path, f"archive member {info.filename!r} is a link or device")
+            if info.is_dir():
+                continue
+            declared_total += info.file_size
+            _check_declared_size(path, name, info.file_size, info.compress_size, declared_total)
+            if not keep(name):
+                continue
+            try:
+                with zf.open(info) as stream:
+                    # Headers can lie: the read itself is capped too.
+                    limit = min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES - read_total)
+                    data = _read_capped(stream, limit, path, name)
+            except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError) as err:
+                raise InputError(path, f"unreadable zip member {name!r}: {err}") from None
+            read_total += len(data)
+            files[name] = data
+    return files
+
+
+def _check_declared_size(path: Path, name: str, size: int, compressed: int, total: int) -> None:
+    if size > MAX_MEMBER_BYTES:
+        raise UnsafeArchiveError(path, f"archive member {name!r} is larger than {MAX_MEMBER_BYTES // 2**20} MB")
+    if total > MAX_TOTAL_BYTES:
+        raise UnsafeArchiveError(path, f"archive unpacks to more than {MAX_TOTAL_BYTES // 2**20} MB")
+    if size >= RATIO_CHECK_MIN_BYTES and size > MAX_COMPRESSION_RATIO * max(compressed, 1):
+        raise UnsafeArchiveError(path, f"archive member {name!r} has a compression ratio typical of a zip bomb")
+
+
+def _zip_project(path: Path) -> _Project:
+    files = read_zip_members(path, keep=lambda name: name.lower().endswith(TEXT_SUFFIXES))
     return _Project(str(path), sorted(files), files.get)
 
 

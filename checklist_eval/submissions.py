@@ -159,54 +159,11 @@ def _open_folder(path: Path) -> Submission:
     return Submission(id=submission_id_of(path), path=path, entries=entries, warnings=warnings)
 
 
-def _read_zip(path: Path) -> dict[str, bytes]:
-    """Every regular file of a submission zip, in memory, under the limits and name checks of
-    :mod:`checklist_eval.sources` (the project reader there keeps only LaTeX text files, while a
-    submission also carries PDFs and nested project archives)."""
-    import stat
-    import zipfile
-
-    from checklist_eval import sources
-    from checklist_eval.errors import UnsafeArchiveError
-
-    try:
-        zf = zipfile.ZipFile(path)
-        infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, EOFError) as err:
-        raise InputError(path, f"unreadable zip archive: {err}") from None
-    if len(infos) > sources.MAX_MEMBERS:
-        raise UnsafeArchiveError(path, f"archive has more than {sources.MAX_MEMBERS} members")
-    files: dict[str, bytes] = {}
-    total = 0
-    with zf:
-        for info in infos:
-            name = sources._safe_member_name(path, info.filename)
-            mode = info.external_attr >> 16
-            if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                raise UnsafeArchiveError(path, f"archive member {info.filename!r} is a link or device")
-            if info.is_dir():
-                continue
-            if (
-                info.file_size >= sources.RATIO_CHECK_MIN_BYTES
-                and info.file_size > sources.MAX_COMPRESSION_RATIO * max(info.compress_size, 1)
-            ):
-                raise UnsafeArchiveError(path, f"archive member {name!r} has a compression ratio typical of a zip bomb")
-            if total + info.file_size > sources.MAX_TOTAL_BYTES:
-                raise UnsafeArchiveError(path, f"archive unpacks to more than {sources.MAX_TOTAL_BYTES // 2**20} MB")
-            # Headers can lie: the read itself is capped too.
-            limit = min(sources.MAX_MEMBER_BYTES, sources.MAX_TOTAL_BYTES - total)
-            try:
-                with zf.open(info) as stream:
-                    data = sources._read_capped(stream, limit, path, name)
-            except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError) as err:
-                raise InputError(path, f"unreadable zip member {name!r}: {err}") from None
-            total += len(data)
-            files[name] = data
-    return files
-
-
 def _open_zip(path: Path) -> Submission:
-    members = _read_zip(path)
+    from checklist_eval.sources import read_zip_members
+
+    # Every member, not only LaTeX text: a submission also carries PDFs and nested project archives.
+    members = read_zip_members(path)
     parts = {name: PurePosixPath(name).parts for name in members}
     top_dirs = {p[0] for p in parts.values() if len(p) > 1}
     tops = sorted({p[0] for p in parts.values()})
