@@ -926,6 +926,8 @@ def find_hidden_text(latex: str, macros: Macros) -> list[str]:
 
 
 def _enclosing_group_end(text: str, pos: int) -> int:
+    """Where a declaration at ``pos`` (``\\color{white}``, ``\\tiny``) stops acting: the close of the
+    group it sits in, or, outside any group, a paragraph break once the span is long enough to matter."""
     depth = 0
     i = pos
     n = len(text)
@@ -1318,14 +1320,8 @@ def extract_checklist(
     for q in spec.questions:
         answer, just = found.get(q.id, (None, None))
         items.append(
-            ChecklistItem(
-                id=q.id,
-                title=q.title,
-                question=q.question,
-                guidelines=list(q.guidelines),
-                answer=answer,
-                justification=readable(just, macros, targets) if just else None,
-                justification_latex=just,
+            ChecklistItem.for_question(
+                q, answer, readable(just, macros, targets) if just else None, justification_latex=just
             )
         )
     missing = [q.id for q in spec.questions if q.id not in found]

@@ -102,6 +102,13 @@ class ChecklistItem(BaseModel):
     justification: str | None = None
     justification_latex: str | None = None
 
+    @classmethod
+    def for_question(cls, q: Question, answer: Answer | None = None, justification: str | None = None,
+                     justification_latex: str | None = None) -> ChecklistItem:
+        """The item for question ``q`` of a spec, carrying what the author wrote (if anything)."""
+        return cls(id=q.id, title=q.title, question=q.question, guidelines=list(q.guidelines),
+                   answer=answer, justification=justification, justification_latex=justification_latex)
+
 
 class Checklist(BaseModel):
     """The filled-in checklist of one paper: every question of its version, in template order."""

@@ -609,14 +609,7 @@ def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, li
         if block is not None and answer is None:
             warnings.append(f"question {q.id} ({q.title}): no answer found")
         items.append(
-            ChecklistItem(
-                id=q.id,
-                title=q.title,
-                question=q.question,
-                guidelines=list(q.guidelines),
-                answer=answer,
-                justification=(block.justification or None) if block else None,
-            )
+            ChecklistItem.for_question(q, answer, (block.justification or None) if block else None)
         )
     missing = [q.id for q in spec.questions if q.id not in found]
     if missing:

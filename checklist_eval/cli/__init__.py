@@ -39,13 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"checklist-eval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"checklist_eval.cli.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"checklist_eval.cli.{name}":
-                raise
-            continue  # a command not built in this checkout
-        module.register(sub)
+        importlib.import_module(f"checklist_eval.cli.{name}").register(sub)
     return parser
 
 
