@@ -53,7 +53,8 @@ FINAL_JSON = ("result.json", "summary.json")
 
 
 class RecordingServer(MockServer):
-    """The loopback server, also logging (segment, cache key, status) of every chat request."""
+    """The loopback server, also logging (segment, cache key, status) of every chat request, where the
+    segment is the drill's name for the process run the request arrived from."""
 
     def __init__(self, *args: Any, prompt_version: str, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -73,20 +74,30 @@ class RecordingServer(MockServer):
         return cache_key(endpoint=endpoint_identity(self.base_url), model=req["model"], messages=req["messages"],
                          params=params, strategy=strategy, prompt_version=self.prompt_version)
 
-    def _chat_reply(self, n: int, body: bytes):
-        reply = super()._chat_reply(n, body)
+    async def _chat(self, body: bytes):
+        # Attributed to the run it ARRIVED in: a request still sleeping in the server when its client
+        # is killed is answered later, but belongs to the killed run.
+        segment = self.segment
+        with self._log_lock:
+            self._counts[segment] = self._counts.get(segment, 0) + 1
+        reply = await super()._chat(body)
         try:
             key = self.request_key(body)
         except (ValueError, KeyError, TypeError):
             key = "unreadable"
         with self._log_lock:
-            self.log.append((self.segment, key, reply.status))
-            self._counts[self.segment] = self._counts.get(self.segment, 0) + 1
+            self.log.append((segment, key, reply.status))
         return reply
 
     def count(self, segment: str) -> int:
         with self._log_lock:
             return self._counts.get(segment, 0)
+
+    def settle(self, segment: str, limit_s: float = 60.0) -> None:
+        """Wait until every request that arrived in ``segment`` has been answered and logged."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline and self.count(segment) > len(self.requests_of(segment)):
+            time.sleep(0.01)
 
     def requests_of(self, segment: str) -> list[str]:
         with self._log_lock:
@@ -201,6 +212,7 @@ def drill(n: int = 20, kills: int = 5, latency: float = 0.1, seed: int = 0,
         ref_out, out = work / "reference", work / "results"
         with RecordingServer(latency=latency, seed=seed, prompt_version=DEFAULT_PROMPT_VERSION) as server:
             code, stdout, stderr, ref_wall = run_to_end(batch_cmd(root, ref_out, server.base_url))
+            server.settle("reference")
             if code != 0:
                 raise RuntimeError(f"uninterrupted batch failed ({code}): {stderr.strip()[-500:]}")
             ref_requests = len(server.requests_of("reference"))
@@ -222,6 +234,7 @@ def drill(n: int = 20, kills: int = 5, latency: float = 0.1, seed: int = 0,
                 else:
                     code, stdout, stderr, ran = run_to_end(cmd)
                     killed = False
+                server.settle(name)
                 reqs = server.requests_of(name)
                 true_rep = sum(1 for k in reqs if k in committed)
                 inflight_rep = sum(1 for k in reqs if k not in committed and k in seen)
@@ -267,6 +280,7 @@ def drill(n: int = 20, kills: int = 5, latency: float = 0.1, seed: int = 0,
         "unparseable_results": sorted({u for s in segments for u in s["unparseable"]}),
         "integrity_failures": sum(1 for s in segments if s["cache_integrity"] not in ("ok", "absent")),
         "stale_tmp_files": len(final_state["tmp_files"]),
+        "stale_tmp_names": final_state["tmp_files"][:10],
         "segments": segments,
     }
 
@@ -300,7 +314,7 @@ def print_table(result: dict[str, Any]) -> None:
         f"{result['true_repeats']} true repeats, {result['inflight_repeats']} in-flight repeats; "
         f"{result['score_differences']} score rows and {result['record_differences']} of "
         f"{result['records_compared']} records differ; {result['unmapped_cache_rows']} cache rows unmapped; "
-        f"{result['stale_tmp_files']} stale .tmp files left", highlight=False)
+        f"{result['stale_tmp_files']} stale .tmp files left {result['stale_tmp_names'] or ''}", highlight=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -138,10 +138,22 @@ def test_licence_claims_must_name_a_licence():
 
 
 def test_no_needs_a_reason():
-    flagged = judge(item("7", Answer.NO, "We do not report error bars."))
-    clean = judge(item("7", Answer.NO, "Error bars are not reported because each run costs 200 GPU-days."))
-    assert "A No needs a reason" in flagged.review
-    assert "needs a reason" not in clean.review and clean.p_correct > flagged.p_correct
+    bare = judge(item("7", Answer.NO, "No."))
+    admitted = judge(item("7", Answer.NO, "We do not report error bars."))
+    reasoned = judge(item("7", Answer.NO, "Error bars are not reported because each run costs 200 GPU-days."))
+    assert "A No needs a reason" in bare.review
+    assert "say why" in admitted.review and "needs a reason" not in admitted.review
+    assert "say why" not in reasoned.review
+    assert reasoned.p_correct > admitted.p_correct > bare.p_correct
+
+
+def test_no_confirmed_by_the_body_is_consistent():
+    # An honest "No" (a truth-adversarial paper admitting a planted gap) agrees with a body that lacks it.
+    it = item("8", Answer.NO, "The paper does not report the hardware or running time.")
+    consistent = judge(it, body="We fine-tune the model and evaluate on SST-2.")
+    contradicted = judge(it, body="We fine-tune the model on 4 A100 GPUs for 3 hours.")
+    assert consistent.correct and not contradicted.correct
+    assert "the paper does mention hardware" in contradicted.review
 
 
 def test_no_for_limitations_is_unacceptable():
@@ -156,10 +168,14 @@ def test_injection_in_the_justification_is_flagged():
     assert "reviewer" not in clean.review
 
 
-def test_hidden_text_warning_lowers_confidence():
-    it = item("1", Answer.YES, "The claims in the abstract match the results in Section 4.")
+def test_hidden_text_is_noted_last_without_changing_the_verdict():
+    # Manipulation is a paper-level fact: an honest answer in such a paper stays correct, and the author
+    # still reads about the hidden text in every item, after the item's own problems.
+    it = item("2", Answer.YES, "Limitations are discussed in Section 9.")
     plain, hidden = judge(it), judge(it, warnings=["hidden text: white-on-white paragraph on page 3"])
-    assert hidden.p_correct < plain.p_correct and "hidden text" in hidden.review
+    assert hidden.p_correct == plain.p_correct and hidden.correct == plain.correct
+    lines = hidden.review.splitlines()
+    assert "hidden text" in lines[-1] and "Section 9" in lines[0]
 
 
 def test_more_evidence_gives_higher_p():

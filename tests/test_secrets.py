@@ -65,6 +65,13 @@ def _llm(server: MockServer) -> list[str]:
     return ["--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", server.base_url]
 
 
+def test_scanner_finds_a_planted_key(tmp_path):
+    key = f"sk-test-SECRET-{secrets.token_hex(16)}"
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "db-wal").write_bytes(b"\0\1" + key[-16:].encode() + b"\0")
+    assert _files_holding(tmp_path, _needles(key)) == [str(Path("a", "b", "db-wal"))]
+
+
 def test_key_appears_nowhere(tmp_path, workspace):
     key = f"sk-test-SECRET-{secrets.token_hex(16)}"
     env = _env(tmp_path, key)

@@ -87,7 +87,8 @@ _BODY_PATTERNS = {
     "theory": r"\b(?:Theorem|Lemma|Proposition|Corollary)\s+\d|\bProof\b[ .:of]",
     "human_strong": r"crowd ?workers?|Mechanical Turk|\bMTurk\b|\bProlific\b|user stud(?:y|ies)"
     r"|human (?:subjects|participants|evaluators|raters|annotators|labell?ers|judges)|informed consent"
-    r"|\bIRB\b|interviewees|survey respondents",
+    r"|\bIRB\b|interviewees|survey respondents"
+    r"|(?:annotators|participants|raters|volunteers) (?:were|are) (?:paid|compensated|recruited)|recruited through",
     "human_weak": r"\bparticipants?\b|\bannotators?\b|\blabell?ers\b|human evaluation|volunteers",
     "url": r"https?://\S+|github\.com\S*|gitlab\.com\S*|huggingface\.co\S*|zenodo\.org\S*|osf\.io\S*"
     r"|anonymous\.4open\S*|codalab\S*",
@@ -96,8 +97,8 @@ _BODY_PATTERNS = {
     "stats": r"standard deviations?|standard errors?|\bstd\b|\bs\.e\.m?\b|confidence intervals?|error bars?"
     r"|±|\+/-|p-values?|p\s?[<=]\s?0\.\d|statistically significant|significance test|t-test|wilcoxon"
     r"|bootstrap|percentiles?|quantiles?|interquartile|variance across",
-    "hardware": r"\b(?:GPUs?|CPUs?|TPUs?)\b|A100|V100|H100|A6000|RTX|\bTesla\b|TITAN|GeForce|NVIDIA"
-    r"|\bXeon\b|\bEPYC\b|Apple M\d|\d+\s*GB (?:of )?(?:RAM|memory)|compute cluster|cores\b",
+    "hardware": r"\b(?:GPUs?|CPUs?|TPUs?)\b|A100|V100|H100|A6000|\bRTX\b|\bTesla\b|TITAN|GeForce|NVIDIA"
+    r"|\bXeon\b|\bEPYC\b|Apple M\d|\d+\s*GB (?:of )?(?:RAM|memory)|compute cluster|\d+\s*(?:CPU )?cores\b",
     "time": r"\b\d+(?:\.\d+)?\s*(?:hours?|hrs?|h\b|minutes?|mins?|seconds?|days?)\b|GPU[- ]hours"
     r"|wall[- ]?clock|running time|run ?time|training time",
     "licence_name": r"\bMIT\b|Apache|CC[- ]?BY|CC0|Creative Commons|\bL?A?GPL|\bBSD\b|\bMPL\b"
@@ -310,6 +311,11 @@ def layout_of(paper: Paper) -> Layout:
 # --------------------------------------------------------------------------------------------------
 # The checks
 
+_ADMISSION = re.compile(
+    r"\b(?:does not|do not|did not|is not|are not|was not|were not|not (?:reported|released|provided|included"
+    r"|given|described|discussed|available)|no (?:error bars?|url|code|details?|information)|single run|omit)",
+    re.I,
+)
 _REASON = re.compile(
     r"\b(?:because|since|due to|as (?:the|it|we|this|our|there)|given that|owing to|instead|however|but"
     r"|not (?:applicable|needed|necessary|feasible|possible|relevant|required)|too (?:expensive|costly|large)"
@@ -436,8 +442,9 @@ def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[
         need("stats", 0.5, -1.0, "Error bars/significance claimed, but the body has no std, standard error,"
              " confidence interval, error bar or ±.", False)
     elif topic == "compute":
-        hw = _search("hardware", just) or facts.has("hardware")
-        tm = _search("time", just) or facts.has("time")
+        # Body only, as for error bars: the justification saying "we report the GPU" is the claim itself.
+        hw = facts.has("hardware")
+        tm = facts.has("time")
         if hw and tm:
             out.append(_fact(facts, "hardware", 0.5) if facts.has("hardware") else Finding(0.5, "", "hardware"))
         elif hw or tm:
@@ -480,6 +487,9 @@ def check_no(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[F
     out: list[Finding] = []
     if _REASON.search(just):
         out.append(Finding(0.3, "", "justification gives a reason"))
+    elif _ADMISSION.search(just):
+        # An honest admission ("the paper does not report ...") is a valid No; a reason would be better.
+        out.append(Finding(-0.2, "The No admits the gap; say why it is not done (cost, privacy, scope...)."))
     else:
         out.append(Finding(-0.8, "A No needs a reason (cost, privacy, scope...): explain why it is not done."))
     if topic in ("claims", "limitations"):
@@ -493,10 +503,15 @@ def check_no(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[F
         "errorbars": ("stats", "the paper does report variability/significance"),
         "code": ("url", "the paper gives a URL"),
         "limitations": ("limitations", "the paper does discuss limitations"),
+        "irb": ("irb", "the paper does mention an ethics review or exemption"),
     }
-    if topic in contradictions and facts.has(contradictions[topic][0]):
+    if topic in contradictions:
         key, what = contradictions[topic]
-        out.append(_fact(facts, key, -0.5, f"No, yet {what}: answer Yes and point to it."))
+        if facts.has(key):
+            out.append(_fact(facts, key, -0.5, f"No, yet {what}: answer Yes and point to it."))
+        else:
+            # The body indeed lacks what the question asks for: the No is consistent with the paper.
+            out.append(Finding(0.8, "", f"the body has no {key} mention, consistent with No"))
     return out
 
 
@@ -525,12 +540,20 @@ def findings_for(paper: Paper, item: ChecklistItem) -> list[Finding]:
         findings += check_yes(topic, facts, item)
     elif item.answer is Answer.NO:
         findings += check_no(topic, facts, item)
+    return findings + paper_level_findings(paper, facts)
+
+
+def paper_level_findings(paper: Paper, facts: BodyFacts) -> list[Finding]:
+    """Signs of an attempt to steer the judge. They say nothing about one answer's truth, so they carry
+    no weight in its verdict (an honest answer in a manipulated paper stays correct); they are repeated
+    at the end of every item's review so an author cannot miss them."""
+    out = []
     if facts.has("injection"):
-        findings.append(_fact(facts, "injection", -1.5, "The paper contains text addressed to an automated"
-                              " reviewer: remove it."))
+        out.append(_fact(facts, "injection", 0.0, "The paper contains text addressed to an automated"
+                         " reviewer: remove it."))
     if any("hidden" in w.lower() for w in paper.warnings):
-        findings.append(Finding(-0.6, "The paper contains hidden text (see warnings): remove it."))
-    return findings
+        out.append(Finding(0.0, "The paper contains hidden text (see warnings): remove it."))
+    return out
 
 
 class HeuristicAssessor(Assessor):
@@ -546,7 +569,8 @@ class HeuristicAssessor(Assessor):
         assert item.answer is not None  # TODO/missing never reach judge()
         findings = findings_for(paper, item)
         p = combine(item.answer, findings)
-        problems = sorted((f for f in findings if f.weight < 0 and f.note), key=lambda f: f.weight)
+        # Stable sort: the item's own problems, worst first, then the paper-level notes (weight 0).
+        problems = sorted((f for f in findings if f.weight <= 0 and f.note), key=lambda f: f.weight)
         review = "\n".join(f"- {f.note}" for f in problems) or "- No problems found by the offline checks."
         evidence = [f.evidence for f in findings if f.evidence and f.weight > 0]
         evidence += [f.evidence for f in problems if f.evidence]
