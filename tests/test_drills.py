@@ -33,6 +33,8 @@ def test_fault_drill_identical_and_nothing_lost(tmp_path):
                                 max_attempts=10, reask=6, workdir=tmp_path)
     clean, faulty = result["runs"]
     assert sum(clean["faults_injected"].values()) == 0 and clean["retries"] == 0
+    # Every synthetic copy is distinct: no verdict of the clean run came from another copy's cache row.
+    assert clean["http_requests"] == clean["expected_requests"] == 2 * 48
     assert set(faulty["faults_injected"]) == {"429", "500", "timeout", "malformed", "truncated"}
     assert faulty["retries"] > 0 and faulty["http_requests"] > clean["http_requests"]
     assert result["verdicts_compared"] == 2 * 48

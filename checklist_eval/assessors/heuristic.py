@@ -153,9 +153,16 @@ def _snippet(text: str, m: re.Match[str], width: int = 40) -> str:
     return "…" + " ".join(text[start:end].split()) + "…"
 
 
+# The body is scanned up to this many characters. A real paper's text is well under 1 MB (and the LLM
+# assessor sees at most its context budget); without a cap a hostile 20 MB single-line .tex kept the
+# ~20 body patterns busy for about a minute per paper (scripts/drill_* and tests/test_hostile.py).
+MAX_SCAN_CHARS = 2_000_000
+
+
 @lru_cache(maxsize=16)
 def body_facts(body: str) -> BodyFacts:
     """Which kinds of content the body contains; cached because every item of a paper asks again."""
+    body = body[:MAX_SCAN_CHARS]
     hits: dict[str, str] = {}
     counts: dict[str, int] = {}
     for key, rx in _BODY_RX.items():

@@ -25,6 +25,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
@@ -171,12 +172,21 @@ class PromptSet:
         return self.format_text if strategy is StructuredOutput.TEXT else self.format_json
 
 
+_FENCE_TAG = re.compile(r"<(\s*/?\s*paper\b)", re.IGNORECASE)
+
+
+def defuse_fence(text: str) -> str:
+    """Untrusted text must not be able to close the <paper> fence and speak outside it: any look-alike
+    of the fence tag in it loses its '<' (replaced by a visually similar, inert character)."""
+    return _FENCE_TAG.sub(lambda m: "\u2039" + m.group(1), text)
+
+
 def paper_text(paper: Paper) -> str:
     parts = []
     if paper.abstract:
         parts.append(f"Abstract\n{paper.abstract}")
     parts.append(paper.body)
-    return "\n\n".join(p for p in parts if p)
+    return defuse_fence("\n\n".join(p for p in parts if p))
 
 
 def checklist_message(prompts: PromptSet, paper: Paper) -> str:
@@ -218,7 +228,7 @@ def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
     budget = max(2_000, int(0.9 * (prompt_budget - len(system) - len(checklist) - QUESTION_BLOCK_CHARS)))
     text, truncated = cut_paper(paper_text(paper), budget)
     content = prompts.user_paper.format_map({
-        "source": Path(paper.source).name, "title": paper.title or "(untitled)", "paper": text,
+        "source": Path(paper.source).name, "title": defuse_fence(paper.title or "(untitled)").replace('"', "'"), "paper": text,
     })
     warning = None
     if truncated:
