@@ -114,6 +114,7 @@ def drill(n: int = 50, fault_rate: float = 0.2, latency: float = 0.05, seed: int
     a, b = verdict_rows(clean_out), verdict_rows(faulty_out)
     sa, sb = score_rows(clean_out), score_rows(faulty_out)
     verdict_diffs = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    mismatched = [k for k in verdict_diffs if k in a and k in b]  # both runs judged it, differently
     score_diffs = sorted(k for k in set(sa) | set(sb) if sa.get(k) != sb.get(k))
     return {
         "submissions": n,
@@ -121,6 +122,8 @@ def drill(n: int = 50, fault_rate: float = 0.2, latency: float = 0.05, seed: int
         "runs": [clean, faulty],
         "verdicts_compared": len(set(a) | set(b)),
         "verdict_differences": len(verdict_diffs),
+        "verdicts_mismatched": len(mismatched),
+        "verdicts_missing": len(verdict_diffs) - len(mismatched),
         "score_differences": len(score_diffs),
         "differing": [list(k) for k in verdict_diffs[:10]] + score_diffs[:10],
         "identical": not verdict_diffs and not score_diffs and len(a) > 0,
@@ -146,7 +149,8 @@ def print_table(result: dict[str, Any]) -> None:
     console.print(table)
     same = "[green]identical[/green]" if result["identical"] else "[red]DIFFERENT[/red]"
     console.print(f"{result['verdicts_compared']} verdicts and {result['submissions']} score rows compared: {same} "
-                  f"({result['verdict_differences']} verdict and {result['score_differences']} score differences); "
+                  f"({result['verdict_differences']} verdict differences: {result['verdicts_mismatched']} judged differently, "
+                  f"{result['verdicts_missing']} missing from one run; {result['score_differences']} score differences); "
                   f"lost {result['lost']}, failed submissions {result['failed_submissions']}")
     for r in result["runs"]:
         for err in r["failures"]:
