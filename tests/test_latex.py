@@ -195,7 +195,7 @@ def test_fixtures_parse_with_expected_answers(fixtures_dir):
         assert all(it.answer and it.justification for it in paper.checklist.items)
     assert "".join(answers_of(genuine)[str(i)][0] for i in range(1, 17)) == "YYYYYYYYYYNYYYYN"
     assert "".join(answers_of(adversarial)[str(i)][0] for i in range(1, 17)) == "YYYYYYYYYYNYYNNN"
-    assert "".join(answers_of(truth)[str(i)][0] for i in range(1, 17)) == "YYYYNYNNYYNYYYNN"
+    assert "".join(answers_of(truth)[str(i)][0] for i in range(1, 17)) == "YYYYNYNNYYNYNYNN"
     assert not genuine.warnings
     assert any("hidden" in w and "Ignore previous instructions" in w for w in adversarial.warnings)
     assert "github.com/anon-calibexit" in genuine.body and "github.com" not in adversarial.body

@@ -135,7 +135,6 @@ def test_retry_after_is_honoured():
 
 
 def test_malformed_and_truncated_output_are_reasked_and_billed():
-    faults = FaultConfig(rate=1.0, kinds=("malformed", "truncated"))
     seed = _seed_where(FaultConfig(rate=0.5, kinds=("malformed", "truncated")), ["truncated", "malformed", None])
     paper = sample_paper(n_questions=1)
     with MockServer(faults=FaultConfig(rate=0.5, kinds=("malformed", "truncated")), seed=seed) as server:
@@ -147,10 +146,23 @@ def test_malformed_and_truncated_output_are_reasked_and_billed():
     assert usage.calls == 3 == stats.chat_requests
     # The truncated reply's tokens are billed too: the ledger matches what the server reported.
     assert usage.prompt_tokens == stats.prompt_tokens and usage.completion_tokens == stats.completion_tokens
-    with MockServer(faults=faults) as always_bad:
+
+def test_unusable_output_and_garbled_bodies_have_separate_budgets_and_are_billed_on_failure():
+    paper = sample_paper(n_questions=1)
+    # The model's own unusable output (cut off) is re-asked ``reask`` times...
+    with MockServer(faults=FaultConfig(rate=1.0, kinds=("truncated",))) as cut_off:
+        a = llm(cut_off, reask=1, max_attempts=5)
         with pytest.raises(AssessorError, match="no usable verdict"):
-            run(llm(always_bad, reask=1), paper)
-        assert always_bad.stats.chat_requests == 2
+            run(a, paper)
+        assert cut_off.stats.chat_requests == 2
+        # ...and what those replies cost stays in the ledger although the question failed.
+        assert a.usage.calls == 2 and a.ledger.total().completion_tokens == cut_off.stats.completion_tokens > 0
+    # A body that is not JSON is a transport fault: the retry policy's attempts, not the re-asks.
+    with MockServer(faults=FaultConfig(rate=1.0, kinds=("malformed",))) as garbled:
+        a = llm(garbled, reask=0, max_attempts=3)
+        with pytest.raises(AssessorError, match="still failing"):
+            run(a, paper)
+        assert garbled.stats.chat_requests == 3 and a.usage.calls == 3
 
 
 def test_401_fails_fast_without_leaking_the_key(caplog):

@@ -41,10 +41,11 @@ from checklist_eval.assessors import DEFAULT_CONCURRENCY, DEFAULT_PROMPT_VERSION
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
 from checklist_eval.assessors.ledger import Ledger, PriceTable
-from checklist_eval.assessors.retry import RetryPolicy, fatal_error, is_retryable
+from checklist_eval.assessors.retry import MalformedResponse, RetryPolicy, fatal_error
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.structured import (
     InvalidOutput,
+    Verdict,
     chain_from,
     is_format_unsupported,
     logprob_p_correct,
@@ -95,7 +96,7 @@ class LLMConfig:
     max_tokens: int = 800
     seed: int | None = None
     logprobs: bool = True
-    reask: int = 2  # extra requests when the reply holds no usable verdict
+    reask: int = 3  # extra requests when the model's reply holds no usable verdict (cut off, not parseable)
     context_tokens: int | None = None
     backoff_initial: float = 0.5
     backoff_max: float = 60.0
@@ -291,6 +292,16 @@ class _Outcome:
 
 
 @dataclass
+class _Spent:
+    """Usage of one question summed over all its requests, readable even when the question fails."""
+
+    usage: Usage = field(default_factory=Usage)
+
+    def add(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+
+
+@dataclass
 class _PaperPrefix:
     messages: list[dict[str, str]]
     tokens: int
@@ -433,7 +444,10 @@ class LLMAssessor(Assessor):
                 response = await client.post(
                     "/chat/completions", cast_to=httpx2.Response,
                     body={"model": self.model, "messages": messages, **self._params(strategy, quirks)})
-            return json.loads(response.content)  # malformed bodies raise ValueError: re-asked
+            try:
+                return json.loads(response.content)
+            except ValueError:
+                raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
 
         try:
             completion = await self.retry.run(attempt)
@@ -482,47 +496,16 @@ class LLMAssessor(Assessor):
         hit = self._from_cache(paper, item, quirks)
         if hit is not None:
             return hit
-        usage = Usage()
-        invalid = 0
-        est_tokens = self.paper_prefix(paper).tokens + 400 + self.config.max_tokens
-        while True:
-            try:
-                outcome = await self._request(paper, item, quirks, est_tokens)
-            except AssessorError:
-                raise
-            except openai.BadRequestError as err:
-                usage = usage + Usage(calls=getattr(err, "checklist_attempts", 1))
-                if _adapt(quirks, err, self.config.structured == "auto", err.checklist_strategy):  # type: ignore[attr-defined]
-                    continue
-                raise self._fatal(err) from None
-            except (openai.APIError, openai.OpenAIError) as err:
-                if isinstance(err, openai.APIResponseValidationError) or not (
-                        is_retryable(err) or isinstance(err, openai.APIStatusError)):
-                    # The body was not a chat completion (malformed JSON): re-ask like bad output.
-                    usage = usage + Usage(calls=getattr(err, "checklist_attempts", 1))
-                    invalid = self._count_invalid(invalid, item, f"unreadable response body ({type(err).__name__})")
-                    continue
-                raise self._fatal(err) from None
-            except ValueError as err:  # json.JSONDecodeError from a malformed body
-                usage = usage + Usage(calls=getattr(err, "checklist_attempts", 1))
-                invalid = self._count_invalid(invalid, item, f"unreadable response body ({type(err).__name__})")
-                continue
-            completion, strategy, messages = outcome.completion, outcome.strategy, outcome.messages
-            usage = usage + self._usage_of(completion, outcome.attempts)
-            choices = completion.get("choices") if isinstance(completion, dict) else None
-            choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-            text = (choice.get("message") or {}).get("content") or ""
-            try:
-                if choice.get("finish_reason") == "length":
-                    raise InvalidOutput("reply cut off at max_tokens")
-                verdict = parse(strategy, text)
-            except InvalidOutput as err:
-                invalid = self._count_invalid(invalid, item, str(err))
-                continue
-            break
-        content = (choice.get("logprobs") or {}).get("content")
-        p_logprob = logprob_p_correct(text, content)
-        p_correct = verdict.p_correct if p_logprob is None else p_logprob
+        spent = _Spent()
+        try:
+            verdict, p_correct, strategy, messages = await self._ask_until_usable(paper, item, quirks, spent)
+        except BaseException:
+            # Money spent on a question that then failed is still money spent: keep the ledger right.
+            if spent.usage.calls:
+                self.usage = self.usage + spent.usage
+                self.ledger.record(paper.source, item.id, self.model, spent.usage)
+            raise
+        usage = spent.usage
         if self.cache.writes:
             key = self._cache_key(messages, strategy, quirks)
             stored = verdict.model_dump() | {"p_correct": p_correct}
@@ -536,6 +519,41 @@ class LLMAssessor(Assessor):
                                   strategy=strategy, usage=usage, latency_s=time.perf_counter() - started,
                                   cached=False, attempts=usage.calls),
         )
+
+    async def _ask_until_usable(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
+                                spent: _Spent) -> tuple[Verdict, float, StructuredOutput, list[dict[str, str]]]:
+        """Requests until a reply holds a usable verdict: transport faults are the retry policy's, a
+        refused output format steps down the strategy chain, unusable output is re-asked (bounded)."""
+        invalid = 0
+        est_tokens = self.paper_prefix(paper).tokens + 400 + self.config.max_tokens
+        while True:
+            try:
+                outcome = await self._request(paper, item, quirks, est_tokens)
+            except AssessorError:
+                raise
+            except Exception as err:
+                spent.add(Usage(calls=getattr(err, "checklist_attempts", 1)))
+                if isinstance(err, openai.BadRequestError) and _adapt(
+                        quirks, err, self.config.structured == "auto", err.checklist_strategy):  # type: ignore[attr-defined]
+                    continue
+                if isinstance(err, (openai.APIError, MalformedResponse)):
+                    raise self._fatal(err) from None
+                raise
+            completion, strategy = outcome.completion, outcome.strategy
+            spent.add(self._usage_of(completion, outcome.attempts))
+            choices = completion.get("choices") if isinstance(completion, dict) else None
+            choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+            text = (choice.get("message") or {}).get("content") or ""
+            try:
+                if choice.get("finish_reason") == "length":
+                    raise InvalidOutput("reply cut off at max_tokens")
+                verdict = parse(strategy, text)
+            except InvalidOutput as err:
+                invalid = self._count_invalid(invalid, item, str(err))
+                continue
+            p_logprob = logprob_p_correct(text, (choice.get("logprobs") or {}).get("content"))
+            p_correct = verdict.p_correct if p_logprob is None else p_logprob
+            return verdict, p_correct, strategy, outcome.messages
 
     def _count_invalid(self, invalid: int, item: ChecklistItem, why: str) -> int:
         invalid += 1

@@ -1,7 +1,7 @@
 """The one retry policy of the project (tenacity), and the mapping of fatal API errors to messages.
 
 Retried, and only these: 429, 5xx, 408/409 (the server asks to try again), timeouts, connection
-errors. The wait is the server's ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date) when it
+errors, and 2xx bodies that are not JSON. The wait is the server's ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date) when it
 sends one, else exponential backoff with full jitter. Everything else (400 context too long, 401, 403,
 404 unknown model, 422) fails on the first attempt with an ``AssessorError`` whose message never holds
 the API key. The SDK's own retries are off (``max_retries=0``) so the two layers do not multiply.
@@ -23,13 +23,18 @@ from checklist_eval.errors import AssessorError
 
 T = TypeVar("T")
 
-__all__ = ["RetryPolicy", "is_retryable", "parse_retry_after", "fatal_error", "scrub"]
+__all__ = ["MalformedResponse", "RetryPolicy", "is_retryable", "parse_retry_after", "fatal_error", "scrub"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
+class MalformedResponse(Exception):
+    """A 2xx reply whose body is not JSON: the transport garbled it, so it is retried like a 5xx
+    (the model's own unusable output is a different matter, re-asked by the assessor)."""
+
+
 def is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, MalformedResponse)):
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
