@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.models import Assessment, Usage
 from checklist_eval.records import Record, records_from_assessments, write_records
 from checklist_eval.scoring import SubmissionScore, score_submission
@@ -247,6 +247,8 @@ class BatchRunner:
         paths = find_submissions(self.root)
         if self.out.exists() and not self.out.is_dir():
             raise InputError(self.out, "results path exists and is not a folder")
+        if self.out.is_dir():
+            remove_stale_temps(self.out)  # a previous run killed mid-write
         ids = self._ids(paths)
         usage_before = self.assessor.usage
         outcome = BatchOutcome(results=[], failures=[])

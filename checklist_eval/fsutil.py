@@ -7,10 +7,13 @@ import tempfile
 from pathlib import Path
 
 
+TEMP_SUFFIX = ".tmp"
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -28,3 +31,14 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def remove_stale_temps(folder: str | Path) -> int:
+    """Delete the temp files a killed writer left in ``folder`` (never under a final name, so nothing
+    is lost). Only for a folder no other process is writing into. Returns how many were removed."""
+    removed = 0
+    for stale in Path(folder).rglob(f".*{TEMP_SUFFIX}"):
+        if stale.is_file():
+            stale.unlink(missing_ok=True)
+            removed += 1
+    return removed

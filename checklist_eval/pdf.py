@@ -49,8 +49,15 @@ class _Extracted:
     title: str | None
 
 
+# Conference papers with appendices run to tens of pages; these stop files built to tie up a batch.
+MAX_PDF_BYTES = 100 * 1024 * 1024
+MAX_PDF_PAGES = 1000
+
+
 def extract_pages(path: Path) -> _Extracted:
     """Each page's raw text (extracted exactly once) and the first page's largest-font text."""
+    if path.stat().st_size > MAX_PDF_BYTES:
+        raise InputError(path, f"PDF larger than {MAX_PDF_BYTES // 2**20} MB")
     try:
         doc = pdfium.PdfDocument(str(path))
     except pdfium.PdfiumError as err:
@@ -58,6 +65,8 @@ def extract_pages(path: Path) -> _Extracted:
     except (OSError, ValueError) as err:
         raise InputError(path, f"cannot read PDF: {err}") from None
     try:
+        if len(doc) > MAX_PDF_PAGES:
+            raise InputError(path, f"PDF has {len(doc)} pages, more than {MAX_PDF_PAGES}")
         pages: list[str] = []
         title = None
         for i in range(len(doc)):

@@ -33,6 +33,10 @@ MAX_MEMBERS = 5000
 MAX_COMPRESSION_RATIO = 200
 RATIO_CHECK_MIN_BYTES = 1024 * 1024
 MAX_INPUT_DEPTH = 32
+# Parsing holds about 20 times the LaTeX it reads; real papers are far below these (a long main.tex
+# is under 1 MB), so they only stop inputs built to exhaust memory.
+MAX_TEX_BYTES = 8 * 1024 * 1024  # one .tex file
+MAX_SOURCE_CHARS = 16 * 1024 * 1024  # the whole document once every \input is resolved
 
 # Files worth reading out of a project: sources \input can name. Images and nested archives are left
 # alone (a nested archive is never opened).
@@ -103,6 +107,8 @@ def _looks_like_tar(path: Path) -> bool:
 
 def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
     """Bytes of a .tex file to text: UTF-8 (BOM ok), else latin-1 with a warning; CRLF folded."""
+    if len(data) > MAX_TEX_BYTES:
+        raise InputError(name, f"LaTeX file larger than {MAX_TEX_BYTES // 2**20} MB")
     if not data.strip():
         raise InputError(name, "empty file")
     if b"\x00" in data:
@@ -169,8 +175,8 @@ def _folder_project(folder: Path) -> _Project:
             path.relative_to(root)
         except ValueError:
             return None
-        if path.stat().st_size > MAX_MEMBER_BYTES:
-            raise InputError(path, f"file larger than {MAX_MEMBER_BYTES // 2**20} MB")
+        if path.stat().st_size > MAX_TEX_BYTES:
+            raise InputError(path, f"LaTeX file larger than {MAX_TEX_BYTES // 2**20} MB")
         return path.read_bytes()
 
     return _Project(str(folder), names, read)
@@ -324,6 +330,8 @@ class _Flattener:
         self.project = project
         self.root_dir = posixpath.dirname(root)
         self.warnings = warnings
+        self.label = f"{project.label}/{root}"
+        self.inlined = 0  # characters pulled in by \input so far: a file included 1000 times counts 1000 times
 
     def flatten(self, name: str, stack: tuple[str, ...] = ()) -> str:
         text = strip_dead(self.project.text(name, self.warnings))
@@ -366,6 +374,10 @@ class _Flattener:
             self.warnings.append(f"{current}: inputs nested deeper than {MAX_INPUT_DEPTH}; skipped")
             return ""
         body = self.flatten(found, stack)
+        self.inlined += len(body)
+        if self.inlined > MAX_SOURCE_CHARS:
+            raise InputError(self.label, f"document larger than {MAX_SOURCE_CHARS // 2**20} MB once its "
+                             "\\input files are resolved")
         return f"\n{body}\n" if cmd in ("include", "subfile") else body
 
 
@@ -423,22 +435,25 @@ def load_tex_file(path: Path) -> LatexSource:
         data = path.read_bytes()
     except OSError as err:
         raise InputError(path, f"cannot read: {err.strerror or err}") from None
-    if len(data) > MAX_MEMBER_BYTES:
-        raise InputError(path, f"file larger than {MAX_MEMBER_BYTES // 2**20} MB")
     text = decode_tex(data, str(path), warnings)
     _require_latex(text, str(path))
     folder = path.resolve().parent
     name = path.name
 
-    def read(rel: str) -> bytes | None:
-        if rel == name:
-            return data
+    def sibling(rel: str) -> Path | None:
+        """The file ``rel`` names, if it really lies inside the folder (a link may point anywhere)."""
         target = (folder / rel).resolve()
         try:
             target.relative_to(folder)
         except ValueError:
             return None
-        if not target.is_file() or target.stat().st_size > MAX_MEMBER_BYTES:
+        return target if target.is_file() else None
+
+    def read(rel: str) -> bytes | None:
+        if rel == name:
+            return data
+        target = sibling(rel)
+        if target is None or target.stat().st_size > MAX_TEX_BYTES:
             return None
         return target.read_bytes()
 
@@ -446,10 +461,7 @@ def load_tex_file(path: Path) -> LatexSource:
         # A lone file's siblings are only looked at when an \input names them, so pointing the tool
         # at a .tex in a big folder does not read the whole folder.
         def exists(self, rel: str) -> bool:
-            if rel == name:
-                return True
-            target = folder / rel
-            return target.is_file() and not rel.startswith("..")
+            return rel == name or sibling(rel) is not None
 
     project = _Lazy(str(path.parent), [name], read)
     project._cache[name] = text

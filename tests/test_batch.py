@@ -121,8 +121,11 @@ def test_resume_after_interrupt_makes_zero_repeated_requests(root, tmp_path, mon
         # simulate it by deleting one finished result. The rerun redoes team-alpha from the cache
         # and skips team-gamma: zero requests.
         (out / "submissions" / "team-alpha" / "result.json").unlink()
+        # A kill in the middle of an atomic write leaves its temp file, never a half result.json.
+        (out / "submissions" / "team-alpha" / ".result.json.k1ll3d.tmp").write_text('{"half": ')
         second, n = batch(partial, server)
         assert (second["scored"], second["resumed"], n) == (1, 1, 0)
+        assert not list(out.rglob("*.tmp"))
         alpha_again = json.loads((out / "submissions" / "team-alpha" / "result.json").read_text())
         assert alpha_again["score"] == alpha_first["score"]
         # The full root: only team-beta is new; at most its 3 x 16 answers reach the server.

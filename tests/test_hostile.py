@@ -436,7 +436,7 @@ def test_pdf_with_thousands_of_pages(cli, tmp_path):
     path = tmp_path / "long.pdf"
     write_text_pdf(path, 5000, b"We report standard deviations over five seeds on one A100 GPU.")
     assert path.stat().st_size < MIB
-    assert_one_line_error(cli("parse", str(path)), "long.pdf", "checklist")
+    assert_one_line_error(cli("parse", str(path)), "long.pdf", "more than 1000")
 
 
 def test_checklist_with_every_answer_deleted(cli, tmp_path):

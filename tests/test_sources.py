@@ -187,3 +187,33 @@ def test_folder_without_root_uses_the_checklist_fragment(tmp_path, fixtures_dir)
     src = sources.load_latex(tmp_path)
     assert src.root == "checklist.tex" and src.is_fragment
     assert any("no root file" in w for w in src.warnings)
+
+
+def test_single_file_input_through_a_link_outside_is_skipped(tmp_path):
+    outside = tmp_path / "outside.tex"
+    outside.write_text("SECRET-OUTSIDE-TEXT")
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "secret.tex").symlink_to(outside)
+    (project / "main.tex").write_text(
+        "\\documentclass{article}\\begin{document}Intro. \\input{secret} End.\\end{document}")
+    src = sources.load_latex(project / "main.tex")
+    assert "SECRET-OUTSIDE-TEXT" not in src.text and "Intro." in src.text
+    assert any("secret" in w for w in src.warnings)
+
+
+def test_repeated_inputs_cannot_blow_up_the_document(tmp_path, monkeypatch):
+    monkeypatch.setattr(sources, "MAX_SOURCE_CHARS", 100_000)  # the mechanism, at a test-sized limit
+    (tmp_path / "chunk.tex").write_text("x" * 1000 + "\n")
+    (tmp_path / "main.tex").write_text(
+        "\\documentclass{article}\\begin{document}" + "\\input{chunk}" * 500 + "\\end{document}")
+    with pytest.raises(InputError, match="once its .input files are resolved"):
+        sources.load_latex(tmp_path / "main.tex")
+
+
+def test_oversized_tex_file_is_refused_before_parsing(tmp_path, monkeypatch):
+    monkeypatch.setattr(sources, "MAX_TEX_BYTES", 10_000)
+    big = tmp_path / "big.tex"
+    big.write_text("\\documentclass{article}\\begin{document}" + "y" * 20_000 + "\\end{document}")
+    with pytest.raises(InputError, match="larger than"):
+        sources.load_latex(big)
