@@ -14,42 +14,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-TEMPLATE = ROOT / "fixtures" / "submissions" / "team-alpha"
+SCRIPTS = Path(__file__).resolve().parent
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))
 
-
-def build_submissions(dest: Path, n: int) -> None:
-    """N copies of the GAT triplet; a numbered sentence in the introduction makes each one distinct."""
-    texts = {f.name: f.read_text(encoding="utf-8") for f in TEMPLATE.iterdir() if f.suffix == ".tex"}
-    for i in range(n):
-        sub = dest / f"bench-{i:04d}"
-        sub.mkdir(parents=True)
-        for name, text in texts.items():
-            varied = re.sub(
-                r"(\\section\{Introduction\}\\label\{sec:intro\}\n)",
-                lambda m: m.group(1) + f"This benchmark copy is number {i}.\n",
-                text,
-                count=1,
-            )
-            (sub / name).write_text(varied, encoding="utf-8")
-
-
-def expected_calls_per_submission() -> int:
-    """One request per real (Yes/No/NA) answer of the template triplet; TODO/missing never reach a model."""
-    from checklist_eval.submissions import load_submission
-
-    loaded = load_submission(TEMPLATE)
-    return sum(
-        1 for paper in loaded.papers.values() for it in paper.checklist.items
-        if it.answer is not None and it.answer.is_real
-    )
+from synth import build_submissions, expected_calls_per_submission  # noqa: E402
 
 
 async def run(args: argparse.Namespace, root: Path, out: Path, base_url: str):

@@ -43,7 +43,7 @@ SCRIPTS = Path(__file__).resolve().parent
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 
-from bench_batch import build_submissions  # noqa: E402
+from synth import build_submissions  # noqa: E402
 
 from checklist_eval.testing import MockServer  # noqa: E402
 

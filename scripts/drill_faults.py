@@ -6,7 +6,7 @@ with its own fresh cache. Every score and every verdict must be identical, and n
     python scripts/drill_faults.py --n 10 --fault-rate 0.4 --json
 
 Submissions are synthetic copies of the fixture G/A/T triplet (one live sentence differs per copy, so no
-two prompts or cache keys are equal); the builder is ``build_submissions`` of ``scripts/bench_batch.py``.
+two prompts or cache keys are equal); the builder is ``build_submissions`` of ``scripts/synth.py``.
 Exit status 0 when the faulty run gave identical results with 0 lost verdicts and 0 failed submissions.
 """
 
@@ -26,7 +26,7 @@ SCRIPTS = Path(__file__).resolve().parent
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 
-from bench_batch import build_submissions, expected_calls_per_submission  # noqa: E402
+from synth import build_submissions, expected_calls_per_submission  # noqa: E402
 
 MODEL = "gpt-4o-mini"
 
