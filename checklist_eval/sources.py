@@ -33,6 +33,7 @@ MAX_MEMBERS = 5000
 MAX_COMPRESSION_RATIO = 200
 RATIO_CHECK_MIN_BYTES = 1024 * 1024
 MAX_INPUT_DEPTH = 32
+_READ_CHUNK = 1024 * 1024
 # Parsing holds about 20 times the LaTeX it reads; real papers are far below these (a long main.tex
 # is under 1 MB), so they only stop inputs built to exhaust memory.
 MAX_TEX_BYTES = 8 * 1024 * 1024  # one .tex file
@@ -195,13 +196,15 @@ def _safe_member_name(archive: Path, name: str) -> str:
 
 
 def _read_capped(stream: io.BufferedIOBase, limit: int, archive: Path, name: str) -> bytes:
-    """Read at most ``limit`` bytes; one byte more means the member is too big (headers can lie)."""
-    data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise UnsafeArchiveError(
-            archive, f"archive member {name!r} is larger than {limit // 2**20} MB"
-        )
-    return data
+    """Read at most ``limit`` bytes; one byte more means the member is too big (headers can lie).
+    Chunked into one buffer: a single large read() of a zip member concatenates its pieces and
+    can hold several copies of the data at once."""
+    data = bytearray()
+    while chunk := stream.read(min(_READ_CHUNK, limit + 1 - len(data))):
+        data += chunk
+        if len(data) > limit:
+            raise UnsafeArchiveError(archive, f"archive member {name!r} is larger than {limit // 2**20} MB")
+    return bytes(data)
 
 
 def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True) -> dict[str, bytes]:

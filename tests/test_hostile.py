@@ -301,7 +301,8 @@ def test_zip_bomb_with_lying_header_stops_at_the_cap(cli, tmp_path):
     write_zip_raw(path, [("main.tex", GOOD_TEX.encode()), ("zeros.tex", ("bomb", 256, 1000))])
     run = cli("parse", str(path))
     assert_one_line_error(run, "liar.zip")
-    assert run.rss_mb < 200 + sources.MAX_MEMBER_BYTES / MIB, run
+    # Read in 1 MiB chunks up to the cap: about 40 MB measured, where one big read() took 140.
+    assert run.rss_mb < 120, run
 
 
 def test_tar_bomb_rejected_by_limit(cli, tmp_path):
