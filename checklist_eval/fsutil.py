@@ -6,8 +6,16 @@ import os
 import tempfile
 from pathlib import Path
 
-
 TEMP_SUFFIX = ".tmp"
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only portable way to read it is to set it, so: once, at import, before
+    os.umask(mask)  # any writer thread exists (setting it later would race with threads creating files)
+    return mask
+
+
+_UMASK = _read_umask()
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
@@ -15,6 +23,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
+        # mkstemp creates 0600; the finished file gets the permissions a plain open() would give it.
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
