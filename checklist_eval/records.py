@@ -41,8 +41,16 @@ COLUMNS = [
     "prompt_version",
     "source",
     "scored_at",
+    # The cost ledger, one row per call: per paper and per run are sums over these.
+    "cached",
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "cost_usd",
 ]
 REQUIRED = COLUMNS[:5]
+LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
 
 
 class Record(BaseModel):
@@ -64,6 +72,12 @@ class Record(BaseModel):
     prompt_version: str = ""
     source: str = ""
     scored_at: str = ""
+    cached: bool = False
+    calls: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    cached_tokens: int = Field(default=0, ge=0)
+    cost_usd: float = Field(default=0.0, ge=0.0)
 
     @property
     def c(self) -> int:
@@ -113,6 +127,8 @@ def records_from_assessments(
                 prompt_version=(prov.prompt_version if prov else "") or "",
                 source=paper.source,
                 scored_at=scored_at,
+                cached=bool(prov and prov.cached),
+                **(prov.usage.model_dump() if prov else {}),
             )
         )
     return rows
@@ -126,6 +142,8 @@ def _row(r: Record) -> dict[str, object]:
     d["answer"] = r.answer.value if r.answer is not None else ""
     d["correct"] = int(r.correct)
     d["p_correct"] = "" if r.p_correct is None else repr(float(r.p_correct))
+    d["cached"] = int(r.cached)
+    d["cost_usd"] = repr(float(r.cost_usd))
     return {k: d[k] for k in COLUMNS}
 
 
@@ -160,13 +178,26 @@ def write_records(records: Sequence[Record], csv_path: str | Path, jsonl_path: s
 # ----------------------------------------------------------------------------------------------- read
 
 
-def _parse_bool(value: object, where: str, path: Path) -> bool:
+def _parse_bool(value: object, where: str, path: Path, column: str = "correct") -> bool:
     text = str(value).strip().lower()
     if text in ("1", "1.0", "true", "yes"):
         return True
     if text in ("0", "0.0", "false", "no"):
         return False
-    raise InputError(path, f"{where}: correct must be 0 or 1, got {value!r}")
+    raise InputError(path, f"{where}: {column} must be 0 or 1, got {value!r}")
+
+
+def _parse_number(value: object, where: str, path: Path, column: str, kind: type) -> int | float:
+    """An optional non-negative ledger figure; empty (older records files) reads as 0."""
+    if value is None or str(value).strip() == "":
+        return kind(0)
+    try:
+        number = kind(float(value)) if kind is int else kind(value)
+    except ValueError:
+        raise InputError(path, f"{where}: {column} must be a number, got {value!r}") from None
+    if number < 0:
+        raise InputError(path, f"{where}: {column} must not be negative, got {value!r}")
+    return number
 
 
 def _parse_answer(value: object, where: str, path: Path) -> Answer | None:
@@ -210,6 +241,9 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
         correct=_parse_bool(row.get("correct"), where, path),
         case=case,
         p_correct=_parse_p(row.get("p_correct"), where, path),
+        cached=_parse_bool(row.get("cached") or 0, where, path, column="cached"),
+        cost_usd=_parse_number(row.get("cost_usd"), where, path, "cost_usd", float),
+        **{k: _parse_number(row.get(k), where, path, k, int) for k in LEDGER_COUNTS},
         **{
             k: text[k]
             for k in (

@@ -8,6 +8,8 @@ import shutil
 import pandas as pd
 import pytest
 
+from checklist_eval.records import read_records
+
 from checklist_eval.cli import main
 
 pytest.importorskip("checklist_eval.parsing")  # the batch parses real LaTeX fixtures
@@ -116,6 +118,9 @@ def test_resume_after_interrupt_makes_zero_repeated_requests(root, tmp_path, mon
         # First run: two submissions.
         first, n = batch(partial, server)
         assert first["scored"] == 2 and n > 0 and first["usage"]["calls"] == n
+        # The records are the per-call ledger: they add up to what the server counted.
+        ledger = read_records(out / "records.csv")
+        assert sum(r.calls for r in ledger) == n and sum(r.cost_usd for r in ledger) > 0
         alpha_first = json.loads((out / "submissions" / "team-alpha" / "result.json").read_text())
         # A killed run can die after its requests were answered but before result.json was written:
         # simulate it by deleting one finished result. The rerun redoes team-alpha from the cache

@@ -23,8 +23,9 @@ def sample():
         return Record(submission_id="sub1", role=role, question_id=q, answer=ans, correct=ok, case="GAT", **kw)
 
     return [
-        r("G", "1", Answer.YES, True, review='says "yes", ok', p_correct=0.91),
-        r("G", "2", Answer.NA, True, justification="line1\nline2, with comma"),
+        r("G", "1", Answer.YES, True, review='says "yes", ok', p_correct=0.91, calls=2, prompt_tokens=5000,
+          completion_tokens=120, cached_tokens=4096, cost_usd=0.000123),
+        r("G", "2", Answer.NA, True, justification="line1\nline2, with comma", cached=True),
         r("A", "1", Answer.NA, True),
         r("A", "2", None, False),
         r("T", "1", Answer.NO, True),
@@ -39,6 +40,18 @@ def test_round_trip_keeps_na_and_missing(tmp_path, ext):
     back = read_records(tmp_path / f"r.{ext}")
     assert back == recs
     assert back[1].answer is Answer.NA and back[3].answer is None
+    assert back[0].cost_usd == 0.000123 and back[0].calls == 2 and back[1].cached
+
+
+def test_records_written_before_the_ledger_columns_still_read(tmp_path):
+    old = tmp_path / "old.csv"
+    old.write_text("submission_id,role,question_id,answer,correct\nsub1,G,1,NA,1\n")
+    (rec,) = read_records(old)
+    assert rec.answer is Answer.NA and rec.calls == 0 and rec.cost_usd == 0.0 and not rec.cached
+    bad = tmp_path / "bad.csv"
+    bad.write_text("submission_id,role,question_id,answer,correct,calls\nsub1,G,1,NA,1,-3\n")
+    with pytest.raises(InputError, match="calls must not be negative"):
+        read_records(bad)
 
 
 def test_csv_holds_literal_na(tmp_path):
