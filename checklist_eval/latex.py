@@ -1330,6 +1330,12 @@ def extract_checklist(
     return Checklist(id=spec.id, items=items), warnings, len(found)
 
 
+def _skipped_inputs_note(warnings: list[str]) -> str:
+    """The checklist often lives in its own file: when an \\input was skipped, say so in the error."""
+    skipped = [w for w in warnings if "skipped" in w and "\\" in w]
+    return f"; note: {skipped[0]}" + (f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else "") if skipped else ""
+
+
 def parse_latex(
     text: str,
     source: str,
@@ -1342,7 +1348,8 @@ def parse_latex(
     warnings = list(warnings or [])
     region = find_region(text)
     if region is None:
-        raise NoChecklistError(source, "no live checklist found (no \\answerYes/\\answerNo/\\answerNA/\\answerTODO or [Yes]/[No]/[NA] marks outside comments)")
+        raise NoChecklistError(source, "no live checklist found (no \\answerYes/\\answerNo/\\answerNA/\\answerTODO or [Yes]/[No]/[NA] marks outside comments)"
+                               + _skipped_inputs_note(warnings))
     region_text = text[region.start : region.end]
     if spec is None:
         spec = checklists.load(checklist) if checklist else checklists.load(checklists.detect(region_text))

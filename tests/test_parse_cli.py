@@ -71,3 +71,18 @@ def test_errors_are_one_line_exit_2(tmp_path, capsys):
     assert code == 2 and "evil.zip" in err and "escapes" in err and "Traceback" not in err
     code, err = _error(capsys, ["parse", str(tmp_path / "missing.tex")])
     assert code == 2 and "missing.tex" in err
+
+
+def test_missing_checklist_input_is_named_in_the_error(tmp_path, fixtures_dir):
+    # The checklist usually lives in checklist.tex: forgetting it in the upload must say so.
+    import shutil
+    import subprocess
+    import sys
+
+    project = tmp_path / "upload"
+    shutil.copytree(fixtures_dir / "papers" / "genuine", project)
+    (project / "checklist.tex").unlink()
+    run = subprocess.run([sys.executable, "-m", "checklist_eval", "parse", str(project)],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "no live checklist" in run.stderr and "\\input{checklist}: file not found" in run.stderr
