@@ -51,6 +51,7 @@ COLUMNS = [
 ]
 REQUIRED = COLUMNS[:5]
 LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
+LEDGER_COLUMNS = ("cached", *LEDGER_COUNTS, "cost_usd")
 
 
 class Record(BaseModel):

@@ -19,7 +19,8 @@ The mapping is checked, not assumed: every row of the final cache must be a key 
 otherwise the drill fails. After each kill the drill also checks that the cache passes SQLite's
 integrity check, that every final result file (result.json, summary.json, scores.csv, records.*) parses,
 and counts leftover ``*.tmp`` files (an atomic write's temporary, never a final name). Finally scores.csv
-and records.csv (without the scored_at timestamp) must equal the uninterrupted run's.
+and records.csv (without the scored_at timestamp and the cost-ledger columns, which say where a verdict
+was paid for) must equal the uninterrupted run's.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ if str(SCRIPTS) not in sys.path:
 
 from synth import build_submissions  # noqa: E402
 
+from checklist_eval.records import LEDGER_COLUMNS  # noqa: E402
 from checklist_eval.testing import MockServer  # noqa: E402
 
 MODEL = "gpt-4o-mini"
@@ -190,7 +192,10 @@ def comparable(out: Path) -> tuple[Any, Any]:
     import pandas as pd
 
     scores = pd.read_csv(out / "scores.csv", dtype=str, keep_default_na=False)
-    records = pd.read_csv(out / "records.csv", dtype=str, keep_default_na=False).drop(columns=["scored_at"])
+    # What was paid where legitimately differs (a resumed run reads answers from the cache at no cost);
+    # the verdicts, answers and reviews must not.
+    volatile = ["scored_at", *LEDGER_COLUMNS]
+    records = pd.read_csv(out / "records.csv", dtype=str, keep_default_na=False).drop(columns=volatile)
     return scores, records
 
 
