@@ -187,7 +187,7 @@ def test_hidden_text_is_flagged_and_kept(hidden):
 @pytest.mark.parametrize("visible", [
     r"\textcolor{red}{Extra.}",
     r"\definecolor{ink}{rgb}{0.1,0.1,0.1}\textcolor{ink}{Extra.}",
-    r"\definecolor{ink}{HTML}{FFFFF0}\textcolor{ink}{Extra.}",
+    r"\definecolor{ink}{HTML}{336699}\textcolor{ink}{Extra.}",
 ])
 def test_visible_color_is_not_hidden(visible):
     paper = parse_latex(strip_dead(DOCUMENT.replace("Extra.", visible)), "d.tex")
