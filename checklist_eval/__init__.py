@@ -14,6 +14,7 @@ from checklist_eval.models import (
     Usage,
     normalize_answer,
 )
+from checklist_eval.parsing import load_paper
 
 __version__ = "0.1.0"
 
@@ -27,5 +28,6 @@ __all__ = [
     "Question",
     "Usage",
     "normalize_answer",
+    "load_paper",
     "__version__",
 ]
