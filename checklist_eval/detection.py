@@ -160,6 +160,12 @@ def _filename_checks(path: Path, v: Validation) -> None:
 
 def validate_sysout(index_path: str | Path, sysout_path: str | Path) -> Validation:
     """Every check of NIST's validator on a system output against its index."""
+    return _read_and_validate(index_path, sysout_path)[0]
+
+
+def _read_and_validate(index_path, sysout_path):
+    """(validation, index table, system-output table, index FileID -> row): the tables are read once,
+    for the checks and for the scoring that follows them."""
     v = Validation()
     _filename_checks(Path(sysout_path), v)
     index, probs = read_table(index_path, INDEX_COLUMNS)
@@ -167,7 +173,7 @@ def validate_sysout(index_path: str | Path, sysout_path: str | Path) -> Validati
     sysout, probs = read_table(sysout_path, SYSOUT_COLUMNS)
     v.problems += probs
     if index is None or sysout is None:
-        return v
+        return v, index, sysout, {}
     ids = _index_ids(index, v)
     seen: dict[str, int] = {}
     for row, line in zip(sysout.rows, sysout.lines):
@@ -178,7 +184,7 @@ def validate_sysout(index_path: str | Path, sysout_path: str | Path) -> Validati
                                                           f"{index.lines[k]}) has no score"))  # fmt: skip
     if not sysout.rows:
         v.problems.append(Problem(sysout.path, None, "no rows"))
-    return v
+    return v, index, sysout, ids
 
 
 def _check_sysout_row(row, line, path, ids, index, seen, v: Validation) -> None:
@@ -261,16 +267,13 @@ def score_files(
 
     if not 0.0 < far_stop <= 1.0:
         raise InputError(None, f"--far-stop must be in (0, 1], got {far_stop}")
-    v = validate_sysout(index_path, sysout_path)
-    index, _ = read_table(index_path, INDEX_COLUMNS)
-    ids = _index_ids(index, Validation()) if index is not None else {}
+    v, _, sysout, ids = _read_and_validate(index_path, sysout_path)
     targets = _reference_targets(ref_path, ids, v)
     if not v.ok:
         more = f" (and {len(v.problems) - 1} more problem(s))" if len(v.problems) > 1 else ""
         first = v.problems[0]
         raise InputError(first.path, f"{'line ' + str(first.line) + ': ' if first.line else ''}"
                                      f"{first.message}{more}")  # fmt: skip
-    sysout, _ = read_table(sysout_path, SYSOUT_COLUMNS)
     rows = [r for r in sysout.rows if r["FileID"] in ids]
     y = np.array([targets[r["FileID"]] for r in rows])
     s = np.array([float(r["ConfidenceScore"]) for r in rows])

@@ -30,6 +30,7 @@ from checklist_eval.models import (
     ChecklistSpec,
     Paper,
     Section,
+    normalize_answer,
 )
 
 # --- dead code ------------------------------------------------------------------------------------
@@ -189,6 +190,11 @@ def _skip_space(text: str, i: int) -> int:
     return i
 
 
+_CONTROL_SEQUENCE = re.compile(r"\\(?:[a-zA-Z@]+|.)")
+_CUSTOM_REF = re.compile(r"(?:sec|s|fig|f|tab|tbl|t|app|apx|appx|appendix|a|eq|e|thm|lem|alg|def|prop|cor|ssec|subsec)ref")
+_LABEL_PREFIX = re.compile(r"([a-zA-Z]+)[:_\-]")
+
+
 def read_args(text: str, i: int, spec: str) -> tuple[list[str | None], int]:
     """Read arguments after a macro: ``spec`` has one letter per argument, ``o`` optional
     ``[...]`` and ``m`` mandatory ``{...}`` (a lone token also counts, as in TeX)."""
@@ -209,7 +215,7 @@ def read_args(text: str, i: int, spec: str) -> tuple[list[str | None], int]:
                 args.append(text[j + 1 : end - 1])
                 i = end
             elif j < n and text[j] == "\\":
-                m = re.compile(r"\\(?:[a-zA-Z@]+|.)").match(text, j)
+                m = _CONTROL_SEQUENCE.match(text, j)
                 args.append(m.group(0) if m else "")
                 i = m.end() if m else j + 1
             elif j < n:
@@ -366,7 +372,7 @@ _DROP = {
     "cmidrule": "om", "addlinespace": "o", "rule": "omm", "raisebox": "mo", "arrayrulecolor": "m",
     "rowcolor": "om", "cellcolor": "om", "setcitestyle": "m", "newenvironment": "", "renewenvironment": "",
     "newcommand": "", "renewcommand": "", "providecommand": "", "DeclareRobustCommand": "", "def": "",
-    "DeclareMathOperator": "smm", "newif": "", "input": "m", "include": "m", "resizebox": "mm",
+    "DeclareMathOperator": "mm", "newif": "", "input": "m", "include": "m", "resizebox": "mm",
     "scalebox": "om", "stepcounter": "m", "refstepcounter": "m", "linenumbers": "", "pgfplotsset": "m",
     "tikzset": "m", "usetikzlibrary": "m", "setuptodonotes": "m", "floatname": "mm", "ifthenelse": "",
 }
@@ -375,7 +381,7 @@ _KEEP = {
     "mbox", "text", "uline", "makebox", "fbox", "framebox", "hbox", "textnormal", "mathrm", "mathbf",
     "mathit", "enquote", "textsuperscript", "textsubscript", "centerline", "boldsymbol", "bm", "mathcal",
     "makecell", "multicolumn", "multirow", "shortstack", "parbox", "subfloat", "sout", "xspace",
-    "smash", "vphantom", "hphantom", "phantom", "textcolor", "colorbox", "highlight", "hl", "ul", "todo",
+    "smash", "vphantom", "hphantom", "phantom", "colorbox", "highlight", "hl", "ul", "todo",
 }
 _SYMBOLS = {
     "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}", " ": " ", ",": " ", ";": " ",
@@ -416,6 +422,9 @@ class Converted:
     anchors: list[str]
 
 
+_SUBCOUNTER = {"chapter": "section", "section": "subsection", "subsection": "subsubsection"}
+
+
 class _Converter:
     """One left-to-right pass over live LaTeX producing reading text and numbering.
 
@@ -442,20 +451,19 @@ class _Converter:
     # counters
     def _step(self, name: str) -> int:
         self.counters[name] = self.counters.get(name, 0) + 1
-        for child in {"chapter": ["section"], "section": ["subsection"], "subsection": ["subsubsection"]}.get(
-            name, []
-        ):
-            self.counters[child] = 0
-            self._reset_children(child)
-        # theorem counters numbered within a section reset with it
+        self._reset_below(name)
+        return self.counters[name]
+
+    def _reset_below(self, name: str) -> None:
+        """A new section restarts its subsections (and theirs, down the chain) and the theorem
+        counters numbered within it."""
         for kind in self.theorems.values():
             if kind.within == name:
                 self.counters[kind.counter] = 0
-        return self.counters[name]
-
-    def _reset_children(self, name: str) -> None:
-        for child in {"section": ["subsection"], "subsection": ["subsubsection"]}.get(name, []):
+        child = _SUBCOUNTER.get(name)
+        if child:
             self.counters[child] = 0
+            self._reset_below(child)
 
     def _section_number(self, level: int) -> str:
         sec = self.counters.get("section", 0)
@@ -543,7 +551,7 @@ class _Converter:
         if base == "appendix":
             self.in_appendix = True
             self.counters["section"] = 0
-            self._reset_children("section")
+            self._reset_below("section")
             return pos
         if base == "stepcounter":
             args, pos = read_args(text, pos, "m")
@@ -627,9 +635,7 @@ class _Converter:
                 out.append(self.convert(args[-1] or ""))
                 return pos
             return pos  # the following group is read in place
-        if base.startswith("answer") or base.startswith("justification"):
-            return pos
-        return pos  # unknown macro: drop the name, keep any following group's text
+        return pos  # unknown macro (answer marks included): drop the name, keep any following group's text
 
     def _drop(self, base: str, text: str, pos: int) -> int:
         spec = _DROP[base]
@@ -646,11 +652,9 @@ class _Converter:
         if base == "newtheorem":
             m = _NEWTHEOREM.match(text, pos - len("\\newtheorem"))
             return m.end() if m else pos
-        if base == "DeclareMathOperator":
-            spec = "mm"
-            if text.startswith("*", pos):
-                pos += 1
-        args, pos = read_args(text, pos, spec.replace("s", ""))
+        if base == "DeclareMathOperator" and text.startswith("*", pos):
+            pos += 1  # the starred form; its two arguments follow as for the plain one
+        args, pos = read_args(text, pos, spec)
         return pos
 
     def _heading(self, base: str, star: bool, text: str, pos: int, out: list[str]) -> int:
@@ -801,7 +805,7 @@ def _skip_opt_and_args(text: str, pos: int, base: str) -> int:
 
 
 def _is_custom_ref(name: str) -> bool:
-    return bool(re.fullmatch(r"(?:sec|s|fig|f|tab|tbl|t|app|apx|appx|appendix|a|eq|e|thm|lem|alg|def|prop|cor|ssec|subsec)ref", name))
+    return bool(_CUSTOM_REF.fullmatch(name))
 
 
 def _squash(text: str) -> str:
@@ -820,7 +824,7 @@ _PREFIX_KINDS = {
 
 
 def _kind_from_label(label: str) -> str | None:
-    m = re.match(r"([a-zA-Z]+)[:_\-]", label)
+    m = _LABEL_PREFIX.match(label)
     return _PREFIX_KINDS.get(m.group(1).lower()) if m else None
 
 
@@ -1106,18 +1110,14 @@ def _answer_marks(region: str) -> list[Mark]:
         marks.append(Mark(Answer(m.group(1)), m.start(), j, arg))
     if not marks:
         for m in _ANSWER_BRACKET.finditer(region):
-            marks.append(Mark(normalize_bracket(m.group(1)), m.start(), m.end(), None))
+            marks.append(Mark(normalize_answer(m.group(1)), m.start(), m.end(), None))
     else:
         # plain [Yes] after an "Answer:" label counts even when other answers use macros
         for m in _ANSWER_BRACKET.finditer(region):
             if re.search(r"Answer\s*:?\s*\}?\s*:?\s*$", region[max(0, m.start() - 30) : m.start()]):
-                marks.append(Mark(normalize_bracket(m.group(1)), m.start(), m.end(), None))
+                marks.append(Mark(normalize_answer(m.group(1)), m.start(), m.end(), None))
         marks.sort(key=lambda mk: mk.start)
     return marks
-
-
-def normalize_bracket(word: str) -> Answer:
-    return {"Yes": Answer.YES, "No": Answer.NO, "NA": Answer.NA, "N/A": Answer.NA}.get(word, Answer.TODO)
 
 
 def _skip_space_inline(text: str, i: int) -> int:
@@ -1377,7 +1377,6 @@ def parse_latex(
     text: str,
     source: str,
     *,
-    checklist: str | None = None,
     spec: ChecklistSpec | None = None,
     warnings: list[str] | None = None,
 ) -> Paper:
@@ -1389,7 +1388,7 @@ def parse_latex(
                                + _skipped_inputs_note(warnings))
     region_text = text[region.start : region.end]
     if spec is None:
-        spec = checklists.load(checklist) if checklist else checklists.load(checklists.detect(region_text))
+        spec = checklists.load(checklists.detect(region_text))
     macros = collect_macros(text[: region.start] if "\\begin{document}" in text else text)
     body_src = _body_source(text, region)
     theorems = theorem_kinds(text)

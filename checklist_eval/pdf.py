@@ -487,24 +487,33 @@ def _new_block(head: re.Match[str], rest: str) -> _Block:
                   squash(justification))
 
 
+_LINE = re.compile(r"^.*$", re.M)
+
+
+def _heading_after(text: str, pos: int, unfinished: tuple[str, ...], finished: tuple[str, ...]) -> int:
+    """The first heading-like line from ``pos`` on that does not itself end like a sentence
+    (``unfinished``) and follows a blank line or a finished sentence (``finished``); else the end."""
+    prev = ""
+    for m in _LINE.finditer(text, pos):
+        line = m.group(0)
+        if (
+            _AFTER_HEADING.match(line)
+            and len(line) < 90
+            and not line.rstrip().endswith(unfinished)
+            and (not prev.strip() or prev.rstrip().endswith(finished))
+        ):
+            return m.start()
+        if line.strip():
+            prev = line
+    return len(text)
+
+
 def _region_end(text: str, last_start: int) -> int:
     """Where the last question's block ends: at a following section heading (an appendix after
     the checklist) that comes after a finished sentence, else at the end of the text."""
     guide = _GUIDELINES.search(text, last_start)
     pos = guide.end() if guide else last_start
-    prev = ""
-    for m in re.finditer(r"^.*$", text[pos:], re.M):
-        line = m.group(0)
-        if (
-            _AFTER_HEADING.match(line)
-            and len(line) < 90
-            and not line.rstrip().endswith((".", ",", ";"))
-            and (not prev.strip() or prev.rstrip().endswith((".", "?", "!", ")", ":")))
-        ):
-            return pos + m.start()
-        if line.strip():
-            prev = line
-    return len(text)
+    return _heading_after(text, pos, (".", ",", ";"), (".", "?", "!", ")", ":"))
 
 
 # 2021/22: "Checklist" then an instruction block with example bullets, then "1. For all authors..."
@@ -554,15 +563,7 @@ def _old_block(number: str, body: str) -> _Block:
 
 def _old_region_end(text: str, pos: int) -> int:
     # The old checklist's last item (5c) is short; the first heading-like line after it ends it.
-    prev = ""
-    for m in re.finditer(r"^.*$", text[pos:], re.M):
-        line = m.group(0)
-        if _AFTER_HEADING.match(line) and len(line) < 90 and not line.rstrip().endswith((".", ",")):
-            if not prev.strip() or prev.rstrip().endswith((".", "?", "!", ")", "]")):
-                return pos + m.start()
-        if line.strip():
-            prev = line
-    return len(text)
+    return _heading_after(text, pos, (".", ","), (".", "?", "!", ")", "]"))
 
 
 # --- answers into the spec ------------------------------------------------------------------------

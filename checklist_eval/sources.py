@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checklist_eval.errors import InputError, UnsafeArchiveError
-from checklist_eval.latex import strip_dead
+from checklist_eval.latex import find_region, strip_dead
 
 # Limits for archives (and for single files, which have the member limit). Stated in the README.
 MAX_MEMBER_BYTES = 50 * 1024 * 1024
@@ -134,25 +134,38 @@ def _require_latex(text: str, name: str) -> None:
 
 
 class _Project:
-    """Files of a LaTeX project addressed by normalised relative POSIX paths."""
+    """Files of a LaTeX project addressed by normalised relative POSIX paths. Each file is decoded and
+    stripped of dead code once, however often root detection and \\input resolution ask for it."""
 
     def __init__(self, label: str, names: list[str], reader: Callable[[str], bytes | None]):
         self.label = label
         self.names = names
         self._reader = reader
-        self._cache: dict[str, str] = {}
+        self._raw: dict[str, str] = {}
+        self._live: dict[str, str] = {}
         self._known = set(names)
+        self.warnings: list[str] = []  # decoding warnings, one per file, whoever read it first
 
     def exists(self, name: str) -> bool:
         return name in self._known
 
-    def text(self, name: str, warnings: list[str]) -> str:
-        if name not in self._cache:
+    def seed(self, name: str, text: str) -> None:
+        """A file already read and decoded by the caller."""
+        self._raw[name] = text
+
+    def text(self, name: str) -> str:
+        if name not in self._raw:
             data = self._reader(name)
             if data is None:
                 raise InputError(f"{self.label}/{name}", "cannot read file")
-            self._cache[name] = decode_tex(data, f"{self.label}/{name}", warnings)
-        return self._cache[name]
+            self._raw[name] = decode_tex(data, f"{self.label}/{name}", self.warnings)
+        return self._raw[name]
+
+    def live(self, name: str) -> str:
+        """The file without comments, \\iffalse blocks and comment environments."""
+        if name not in self._live:
+            self._live[name] = strip_dead(self.text(name))
+        return self._live[name]
 
 
 def _folder_project(folder: Path) -> _Project:
@@ -183,11 +196,16 @@ def _folder_project(folder: Path) -> _Project:
     return _Project(str(folder), names, read)
 
 
+def _is_absolute(name: str) -> bool:
+    """A POSIX, UNC or Windows drive path: never relative to the project, whatever the platform."""
+    return name.startswith(("/", "\\")) or re.match(r"^[a-zA-Z]:", name) is not None
+
+
 def _safe_member_name(archive: Path, name: str) -> str:
     """The member's normalised path, or UnsafeArchiveError when it could land outside the folder."""
     if not name or "\x00" in name:
         raise UnsafeArchiveError(archive, "archive member with an empty or invalid name")
-    if name.startswith(("/", "\\")) or re.match(r"^[a-zA-Z]:", name):
+    if _is_absolute(name):
         raise UnsafeArchiveError(archive, f"archive member has an absolute path: {name!r}")
     parts = re.split(r"[\\/]+", name)
     if ".." in parts:
@@ -279,15 +297,9 @@ def _tar_project(path: Path) -> _Project:
                     raise UnsafeArchiveError(path, f"archive member {member.name!r} is a device")
                 if not member.isfile():
                     continue
-                if member.size > MAX_MEMBER_BYTES:
-                    raise UnsafeArchiveError(
-                        path, f"archive member {name!r} is larger than {MAX_MEMBER_BYTES // 2**20} MB"
-                    )
                 total += member.size
-                if total > MAX_TOTAL_BYTES:
-                    raise UnsafeArchiveError(
-                        path, f"archive unpacks to more than {MAX_TOTAL_BYTES // 2**20} MB"
-                    )
+                # The ratio check needs the compressed size, known only for the whole stream (below).
+                _check_declared_size(path, name, member.size, member.size, total)
                 if not name.lower().endswith(TEXT_SUFFIXES):
                     continue
                 stream = tf.extractfile(member)
@@ -312,7 +324,6 @@ _INPUT = re.compile(
     r"\\(?P<cmd>input|include|subfile|import|subimport|subfileinclude)\*?(?![a-zA-Z@])\s*"
     r"(?:\{(?P<dir>[^{}]*)\}\s*\{(?P<file2>[^{}]*)\}|\{(?P<file>[^{}]*)\}|(?P<bare>[^\s{}\\%]+))"
 )
-_CHECKLIST_HINT = re.compile(r"\\answer(?:Yes|No|NA|TODO)\b|\[(?:Yes|No|NA|N/A)\]")
 
 
 def _candidates(name: str, base_dirs: list[str]) -> list[str]:
@@ -337,7 +348,7 @@ class _Flattener:
         self.inlined = 0  # characters pulled in by \input so far: a file included 1000 times counts 1000 times
 
     def flatten(self, name: str, stack: tuple[str, ...] = ()) -> str:
-        text = strip_dead(self.project.text(name, self.warnings))
+        text = self.project.live(name)
         if stack and _BEGIN_DOC in text and _DOCCLASS.search(text):
             # A \subfile'd file is a document of its own; only its body belongs to the parent.
             start = text.index(_BEGIN_DOC) + len(_BEGIN_DOC)
@@ -360,7 +371,7 @@ class _Flattener:
             bases = [""]
         else:
             bases = [self.root_dir, posixpath.dirname(current)]
-        if target.startswith(("/", "\\")) or re.match(r"^[a-zA-Z]:", target):
+        if _is_absolute(target):
             self.warnings.append(f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
             return ""
         found = next((c for c in _candidates(target, bases) if self.project.exists(c)), None)
@@ -384,17 +395,20 @@ class _Flattener:
         return f"\n{body}\n" if cmd in ("include", "subfile") else body
 
 
-def _is_root(text: str) -> bool:
-    live = strip_dead(text)
+def _is_root(live: str) -> bool:
     return bool(_DOCCLASS.search(live)) and _BEGIN_DOC in live
+
+
+def _has_checklist(live: str) -> bool:
+    # The parser's own notion of a live checklist, so root choice and parsing can never disagree.
+    return find_region(live) is not None
 
 
 def _choose_root(project: _Project, warnings: list[str]) -> str:
     tex_names = [n for n in project.names if n.lower().endswith((".tex", ".ltx"))]
     if not tex_names:
         raise InputError(project.label, "no .tex file found")
-    scratch: list[str] = []
-    roots = [n for n in tex_names if _is_root(project.text(n, scratch))]
+    roots = [n for n in tex_names if _is_root(project.live(n))]
     if len(roots) == 1:
         return roots[0]
     if roots:
@@ -402,7 +416,7 @@ def _choose_root(project: _Project, warnings: list[str]) -> str:
         # whose live content really pulls the checklist in, then the conventional name, then depth.
         def rank(name: str) -> tuple[int, int, int, str]:
             flat = _Flattener(project, name, []).flatten(name)
-            has_checklist = bool(_CHECKLIST_HINT.search(flat))
+            has_checklist = _has_checklist(flat)
             return (
                 0 if has_checklist else 1,
                 0 if posixpath.basename(name).lower() == "main.tex" else 1,
@@ -413,7 +427,7 @@ def _choose_root(project: _Project, warnings: list[str]) -> str:
         return min(roots, key=rank)
     if len(tex_names) == 1:
         return tex_names[0]
-    with_checklist = [n for n in tex_names if _CHECKLIST_HINT.search(strip_dead(project.text(n, scratch)))]
+    with_checklist = [n for n in tex_names if _has_checklist(project.live(n))]
     if with_checklist:
         chosen = min(with_checklist, key=lambda n: (n.count("/"), n))
         warnings.append(
@@ -428,7 +442,7 @@ def _load_project(project: _Project, source: str) -> LatexSource:
     root = _choose_root(project, warnings)
     text = _Flattener(project, root, warnings).flatten(root)
     _require_latex(text, f"{project.label}/{root}")
-    return LatexSource(source=source, root=root, text=text, warnings=warnings)
+    return LatexSource(source=source, root=root, text=text, warnings=project.warnings + warnings)
 
 
 def load_tex_file(path: Path) -> LatexSource:
@@ -452,9 +466,7 @@ def load_tex_file(path: Path) -> LatexSource:
             return None
         return target if target.is_file() else None
 
-    def read(rel: str) -> bytes | None:
-        if rel == name:
-            return data
+    def read(rel: str) -> bytes | None:  # never asked for the file itself: it is seeded below
         target = sibling(rel)
         if target is None or target.stat().st_size > MAX_TEX_BYTES:
             return None
@@ -467,9 +479,9 @@ def load_tex_file(path: Path) -> LatexSource:
             return rel == name or sibling(rel) is not None
 
     project = _Lazy(str(path.parent), [name], read)
-    project._cache[name] = text
+    project.seed(name, text)
     flat = _Flattener(project, name, warnings).flatten(name)
-    return LatexSource(source=str(path), root=name, text=flat, warnings=warnings)
+    return LatexSource(source=str(path), root=name, text=flat, warnings=warnings + project.warnings)
 
 
 def load_latex(path: str | Path) -> LatexSource:

@@ -42,7 +42,7 @@ def test_optional_argument_macros_and_bare_macros():
         "3": "\\answerNA[no theory here]",
         "4": "\\answerTODO{}",
     })
-    paper = parse_latex(tex, "x.tex", checklist="neurips-2025")
+    paper = parse_latex(tex, "x.tex", spec=checklists.load("neurips-2025"))
     got = answers_of(paper)
     assert [got[k] for k in "1234"] == ["Yes", "No", "NA", "TODO"]
     assert paper.checklist.item("1").justification == "See Section 3."
@@ -65,7 +65,7 @@ def test_plain_bracket_answers_including_n_slash_a():
         f"\\item {q.title}: {q.question} Answer: [{a}] because." for q, a in
         zip(SPEC.questions, ["Yes", "No", "N/A", "NA"])
     ) + "\n\\end{enumerate}"
-    got = answers_of(parse_latex(tex, "x.tex", checklist="neurips-2025"))
+    got = answers_of(parse_latex(tex, "x.tex", spec=checklists.load("neurips-2025")))
     assert [got[k] for k in "1234"] == ["Yes", "No", "NA", "NA"]
 
 

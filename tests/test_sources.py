@@ -217,3 +217,25 @@ def test_oversized_tex_file_is_refused_before_parsing(tmp_path, monkeypatch):
     big.write_text("\\documentclass{article}\\begin{document}" + "y" * 20_000 + "\\end{document}")
     with pytest.raises(InputError, match="larger than"):
         sources.load_latex(big)
+
+
+def test_root_choice_agrees_with_the_parser_on_spaced_brackets(tmp_path):
+    # An old draft (main.tex) beside the real paper whose checklist answers read "[ Yes ]".
+    (tmp_path / "main.tex").write_text("\\documentclass{article}\\begin{document}Old draft.\\end{document}")
+    (tmp_path / "checklist.tex").write_text(
+        "\\section*{NeurIPS Paper Checklist}\\begin{enumerate}\\item {\\bf Claims}\n"
+        "\\item[] Question: Do the main claims made in the abstract and introduction accurately reflect "
+        "the paper's contributions and scope?\n\\item[] Answer: [ Yes ]\n"
+        "\\item[] Justification: Section 1.\\end{enumerate}")
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\\begin{document}Intro.\\input{checklist}\\end{document}")
+    src = sources.load_latex(tmp_path)
+    assert src.root == "paper.tex"
+
+
+def test_decoding_warning_of_a_folder_file_is_kept(tmp_path):
+    (tmp_path / "main.tex").write_bytes(
+        "\\documentclass{article}\\begin{document}Caf\u00e9 \\input{sec}\\end{document}".encode("latin-1"))
+    (tmp_path / "sec.tex").write_text("Section text.")
+    src = sources.load_latex(tmp_path)
+    assert any("main.tex" in w and "latin-1" in w for w in src.warnings)

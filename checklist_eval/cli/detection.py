@@ -57,6 +57,7 @@ def _score(args: argparse.Namespace) -> int:
 
     from checklist_eval.detection import plot_det, plot_roc, report_table, score_files
     from checklist_eval.errors import InputError
+    from checklist_eval.evaluation import jsonable
     from checklist_eval.fsutil import atomic_write_text
 
     if args.plot and not args.out:
@@ -66,7 +67,7 @@ def _score(args: argparse.Namespace) -> int:
     for w in result.warnings:
         print(f"warning: {w}", file=sys.stderr)
     table = report_table(result)
-    payload = {"system": result.system, "far_stop": args.far_stop, "metrics": _jsonable(result.metrics)}
+    payload = {"system": result.system, "far_stop": args.far_stop, "metrics": jsonable(result.metrics)}
     print(json.dumps(payload, indent=2) if args.json else table, end="\n" if args.json else "")
     if args.out:
         out = Path(args.out)
@@ -80,10 +81,3 @@ def _score(args: argparse.Namespace) -> int:
                 path = plot_det(curves, out / "det.png")
             print(f"wrote {path}", file=sys.stderr)
     return 0
-
-
-def _jsonable(metrics: dict) -> dict:
-    """NaN is not JSON: report it as null."""
-    import math
-
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
