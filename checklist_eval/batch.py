@@ -96,11 +96,7 @@ def source_fingerprint(path: Path) -> str:
 
 def _fresh_usage(assessments: Sequence[Assessment]) -> Usage:
     """What this run spent: cached verdicts cost nothing now."""
-    total = Usage()
-    for a in assessments:
-        if not a.provenance.cached:
-            total = total + a.provenance.usage
-    return total
+    return sum((a.provenance.usage for a in assessments if not a.provenance.cached), Usage())
 
 
 async def assess_loaded(
@@ -111,12 +107,11 @@ async def assess_loaded(
     results = await asyncio.gather(*(assessor.assess_paper(loaded.papers[r]) for r in roles))
     scored_at = now_iso()
     records: list[Record] = []
-    usage = Usage()
     for role, assessments in zip(roles, results):
         records += records_from_assessments(
             loaded.id, role, loaded.papers[role], assessments, case=loaded.case, scored_at=scored_at
         )
-        usage = usage + _fresh_usage(assessments)
+    usage = sum((_fresh_usage(assessments) for assessments in results), Usage())
     warnings = list(loaded.warnings)
     for role in roles:
         warnings += [f"{role}: {w}" for w in loaded.papers[role].warnings]
@@ -135,14 +130,19 @@ async def assess_loaded(
     )
 
 
-def _parse_submission(path: Path) -> tuple[LoadedSubmission, str]:
-    return load_submission(open_submission(path)), source_fingerprint(path)
+def _parse_submission(path: Path, submission_id: str | None = None) -> LoadedSubmission:
+    """Validate and parse one submission (no hashing: callers fingerprint it once, themselves)."""
+    return load_submission(open_submission(path), submission_id=submission_id)
+
+
+def _parse_and_fingerprint(path: Path) -> tuple[LoadedSubmission, str]:
+    return _parse_submission(path), source_fingerprint(path)
 
 
 async def score_path(path: str | Path, assessor: Assessor) -> SubmissionResult:
     """Validate, parse and assess one submission folder or zip."""
     path = Path(path)
-    loaded, fingerprint = await asyncio.to_thread(_parse_submission, path)
+    loaded, fingerprint = await asyncio.to_thread(_parse_and_fingerprint, path)
     return await assess_loaded(loaded, assessor, source=str(path), fingerprint=fingerprint)
 
 
@@ -203,7 +203,7 @@ class BatchRunner:
     def _result_path(self, sid: str) -> Path:
         return self.out / "submissions" / sid / RESULT_NAME
 
-    def _finished(self, sid: str, path: Path, fingerprint: str) -> SubmissionResult | None:
+    def _finished(self, sid: str, fingerprint: str) -> SubmissionResult | None:
         result = read_result(self._result_path(sid))
         if result is None or result.fingerprint != fingerprint:
             return None
@@ -212,19 +212,18 @@ class BatchRunner:
             return None  # scored with another assessor/model/prompt: score again
         return result
 
-    async def _one(self, path: Path, sid: str, sem: asyncio.Semaphore) -> SubmissionResult:
+    async def _one(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore) -> SubmissionResult:
+        """Parse and assess one submission; ``fingerprint`` was computed once, by ``run``."""
         async with sem:
-            loaded, fingerprint = await asyncio.to_thread(_parse_submission, path)
-            if loaded.id != sid:
-                loaded.id = sid
+            loaded = await asyncio.to_thread(_parse_submission, path, sid)
             result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
             await asyncio.to_thread(write_submission_outputs, self._result_path(sid).parent, result)
             return result
 
-    async def _one_safe(self, path: Path, sid: str, sem: asyncio.Semaphore):
+    async def _one_safe(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore):
         """(path, result, None) or (path, None, one-line error): one bad submission never stops the batch."""
         try:
-            return path, await self._one(path, sid, sem), None
+            return path, await self._one(path, sid, fingerprint, sem), None
         except asyncio.CancelledError:
             raise
         except Exception as err:
@@ -252,21 +251,22 @@ class BatchRunner:
         ids = self._ids(paths)
         usage_before = self.assessor.usage
         outcome = BatchOutcome(results=[], failures=[])
-        todo: list[Path] = []
+        todo: dict[Path, str] = {}  # path -> fingerprint, hashed once here and passed on
         done_by_path: dict[Path, SubmissionResult] = {}
         for p in paths:
-            finished = self._finished(ids[p], p, await asyncio.to_thread(source_fingerprint, p))
+            fingerprint = await asyncio.to_thread(source_fingerprint, p)
+            finished = self._finished(ids[p], fingerprint)
             if finished is not None:
                 done_by_path[p] = finished
             else:
-                todo.append(p)
+                todo[p] = fingerprint
         outcome.resumed = len(done_by_path)
         total = len(paths)
         done = len(done_by_path)
         self.on_progress("start", done, total)
         sem = asyncio.Semaphore(self.jobs)
         failures_by_path: dict[Path, dict[str, str]] = {}
-        for fut in asyncio.as_completed([self._one_safe(p, ids[p], sem) for p in todo]):
+        for fut in asyncio.as_completed([self._one_safe(p, ids[p], fp, sem) for p, fp in todo.items()]):
             path, result, err = await fut
             if result is not None:
                 done_by_path[path] = result
@@ -277,7 +277,7 @@ class BatchRunner:
             self.on_progress("done" if result is not None else "failed", done, total)
         outcome.results = [done_by_path[p] for p in paths if p in done_by_path]
         outcome.failures = [failures_by_path[p] for p in paths if p in failures_by_path]
-        outcome.usage = _usage_delta(self.assessor.usage, usage_before)
+        outcome.usage = self.assessor.usage - usage_before
         outcome.wall_s = time.perf_counter() - started
         outcome.summary_path = self._write_aggregates(outcome, started_at)
         return outcome
@@ -296,9 +296,7 @@ class BatchRunner:
         atomic_write_text(
             self.out / "failures.jsonl", "".join(json.dumps(f) + "\n" for f in outcome.failures)
         )
-        total_usage = Usage()
-        for res in outcome.results:
-            total_usage = total_usage + res.usage
+        total_usage = sum((res.usage for res in outcome.results), Usage())
         summary = {
             "root": str(self.root),
             "started_at": started_at,
@@ -315,16 +313,6 @@ class BatchRunner:
             "failures": outcome.failures,
         }
         return atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=1))
-
-
-def _usage_delta(after: Usage, before: Usage) -> Usage:
-    return Usage(
-        calls=after.calls - before.calls,
-        prompt_tokens=after.prompt_tokens - before.prompt_tokens,
-        completion_tokens=after.completion_tokens - before.completion_tokens,
-        cached_tokens=after.cached_tokens - before.cached_tokens,
-        cost_usd=after.cost_usd - before.cost_usd,
-    )
 
 
 async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,

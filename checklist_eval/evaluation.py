@@ -135,22 +135,14 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=TRIAL_COLUMNS)
 
 
-def _records_path(path: Path) -> Path:
-    if path.is_dir():
-        for name in ("records.csv", "records.jsonl"):
-            if (path / name).is_file():
-                return path / name
-        raise InputError(path, "no records.csv or records.jsonl in this folder")
-    return path
-
-
 def load_record_trials(
     path: str | Path, ground_truth: list[str | Path] | None = None, threshold: float = 1.0
 ) -> Trials:
     """Trials from an assessment-records file (or a batch results folder holding ``records.csv``)."""
+    from checklist_eval.export import records_path
     from checklist_eval.records import read_records
 
-    src = _records_path(Path(path))
+    src = records_path(path)
     records = read_records(src)
     system = _system_name(records, src)
     if ground_truth:
@@ -210,7 +202,9 @@ def _records_vs_ground_truth(records, system, ground_truth, threshold) -> Trials
         if f is None:
             unmatched.add(f"{rec.submission_id}/{rec.role}")
             continue
-        gt = cache.setdefault(f, read_ground_truth(f))
+        if f not in cache:
+            cache[f] = read_ground_truth(f)
+        gt = cache[f]
         if rec.question_id not in gt:
             no_q += 1
             continue
@@ -247,7 +241,7 @@ def load_reference_trials(
     results_dir: str | Path, ground_truth: list[str | Path] | None = None, threshold: float = 1.0
 ) -> Trials:
     """Trials from the 2024 challenge's outputs: ``<results_dir>/<paper>/paper_checklist.csv``."""
-    import pandas as pd
+    from checklist_eval.records import read_str_csv
 
     root = Path(results_dir)
     csvs = sorted(root.glob("*/paper_checklist.csv"))
@@ -269,8 +263,8 @@ def load_reference_trials(
             if ground_truth:
                 fallback.append(paper)
         gt = read_ground_truth(gt_path)
-        df = pd.read_csv(csv_path, dtype=str, keep_default_na=False, na_values=[])
-        rows += _reference_rows(df, csv_path, root.name, paper, gt, threshold)
+        table = read_str_csv(csv_path, ["Score"])
+        rows += _reference_rows(table, csv_path, root.name, paper, gt, threshold)
     if fallback:
         notes.append(f"ground truth from ground_truth.json beside the CSV for: {', '.join(fallback)}")
     if not rows:
@@ -278,11 +272,10 @@ def load_reference_trials(
     return Trials(root.name, _frame(rows), notes)
 
 
-def _reference_rows(df, csv_path: Path, system: str, paper: str, gt: dict, threshold: float) -> list[dict]:
-    if "Score" not in df.columns:
-        raise InputError(csv_path, "missing column Score")
+def _reference_rows(table: list[dict], csv_path: Path, system: str, paper: str, gt: dict,
+                    threshold: float) -> list[dict]:
     out = []
-    for i, row in enumerate(df.to_dict(orient="records")):
+    for i, row in enumerate(table):
         qid = str(i + 1)  # rows are in checklist order; the titles vary between files
         if qid not in gt:
             continue

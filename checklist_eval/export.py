@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from checklist_eval.errors import InputError
 from checklist_eval.records import Record, apply_overrides, read_records
-from checklist_eval.scoring import ScoringError, SubmissionScore, group_by_submission, score_submission
+from checklist_eval.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,15 +51,35 @@ def records_path(results: str | Path) -> Path:
     return results
 
 
+def load_scored(
+    path: str | Path, overrides: str | Path | None = None
+) -> tuple[list[Record], list[SubmissionScore]]:
+    """(records, scores) of a records file with the overrides (appeal decisions) applied first.
+
+    The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
+    unreadable row and for records that cannot be scored.
+    """
+    records = read_records(path)
+    if overrides:
+        records, _ = apply_overrides(records, overrides)
+    try:
+        return records, score_records(records)
+    except ScoringError as err:
+        raise InputError(path, str(err)) from None
+
+
 def _joined(values: Sequence[str]) -> str:
     """One value per submission normally; several (a mixed rerun) are listed, sorted."""
     return ";".join(sorted({v for v in values if v}))
 
 
-def leaderboard_rows(records: Sequence[Record]) -> list[dict[str, object]]:
+def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore]) -> list[dict[str, object]]:
+    """One row per scored submission; assessor/model/prompt/time come from its records."""
+    by_sid = group_by_submission(records)
     rows = []
-    for sid, recs in group_by_submission(records).items():
-        score: SubmissionScore = score_submission(sid, recs)
+    for score in scores:
+        sid = score.submission_id
+        recs = by_sid[sid]
         rows.append(
             {
                 "submission_id": sid,
@@ -84,22 +104,14 @@ def rank_table(rows: list[dict[str, object]]) -> pd.DataFrame:
     import pandas as pd
 
     df = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS[1:])
-    if df.empty:
-        return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
     df = df.sort_values(["S", "C_G", "submission_id"], ascending=[False, False, True], kind="mergesort")
     df.insert(0, "rank", df["S"].rank(method="min", ascending=False).astype(int))
     return df.reset_index(drop=True)
 
 
 def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> pd.DataFrame:
-    path = records_path(results)
-    records = read_records(path)
-    if overrides:
-        records, _ = apply_overrides(records, overrides)
-    try:
-        return rank_table(leaderboard_rows(records))
-    except ScoringError as err:
-        raise InputError(path, str(err)) from None
+    records, scores = load_scored(records_path(results), overrides)
+    return rank_table(leaderboard_rows(records, scores))
 
 
 def leaderboard_csv_text(df: pd.DataFrame) -> str:

@@ -17,6 +17,9 @@ fitted to ``p(token | whole prefix) - p(token | n preceding tokens)``.
 
 The slopes are scores for a detector (higher = more likely a member of the training data) and can be
 evaluated with :mod:`checklist_eval.metrics` against known members and non-members.
+
+Library API (issue 5): no command of the tool calls this module (it needs token log-probabilities the
+assessors do not request); it is kept for membership-inference analyses run from Python.
 """
 
 from __future__ import annotations

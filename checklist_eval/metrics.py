@@ -195,6 +195,9 @@ def partial_auc(
     segment that crosses it (scikit-learn's rule). ``interpolate=False`` sums only the trapezoids whose
     right end is at or left of ``max_fpr`` (NIST DetectionScorer's rule), which undercounts between the
     last ROC point and ``max_fpr``.
+
+    Library API: no command calls it (they report the same area through :func:`summarize`); it is
+    kept for callers that want one figure with the NIST rule.
     """
     _check_fpr(max_fpr)
     roc = roc_points(y_true, y_score)
@@ -220,11 +223,18 @@ def partial_auc_mcclish(y_true: object, y_score: object, max_fpr: float = 0.1) -
 
     Maps the raw area between the chance diagonal's area (max_fpr^2 / 2) and the perfect area
     (max_fpr) onto [0.5, 1]: 0.5 + 0.5 (A - min) / (max - min). ``max_fpr=1`` gives the full AUC.
+
+    Library API: no command calls it; the commands get the same value as ``pauc_mcclish`` from
+    :func:`summarize` (both go through ``_mcclish``).
     """
     _check_fpr(max_fpr)
     if max_fpr == 1.0:
         return auc(y_true, y_score)
-    raw = partial_auc(y_true, y_score, max_fpr, interpolate=True)
+    return _mcclish(partial_auc(y_true, y_score, max_fpr, interpolate=True), max_fpr)
+
+
+def _mcclish(raw: float, max_fpr: float) -> float:
+    """McClish standardization of a raw partial area over FPR [0, max_fpr] (max_fpr < 1)."""
     lo, hi = 0.5 * max_fpr**2, max_fpr
     return 0.5 * (1.0 + (raw - lo) / (hi - lo))
 
@@ -514,6 +524,10 @@ def bootstrap_ci(
     """Percentile bootstrap CI of any ``metric(y, score)`` by resampling trials (a plain loop).
 
     Resamples on which the metric raises :class:`SingleClassError` count as invalid and are dropped.
+
+    Library API (issue 5): no command calls it; the commands use :func:`bootstrap_auc` and
+    :func:`bootstrap_ranking`. It serves metrics those two do not cover, such as Brier or TPR@FPR
+    under the ``max`` rule.
     """
     y, s = _pair(y_true, y_score)
     estimate = metric(y, s)
@@ -531,13 +545,12 @@ def bootstrap_ci(
 def ranking_metrics(roc: Roc, far_stop: float = 0.1) -> dict[str, float]:
     """The ranking figures of one ROC: AUC, raw and McClish pAUC, TPR@FPR (NIST rule), both EERs."""
     _check_fpr(far_stop, "far_stop")
-    area = float(np.sum(np.diff(roc.fpr) * (roc.tpr[1:] + roc.tpr[:-1]) / 2.0))
+    area = float(_auc_from_counts(np.diff(roc.tp), np.diff(roc.fp)))  # the exact count path of auc()
     raw = _partial_area(roc.fpr, roc.tpr, far_stop, True)
-    lo, hi = 0.5 * far_stop**2, far_stop
     return {
         "auc": area,
         "pauc": raw,
-        "pauc_mcclish": area if far_stop == 1.0 else 0.5 * (1.0 + (raw - lo) / (hi - lo)),
+        "pauc_mcclish": area if far_stop == 1.0 else _mcclish(raw, far_stop),
         "tpr_at_fpr": _tpr_at(roc, far_stop, "nist"),
         "eer": _eer(roc, "nearest"),
         "eer_interp": _eer(roc, "interpolated"),
@@ -624,6 +637,9 @@ def prevalence_sweep(
     shuffle per repetition. Missing predictions (NaN) are replaced by the rate, as TrojAI does.
     TrojAI's own script sweeps 1-98 %; the default here includes 99 %. AUC is NaN on a subset with
     one class.
+
+    Library API (issue 5): no command or script calls it; it is for analyses of how the figures
+    depend on the share of untruthful answers, run from Python.
     """
     y = _labels(y_true)
     p = np.asarray(y_prob, dtype=np.float64)

@@ -109,6 +109,11 @@ class ChecklistItem(BaseModel):
         return cls(id=q.id, title=q.title, question=q.question, guidelines=list(q.guidelines),
                    answer=answer, justification=justification, justification_latex=justification_latex)
 
+    @property
+    def is_answered(self) -> bool:
+        """True when the author committed to an answer (Yes/No/NA); False for TODO or a missing one."""
+        return self.answer is not None and self.answer.is_real
+
 
 class Checklist(BaseModel):
     """The filled-in checklist of one paper: every question of its version, in template order."""
@@ -168,6 +173,16 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+    def __sub__(self, other: Usage) -> Usage:
+        """What was spent between two readings of a running total (``after - before``)."""
+        return Usage(
+            calls=self.calls - other.calls,
+            prompt_tokens=self.prompt_tokens - other.prompt_tokens,
+            completion_tokens=self.completion_tokens - other.completion_tokens,
+            cached_tokens=self.cached_tokens - other.cached_tokens,
+            cost_usd=self.cost_usd - other.cost_usd,
         )
 
 

@@ -21,7 +21,6 @@ from checklist_eval.models import Answer, Assessment, Paper, Role, normalize_ans
 
 CASES = ("G", "GT", "GAT")
 ROLES = ("G", "A", "T")
-KEY = ("submission_id", "role", "question_id")
 
 # Column order of the CSV; the first five are the required ones, the rest are optional on read.
 COLUMNS = [
@@ -81,10 +80,15 @@ class Record(BaseModel):
     cost_usd: float = Field(default=0.0, ge=0.0)
 
     @property
+    def real(self) -> bool:
+        """The author committed to an answer (Yes/No/NA): not TODO, not missing."""
+        return self.answer is not None and self.answer.is_real
+
+    @property
     def c(self) -> int:
         """c_i of the rules: 1 only for a real answer (Yes/No/NA) judged correct; TODO/missing are 0
         whatever the ``correct`` column says (a hand-edited ledger cannot make a TODO count)."""
-        return int(bool(self.correct) and self.answer is not None and self.answer.is_real)
+        return int(bool(self.correct) and self.real)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -255,23 +259,35 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
     )
 
 
-def _read_csv_rows(path: Path) -> list[dict]:
+def read_str_csv(path: str | Path, required: Sequence[str]) -> list[dict[str, str]]:
+    """The rows of a CSV file as dicts of strings, after checking it has the ``required`` columns.
+
+    Every cell is read as text: "NA" stays the answer NA (pandas' default would make it a missing
+    value) and an empty cell stays "". Anything unreadable (not found, not CSV, not UTF-8, a
+    missing column) is an InputError naming the file.
+    """
     import pandas as pd
 
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found")
     try:
-        # dtype=str + keep_default_na=False: "NA" stays the answer NA, empty stays "" (missing).
         df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
         raise InputError(path, f"not a readable CSV file ({type(err).__name__}: {err})") from None
-    missing = [c for c in REQUIRED if c not in df.columns]
+    missing = [c for c in required if c not in df.columns]
     if missing:
-        raise InputError(path, f"missing column(s) {', '.join(missing)}; need {', '.join(REQUIRED)}")
+        raise InputError(path, f"missing column(s) {', '.join(missing)}; need {', '.join(required)}")
     return df.to_dict(orient="records")
 
 
 def _read_jsonl_rows(path: Path) -> list[dict]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(path, "not UTF-8 text") from None
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -297,10 +313,7 @@ def read_records(path: str | Path) -> list[Record]:
     if not path.is_file():
         raise InputError(path, "records file not found")
     is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
-    try:
-        rows = _read_jsonl_rows(path) if is_jsonl else _read_csv_rows(path)
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
+    rows = _read_jsonl_rows(path) if is_jsonl else read_str_csv(path, REQUIRED)
     # Header is line 1 in a CSV, so data row i sits on line i + 2.
     label = "line" if is_jsonl else "row"
     records = []
@@ -332,27 +345,18 @@ def apply_overrides(records: Sequence[Record], path: str | Path) -> tuple[list[R
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "overrides file not found")
-    import pandas as pd
-
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise InputError(path, f"not a readable CSV file ({type(err).__name__})") from None
-    need = ["submission_id", "role", "question_id", "correct"]
-    missing = [c for c in need if c not in df.columns]
-    if missing:
-        raise InputError(path, f"missing column(s) {', '.join(missing)}; need {', '.join(need)}")
+    rows = read_str_csv(path, ["submission_id", "role", "question_id", "correct"])
     index = {r.key: i for i, r in enumerate(records)}
     out = list(records)
     changed: set[int] = set()
-    for i, row in enumerate(df.to_dict(orient="records")):
+    for i, row in enumerate(rows):
         where = f"row {i + 2}"
         key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
         if key not in index:
             raise InputError(path, f"{where}: no record for {'/'.join(key)}")
         correct = _parse_bool(row["correct"], where, path)
         rec = out[index[key]]
-        if correct and (rec.answer is None or not rec.answer.is_real):
+        if correct and not rec.real:
             raise InputError(path, f"{where}: {'/'.join(key)} is TODO or missing and cannot be correct")
         out[index[key]] = rec.model_copy(update={"correct": correct})
         changed.add(index[key])
@@ -371,15 +375,8 @@ def read_challenge_checklist_csv(path: str | Path, *, submission_id: str, role: 
     position. Only scores 0 and 1 are accepted (c_i is binary in the rules).
     """
     path = Path(path)
-    import pandas as pd
-
-    df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
-    need = ["Question_Title", "Answer", "Correctness_Score"]
-    missing = [c for c in need if c not in df.columns]
-    if missing:
-        raise InputError(path, f"missing column(s) {', '.join(missing)}")
     out = []
-    for i, row in enumerate(df.to_dict(orient="records")):
+    for i, row in enumerate(read_str_csv(path, ["Question_Title", "Answer", "Correctness_Score"])):
         where = f"row {i + 2}"
         score = row["Correctness_Score"].strip()
         if score not in ("0", "1", "0.0", "1.0"):

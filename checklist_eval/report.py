@@ -81,34 +81,13 @@ def _usage_html(usage: Usage | None) -> str:
     )
 
 
-def paper_correctness(assessments: Sequence[Assessment], n_questions: int | None = None) -> float:
-    """C of one paper: correct real answers over the questions of its checklist (TODO/missing are 0)."""
-    n = n_questions if n_questions is not None else len(assessments)
-    if n == 0:
-        return 0.0
-    ok = sum(1 for a in assessments if a.correct and a.answer is not None and a.answer.is_real)
-    return ok / n
+def paper_records(paper: Paper, assessments: Sequence[Assessment]) -> list[Record]:
+    """One checked paper as assessment records (role G of a one-paper submission), so its report and
+    its C follow exactly the rules the challenge scores follow (``Record.c``, ``scoring.correctness``)."""
+    from checklist_eval.records import records_from_assessments
 
-
-def _paper_table(paper: Paper, assessments: Sequence[Assessment]) -> str:
-    by_id = {a.question_id: a for a in assessments}
-    rows = []
-    for item in paper.checklist.items:
-        a = by_id.get(item.id)
-        verdict = _verdict(a.correct) if a else '<span class="muted">not assessed</span>'
-        p = _fmt(a.p_correct, 2) if a else ""
-        review = f"<pre>{_e(a.review)}</pre>" if a and a.review else ""
-        rows.append(
-            f"<tr><td>{_e(item.id)}</td><td>{_e(item.title)}</td><td>{_e(_answer_text(item.answer))}</td>"
-            f"<td><pre>{_e(item.justification or '')}</pre></td><td>{verdict}</td>"
-            f"<td class=\"num\">{p}</td><td>{review}</td></tr>"
-        )
-    return (
-        "<table><thead><tr><th>#</th><th>Question</th><th>Answer</th><th>Justification</th>"
-        "<th>Verdict</th><th>p(correct)</th><th>Review</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
+    sid = Path(paper.source).name or "paper"
+    return records_from_assessments(sid, "G", paper, assessments, case="G", scored_at="")
 
 
 def render_paper_report(
@@ -120,21 +99,23 @@ def render_paper_report(
     usage: Usage | None,
 ) -> str:
     """The HTML text of one paper's report (see ``write_paper_report``)."""
-    c = paper_correctness(assessments, len(paper.checklist.items))
+    from checklist_eval.scoring import correctness
+
+    records = paper_records(paper, assessments)
+    c = correctness(records)
     title = paper.title or Path(paper.source).name
     body = [
         f"<h1>Checklist assessment: {_e(title)}</h1>",
         f"<p class=\"muted\">Source: {_e(paper.source)} &middot; checklist {_e(paper.checklist.id)} "
         f"&middot; assessor {_e(assessor)}{(' / ' + _e(model)) if model else ''} &middot; "
         f"{_e(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}</p>",
-        f"<p><strong>Correctness C = {_fmt(c)}</strong> "
-        f"({sum(1 for a in assessments if a.correct and a.answer is not None and a.answer.is_real)}"
-        f" of {len(paper.checklist.items)} answers judged correct)</p>",
+        f"<p><strong>Correctness C = {_fmt(float(c))}</strong> "
+        f"({sum(r.c for r in records)} of {len(records)} answers judged correct)</p>",
         _usage_html(usage),
     ]
     if paper.warnings:
         body.append("<h2>Parser warnings</h2>" + _warnings_html(paper.warnings))
-    body.append("<h2>Answers</h2>" + _paper_table(paper, assessments))
+    body.append("<h2>Answers</h2>" + _records_table(records, "G"))
     return _page(f"Checklist report: {title}", "\n".join(body))
 
 
@@ -166,14 +147,19 @@ def _scores_html(score: SubmissionScore) -> str:
     )
 
 
-def _records_table(records: Sequence[Record]) -> str:
+def _records_table(records: Sequence[Record], role: str) -> str:
+    """The per-question table of one paper (``scoring.paper_table``): the verdict shown is c_i."""
+    import pandas as pd
+
+    from checklist_eval.scoring import paper_table
+
     rows = []
-    for r in records:
-        p = _fmt(r.p_correct, 2) if r.p_correct is not None else ""
+    for r in paper_table(records, role).itertuples(index=False):
+        p = _fmt(float(r.p_correct), 2) if pd.notna(r.p_correct) else ""
         rows.append(
-            f"<tr><td>{_e(r.question_id)}</td><td>{_e(r.question_title)}</td>"
+            f"<tr><td>{_e(r.question_id)}</td><td>{_e(r.title)}</td>"
             f"<td>{_e(_answer_text(r.answer))}</td><td><pre>{_e(r.justification)}</pre></td>"
-            f"<td>{_verdict(r.c)}</td><td class=\"num\">{p}</td><td><pre>{_e(r.review)}</pre></td></tr>"
+            f"<td>{_verdict(bool(r.c))}</td><td class=\"num\">{p}</td><td><pre>{_e(r.review)}</pre></td></tr>"
         )
     return (
         "<table><thead><tr><th>#</th><th>Question</th><th>Answer</th><th>Justification</th>"
@@ -184,17 +170,17 @@ def _records_table(records: Sequence[Record]) -> str:
 
 
 def _agreement_html(score: SubmissionScore, records: Sequence[Record]) -> str:
-    from checklist_eval.scoring import agreement_rows
+    from checklist_eval.scoring import agreement_table
 
     rows = []
-    for row in agreement_rows(records):
-        counted = row["counted"]
-        agree = ("yes" if row["agree"] else "no") if counted else "not counted (T has no real answer)"
-        cls = "" if not counted else ("ok" if row["agree"] else "bad")
+    for row in agreement_table(records).itertuples(index=False):
+        counted = bool(row.counted)
+        agree = ("yes" if row.agree else "no") if counted else "not counted (T has no real answer)"
+        cls = "" if not counted else ("ok" if row.agree else "bad")
         rows.append(
-            f"<tr><td>{_e(row['question_id'])}</td><td>{_e(_answer_text(row['a']))}</td>"
-            f"<td>{_e(_answer_text(row['t']))}</td><td class=\"num\">{row['g']}</td>"
-            f"<td class=\"num\">{row['c_A']}</td><td class=\"{cls}\">{_e(agree)}</td></tr>"
+            f"<tr><td>{_e(row.question_id)}</td><td>{_e(_answer_text(row.a))}</td>"
+            f"<td>{_e(_answer_text(row.t))}</td><td class=\"num\">{int(row.g)}</td>"
+            f"<td class=\"num\">{int(row.c_A)}</td><td class=\"{cls}\">{_e(agree)}</td></tr>"
         )
     return (
         "<h2>Agreement of the assessor on A with the truth (T)</h2>"
@@ -235,7 +221,7 @@ def render_submission_report(
         body.append(
             f"<h2>{_e(ROLE_NAMES[role])}: C = {_fmt(c)}</h2>"
             + (f"<p class=\"muted\">{_e(source)}</p>" if source else "")
-            + _records_table(rows)
+            + _records_table(records, role)
         )
     return _page(f"Submission {score.submission_id}", "\n".join(body))
 

@@ -67,7 +67,7 @@ def agreement_rows(records: Sequence[Record]) -> list[dict[str, object]]:
         a = a_by_id.get(t.question_id)
         a_ans = a.answer if a else None
         c_a = a.c if a else 0
-        counted = t.answer is not None and t.answer.is_real
+        counted = t.real
         g = int(a_ans is not None and a_ans == t.answer)
         out.append(
             {
@@ -90,7 +90,26 @@ def resilience(records: Sequence[Record]) -> tuple[Fraction, list[str]]:
     return Fraction(sum(1 for row in rows if row["agree"]), len(rows)), []
 
 
+def _a_is_t_paper(records: Sequence[Record]) -> bool:
+    """A's rows name T's paper as their source (how ``score``/``batch`` record a GT submission's A)."""
+    from checklist_eval.submissions import GT_SOURCE_JOIN
+
+    t_sources = {r.source for r in records if r.role == "T"}
+    a_sources = {r.source for r in records if r.role == "A"}
+    if len(t_sources) != 1 or "" in t_sources or not a_sources:
+        return False
+    (t,) = t_sources
+    return all(s == t or s.startswith(t + GT_SOURCE_JOIN) for s in a_sources)
+
+
 def _case_of(submission_id: str, records: Sequence[Record]) -> Case:
+    """The case declared by the ``case`` column, else derived from the rows.
+
+    Without a ``case`` column, G alone is G; G, A and T are GT when A's rows name T's paper as their
+    source (A is T's paper with G's checklist) and GAT otherwise. Answers cannot tell the two apart
+    (a GAT A may keep G's answers unchanged), so a records file without ``case`` and ``source`` labels
+    a GT submission GAT; the label only, as S is computed the same way in both cases.
+    """
     roles = {r.role for r in records}
     declared = {r.case for r in records if r.case}
     if len(declared) > 1:
@@ -101,7 +120,10 @@ def _case_of(submission_id: str, records: Sequence[Record]) -> Case:
         case: Case = "G"
         allowed = {"G"}
     elif roles == {"G", "A", "T"}:
-        case = "GT" if declared == {"GT"} else "GAT"
+        if declared:
+            case = "GT" if declared == {"GT"} else "GAT"
+        else:
+            case = "GT" if _a_is_t_paper(records) else "GAT"
         allowed = {"GT", "GAT"}
     else:
         raise ScoringError(
@@ -162,7 +184,10 @@ def score_records(records: Sequence[Record]) -> list[SubmissionScore]:
 
 
 def paper_table(records: Sequence[Record], role: str) -> pd.DataFrame:
-    """One paper's per-question table: id, title, answer, c_i, p_correct, review."""
+    """One paper's per-question table: id, title, answer, c_i, p_correct, review, justification.
+
+    The HTML reports render it; their verdict column is c_i, so what a report calls correct is
+    exactly what C counts."""
     import pandas as pd
 
     rows = [
@@ -173,11 +198,14 @@ def paper_table(records: Sequence[Record], role: str) -> pd.DataFrame:
             "c": r.c,
             "p_correct": r.p_correct,
             "review": r.review,
+            "justification": r.justification,
         }
         for r in records
         if r.role == role
     ]
-    return pd.DataFrame(rows, columns=["question_id", "title", "answer", "c", "p_correct", "review"])
+    return pd.DataFrame(
+        rows, columns=["question_id", "title", "answer", "c", "p_correct", "review", "justification"]
+    )
 
 
 def agreement_table(records: Sequence[Record]) -> pd.DataFrame:

@@ -260,19 +260,35 @@ def _load_entry(entry: PaperEntry, sub: Submission) -> Paper:
     return paper
 
 
+GT_SOURCE_JOIN = " (with the checklist of "
+
+
+def gt_adversarial_source(t_source: str, g_source: str) -> str:
+    """The source recorded for a GT submission's A: T's paper, named with G's checklist."""
+    return f"{t_source}{GT_SOURCE_JOIN}{g_source})"
+
+
 def gt_adversarial(g: Paper, t: Paper) -> Paper:
-    """Case GT: A is T's paper (body, sections, anchors) carrying G's checklist answers."""
+    """Case GT: A is T's paper (body, sections, anchors) carrying G's checklist answers.
+
+    A was never parsed on its own, so it has no parser warnings: T's (and G's) are reported once,
+    under T (and G), rather than a second time under A.
+    """
     return t.model_copy(
         update={
             "checklist": g.checklist.model_copy(deep=True),
-            "source": f"{t.source} (with the checklist of {g.source})",
-            "warnings": list(t.warnings),
+            "source": gt_adversarial_source(t.source, g.source),
+            "warnings": [],
         }
     )
 
 
-def load_submission(sub: Submission | str | Path) -> LoadedSubmission:
-    """Parse every paper of a valid submission; InputError names the paper that fails."""
+def load_submission(sub: Submission | str | Path, *, submission_id: str | None = None) -> LoadedSubmission:
+    """Parse every paper of a valid submission; InputError names the paper that fails.
+
+    ``submission_id`` overrides the id taken from the submission's name (a batch disambiguates
+    "team1/" and "team1.zip" this way).
+    """
     if not isinstance(sub, Submission):
         sub = open_submission(sub)
     papers: dict[Role, Paper] = {role: _load_entry(e, sub) for role, e in sorted(sub.entries.items())}
@@ -290,4 +306,4 @@ def load_submission(sub: Submission | str | Path) -> LoadedSubmission:
         warnings.append(
             f"G uses checklist {papers['G'].checklist.id}, T uses {papers['T'].checklist.id}"
         )
-    return LoadedSubmission(id=sub.id, case=sub.case, papers=papers, warnings=warnings)
+    return LoadedSubmission(id=submission_id or sub.id, case=sub.case, papers=papers, warnings=warnings)

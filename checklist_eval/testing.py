@@ -10,6 +10,11 @@ Endpoints: ``GET /v1/models``; ``POST /v1/chat/completions`` (``response_format`
 json_object / none, ``logprobs`` + ``top_logprobs``, ``usage.prompt_tokens_details.cached_tokens``);
 and for a server in another process, ``GET /_stats`` and ``POST /_reset``.
 
+What an endpoint does not support is either ignored or refused with a 400, as real ones do:
+``supports_json_schema`` / ``supports_json_object`` False refuse that ``response_format``;
+``supports_logprobs=False`` silently returns no logprobs (vLLM builds without them), while
+``refuse_logprobs=True`` answers a request asking for logprobs with a 400 (OpenAI's reasoning models).
+
 Verdicts are a pure function of the prompt, so a rerun or a faulty run gives the same verdicts. The
 question block is the last user message; the paper is everything before it. Rules, in order:
 
@@ -178,7 +183,7 @@ class MockServer:
     def __init__(self, latency: float = 0.0, faults: FaultConfig | None = None, seed: int = 0,
                  rpm_limit: float | None = None, supports_json_schema: bool = True,
                  supports_json_object: bool = True, supports_logprobs: bool = True,
-                 context_tokens: int = 128_000, require_api_key: str | None = None,
+                 refuse_logprobs: bool = False, context_tokens: int = 128_000, require_api_key: str | None = None,
                  rpm_window: float = 60.0, host: str = "127.0.0.1", port: int = 0,
                  model: str = "mock-model"):
         self.latency = latency
@@ -189,6 +194,7 @@ class MockServer:
         self.supports_json_schema = supports_json_schema
         self.supports_json_object = supports_json_object
         self.supports_logprobs = supports_logprobs
+        self.refuse_logprobs = refuse_logprobs
         self.context_tokens = context_tokens
         self.require_api_key = require_api_key
         self.host = host
@@ -224,7 +230,9 @@ class MockServer:
             self._server = None
 
     async def serve_forever(self) -> None:
-        await self.start()
+        """Serve until cancelled (starting first unless ``start`` already ran), then stop."""
+        if self._server is None:
+            await self.start()
         try:
             await asyncio.Event().wait()
         finally:
@@ -458,6 +466,10 @@ class MockServer:
             self._count(400)
             return _error(400, "Invalid parameter: 'response_format' of type 'json_object' is not supported "
                           "with this model.", "invalid_request_error")
+        if req.get("logprobs") and self.refuse_logprobs:
+            self._count(400)
+            return _error(400, "Unsupported parameter: 'logprobs' is not supported with this model.",
+                          "invalid_request_error", "unsupported_parameter")
         prompt = []
         for m in messages:
             prompt.append(f"<|{m.get('role', 'user')}|>")

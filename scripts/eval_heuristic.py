@@ -15,14 +15,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from checklist_eval import evaluation, metrics
+
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_SYSTEMS = {"gpt-4-turbo (reference)": "results_gpt", "gemini-1.5-pro (reference)": "results_gemini"}
+GPT = "gpt-4-turbo (reference)"
+REFERENCE_SYSTEMS = {GPT: "results_gpt", "gemini-1.5-pro (reference)": "results_gemini"}
+THRESHOLD = 1.0
+"""Binarization: an expected score below this is an incorrect answer (1 = correct, else incorrect)."""
 
 
 @dataclass
@@ -41,17 +45,8 @@ class Run:
     figures: list[Figures] = field(default_factory=list)
     parse_failures: dict[str, str] = field(default_factory=dict)
     answers_matching_reference: float | None = None
+    notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def read_truth(path: Path) -> dict[str, float]:
-    """The sample's YAML is flat ``question: score`` lines; parse just that (no YAML dependency)."""
-    truth: dict[str, float] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.match(r"^\s*([0-9]+[a-z]?)\s*:\s*([0-9.]+)\s*(?:#.*)?$", line)
-        if m:
-            truth[m.group(1)] = float(m.group(2))
-    return truth
 
 
 def sample_papers(sample: Path) -> list[tuple[str, Path, dict[str, float]]]:
@@ -60,65 +55,42 @@ def sample_papers(sample: Path) -> list[tuple[str, Path, dict[str, float]]]:
     for folder in sorted((sample / "papers").iterdir()):
         pdfs, yamls = sorted(folder.glob("*.pdf")), sorted(folder.glob("*.yaml"))
         if folder.is_dir() and pdfs and yamls:
-            out.append((folder.name, pdfs[0], read_truth(yamls[0])))
+            out.append((folder.name, pdfs[0], evaluation.read_ground_truth(yamls[0])))
     return out
 
 
-def load(pdf: Path, checklist: str):
-    """Our own parsing: the shared entry point when present, else the PDF parser directly."""
-    try:
-        from checklist_eval.parsing import load_paper
-    except ModuleNotFoundError:
-        from checklist_eval import checklists
-        from checklist_eval.pdf import parse_pdf
-
-        return parse_pdf(pdf, checklists.load(checklist))
-    return load_paper(pdf, checklist=checklist)
-
-
 def figures(system: str, y: list[int], p: list[float], correct: list[bool], papers: int, note: str = "") -> Figures:
-    from checklist_eval.metrics import auc
-
     acc = sum(int(c) == t for c, t in zip(correct, y)) / len(y)
-    return Figures(system, len(y), papers, round(acc, 4), round(auc(y, p), 4), sum(y), note)
+    return Figures(system, len(y), papers, round(acc, 4), round(metrics.auc(y, p), 4), sum(y), note)
 
 
-def reference_rows(sample: Path, folder: str, name: str) -> list[tuple[str, str, float]]:
-    """(question id, extracted answer, score) rows of one paper in a reference system's results."""
-    import pandas as pd
-
-    csv = sample / "reference-results" / folder / name / "paper_checklist.csv"
-    if not csv.is_file():
-        return []
-    df = pd.read_csv(csv, keep_default_na=False)
-    rows = []
-    for i, row in enumerate(df.itertuples(index=False)):
-        score = float(row.Score) if str(row.Score).strip() else 0.0
-        rows.append((str(i + 1), str(row.Answer), score))
-    return rows
+def reference_trials(sample: Path, folder: str) -> evaluation.Trials:
+    """A reference system's trials, with the ``ground_truth.json`` beside each of its CSVs."""
+    return evaluation.load_reference_trials(sample / "reference-results" / folder, None, THRESHOLD)
 
 
-def score_reference(sample: Path, folder: str, names: list[str], system: str, note: str) -> Figures:
-    y: list[int] = []
-    p: list[float] = []
-    for name in names:
-        truth_file = sample / "reference-results" / folder / name / "ground_truth.json"
-        truth = {str(k): float(v) for k, v in json.loads(truth_file.read_text()).items()}
-        for qid, _, score in reference_rows(sample, folder, name):
-            if qid in truth:
-                y.append(int(truth[qid] == 1))
-                p.append(score)
-    return figures(system, y, p, [s == 1 for s in p], len(names), note)
+def score_reference(trials: evaluation.Trials, names: list[str], system: str, note: str) -> Figures:
+    """Binary accuracy and AUC of a reference system's 0/0.5/1 scores on the papers named."""
+    df = trials.frame[trials.frame["paper"].isin(names)]
+    y = [int(not t) for t in df["target"]]  # 1 = a correct answer, as for our assessor
+    p = [float(x) for x in df["p_correct"]]
+    return figures(system, y, p, [x == 1 for x in p], int(df["paper"].nunique()), note)
 
 
 def evaluate(sample: Path, checklist: str) -> Run:
     from checklist_eval.assessors.heuristic import HeuristicAssessor
     from checklist_eval.errors import InputError
     from checklist_eval.models import normalize_answer
+    from checklist_eval.parsing import load_paper
 
     run = Run()
     started = time.perf_counter()
     assessor = HeuristicAssessor()
+    references = {system: reference_trials(sample, folder) for system, folder in REFERENCE_SYSTEMS.items()}
+    for system, trials in references.items():
+        run.notes += [f"{system}: {note}" for note in trials.notes]
+    gpt = references[GPT].frame
+    ref_answers = {(pa, q): normalize_answer(a) for pa, q, a in zip(gpt["paper"], gpt["question_id"], gpt["answer"])}
     y: list[int] = []
     p: list[float] = []
     correct: list[bool] = []
@@ -126,27 +98,26 @@ def evaluate(sample: Path, checklist: str) -> Run:
     papers = sample_papers(sample)
     for name, pdf, truth in papers:
         try:
-            paper = load(pdf, checklist)
+            paper = load_paper(pdf, checklist=checklist)
         except InputError as err:
             run.parse_failures[name] = str(err)
             verdicts = {}  # every item of an unparsed paper counts as a missing answer: incorrect, p 0
         else:
             verdicts = {a.question_id: a for a in asyncio.run(assessor.assess_paper(paper))}
-        ref_answers = {q: normalize_answer(a) for q, a, _ in reference_rows(sample, "results_gpt", name)}
         for qid, score in truth.items():
             a = verdicts.get(qid)
-            y.append(int(score == 1))
+            y.append(int(not evaluation.binarize(score, THRESHOLD)))
             p.append(a.p_correct if a else 0.0)
             correct.append(bool(a and a.correct))
-            if qid in ref_answers and a is not None:
+            if (name, qid) in ref_answers and a is not None:
                 total += 1
-                same += int(a.answer == ref_answers[qid])
+                same += int(a.answer == ref_answers[name, qid])
     run.figures.append(figures("heuristic (ours)", y, p, correct, len(papers), "our PDF parsing"))
     names = [name for name, _, _ in papers]
-    for system, folder in REFERENCE_SYSTEMS.items():
-        run.figures.append(score_reference(sample, folder, names, system, "same papers"))
-        every = sorted(d.name for d in (sample / "reference-results" / folder).iterdir() if d.is_dir())
-        run.figures.append(score_reference(sample, folder, every, system, "all its results"))
+    for system, trials in references.items():
+        run.figures.append(score_reference(trials, names, system, "same papers"))
+        every = sorted(trials.frame["paper"].unique())
+        run.figures.append(score_reference(trials, every, system, "all its results"))
     run.answers_matching_reference = round(same / total, 4) if total else None
     run.seconds = round(time.perf_counter() - started, 2)
     return run
@@ -167,6 +138,8 @@ def print_table(run: Run) -> None:
     if run.answers_matching_reference is not None:
         console.print(f"Our parsed answers equal the reference's extracted answers on "
                       f"{run.answers_matching_reference:.1%} of items.")
+    for note in run.notes:
+        console.print(f"note: {note}")
     for name, problem in run.parse_failures.items():
         console.print(f"[red]parse failure[/red] {name}: {problem}")
     console.print(f"{run.seconds:.1f} s")

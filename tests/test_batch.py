@@ -8,11 +8,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from checklist_eval.records import read_records
-
 from checklist_eval.cli import main
-
-pytest.importorskip("checklist_eval.parsing")  # the batch parses real LaTeX fixtures
+from checklist_eval.records import read_records
 
 
 @pytest.fixture()
@@ -89,6 +86,42 @@ def test_score_command(root, tmp_path, capsys):
     assert main(["rescore", str(out / "records.jsonl"), "--json"]) == 0
     again = json.loads(capsys.readouterr().out)["submissions"][0]
     assert again == {k: obj[k] for k in again}
+
+
+def test_rerun_scores_again_exactly_what_changed(root, tmp_path, capsys):
+    """Resume skips a submission only when its files and the assessor identity are unchanged."""
+    out = tmp_path / "results"
+
+    def batch():
+        assert main(["batch", str(root), "--out", str(out), "--json"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    first = batch()
+    assert (first["scored"], first["resumed"]) == (3, 0)
+    before = {
+        sid: json.loads((out / "submissions" / sid / "result.json").read_text())
+        for sid in ("team-alpha", "team-beta", "team-gamma")
+    }
+    # Unchanged: nothing is scored again.
+    unchanged = batch()
+    assert (unchanged["scored"], unchanged["resumed"]) == (0, 3)
+    # A changed upload (one byte appended to a paper, here inside a project folder) is scored again.
+    tex = next((root / "team-beta" / "genuine_sga").rglob("*.tex"))
+    tex.write_bytes(tex.read_bytes() + b"%")
+    changed = batch()
+    assert (changed["scored"], changed["resumed"]) == (1, 2)
+    beta = json.loads((out / "submissions" / "team-beta" / "result.json").read_text())
+    assert beta["fingerprint"] != before["team-beta"]["fingerprint"]
+    # A result scored with another model, or another assessor, is scored again (and only that one).
+    for sid, key, value in (("team-alpha", "model", "another-model"), ("team-gamma", "assessor", "llm")):
+        path = out / "submissions" / sid / "result.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), key: value}))
+    other = batch()
+    assert (other["scored"], other["resumed"]) == (2, 1)
+    for sid in ("team-alpha", "team-gamma"):
+        again = json.loads((out / "submissions" / sid / "result.json").read_text())
+        assert (again["assessor"], again["model"]) == (before[sid]["assessor"], before[sid]["model"])
+    assert batch()["scored"] == 0
 
 
 # --- LLM assessor against the loopback server ---------------------------------------------------------

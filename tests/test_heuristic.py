@@ -185,7 +185,8 @@ def test_more_evidence_gives_higher_p():
     weakest = judge(item("8", Answer.YES, ""), body="We train the model.")
     assert strong.p_correct > weaker.p_correct > weakest.p_correct
     assert all(0.02 <= a.p_correct <= 0.98 for a in (strong, weaker, weakest))
-    assert all(a.correct == (a.p_correct >= 0.5) for a in (strong, weaker, weakest))
+    # Full evidence (hardware and time, pointed to) is judged correct; a vague or empty answer is not.
+    assert strong.correct and not weaker.correct and not weakest.correct
 
 
 def test_deterministic_and_provenance():

@@ -11,15 +11,20 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("checklist_eval.parsing")
-
-from checklist_eval.cli import main  # noqa: E402
+from checklist_eval.cli import main
+from checklist_eval.parsing import load_paper
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import drill_injection as drill  # noqa: E402
 
 DEAD = ("% comment", "\\iffalse ... \\fi", "comment environment")
 INVISIBLE = ("white text (\\textcolor{white})", "white text (\\color{white})", "\\phantom")
+
+
+def _answered(paper: str) -> int:
+    """Real (Yes/No/NA) answers of the clean fixture paper: the items the heuristic assesses."""
+    items = load_paper(drill.TEMPLATE / f"{paper}.tex").checklist.items
+    return sum(1 for it in items if it.answer is not None and it.answer.is_real)
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +46,8 @@ def test_dead_code_never_reaches_the_body(tmp_path, capsys, placement):
 
 def test_each_placement_is_removed_or_flagged(rows):
     for paper in ("genuine_sga", "adversarial_sga"):
+        answered = _answered(paper)
+        assert answered > 0
         base = rows[(paper, "(none)")]
         assert base["heuristic_flag"] == 0 and not base["hidden_warning"]
         for placement in DEAD:
@@ -51,13 +58,13 @@ def test_each_placement_is_removed_or_flagged(rows):
             r = rows[(paper, placement)]
             # Kept (the assessor should know the paper tries this) but flagged, by parser and heuristic.
             assert r["in_body"] and r["reaches_llm"] and r["hidden_warning"], r
-            assert r["heuristic_flag"] == 16, r
+            assert r["heuristic_flag"] == answered, r
         visible = rows[(paper, "visible text")]
         assert visible["in_body"] and visible["reaches_llm"] and not visible["hidden_warning"]
-        assert visible["heuristic_flag"] == 16, visible
+        assert visible["heuristic_flag"] == answered, visible
         just = rows[(paper, "justification")]
         assert just["in_justification"] and just["reaches_llm"] and not just["in_body"]
-        assert just["heuristic_flag"] == 16, just
+        assert just["heuristic_flag"] == answered, just
 
 
 def test_injection_never_raises_the_heuristic_score(rows):

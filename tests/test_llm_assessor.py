@@ -43,7 +43,7 @@ def run(assessor, paper):
 def expected(assessor: LLMAssessor, paper, strategy=StructuredOutput.JSON_SCHEMA):
     """What the server's rules say for each answered item (its verdict is a function of the prompt)."""
     return {it.id: mock_verdict(assessor.messages_for(paper, it, strategy))[:2]
-            for it in paper.checklist.items if it.answer is not None and it.answer.is_real}
+            for it in paper.checklist.items if it.is_answered}
 
 
 def test_json_schema_with_logprob_confidence():
@@ -91,12 +91,34 @@ def test_both_formats_refused_falls_back_to_text_parser():
         want = {x.question_id: x.correct for x in run(llm(plain), paper)}
     with MockServer(supports_json_schema=False, supports_json_object=False) as server:
         a = llm(server)
+        rules = expected(a, paper, StructuredOutput.TEXT)
         out = run(a, paper)
         assert server.stats.by_status[400] >= 2
     assert {x.provenance.strategy for x in out} == {StructuredOutput.TEXT}
     assert {x.question_id: x.correct for x in out} == want  # same verdicts whatever the format
-    # Logprobs of the "correct"/"incorrect" token are still used in text mode.
-    assert all(0.0 <= x.p_correct <= 1.0 for x in out)
+    # Logprobs of the "correct"/"incorrect" token are still used in text mode: the server's exact p,
+    # not the 2-decimal "Confidence:" line of the text reply.
+    for x in out:
+        assert (x.correct, x.p_correct) == (rules[x.question_id][0], pytest.approx(rules[x.question_id][1], abs=1e-9))
+
+
+def test_logprobs_refused_while_many_requests_are_in_flight():
+    # OpenAI's reasoning models answer a request for logprobs with a 400. With 8 requests in flight, all
+    # 8 are refused; the first refusal turns logprobs off and the other 7 are sent again without them
+    # (they used to fail the run because the setting had already changed when their 400 came back).
+    paper = sample_paper(n_questions=12)
+    with MockServer(refuse_logprobs=True, latency=0.05) as server:
+        a = llm(server, concurrency=8)
+        want = expected(a, paper)
+        out = run(a, paper)
+        stats = server.stats
+    assert len(out) == 12
+    assert {x.question_id: (x.correct, x.p_correct) for x in out} == {
+        q: (c, pytest.approx(round(p, 3), abs=1e-12)) for q, (c, p) in want.items()}  # self-reported p
+    assert stats.by_status[400] >= 8  # every request in flight when the first refusal came back
+    # Every request after the adaptation went without logprobs: the server refuses any that asks.
+    assert stats.by_status[200] == 12 and stats.chat_requests == 12 + stats.by_status[400]
+    assert a.quirks().logprobs is False
 
 
 def test_retries_on_429_500_timeouts_sum_usage_over_attempts():
@@ -156,7 +178,7 @@ def test_unusable_output_and_garbled_bodies_have_separate_budgets_and_are_billed
             run(a, paper)
         assert cut_off.stats.chat_requests == 2
         # ...and what those replies cost stays in the ledger although the question failed.
-        assert a.usage.calls == 2 and a.ledger.total().completion_tokens == cut_off.stats.completion_tokens > 0
+        assert a.usage.calls == 2 and a.usage.completion_tokens == cut_off.stats.completion_tokens > 0
     # A body that is not JSON is a transport fault: the retry policy's attempts, not the re-asks.
     with MockServer(faults=FaultConfig(rate=1.0, kinds=("malformed",))) as garbled:
         a = llm(garbled, reask=0, max_attempts=3)

@@ -284,7 +284,9 @@ def test_prevalence_sweep_rows():
     again = m.prevalence_sweep(y, p, rates=[1, 10, 50, 90, 99], reps=3, seed=0)
     np.testing.assert_array_equal(sw.cross_entropy, again.cross_entropy)
     full = m.prevalence_sweep(y, p, rates=[50], reps=1)
-    assert full.n[0] <= y.size
+    n_pos = int(y.sum())
+    k_pos, k_neg = _trojai_greedy(n_pos, y.size - n_pos, 0.5)
+    assert (full.n[0], full.n_target[0]) == (k_pos + k_neg, k_pos)
 
 
 def test_prevalence_sweep_single_class_subset_gives_nan_auc():

@@ -113,3 +113,30 @@ def test_rescore_cli_bad_input_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "r.csv" in err and "no G" in err and "Traceback" not in err
     assert main(["rescore", str(tmp_path / "absent.csv")]) == 2
+
+
+def test_every_csv_reader_names_the_file_for_unreadable_input(tmp_path):
+    from checklist_eval.records import read_challenge_checklist_csv
+
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text('a,b\n1,2\n"unterminated,3\n4,5,6,7\n')
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("submission_id,role,question_id,answer,correct\ns\xe9,G,1,Yes,1\n".encode("latin-1"))
+    for bad in (ragged, latin):
+        with pytest.raises(InputError, match=f"{bad.name}: not a readable CSV"):
+            read_records(bad)
+        with pytest.raises(InputError, match=f"{bad.name}: not a readable CSV"):
+            apply_overrides(sample(), bad)
+        with pytest.raises(InputError, match=f"{bad.name}: not a readable CSV"):
+            read_challenge_checklist_csv(bad, submission_id="s", role="G", case="G")
+    bad_jsonl = tmp_path / "latin.jsonl"
+    bad_jsonl.write_bytes(b'{"a": "\xe9"}\n')
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_records(bad_jsonl)
+    with pytest.raises(InputError, match="missing column"):
+        read_challenge_checklist_csv(_write(tmp_path / "c.csv", "Answer\nYes\n"), submission_id="s", role="G", case="G")
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path

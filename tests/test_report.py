@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import re
 
 from checklist_eval.models import (
@@ -71,3 +73,24 @@ def test_submission_report(tmp_path):
     assert "Agreement of the assessor on A" in text
     assert "<td>0.5000</td>" in text  # R = 1/2: q2 a=Yes t=No g=0 but c_A=1
     assert text.count('class="bad">no<') == 1
+
+
+def test_paper_report_verdict_is_c_i(tmp_path):
+    """A TODO (or missing) answer an assessor marked correct shows incorrect, as C counts it."""
+    from checklist_eval.report import paper_records
+    from checklist_eval.scoring import correctness
+
+    prov = Provenance(assessor="heuristic")
+    assessments = [
+        Assessment(question_id="1", answer=Answer.YES, correct=True, p_correct=0.8, review="ok", provenance=prov),
+        Assessment(question_id="2", answer=Answer.TODO, correct=True, p_correct=0.9, review="todo", provenance=prov),
+        Assessment(question_id="3", answer=None, correct=True, p_correct=0.7, review="missing", provenance=prov),
+    ]
+    text = write_paper_report(tmp_path, _paper(), assessments, assessor="h", model="m", usage=None).read_text()
+    assert "C = 0.333" in text and "(1 of 3 answers judged correct)" in text
+    assert text.count('class="ok">correct<') == 1 and text.count('class="bad">incorrect<') == 2
+    assert "See &lt;script&gt;" in text and "0.90" in text  # justifications and p still shown
+    assert "hidden text found" in text  # parser warnings still shown
+    paper = _paper()
+    assert correctness(paper_records(paper, assessments)) == Fraction(1, 3)
+    assert correctness(paper_records(paper, assessments[:1])) == Fraction(1, 3)  # unassessed count 0

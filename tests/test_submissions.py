@@ -92,7 +92,6 @@ def test_zip_submission_is_checked_for_unsafe_members(tmp_path):
 
 
 def test_load_fixture_cases(fixtures_dir):
-    pytest.importorskip("checklist_eval.parsing")
     subs = fixtures_dir / "submissions"
     alpha = load_submission(subs / "team-alpha")
     assert alpha.case == "GAT" and set(alpha.papers) == {"G", "A", "T"}
@@ -106,8 +105,34 @@ def test_load_fixture_cases(fixtures_dir):
     assert gamma.case == "G" and list(gamma.papers) == ["G"]
 
 
+def test_gt_adversarial_has_no_parser_warnings_of_its_own(fixtures_dir):
+    """GT: A is derived from T and G, never parsed; T's warnings are reported once, under T."""
+    import asyncio
+
+    from checklist_eval.assessors import make_assessor
+    from checklist_eval.batch import assess_loaded
+    from checklist_eval.submissions import LoadedSubmission, gt_adversarial
+
+    beta = load_submission(fixtures_dir / "submissions" / "team-beta")
+    g = beta.papers["G"].model_copy(update={"warnings": ["G: odd macro"]})
+    t = beta.papers["T"].model_copy(update={"warnings": ["hidden text found"]})
+    a = gt_adversarial(g, t)
+    assert a.warnings == [] and t.warnings == ["hidden text found"]
+    assert a.body == t.body and a.checklist.answers == g.checklist.answers
+    assert a.source.startswith(t.source) and g.source in a.source
+    loaded = LoadedSubmission(id="beta", case="GT", papers={"G": g, "T": t, "A": a})
+    result = asyncio.run(assess_loaded(loaded, make_assessor("heuristic"), source="x", fingerprint="f"))
+    assert [w for w in result.warnings if "hidden text found" in w] == ["T: hidden text found"]
+    assert not [w for w in result.warnings if w.startswith("A: ")]
+
+
+def test_load_submission_takes_the_id_it_is_given(fixtures_dir):
+    gamma = load_submission(fixtures_dir / "submissions" / "team-gamma", submission_id="team-gamma-1a2b3c")
+    assert gamma.id == "team-gamma-1a2b3c"
+    assert load_submission(fixtures_dir / "submissions" / "team-gamma").id == "team-gamma"
+
+
 def test_zip_submission_loads_like_the_folder(fixtures_dir, tmp_path):
-    pytest.importorskip("checklist_eval.parsing")
     src = fixtures_dir / "submissions" / "team-beta"
     z = tmp_path / "team-beta.zip"
     with zipfile.ZipFile(z, "w") as zf:
@@ -123,7 +148,6 @@ def test_zip_submission_loads_like_the_folder(fixtures_dir, tmp_path):
 
 
 def test_validate_cli(fixtures_dir, tmp_path, capsys):
-    pytest.importorskip("checklist_eval.parsing")
     assert main(["validate", str(fixtures_dir / "submissions" / "team-alpha"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["case"] == "GAT" and out["papers"]["A"]["checklist"] == out["papers"]["T"]["checklist"]
@@ -149,7 +173,6 @@ def _with_checklist_version(tex: str, version: str) -> str:
 
 
 def test_a_and_t_must_share_a_checklist_version(fixtures_dir, tmp_path, capsys):
-    pytest.importorskip("checklist_eval.parsing")
     sub = tmp_path / "team-mixed"
     shutil.copytree(fixtures_dir / "submissions" / "team-alpha", sub)
     t = sub / "truth_adversarial_sga.tex"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -24,6 +25,7 @@ from checklist_eval.errors import AssessorError
 __all__ = [
     "Assessor",
     "DEFAULT_CONCURRENCY",
+    "LLMConfig",
     "add_assessor_args",
     "assessor_from_args",
     "default_cache_path",
@@ -38,6 +40,83 @@ STRUCTURED_CHOICES = ("auto", "json_schema", "json_object", "text")
 DEFAULT_CONCURRENCY = 64
 DEFAULT_PROMPT_VERSION = "assess-v1"
 
+CHARS_PER_TOKEN = 4
+DEFAULT_CONTEXT_TOKENS = 128_000
+CONTEXT_TOKENS = {  # longest-prefix match; anything else gets DEFAULT_CONTEXT_TOKENS or --config
+    "gpt-4o": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+}
+
+
+@dataclass
+class LLMConfig:
+    """Everything the LLM assessor can be told, and the one place its defaults live (the command-line
+    flags default to None and show these in ``--help``). Here rather than in ``llm`` so that building a
+    parser does not import ``openai``."""
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = DEFAULT_CONCURRENCY
+    rpm: float | None = None
+    tpm: float | None = None
+    timeout: float = 120.0
+    max_attempts: int = 6
+    structured: str = "auto"
+    prompt_version: str = DEFAULT_PROMPT_VERSION
+    cache_path: Path | None = None
+    no_cache: bool = False
+    refresh: bool = False
+    prices: Path | None = None
+    temperature: float = 0.0
+    max_tokens: int = 800
+    seed: int | None = None
+    logprobs: bool = True
+    reask: int = 3  # extra requests when the model's reply holds no usable verdict (cut off, not parseable)
+    context_tokens: int | None = None
+    backoff_initial: float = 0.5
+    backoff_max: float = 60.0
+
+    @classmethod
+    def default(cls, name: str) -> Any:
+        """The default of field ``name`` (for ``--help``)."""
+        return cls.__dataclass_fields__[name].default
+
+    @classmethod
+    def from_options(cls, **options: Any) -> LLMConfig:
+        """The config for keyword options; None means "the default" (an unset flag)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise AssessorError(f"unknown LLM assessor option(s): {', '.join(unknown)}")
+        if not options.get("model"):
+            raise AssessorError("--assessor llm needs --model (e.g. --model gpt-4o-mini)")
+        cfg = cls(**{k: v for k, v in options.items() if v is not None})
+        if cfg.structured not in STRUCTURED_CHOICES:
+            raise AssessorError(f"unknown structured-output strategy {cfg.structured!r}")
+        if cfg.concurrency < 1 or cfg.max_attempts < 1:
+            raise AssessorError("--concurrency and --max-attempts must be at least 1")
+        return cfg
+
+    @property
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+    @property
+    def context_window(self) -> int:
+        if self.context_tokens:
+            return self.context_tokens
+        matches = [name for name in CONTEXT_TOKENS if self.model.startswith(name)]
+        return CONTEXT_TOKENS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_TOKENS
+
+    @property
+    def prompt_char_budget(self) -> int:
+        """Characters the whole prompt may hold (see the ``llm`` module docstring)."""
+        return CHARS_PER_TOKEN * (self.context_window - self.max_tokens)
+
 
 def default_cache_path() -> Path:
     env = os.environ.get("CHECKLIST_EVAL_CACHE")
@@ -46,26 +125,36 @@ def default_cache_path() -> Path:
     return Path("~/.cache/checklist-eval/cache.sqlite").expanduser()
 
 
+# Flags that map one to one onto an LLMConfig field of the same name.
+_CONFIG_FLAGS = ("model", "base_url", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "max_attempts",
+                 "structured", "prompt_version", "prices")
+
+
 def add_assessor_args(parser: argparse.ArgumentParser) -> None:
-    """Add the flags that choose and configure an assessor. The API key is never a flag."""
+    """Add the flags that choose and configure an assessor. The API key is never a flag. Flags that
+    configure the LLM assessor default to None: ``LLMConfig`` holds the defaults."""
+    d = LLMConfig.default
     g = parser.add_argument_group("assessor")
     g.add_argument("--assessor", choices=ASSESSORS, default="heuristic",
                    help="heuristic (offline, default) or llm (any OpenAI-compatible endpoint)")
     g.add_argument("--model", default=None, help="model name for --assessor llm (e.g. gpt-4o-mini)")
     g.add_argument("--base-url", default=None,
                    help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else api.openai.com)")
-    g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="NAME",
-                   help="environment variable holding the API key (default OPENAI_API_KEY)")
-    g.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, metavar="N",
-                   help=f"requests in flight at most (default {DEFAULT_CONCURRENCY})")
+    g.add_argument("--api-key-env", default=None, metavar="NAME",
+                   help=f"environment variable holding the API key (default {d('api_key_env')})")
+    g.add_argument("--concurrency", type=int, default=None, metavar="N",
+                   help=f"requests in flight at most (default {d('concurrency')})")
     g.add_argument("--rpm", type=float, default=None, metavar="N", help="requests per minute limit")
     g.add_argument("--tpm", type=float, default=None, metavar="N", help="tokens per minute limit")
-    g.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per-request timeout (s)")
-    g.add_argument("--max-attempts", type=int, default=6, metavar="N",
-                   help="attempts per request on 429/5xx/timeouts (default 6)")
-    g.add_argument("--structured", choices=STRUCTURED_CHOICES, default="auto",
-                   help="structured-output strategy (auto: json_schema, falling back as the endpoint needs)")
-    g.add_argument("--prompt-version", default=DEFAULT_PROMPT_VERSION, help="folder under prompts/")
+    g.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help=f"per-request timeout (s) (default {d('timeout'):g})")
+    g.add_argument("--max-attempts", type=int, default=None, metavar="N",
+                   help=f"attempts per request on 429/5xx/timeouts (default {d('max_attempts')})")
+    g.add_argument("--structured", choices=STRUCTURED_CHOICES, default=None,
+                   help=f"structured-output strategy (default {d('structured')}: json_schema, falling back "
+                        "as the endpoint needs)")
+    g.add_argument("--prompt-version", default=None,
+                   help=f"folder under prompts/ (default {d('prompt_version')})")
     g.add_argument("--cache", type=Path, default=None, metavar="PATH",
                    help="SQLite response cache (default $CHECKLIST_EVAL_CACHE or "
                         "~/.cache/checklist-eval/cache.sqlite)")
@@ -76,23 +165,12 @@ def add_assessor_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _config_from_args(args: argparse.Namespace, cache_path: str | Path | None) -> dict[str, Any]:
+    """LLMConfig options from the flags; an unset flag stays None, so LLMConfig's default applies."""
     cache = cache_path if cache_path is not None else getattr(args, "cache", None)
-    return {
-        "model": getattr(args, "model", None),
-        "base_url": getattr(args, "base_url", None),
-        "api_key_env": getattr(args, "api_key_env", "OPENAI_API_KEY"),
-        "concurrency": getattr(args, "concurrency", DEFAULT_CONCURRENCY),
-        "rpm": getattr(args, "rpm", None),
-        "tpm": getattr(args, "tpm", None),
-        "timeout": getattr(args, "timeout", 120.0),
-        "max_attempts": getattr(args, "max_attempts", 6),
-        "structured": getattr(args, "structured", "auto"),
-        "prompt_version": getattr(args, "prompt_version", DEFAULT_PROMPT_VERSION),
-        "cache_path": Path(cache) if cache is not None else default_cache_path(),
-        "no_cache": bool(getattr(args, "no_cache", False)),
-        "refresh": bool(getattr(args, "refresh", False)),
-        "prices": getattr(args, "prices", None),
-    }
+    options: dict[str, Any] = {name: getattr(args, name, None) for name in _CONFIG_FLAGS}
+    options.update(cache_path=Path(cache) if cache is not None else default_cache_path(),
+                   no_cache=bool(getattr(args, "no_cache", False)), refresh=bool(getattr(args, "refresh", False)))
+    return options
 
 
 def assessor_from_args(args: argparse.Namespace, *, cache_path: str | Path | None = None) -> Assessor:
@@ -111,7 +189,7 @@ def make_assessor(name: str, **config: Any) -> Assessor:
 
         return HeuristicAssessor()
     if name == "llm":
-        from checklist_eval.assessors.llm import LLMAssessor, LLMConfig
+        from checklist_eval.assessors.llm import LLMAssessor
 
         return LLMAssessor(LLMConfig.from_options(**config))
     raise AssessorError(f"unknown assessor {name!r}; choose one of: {', '.join(ASSESSORS)}")

@@ -36,7 +36,7 @@ class Assessor(ABC):
         """Judge one real answer (Yes/No/NA). Never called for TODO or missing answers."""
 
     async def assess_item(self, paper: Paper, item: ChecklistItem) -> Assessment:
-        if item.answer is None or item.answer is Answer.TODO:
+        if not item.is_answered:
             return self.unanswered(item)
         assessment = await self.judge(paper, item)
         self.usage = self.usage + assessment.provenance.usage

@@ -1,9 +1,11 @@
 """The response cache: one SQLite file (WAL), safe for several processes and threads at once.
 
 Key = sha256 of what changes the answer: endpoint identity (host + path of the base URL, never the
-key), model, messages, sampling parameters, structured-output strategy and prompt version. Transport
-knobs (timeout, concurrency, attempts) are not in the key, and neither is anything secret; the stored
-row holds the parsed verdict and the usage of the call that produced it.
+key), model, the prompt (the paper prefix by its sha256, hashed once per paper, plus the question
+message), sampling parameters (temperature, max_tokens, seed), structured-output strategy and prompt
+version. Transport knobs (timeout, concurrency, attempts), what the endpoint taught the run (logprobs
+refused, the max-tokens parameter's name) and anything secret are not in the key; the stored row holds
+the parsed verdict and the usage of the call that produced it.
 
 Schema changes are named migrations applied once each and recorded in ``_migrations`` (the style of
 simonw/llm), so an old cache file upgrades in place.
@@ -24,9 +26,10 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-__all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "endpoint_identity", "MIGRATIONS"]
+__all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",
+           "MIGRATIONS"]
 
-KEY_VERSION = 1  # bump when the meaning of a cached row changes
+KEY_VERSION = 2  # bump when the key's format or the meaning of a cached row changes (2: prefix digest)
 
 
 class CacheMode:
@@ -44,11 +47,32 @@ def endpoint_identity(base_url: str | None) -> str:
     return f"{host}{port}{url.path.rstrip('/')}"
 
 
-def cache_key(*, endpoint: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
-              strategy: str, prompt_version: str) -> str:
+ANSWER_PARAMS = ("temperature", "max_tokens", "seed")  # the request parameters that change the answer
+
+
+def digest_messages(messages: list[dict[str, Any]]) -> str:
+    """sha256 of the messages every question of a paper shares (computed once per paper)."""
+    blob = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def cache_key(*, endpoint: str, model: str, params: dict[str, Any], strategy: str, prompt_version: str,
+              messages: list[dict[str, Any]] | None = None, prefix_digest: str | None = None,
+              question: str | None = None) -> str:
+    """The key of one request. The prompt is given either whole (``messages``, e.g. read back from a
+    request body) or as ``prefix_digest`` (of all messages but the last) plus ``question`` (the last
+    message's content): both give the same key. Of ``params`` only ``ANSWER_PARAMS`` count, with
+    ``max_completion_tokens`` read as ``max_tokens`` (the same budget under another name)."""
+    if messages is not None:
+        prefix_digest, question = digest_messages(messages[:-1]), str(messages[-1].get("content", ""))
+    if prefix_digest is None or question is None:
+        raise TypeError("cache_key needs messages, or prefix_digest and question")
+    budget = params.get("max_tokens", params.get("max_completion_tokens"))
+    answer_params = {k: v for k, v in (params | {"max_tokens": budget}).items()
+                     if k in ANSWER_PARAMS and v is not None}
     blob = json.dumps(
-        {"v": KEY_VERSION, "endpoint": endpoint, "model": model, "messages": messages,
-         "params": params, "strategy": strategy, "prompt_version": prompt_version},
+        {"v": KEY_VERSION, "endpoint": endpoint, "model": model, "prefix": prefix_digest, "question": question,
+         "params": answer_params, "strategy": strategy, "prompt_version": prompt_version},
         sort_keys=True, ensure_ascii=False, separators=(",", ":"),
     )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -95,8 +119,6 @@ class Cache:
     def __init__(self, path: str | Path, mode: str = CacheMode.USE, busy_timeout_s: float = 30.0):
         self.path = Path(path).expanduser()
         self.mode = mode
-        self.hits = 0
-        self.misses = 0
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._busy_ms = int(busy_timeout_s * 1000)
@@ -151,10 +173,8 @@ class Cache:
             row = self._db.execute(
                 "SELECT verdict_json, usage_json, strategy, model, created FROM responses WHERE key=?", (key,)
             ).fetchone()
-            if row is None:
-                self.misses += 1
-                return None
-            self.hits += 1
+        if row is None:
+            return None
         return CachedVerdict(json.loads(row[0]), json.loads(row[1]), row[2], row[3], row[4])
 
     def put(self, key: str, *, endpoint: str, model: str, prompt_version: str, strategy: str,

@@ -292,14 +292,19 @@ _ANCHOR = re.compile(r"^(Section|Appendix|Table|Figure)\s+([A-Z]?\d+(?:\.\d+)*|[
 
 
 def layout_of(paper: Paper) -> Layout:
+    """The paper's numbered places; cached (like ``body_facts``) because every item of a paper asks."""
+    return _layout(tuple(s.number for s in paper.sections if s.number), tuple(paper.anchors))
+
+
+@lru_cache(maxsize=16)
+def _layout(numbers: tuple[str, ...], anchors: tuple[str, ...]) -> Layout:
     sections: set[str] = set()
     appendices: set[str] = set()
     tables: set[str] = set()
     figures: set[str] = set()
-    for s in paper.sections:
-        if s.number:
-            (appendices if s.number[0].isalpha() else sections).add(s.number)
-    for a in paper.anchors:
+    for number in numbers:
+        (appendices if number[0].isalpha() else sections).add(number)
+    for a in anchors:
         m = _ANCHOR.match(a.strip())
         if not m:
             continue
@@ -361,14 +366,15 @@ def check_pointers(paper: Paper, item: ChecklistItem, layout: Layout) -> list[Fi
     text = item.justification or ""
     pointers = pointers_in(text)
     findings: list[Finding] = []
-    missing = [p for p in pointers if layout.exists(p, paper.body) is False]
+    status = {p: layout.exists(p, paper.body) for p in pointers}  # True / False / None (unverifiable)
+    missing = [p for p in pointers if status[p] is False]
     for p in missing:
         if p.kind in ("section", "appendix"):
             where = f"sections: {layout.summary()}"
         else:
             where = f"no {p.kind} {p.label} in the text"
         findings.append(Finding(-1.5, f"Justification cites {p.text}, which does not exist ({where}).", p.text))
-    present = [p for p in pointers if layout.exists(p, paper.body)]
+    present = [p for p in pointers if status[p]]
     if item.answer is Answer.YES and not missing:
         if present:
             findings.append(Finding(0.45, "", ", ".join(p.text for p in present[:4])))
@@ -453,7 +459,7 @@ def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[
         hw = facts.has("hardware")
         tm = facts.has("time")
         if hw and tm:
-            out.append(_fact(facts, "hardware", 0.5) if facts.has("hardware") else Finding(0.5, "", "hardware"))
+            out.append(_fact(facts, "hardware", 0.5))
         elif hw or tm:
             lacking = "execution time" if hw else "hardware (GPU/CPU type, memory)"
             out.append(Finding(-0.3, f"Compute resources are incomplete: no {lacking} mentioned."))

@@ -1,17 +1,17 @@
-"""Token and cost accounting: per call, per paper, per run.
+"""Prices: what a call's tokens cost. The running totals are ``Assessor.usage`` (per assessor) and the
+assessment records (per call, per paper); this module only prices.
 
 Prices are USD per 1M tokens from the packaged ``prices.json`` (edit as needed), overridden model by
 model by a user file (``--prices FILE``, same shape). Prompt tokens served from the provider's prefix
 cache are priced at ``cached_input``. A model that matches no entry costs 0, with one warning per model.
-A cached answer (our SQLite cache) costs nothing new; the ledger records what it saved.
+A cached answer (our SQLite cache) costs nothing new.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 from checklist_eval.errors import InputError
 from checklist_eval.models import Usage
 
-__all__ = ["Ledger", "Price", "PriceTable"]
+__all__ = ["Price", "PriceTable"]
 
 log = logging.getLogger(__name__)
 
@@ -92,52 +92,3 @@ class PriceTable:
         if price is None:
             return 0.0
         return price.cost(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
-
-
-@dataclass
-class LedgerEntry:
-    paper: str
-    question_id: str
-    model: str | None
-    usage: Usage
-    cached: bool = False
-    saved_usd: float = 0.0  # what the cached answer cost when it was first bought
-
-
-@dataclass
-class Ledger:
-    """Every call of a run. Thread-safe append; totals computed on demand."""
-
-    entries: list[LedgerEntry] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def record(self, paper: str, question_id: str, model: str | None, usage: Usage, *,
-               cached: bool = False, saved_usd: float = 0.0) -> None:
-        with self._lock:
-            self.entries.append(LedgerEntry(paper, question_id, model, usage, cached, saved_usd))
-
-    def total(self) -> Usage:
-        out = Usage()
-        for e in list(self.entries):
-            out = out + e.usage
-        return out
-
-    def per_paper(self) -> dict[str, Usage]:
-        out: dict[str, Usage] = {}
-        for e in list(self.entries):
-            out[e.paper] = out.get(e.paper, Usage()) + e.usage
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        entries = list(self.entries)
-        return {
-            "run": self.total().model_dump(),
-            "cache_hits": sum(1 for e in entries if e.cached),
-            "saved_usd": round(sum(e.saved_usd for e in entries), 9),
-            "papers": {p: u.model_dump() for p, u in self.per_paper().items()},
-            "calls": [
-                {"paper": e.paper, "question_id": e.question_id, "model": e.model, "cached": e.cached,
-                 **e.usage.model_dump()}
-                for e in entries
-            ],
-        }

@@ -22,13 +22,14 @@ the shared prefix stays shared.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
 import re
 import ssl
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,10 +38,10 @@ import httpx2
 import openai
 
 import checklist_eval
-from checklist_eval.assessors import DEFAULT_CONCURRENCY, DEFAULT_PROMPT_VERSION
+from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
-from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
-from checklist_eval.assessors.ledger import Ledger, PriceTable
+from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
+from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.retry import MalformedResponse, RetryPolicy, fatal_error
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.structured import (
@@ -60,78 +61,11 @@ __all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "estimate_run", "prompts_roo
 log = logging.getLogger(__name__)
 
 QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long justification
-CHARS_PER_TOKEN = 4
 TYPICAL_COMPLETION_TOKENS = 250  # a verdict with a 3-5 point review, for estimates
-DEFAULT_CONTEXT_TOKENS = 128_000
-CONTEXT_TOKENS = {  # longest-prefix match; anything else gets DEFAULT_CONTEXT_TOKENS or --config
-    "gpt-4o": 128_000,
-    "gpt-4.1": 1_047_576,
-    "gpt-4-turbo": 128_000,
-    "gpt-4": 8_192,
-    "gpt-3.5-turbo": 16_385,
-}
 NO_KEY_PLACEHOLDER = "no-key-needed"  # local servers (vLLM, Ollama) accept any bearer token
 
-
-# --- configuration ---------------------------------------------------------------------------------
-
-
-@dataclass
-class LLMConfig:
-    model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = DEFAULT_CONCURRENCY
-    rpm: float | None = None
-    tpm: float | None = None
-    timeout: float = 120.0
-    max_attempts: int = 6
-    structured: str = "auto"
-    prompt_version: str = DEFAULT_PROMPT_VERSION
-    cache_path: Path | None = None
-    no_cache: bool = False
-    refresh: bool = False
-    prices: Path | None = None
-    temperature: float = 0.0
-    max_tokens: int = 800
-    seed: int | None = None
-    logprobs: bool = True
-    reask: int = 3  # extra requests when the model's reply holds no usable verdict (cut off, not parseable)
-    context_tokens: int | None = None
-    backoff_initial: float = 0.5
-    backoff_max: float = 60.0
-
-    @classmethod
-    def from_options(cls, **options: Any) -> LLMConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise AssessorError(f"unknown LLM assessor option(s): {', '.join(unknown)}")
-        if not options.get("model"):
-            raise AssessorError("--assessor llm needs --model (e.g. --model gpt-4o-mini)")
-        options = {k: v for k, v in options.items() if v is not None or k in ("rpm", "tpm", "seed")}
-        cfg = cls(**options)
-        if cfg.structured not in ("auto", *(s.value for s in chain_from(StructuredOutput.JSON_SCHEMA))):
-            raise AssessorError(f"unknown structured-output strategy {cfg.structured!r}")
-        if cfg.concurrency < 1 or cfg.max_attempts < 1:
-            raise AssessorError("--concurrency and --max-attempts must be at least 1")
-        return cfg
-
-    @property
-    def resolved_base_url(self) -> str | None:
-        return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
-
-    @property
-    def context_window(self) -> int:
-        if self.context_tokens:
-            return self.context_tokens
-        matches = [name for name in CONTEXT_TOKENS if self.model.startswith(name)]
-        return CONTEXT_TOKENS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_TOKENS
-
-    @property
-    def prompt_char_budget(self) -> int:
-        """Characters the whole prompt may hold (see the module docstring)."""
-        return CHARS_PER_TOKEN * (self.context_window - self.max_tokens)
+# LLMConfig (its defaults, the context windows, the prompt budget) lives in ``checklist_eval.assessors``
+# so that building the command-line parser does not import ``openai``; it is re-exported here.
 
 
 # --- prompts ---------------------------------------------------------------------------------------
@@ -236,13 +170,14 @@ def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
     system = f"{prompts.system}\n\n{prompts.format_for(strategy)}"
     checklist = checklist_message(prompts, paper)
     budget = max(2_000, int(0.9 * (prompt_budget - len(system) - len(checklist) - QUESTION_BLOCK_CHARS)))
-    text, truncated = cut_paper(paper_text(paper), budget)
+    full = paper_text(paper)
+    text, truncated = cut_paper(full, budget)
     content = prompts.user_paper.format_map({
         "source": Path(paper.source).name, "title": defuse_fence(paper.title or "(untitled)").replace('"', "'"), "paper": text,
     })
     warning = None
     if truncated:
-        warning = (f"paper text ({len(paper_text(paper))} characters) exceeds the model's context budget "
+        warning = (f"paper text ({len(full)} characters) exceeds the model's context budget "
                    f"({budget} characters); the assessor saw only the first part")
     return [{"role": "system", "content": system}, {"role": "user", "content": content},
             {"role": "user", "content": checklist}], warning
@@ -260,21 +195,25 @@ class EndpointQuirks:
     max_tokens_param: str = "max_tokens"
 
 
-def _adapt(quirks: EndpointQuirks, err: openai.BadRequestError, auto: bool,
-           sent: StructuredOutput) -> bool:
-    """Change what we send after a 400 that names a parameter we can do without. True if changed."""
+def _adapt(quirks: EndpointQuirks, err: openai.BadRequestError, auto: bool, sent: EndpointQuirks) -> bool:
+    """After a 400 that names a parameter we can do without: True if the request should be sent again.
+
+    ``sent`` is what THIS request sent. With several requests in flight, the first 400 changes
+    ``quirks``; the others, refused for the same parameter, find it already changed and are simply sent
+    again with the current setting (True) instead of failing."""
     message = str(err.message if hasattr(err, "message") else err)
     lowered = message.lower()
-    if auto and is_format_unsupported(message) and sent is not StructuredOutput.TEXT:
-        remaining = chain_from(sent)
-        if quirks.strategy is sent:
-            quirks.strategy = remaining[1]
-            log.info("endpoint refused %s output; falling back to %s", sent.value, quirks.strategy.value)
+    if auto and is_format_unsupported(message) and sent.strategy is not StructuredOutput.TEXT:
+        if quirks.strategy is sent.strategy:
+            quirks.strategy = chain_from(sent.strategy)[1]
+            log.info("endpoint refused %s output; falling back to %s", sent.strategy.value, quirks.strategy.value)
         return True
-    if quirks.logprobs and "logprobs" in lowered:
-        quirks.logprobs = False
+    if sent.logprobs and "logprobs" in lowered:
+        if quirks.logprobs:
+            quirks.logprobs = False
+            log.info("endpoint refused logprobs; using the model's self-reported confidence")
         return True
-    if quirks.max_tokens_param == "max_tokens" and "max_completion_tokens" in lowered:
+    if sent.max_tokens_param == "max_tokens" and "max_completion_tokens" in lowered:
         quirks.max_tokens_param = "max_completion_tokens"
         return True
     return False
@@ -288,7 +227,6 @@ class _Outcome:
     completion: Any
     attempts: int
     strategy: StructuredOutput
-    messages: list[dict[str, str]]
 
 
 @dataclass
@@ -306,17 +244,24 @@ class _PaperPrefix:
     messages: list[dict[str, str]]
     tokens: int
     warning: str | None = None
+    digest: str = ""  # sha256 of the messages, computed once: the cache key's stand-in for them
+
+    def __post_init__(self) -> None:
+        self.digest = digest_messages(self.messages)
+
+
+def _prefix_key(paper: Paper, strategy: StructuredOutput) -> tuple[Any, ...]:
+    """Everything the shared prefix is built from (the item answers are not in it). Equal keys compare
+    the same string objects, so a lookup costs little beyond the strings' cached hashes."""
+    items = tuple((it.id, it.title, it.question, tuple(it.guidelines)) for it in paper.checklist.items)
+    return (strategy, paper.source, paper.title, paper.abstract, paper.body, paper.checklist.id, items)
 
 
 class LLMAssessor(Assessor):
     name: ClassVar[str] = "llm"
     needs_network: ClassVar[bool] = True
-    # Capabilities assumed of an endpoint until it says otherwise with a 400 (simonw/llm style).
-    supports_json_schema: ClassVar[bool] = True
-    supports_json_object: ClassVar[bool] = True
-    supports_logprobs: ClassVar[bool] = True
 
-    def __init__(self, config: LLMConfig, *, ledger: Ledger | None = None):
+    def __init__(self, config: LLMConfig):
         super().__init__()
         self.config = config
         self.model = config.model
@@ -329,13 +274,12 @@ class LLMAssessor(Assessor):
         self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
                                  maximum=config.backoff_max, on_retry_after=self.scheduler.pause)
         self.prices = PriceTable.load(config.prices)
-        self.ledger = ledger if ledger is not None else Ledger()
         mode = CacheMode.OFF if config.no_cache or config.cache_path is None else (
             CacheMode.REFRESH if config.refresh else CacheMode.USE)
         self.cache = Cache(config.cache_path, mode) if mode != CacheMode.OFF else Cache("unused", CacheMode.OFF)
         self.warnings: list[str] = []
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
-        self._prefixes: dict[tuple[str, int], _PaperPrefix] = {}
+        self._prefixes: dict[tuple[Any, ...], _PaperPrefix] = {}
         self._broken: AssessorError | None = None
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -381,7 +325,7 @@ class LLMAssessor(Assessor):
     # -- messages ---------------------------------------------------------------------------------
 
     def paper_prefix(self, paper: Paper, strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA) -> _PaperPrefix:
-        key = (paper.source, hash(paper.body), strategy)
+        key = _prefix_key(paper, strategy)
         cached = self._prefixes.get(key)
         if cached is not None:
             return cached
@@ -414,12 +358,16 @@ class LLMAssessor(Assessor):
             params["top_logprobs"] = 5
         return params
 
-    def _cache_key(self, messages: list[dict[str, str]], strategy: StructuredOutput,
-                   quirks: EndpointQuirks) -> str:
-        params = self._params(strategy, quirks)
-        params.pop("response_format", None)  # the strategy stands for it
-        return cache_key(endpoint=self.endpoint, model=self.model or "", messages=messages, params=params,
-                         strategy=strategy.value, prompt_version=self.prompt_version or "")
+    def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str:
+        """What changes the answer, and only that: the endpoint, model, prompt (the prefix by its digest),
+        sampling, strategy and prompt version. What the endpoint taught us (no logprobs, the name of the
+        max-tokens parameter) and transport knobs are left out, so a rerun hits without relearning."""
+        params: dict[str, Any] = {"temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
+        if self.config.seed is not None:
+            params["seed"] = self.config.seed
+        return cache_key(endpoint=self.endpoint, model=self.model or "",
+                         prefix_digest=self.paper_prefix(paper, strategy).digest, question=question,
+                         params=params, strategy=strategy.value, prompt_version=self.prompt_version or "")
 
     # -- one request, through the scheduler and the retry policy -----------------------------------
 
@@ -428,22 +376,21 @@ class LLMAssessor(Assessor):
         slot is held, so requests queued behind a refused format already use the fallback."""
         client = self._client_for_loop()
         attempts = 0
-        sent: dict[str, Any] = {}
+        sent = dataclasses.replace(quirks)  # what the last attempt sent, for _adapt
 
         async def attempt() -> Any:
-            nonlocal attempts
+            nonlocal attempts, sent
             async with self.scheduler.slot(est_tokens):
                 if self._broken is not None:  # a bad key or model fails every request: send no more
                     raise self._broken
-                strategy = quirks.strategy
-                messages = self.messages_for(paper, item, strategy)
-                sent.update(strategy=strategy, messages=messages)
+                sent = dataclasses.replace(quirks)
+                messages = self.messages_for(paper, item, sent.strategy)
                 attempts += 1
                 # client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for
                 # a paper-sized prompt); auth, base URL, timeouts and status errors are the SDK's own.
                 response = await client.post(
                     "/chat/completions", cast_to=httpx2.Response,
-                    body={"model": self.model, "messages": messages, **self._params(strategy, quirks)})
+                    body={"model": self.model, "messages": messages, **self._params(sent.strategy, sent)})
             try:
                 return json.loads(response.content)
             except ValueError:
@@ -453,9 +400,9 @@ class LLMAssessor(Assessor):
             completion = await self.retry.run(attempt)
         except Exception as err:
             err.checklist_attempts = attempts  # type: ignore[attr-defined]
-            err.checklist_strategy = sent.get("strategy", quirks.strategy)  # type: ignore[attr-defined]
+            err.checklist_sent = sent  # type: ignore[attr-defined]
             raise
-        return _Outcome(completion, attempts, sent["strategy"], sent["messages"])
+        return _Outcome(completion, attempts, sent.strategy)
 
     def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
         u = completion.get("usage") or {}
@@ -470,24 +417,27 @@ class LLMAssessor(Assessor):
 
     # -- judging ----------------------------------------------------------------------------------
 
+    def _assessment(self, item: ChecklistItem, verdict: dict[str, Any], strategy: StructuredOutput,
+                    usage: Usage, *, cached: bool, latency_s: float = 0.0) -> Assessment:
+        """The Assessment for a verdict as stored in the cache (``Verdict`` fields, p_correct final)."""
+        return Assessment(
+            question_id=item.id, answer=item.answer, correct=bool(verdict["correct"]),
+            p_correct=float(verdict["p_correct"]), review=verdict.get("review", ""),
+            evidence=verdict.get("evidence", []),
+            provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
+                                  strategy=strategy, usage=usage, latency_s=latency_s, cached=cached,
+                                  attempts=usage.calls),
+        )
+
     def _from_cache(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks) -> Assessment | None:
         if not self.cache.reads:
             return None
+        question = question_message(self.prompts, item)
         # Try every strategy still open to this endpoint, so a rerun after a fallback also hits.
         for strategy in chain_from(quirks.strategy):
-            hit = self.cache.get(self._cache_key(self.messages_for(paper, item, strategy), strategy, quirks))
-            if hit is None:
-                continue
-            original = Usage(**hit.usage)
-            self.ledger.record(paper.source, item.id, self.model, Usage(), cached=True,
-                               saved_usd=original.cost_usd)
-            v = hit.verdict
-            return Assessment(
-                question_id=item.id, answer=item.answer, correct=bool(v["correct"]),
-                p_correct=float(v["p_correct"]), review=v.get("review", ""), evidence=v.get("evidence", []),
-                provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
-                                      strategy=StructuredOutput(hit.strategy), usage=Usage(), cached=True),
-            )
+            hit = self.cache.get(self._cache_key(paper, question, strategy))
+            if hit is not None:
+                return self._assessment(item, hit.verdict, StructuredOutput(hit.strategy), Usage(), cached=True)
         return None
 
     async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
@@ -498,30 +448,23 @@ class LLMAssessor(Assessor):
             return hit
         spent = _Spent()
         try:
-            verdict, p_correct, strategy, messages = await self._ask_until_usable(paper, item, quirks, spent)
+            verdict, p_correct, strategy = await self._ask_until_usable(paper, item, quirks, spent)
         except BaseException:
-            # Money spent on a question that then failed is still money spent: keep the ledger right.
+            # Money spent on a question that then failed is still money spent: keep the total right.
             if spent.usage.calls:
                 self.usage = self.usage + spent.usage
-                self.ledger.record(paper.source, item.id, self.model, spent.usage)
             raise
         usage = spent.usage
+        stored = verdict.model_dump() | {"p_correct": p_correct}
         if self.cache.writes:
-            key = self._cache_key(messages, strategy, quirks)
-            stored = verdict.model_dump() | {"p_correct": p_correct}
+            key = self._cache_key(paper, question_message(self.prompts, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
                            strategy=strategy.value, verdict=stored, usage=usage.model_dump())
-        self.ledger.record(paper.source, item.id, self.model, usage)
-        return Assessment(
-            question_id=item.id, answer=item.answer, correct=verdict.correct, p_correct=p_correct,
-            review=verdict.review, evidence=verdict.evidence,
-            provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
-                                  strategy=strategy, usage=usage, latency_s=time.perf_counter() - started,
-                                  cached=False, attempts=usage.calls),
-        )
+        return self._assessment(item, stored, strategy, usage, cached=False,
+                                latency_s=time.perf_counter() - started)
 
     async def _ask_until_usable(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
-                                spent: _Spent) -> tuple[Verdict, float, StructuredOutput, list[dict[str, str]]]:
+                                spent: _Spent) -> tuple[Verdict, float, StructuredOutput]:
         """Requests until a reply holds a usable verdict: transport faults are the retry policy's, a
         refused output format steps down the strategy chain, unusable output is re-asked (bounded)."""
         invalid = 0
@@ -534,7 +477,7 @@ class LLMAssessor(Assessor):
             except Exception as err:
                 spent.add(Usage(calls=getattr(err, "checklist_attempts", 1)))
                 if isinstance(err, openai.BadRequestError) and _adapt(
-                        quirks, err, self.config.structured == "auto", err.checklist_strategy):  # type: ignore[attr-defined]
+                        quirks, err, self.config.structured == "auto", err.checklist_sent):  # type: ignore[attr-defined]
                     continue
                 if isinstance(err, (openai.APIError, MalformedResponse)):
                     raise self._fatal(err) from None
@@ -553,7 +496,7 @@ class LLMAssessor(Assessor):
                 continue
             p_logprob = logprob_p_correct(text, (choice.get("logprobs") or {}).get("content"))
             p_correct = verdict.p_correct if p_logprob is None else p_logprob
-            return verdict, p_correct, strategy, outcome.messages
+            return verdict, p_correct, strategy
 
     def _count_invalid(self, invalid: int, item: ChecklistItem, why: str) -> int:
         invalid += 1
@@ -587,10 +530,8 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
     """Calls and tokens an LLM run would spend (see ``checklist_eval.assessors.estimate``)."""
     model = options.get("model")
     prices = PriceTable.load(options.get("prices"))
-    cfg = LLMConfig(model=model or "unknown",
-                    prompt_version=options.get("prompt_version") or DEFAULT_PROMPT_VERSION,
-                    max_tokens=int(options.get("max_tokens") or 800),
-                    context_tokens=options.get("context_tokens"))
+    cfg = LLMConfig(model=model or "unknown", **{k: options[k] for k in ("prompt_version", "max_tokens",
+                                                                       "context_tokens") if options.get(k)})
     prompts = PromptSet.load(cfg.prompt_version)
     calls = skipped = prompt_chars = 0
     per_paper = []
@@ -599,7 +540,7 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
         prefix_chars = sum(len(m["content"]) for m in prefix)
         n = 0
         for item in paper.checklist.items:
-            if item.answer is None or not item.answer.is_real:
+            if not item.is_answered:
                 skipped += 1
                 continue
             n += 1

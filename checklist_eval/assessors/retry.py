@@ -144,20 +144,13 @@ class RetryPolicy:
         ceiling = min(self.maximum, self.initial * (2 ** (state.attempt_number - 1)))
         return rng.uniform(0.0, ceiling)
 
-    async def run(self, attempt: Callable[[], Awaitable[T]],
-                  on_failure: Callable[[BaseException], None] | None = None) -> T:
+    async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` until it succeeds, a non-retryable error is raised, or attempts run out (the
-        last error is re-raised). ``on_failure`` sees every failed attempt, for counting."""
-
-        def before_sleep(state: RetryCallState) -> None:
-            if on_failure is not None and state.outcome is not None:
-                on_failure(state.outcome.exception())
-
+        last error is re-raised)."""
         retrying = AsyncRetrying(
             stop=stop_after_attempt(max(1, self.max_attempts)),
             wait=self.wait,
             retry=retry_if_exception(is_retryable),
-            before_sleep=before_sleep,
             reraise=True,
         )
         return await retrying(attempt)

@@ -60,7 +60,6 @@ class Scheduler:
         self._paused_until = 0.0
         self.in_flight = 0
         self.max_in_flight = 0
-        self.started = 0
 
     def _semaphore(self) -> asyncio.Semaphore:
         # A semaphore belongs to one event loop; a CLI that runs asyncio.run twice gets a fresh one.
@@ -94,7 +93,6 @@ class Scheduler:
         async with self._semaphore():
             await self._wait_turn(tokens)
             self.in_flight += 1
-            self.started += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             try:
                 yield

@@ -32,30 +32,15 @@ def register(subparsers: Any) -> None:
 
 
 def load(path: str, checklist: str | None):
-    try:
-        from checklist_eval.parsing import load_paper
-    except ModuleNotFoundError as err:  # a checkout without the LaTeX front end: PDFs still work
-        if err.name != "checklist_eval.parsing":
-            raise
-        return _load_pdf_only(path, checklist)
+    from checklist_eval.parsing import load_paper
+
     return load_paper(path, checklist=checklist)
-
-
-def _load_pdf_only(path: str, checklist: str | None):
-    from pathlib import Path
-
-    from checklist_eval import checklists
-    from checklist_eval.errors import InputError
-    from checklist_eval.pdf import parse_pdf
-
-    if Path(path).suffix.lower() != ".pdf":
-        raise InputError(path, "only PDF input is supported in this build (no LaTeX parser installed)")
-    return parse_pdf(Path(path), checklists.load(checklist) if checklist else None)
 
 
 def result_object(paper, assessments, assessor) -> dict[str, Any]:
     """The JSON shape of a check, shared by ``--json`` and ``check.json``."""
-    from checklist_eval.report import paper_correctness
+    from checklist_eval.report import paper_records
+    from checklist_eval.scoring import correctness
 
     usage = assessor.usage
     return {
@@ -63,7 +48,8 @@ def result_object(paper, assessments, assessor) -> dict[str, Any]:
         "checklist": {"id": paper.checklist.id},
         "assessor": assessor.name,
         "model": assessor.model,
-        "C": round(paper_correctness(assessments, len(paper.checklist.items)), 6),
+        # The challenge's own rule (c_i over the checklist's questions), at full precision.
+        "C": float(correctness(paper_records(paper, assessments))),
         "items": [
             {
                 "id": a.question_id,
@@ -88,7 +74,7 @@ def result_object(paper, assessments, assessor) -> dict[str, Any]:
 def dry_run(args: argparse.Namespace, paper) -> dict[str, Any]:
     """What the run would spend. The heuristic assessor never calls a model."""
     if args.assessor == "heuristic":
-        answered = sum(1 for it in paper.checklist.items if it.answer is not None and it.answer.is_real)
+        answered = sum(1 for it in paper.checklist.items if it.is_answered)
         return {"assessor": "heuristic", "model": None, "calls": 0, "prompt_tokens": 0,
                 "completion_tokens": 0, "cost_usd": 0.0, "items_judged_offline": answered}
     from checklist_eval.assessors import estimate

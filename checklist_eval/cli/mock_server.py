@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rpm", type=float, default=None, metavar="N", help="answer 429 above N requests/minute")
     p.add_argument("--no-json-schema", action="store_true", help="refuse response_format json_schema")
+    p.add_argument("--refuse-logprobs", action="store_true",
+                   help="answer requests for logprobs with a 400 (as OpenAI's reasoning models do)")
     p.add_argument("--context-tokens", type=int, default=128_000)
     p.set_defaults(func=run)
 
@@ -39,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise InputError(None, f"--fault-kinds: {err}") from None
     server = MockServer(latency=args.latency, faults=faults, seed=args.seed, rpm_limit=args.rpm,
-                        supports_json_schema=not args.no_json_schema, context_tokens=args.context_tokens,
-                        host=args.host, port=args.port)
+                        supports_json_schema=not args.no_json_schema, refuse_logprobs=args.refuse_logprobs,
+                        context_tokens=args.context_tokens, host=args.host, port=args.port)
 
     async def main() -> None:
         try:
@@ -48,10 +50,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:
             raise InputError(None, f"cannot listen on {args.host}:{args.port}: {err.strerror}") from None
         print(server.base_url, flush=True)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await server.stop()
+        await server.serve_forever()
 
     asyncio.run(main())
     return 0

@@ -40,25 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def load_scores(records_path: str, overrides: str | None = None):
-    """(records, scores) of a records file, with overrides applied; InputError names the file."""
-    from checklist_eval.errors import InputError
-    from checklist_eval.records import apply_overrides, read_records
-    from checklist_eval.scoring import ScoringError, score_records
-
-    records = read_records(records_path)
-    if overrides:
-        records, _ = apply_overrides(records, overrides)
-    try:
-        return records, score_records(records)
-    except ScoringError as err:
-        raise InputError(records_path, str(err)) from None
-
-
 def run(args: argparse.Namespace) -> int:
     import json
 
-    records, scores = load_scores(args.records, args.overrides)
+    from checklist_eval.export import load_scored
+
+    _, scores = load_scored(args.records, args.overrides)
     if args.json:
         print(json.dumps({"submissions": [s.public() for s in scores]}))
         return 0
