@@ -8,7 +8,8 @@ the ``openai`` SDK itself uses; no web framework).
 
 Endpoints: ``GET /v1/models``; ``POST /v1/chat/completions`` (``response_format`` json_schema /
 json_object / none, ``logprobs`` + ``top_logprobs``, ``usage.prompt_tokens_details.cached_tokens``);
-and for a server in another process, ``GET /_stats`` and ``POST /_reset``.
+``/v1/files`` and ``/v1/batches`` (``checklist_eval.mock_batches``); and for a server in another
+process, ``GET /_stats`` and ``POST /_reset``.
 
 What an endpoint does not support is either ignored or refused with a 400, as real ones do:
 ``supports_json_schema`` / ``supports_json_object`` False refuse that ``response_format``;
@@ -206,6 +207,9 @@ class MockServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.reset_stats()
+        from checklist_eval.mock_batches import BatchService
+
+        self.batches = BatchService(self)  # /v1/files and /v1/batches (see checklist_eval.mock_batches)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -403,6 +407,9 @@ class MockServer:
                 {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
         if path.endswith("/chat/completions") and method == "POST":
             return await self._chat(body)
+        batch_reply = self.batches.handle(method, path, headers, body)
+        if batch_reply is not None:
+            return batch_reply
         self._count(404)
         return _error(404, f"no route {method} {path}", "invalid_request_error")
 

@@ -107,9 +107,50 @@ def _m002_model_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS responses_model ON responses (model, prompt_version)")
 
 
+def _m003_batch_jobs(db: sqlite3.Connection) -> None:
+    # Provider batch jobs and their answers (checklist_eval.batch_api): every id a run needs to resume
+    # after a kill, beside the verdicts those answers become.
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS batch_jobs (
+            name TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            created REAL NOT NULL,
+            updated REAL NOT NULL,
+            endpoint TEXT NOT NULL,
+            base_url TEXT,
+            api_key_env TEXT NOT NULL,
+            model TEXT NOT NULL,
+            path TEXT NOT NULL,
+            requests INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            input_file_id TEXT,
+            batch_id TEXT,
+            status TEXT NOT NULL,
+            output_file_id TEXT,
+            error_file_id TEXT,
+            counts_json TEXT,
+            downloaded INTEGER NOT NULL DEFAULT 0
+        )"""
+    )
+    db.execute("CREATE TABLE IF NOT EXISTS batch_requests (custom_id TEXT NOT NULL, job TEXT NOT NULL, "
+               "PRIMARY KEY (custom_id, job))")
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS batch_answers (
+            custom_id TEXT PRIMARY KEY,
+            job TEXT NOT NULL,
+            created REAL NOT NULL,
+            state TEXT NOT NULL,
+            status_code INTEGER,
+            body_json TEXT,
+            error TEXT
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_responses", _m001_responses),
     ("m002_model_index", _m002_model_index),
+    ("m003_batch_jobs", _m003_batch_jobs),
 ]
 
 
@@ -192,6 +233,24 @@ class Cache:
                 (key, time.time(), endpoint, model, prompt_version, strategy,
                  json.dumps(verdict, ensure_ascii=False), json.dumps(usage)),
             )
+
+    def execute(self, sql: str, params: tuple[Any, ...] | list[tuple[Any, ...]] = (), *,
+                many: bool = False) -> list[tuple[Any, ...]]:
+        """One statement (or ``executemany`` in one transaction) on the cache's connection, for the
+        tables other modules own (the batch-job tables); the fetched rows."""
+        if self._db is None:
+            raise RuntimeError("the cache is off")
+        with self._lock:
+            if not many:
+                return self._db.execute(sql, params).fetchall()
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(sql, params)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            return []
 
     def count(self) -> int:
         if self._db is None:

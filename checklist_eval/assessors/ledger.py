@@ -5,6 +5,10 @@ Prices are USD per 1M tokens from the packaged ``prices.json`` (edit as needed),
 model by a user file (``--prices FILE``, same shape). Prompt tokens served from the provider's prefix
 cache are priced at ``cached_input``. A model that matches no entry costs 0, with one warning per model.
 A cached answer (our SQLite cache) costs nothing new.
+
+Calls served by a provider batch job are priced at ``batch_input`` / ``batch_output`` (cached prompt tokens
+at the lower of ``cached_input`` and ``batch_input``). A model without batch prices is priced at its online
+rate, with one warning per model ("batch price unknown"): an upper bound, never an invented discount.
 """
 
 from __future__ import annotations
@@ -29,6 +33,21 @@ class Price:
     input: float
     output: float
     cached_input: float | None = None
+    batch_input: float | None = None
+    batch_output: float | None = None
+
+    @property
+    def has_batch(self) -> bool:
+        return self.batch_input is not None and self.batch_output is not None
+
+    def batch_cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+        """The batch-rate cost; the online cost when the batch prices are not known."""
+        if not self.has_batch:
+            return self.cost(prompt_tokens, completion_tokens, cached_tokens)
+        cached = min(max(cached_tokens, 0), prompt_tokens)
+        cached_rate = self.batch_input if self.cached_input is None else min(self.cached_input, self.batch_input)
+        return ((prompt_tokens - cached) * self.batch_input + cached * cached_rate
+                + completion_tokens * self.batch_output) / 1_000_000
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
         cached = min(max(cached_tokens, 0), prompt_tokens)
@@ -41,6 +60,7 @@ class PriceTable:
     def __init__(self, prices: dict[str, Price]):
         self.prices = dict(prices)
         self._warned: set[str] = set()
+        self._warned_batch: set[str] = set()
 
     @staticmethod
     def _parse(data: Any, origin: str) -> dict[str, Price]:
@@ -52,10 +72,12 @@ class PriceTable:
             if name.startswith("_"):
                 continue
             try:
-                out[name] = Price(float(entry["input"]), float(entry["output"]),
-                                  float(entry["cached_input"]) if entry.get("cached_input") is not None else None)
+                optional = {k: float(entry[k]) for k in ("cached_input", "batch_input", "batch_output")
+                            if entry.get(k) is not None}
+                out[name] = Price(float(entry["input"]), float(entry["output"]), **optional)
             except (KeyError, TypeError, ValueError):
-                raise InputError(origin, f"model {name!r} needs numeric 'input' and 'output' prices") from None
+                raise InputError(origin, f"model {name!r} needs numeric 'input' and 'output' prices "
+                                         "(and numeric optional ones)") from None
         return out
 
     @classmethod
@@ -92,3 +114,14 @@ class PriceTable:
         if price is None:
             return 0.0
         return price.cost(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
+
+    def batch_cost(self, model: str | None, usage: Usage) -> float:
+        """What ``usage`` costs when a provider batch job served it (see the module docstring)."""
+        price = self.lookup(model)
+        if price is None:
+            return 0.0
+        if not price.has_batch and model not in self._warned_batch:
+            self._warned_batch.add(model or "")
+            log.warning("batch price unknown for model %r: batch calls priced at the online rate "
+                        "(add batch_input/batch_output with --prices FILE)", model)
+        return price.batch_cost(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)

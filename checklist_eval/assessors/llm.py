@@ -358,6 +358,12 @@ class LLMAssessor(Assessor):
             params["top_logprobs"] = 5
         return params
 
+    def request_body(self, paper: Paper, item: ChecklistItem, sent: EndpointQuirks) -> dict[str, Any]:
+        """The chat-completion body for one question: what the online path posts and what a batch
+        requests file holds, built in one place so both paths ask exactly the same thing."""
+        return {"model": self.model, "messages": self.messages_for(paper, item, sent.strategy),
+                **self._params(sent.strategy, sent)}
+
     def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str:
         """What changes the answer, and only that: the endpoint, model, prompt (the prefix by its digest),
         sampling, strategy and prompt version. What the endpoint taught us (no logprobs, the name of the
@@ -384,13 +390,11 @@ class LLMAssessor(Assessor):
                 if self._broken is not None:  # a bad key or model fails every request: send no more
                     raise self._broken
                 sent = dataclasses.replace(quirks)
-                messages = self.messages_for(paper, item, sent.strategy)
+                body = self.request_body(paper, item, sent)
                 attempts += 1
                 # client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for
                 # a paper-sized prompt); auth, base URL, timeouts and status errors are the SDK's own.
-                response = await client.post(
-                    "/chat/completions", cast_to=httpx2.Response,
-                    body={"model": self.model, "messages": messages, **self._params(sent.strategy, sent)})
+                response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body)
             try:
                 return json.loads(response.content)
             except ValueError:
