@@ -26,6 +26,9 @@ COMMAND_MODULES = [
     "detection",
     "assessor_eval",
     "mock_server",
+    "batch_status",
+    "ingest",
+    "codabench",
 ]
 
 

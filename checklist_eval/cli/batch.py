@@ -30,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print summary.json's counts instead of tables")
     add_assessor_args(p)
+    from checklist_eval.cli.via import add_via_args
+
+    add_via_args(p)
     p.set_defaults(func=run)
 
 
@@ -93,6 +96,10 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
     cache = args.cache if getattr(args, "cache", None) else out / "cache.sqlite"
     out.mkdir(parents=True, exist_ok=True)
+    if getattr(args, "via", "online") != "online":
+        from checklist_eval.cli.via import run_batch_via
+
+        return await run_batch_via(args, out, Path(cache), quiet=args.quiet or args.json)
     assessor = assessor_from_args(args, cache_path=cache)
     try:
         with _Progress(assessor, progress_enabled) as progress:
@@ -114,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
 
     enabled = not args.quiet and not args.json and sys.stderr.isatty()
     outcome = asyncio.run(_run(args, enabled))
+    if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
+        return 0
     u = outcome.usage
     counts = {
         "submissions": len(outcome.results) + len(outcome.failures),

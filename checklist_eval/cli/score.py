@@ -24,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print {submission_id, case, C_G, C_A, C_T, R, S, warnings, usage}",
     )
     add_assessor_args(p)
+    from checklist_eval.cli.via import add_via_args
+
+    add_via_args(p)
     p.set_defaults(func=run)
 
 
@@ -31,6 +34,10 @@ async def _score(args: argparse.Namespace):
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import score_path
 
+    if getattr(args, "via", "online") != "online":
+        from checklist_eval.cli.via import score_via
+
+        return await score_via(args)
     assessor = assessor_from_args(args)
     try:
         return await score_path(args.submission, assessor)
@@ -45,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval.batch import write_submission_outputs
 
     result = asyncio.run(_score(args))
+    if result is None:  # --via jsonl / --submit-only: nothing scored yet
+        return 0
     if args.out:
         write_submission_outputs(args.out, result, with_records=True)
     if args.json:
