@@ -229,8 +229,11 @@ class BatchFlow:
 
     async def _call(self, what: str, fn: Callable[[], Awaitable[T]]) -> T:
         a = self.assessor
+        async def attempt() -> T:  # tenacity awaits only coroutine functions, not lambdas
+            return await fn()
+
         try:
-            return await a.retry.run(fn)
+            return await a.retry.run(attempt)
         except Exception as err:
             raise AssessorError(f"batch {what}: " + str(fatal_error(
                 err, endpoint=a.endpoint, model=a.model or "?", api_key_env=a.config.api_key_env,

@@ -2,8 +2,9 @@
 the batch path is tested over real HTTP with the real ``openai`` client.
 
     server.batches.delay = 1.0          # seconds from create to completion (deterministic)
-    server.batches.failure_rate = 0.1   # share of lines answered 500 in the error file (by custom_id)
-    server.batches.expire = True        # the window "runs out": half the lines done, the rest expired
+    server.batches.failure_rate = 0.1   # share of lines answered 500 (drawn from batch id + custom_id)
+    server.batches.expire = 1           # the first N batches run out of time (True: all of them):
+                                        # half their lines done, the rest expired
 
 Endpoints: ``POST /v1/files`` (multipart, purpose ``batch``), ``GET /v1/files/{id}``,
 ``GET /v1/files/{id}/content``; ``POST /v1/batches``, ``GET /v1/batches``, ``GET /v1/batches/{id}``,
@@ -65,6 +66,7 @@ class _Batch:
     completed: int = 0
     failed: int = 0
     ended: float | None = None
+    seq: int = 0
 
 
 class BatchService:
@@ -72,7 +74,7 @@ class BatchService:
         self.server = server
         self.delay = 0.0
         self.failure_rate = 0.0
-        self.expire = False
+        self.expire: bool | int = False
         self.max_requests = MAX_REQUESTS
         self.max_file_bytes = MAX_FILE_BYTES
         self.files: dict[str, _File] = {}
@@ -182,7 +184,8 @@ class BatchService:
         f = self.files.get(input_file_id)
         if f is None:
             return self._error(404, f"no file {input_file_id}")
-        batch = _Batch(self._new_id("batch"), input_file_id, endpoint, "24h", req.get("metadata"), time.time())
+        batch = _Batch(self._new_id("batch"), input_file_id, endpoint, "24h", req.get("metadata"), time.time(),
+                       seq=len(self.batches) + 1)
         batch.lines, errors = self._validate(f.data, endpoint)
         if errors:
             batch.status, batch.errors, batch.ended = "failed", errors, time.time()
@@ -253,7 +256,7 @@ class BatchService:
             if batch.status == "cancelling":
                 self._finish(batch, "cancelled", answered=0)
             elif time.time() - batch.created >= self.delay:
-                if self.expire:
+                if self.expire is True or (self.expire and batch.seq <= int(self.expire)):
                     self._finish(batch, "expired", answered=len(batch.lines) // 2)
                 else:
                     self._finish(batch, "completed", answered=len(batch.lines))
@@ -268,7 +271,7 @@ class BatchService:
                 err.append({"id": rid, "custom_id": line["custom_id"], "response": None,
                             "error": {"code": code, "message": "not executed before the batch ended"}})
                 continue
-            status_code, body = self._answer(line)
+            status_code, body = self._answer(batch.id, line)
             entry = {"id": rid, "custom_id": line["custom_id"], "error": None,
                      "response": {"status_code": status_code, "request_id": f"req_{rid}", "body": body}}
             (out if status_code == 200 else err).append(entry)
@@ -277,10 +280,11 @@ class BatchService:
         batch.error_file_id = self._store_file(err, "batch_error")
         batch.status, batch.ended = status, time.time()
 
-    def _answer(self, line: dict[str, Any]) -> tuple[int, Any]:
+    def _answer(self, batch_id: str, line: dict[str, Any]) -> tuple[int, Any]:
         cid = str(line["custom_id"])
         if self.failure_rate > 0:
-            u = int.from_bytes(hashlib.sha256(f"{self.server.seed}:{cid}".encode()).digest()[:8], "big") / 2**64
+            draw = f"{self.server.seed}:{batch_id}:{cid}".encode()
+            u = int.from_bytes(hashlib.sha256(draw).digest()[:8], "big") / 2**64
             if u < self.failure_rate:
                 self.server._count(500, "batch")
                 return 500, {"error": {"message": "The server had an error processing this request (injected).",
