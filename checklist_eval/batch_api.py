@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -32,7 +33,7 @@ from typing import Any, TypeVar
 from checklist_eval.assessors.batch_replay import CHAT_URL, BatchAssessor, answer_state
 from checklist_eval.assessors.retry import fatal_error
 from checklist_eval.errors import AssessorError, InputError
-from checklist_eval.fsutil import atomic_write_bytes
+from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes
 
 __all__ = ["BatchFlow", "Job", "Limits", "MAX_ROUNDS", "TERMINAL", "read_jobs"]
 
@@ -42,6 +43,7 @@ MAX_REQUESTS = 50_000  # OpenAI Batch API: requests per input file
 MAX_BYTES = 200 * 1024 * 1024  # and bytes per input file
 MAX_ROUNDS = 3
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one answer line; longer is a hostile or broken file
+ANSWER_BYTES_PER_REQUEST = 256 * 1024  # an answer with top-5 logprobs is tens of kB: a generous bound
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 POLL_INITIAL_S, POLL_FACTOR, POLL_MAX_S = 0.25, 1.5, 60.0
 WAIT_LIMIT_S = 25 * 3600  # the provider's 24 h window, plus finalizing
@@ -101,20 +103,31 @@ def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
                        ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def split_lines(lines: list[tuple[str, bytes]], limits: Limits) -> list[list[tuple[str, bytes]]]:
-    """Consecutive chunks that each stay within the provider's count and size limits."""
-    chunks: list[list[tuple[str, bytes]]] = [[]]
-    size = 0
-    for key, line in lines:
-        if len(line) > limits.max_bytes:
-            raise AssessorError(f"one request is {len(line)} bytes, over the batch file limit of "
-                                f"{limits.max_bytes} bytes")
-        if chunks[-1] and (len(chunks[-1]) >= limits.max_requests or size + len(line) > limits.max_bytes):
-            chunks.append([])
-            size = 0
-        chunks[-1].append((key, line))
-        size += len(line)
-    return [c for c in chunks if c]
+class _SplitWriter:
+    """One requests file being written: a hidden temp file (``fsutil``'s naming, so a killed run's
+    leftovers are recognised as stale) renamed to ``path`` by ``finish``."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.tmp = path.with_name(f".{path.name}{TEMP_SUFFIX}")
+        self.fh = self.tmp.open("wb")
+        self.keys: list[str] = []
+        self.size = 0
+
+    def fits(self, n: int, limits: Limits) -> bool:
+        return len(self.keys) < limits.max_requests and self.size + n <= limits.max_bytes
+
+    def add(self, key: str, line: bytes) -> None:
+        self.fh.write(line)
+        self.keys.append(key)
+        self.size += len(line)
+
+    def finish(self) -> None:
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+        self.fh.close()
+        os.replace(self.tmp, self.path)
 
 
 async def iter_capped_lines(chunks: Any, what: str, max_total: int):
@@ -135,9 +148,25 @@ async def iter_capped_lines(chunks: Any, what: str, max_total: int):
         yield buf
 
 
-async def _alist(items):
-    for item in items:
-        yield item
+def _rewound(fh: Any) -> Any:
+    fh.seek(0)
+    return fh
+
+
+async def _file_chunks(fh: Any, size: int = 1 << 20):
+    while chunk := fh.read(size):
+        yield chunk
+
+
+async def _slices(lines: Any, size: int = 500):
+    part: list[bytes] = []
+    async for line in lines:
+        part.append(line)
+        if len(part) >= size:
+            yield part
+            part = []
+    if part:
+        yield part
 
 
 class BatchFlow:
@@ -151,6 +180,7 @@ class BatchFlow:
         self.say = say or (lambda text: None)
         self.files_dir = files_dir or self.cache.path.parent / "batch-files"
         self.uploaded_files = 0
+        self._asked_cache: dict[str | None, set[str]] = {}
 
     # -- jobs ---------------------------------------------------------------------------------------
 
@@ -210,14 +240,28 @@ class BatchFlow:
         return {k: v for k, v in found.items() if k not in busy}
 
     def write_batch_files(self, requests: dict[str, dict[str, Any]]) -> list[Job]:
-        lines = [(k, request_line(k, body)) for k, body in sorted(requests.items())]
-        jobs = []
-        for chunk in split_lines(lines, self.limits):
-            data = b"".join(line for _, line in chunk)
-            path = self.files_dir / f"requests-{uuid.uuid4().hex[:12]}.jsonl"
-            atomic_write_bytes(path, data)
-            jobs.append(self._add_job("batch-api", path, [k for k, _ in chunk], len(data)))
+        """Request files within the provider's limits, each written line by line to a temp file and
+        renamed when complete (memory: one line), then recorded as a job."""
+        jobs: list[Job] = []
+        writer: _SplitWriter | None = None
+        for key in sorted(requests):
+            line = request_line(key, requests[key])
+            if len(line) > self.limits.max_bytes:
+                raise AssessorError(f"one request is {len(line)} bytes, over the batch file limit of "
+                                    f"{self.limits.max_bytes} bytes")
+            if writer is not None and not writer.fits(len(line), self.limits):
+                jobs.append(self._close(writer))
+                writer = None
+            if writer is None:
+                writer = _SplitWriter(self.files_dir / f"requests-{uuid.uuid4().hex[:12]}.jsonl")
+            writer.add(key, line)
+        if writer is not None:
+            jobs.append(self._close(writer))
         return jobs
+
+    def _close(self, writer: _SplitWriter) -> Job:
+        writer.finish()
+        return self._add_job("batch-api", writer.path, writer.keys, writer.size)
 
     def write_requests_file(self, requests: dict[str, dict[str, Any]], path: Path) -> Job:
         """One requests file for an offline engine (no provider limits apply)."""
@@ -244,9 +288,9 @@ class BatchFlow:
         client = self.assessor._client_for_loop()
         for job in self.jobs():
             if job.input_file_id is None:
-                data = Path(job.path).read_bytes()
-                f = await self._call("upload", lambda: client.files.create(
-                    file=(Path(job.path).name, data, "application/jsonl"), purpose="batch"))
+                with open(job.path, "rb") as fh:  # streamed by the SDK, rewound for each attempt
+                    f = await self._call("upload", lambda: client.files.create(
+                        file=(Path(job.path).name, _rewound(fh), "application/jsonl"), purpose="batch"))
                 self.uploaded_files += 1
                 self._update(job, input_file_id=f.id, status="uploaded")
                 self.say(f"uploaded {job.requests} requests ({job.bytes} bytes) as {f.id}")
@@ -302,30 +346,41 @@ class BatchFlow:
             delay = min(POLL_MAX_S, delay * POLL_FACTOR)
 
     async def download(self, job: Job) -> None:
+        """The output and error files into ``batch_answers``, streamed in slices (an output file with
+        logprobs can be gigabytes): memory stays at one slice of lines."""
         client = self.assessor._client_for_loop()
         counts = {"ok": 0, "error": 0}
+        cap = ANSWER_BYTES_PER_REQUEST * job.requests + (64 << 20)
         for file_id in (job.output_file_id, job.error_file_id):
             if not file_id:
                 continue
 
-            async def fetch(fid: str = file_id) -> list[bytes]:
+            async def fetch(fid: str = file_id) -> dict[str, int]:
+                got: dict[str, int] = {}
                 async with client.files.with_streaming_response.content(fid) as resp:
-                    return [line async for line in iter_capped_lines(
-                        resp.iter_bytes(), f"batch file {fid}", 4 * self.limits.max_bytes + MAX_BYTES)]
+                    lines = iter_capped_lines(resp.iter_bytes(), f"batch file {fid}", cap)
+                    async for part in _slices(lines):
+                        for state, n in self.store_answers(job.name, part).items():
+                            got[state] = got.get(state, 0) + n
+                return got
 
-            lines = await self._call("download", fetch)
-            for state, n in self.store_answers(job.name, lines).items():
+            for state, n in (await self._call("download", fetch)).items():
                 counts[state] = counts.get(state, 0) + n
         self._update(job, downloaded=1)
         self.say(f"batch {job.batch_id} {job.status}: {counts['ok']} answers, {counts['error']} failed")
+
+    def _asked(self, job_name: str | None) -> set[str]:
+        if job_name not in self._asked_cache:
+            rows = self.cache.execute("SELECT custom_id FROM batch_requests" + (" WHERE job=?" if job_name else ""),
+                                      (job_name,) if job_name else ())
+            self._asked_cache = {job_name: {r[0] for r in rows}}
+        return self._asked_cache[job_name]
 
     def store_answers(self, job_name: str | None, lines: list[bytes]) -> dict[str, int]:
         """Answer lines into ``batch_answers``; only custom_ids this cache asked for are kept (of
         ``job_name``'s requests, or of any job when None). A usable answer is never replaced by a
         failed one."""
-        rows = self.cache.execute("SELECT custom_id FROM batch_requests" + (" WHERE job=?" if job_name else ""),
-                                  (job_name,) if job_name else ())
-        asked = {r[0] for r in rows}
+        asked = self._asked(job_name)
         counts = {"ok": 0, "error": 0, "unknown": 0, "unreadable": 0}
         out = []
         now = time.time()
@@ -355,21 +410,23 @@ class BatchFlow:
         return counts
 
     async def read_responses(self, path: Path) -> dict[str, int]:
-        """A results JSONL (OpenAI batch output format, as vLLM's run_batch writes it) into the answers."""
+        """A results JSONL (OpenAI batch output format, as vLLM's run_batch writes it) into the answers,
+        streamed in slices."""
+        asked = self.cache.execute("SELECT COUNT(*) FROM batch_requests")[0][0]
+        cap = ANSWER_BYTES_PER_REQUEST * asked + (64 << 20)
+        counts = {"ok": 0, "error": 0, "unknown": 0, "unreadable": 0}
         try:
-            size = path.stat().st_size
             if not path.is_file():
-                raise InputError(path, "not a regular file")
-            data = path.read_bytes() if size <= 8 * MAX_BYTES else None
+                raise InputError(path, "responses file not found (or not a regular file)")
+            with path.open("rb") as fh:
+                lines = iter_capped_lines(_file_chunks(fh), str(path), cap)
+                async for part in _slices(lines):
+                    for state, n in self.store_answers(None, part).items():
+                        counts[state] += n
         except OSError as err:
             raise InputError(path, f"cannot read responses file ({err.strerror})") from None
-        if data is None:
-            raise InputError(path, f"responses file is over {8 * MAX_BYTES} bytes")
-        try:
-            lines = [line async for line in iter_capped_lines(_alist([data]), str(path), len(data) + 1)]
         except AssessorError as err:
-            raise InputError(path, str(err)) from None
-        counts = self.store_answers(None, lines)
+            raise InputError(path, str(err).removeprefix(f"{path}: ")) from None
         if counts["ok"] + counts["error"] == 0:
             raise InputError(path, "no line answers a request of this run (wrong file, or not the OpenAI "
                                    "batch output format {custom_id, response: {status_code, body}})")
