@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from checklist_eval.assessors.batch_replay import CHAT_URL, BatchAssessor, answer_state
 from checklist_eval.assessors.retry import fatal_error
@@ -96,6 +97,18 @@ def read_jobs(cache: Any, **where: str) -> list[Job]:
     rows = cache.execute(f"SELECT {', '.join(JOB_COLUMNS)} FROM batch_jobs WHERE {clause} ORDER BY created, name",
                          tuple(where.values()))
     return [Job(*row) for row in rows]
+
+
+def public_url(url: str | None) -> str | None:
+    """``url`` without credentials or query (``https://user:pass@host/v1?key=...``): safe to store."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
@@ -198,7 +211,7 @@ class BatchFlow:
         a = self.assessor
         now = time.time()
         job = Job(name=f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}", kind=kind, created=now,
-                  updated=now, endpoint=a.endpoint, base_url=a.base_url, api_key_env=a.config.api_key_env,
+                  updated=now, endpoint=a.endpoint, base_url=public_url(a.base_url), api_key_env=a.config.api_key_env,
                   model=a.model or "", path=str(path), requests=len(keys), bytes=nbytes, input_file_id=None,
                   batch_id=None, status="written", output_file_id=None, error_file_id=None, counts_json=None,
                   downloaded=0)

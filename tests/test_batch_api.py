@@ -240,3 +240,34 @@ def test_mock_refuses_a_mixed_model_file(server):
     assert b.status == "failed" and b.errors.data[0].code == "mixed_models"
     b = client.batches.cancel(b.id)
     assert b.status == "failed"
+
+
+def test_score_via_batch_api_equals_online(root, tmp_path, server, prices):
+    flags = [*llm_flags(server, prices), "--cache", tmp_path / "c-online.sqlite"]
+    r = cli("score", root / "team-alpha", "--json", *flags)
+    assert r.returncode == 0, r.stderr
+    online = json.loads(r.stdout)
+    flags = [*llm_flags(server, prices), "--cache", tmp_path / "c-batch.sqlite"]
+    r = cli("score", root / "team-alpha", "--json", "--via", "batch-api", *flags)
+    assert r.returncode == 0, r.stderr
+    batched = json.loads(r.stdout)
+    assert server.batches.uploads == 1
+    keys = ("case", "C_G", "C_A", "C_T", "R", "S")
+    assert {k: batched[k] for k in keys} == {k: online[k] for k in keys}
+    assert 0 < batched["usage"]["cost_usd"] < online["usage"]["cost_usd"]
+
+
+def test_no_secret_in_requests_run_file_or_cache(root, tmp_path, server, prices):
+    key, password = "sk-test-SECRET-KEY-0123456789", "p4ssw0rd-SECRET"
+    url = server.base_url.replace("http://", f"http://organizer:{password}@")
+    out, requests = tmp_path / "s", tmp_path / "req.jsonl"
+    r = cli("batch", root, "--out", out, "--via", "jsonl", "--requests-out", requests, "--assessor", "llm",
+            "--model", MODEL, "--base-url", url, "--prices", prices, env={"OPENAI_API_KEY": key})
+    assert r.returncode == 0, r.stderr
+    files = [requests, *(p for p in out.rglob("*") if p.is_file())]
+    assert any(p.name == "batch_run.json" for p in files) and any(p.name == "cache.sqlite" for p in files)
+    for path in files:
+        data = path.read_bytes()
+        assert key.encode() not in data and password.encode() not in data, path
+    for stream in (r.stdout, r.stderr):
+        assert key not in stream and password not in stream

@@ -44,6 +44,8 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(None, "--via jsonl needs --requests-out FILE")
     if args.via != "batch-api" and args.submit_only:
         raise InputError(None, "--submit-only goes with --via batch-api")
+    if getattr(args, "refresh", False):
+        raise InputError(None, f"--refresh is for online runs; for fresh --via {args.via} answers use a new --cache file")
 
 
 def build_assessor(options: dict[str, Any], retry_via: str):
@@ -78,7 +80,10 @@ def _say(quiet: bool):
 def write_run_file(out: Path, record: dict[str, Any]) -> None:
     from checklist_eval.fsutil import atomic_write_text
 
+    from checklist_eval.batch_api import public_url
+
     options = {k: (str(v) if isinstance(v, Path) else v) for k, v in record["options"].items()}
+    options["base_url"] = public_url(options.get("base_url"))
     atomic_write_text(out / RUN_FILE, json.dumps(record | {"options": options}, indent=1))
 
 
