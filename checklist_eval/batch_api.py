@@ -144,21 +144,27 @@ class _SplitWriter:
 
 
 async def iter_capped_lines(chunks: Any, what: str, max_total: int):
-    """Lines of a streamed body, each at most MAX_LINE_BYTES and all at most ``max_total`` bytes."""
-    buf = b""
-    total = 0
+    """Lines of a streamed body, each at most MAX_LINE_BYTES and all at most ``max_total`` bytes. Only
+    the new chunk is searched for line ends, so a long line costs linear time."""
+    pending: list[bytes] = []
+    pending_len = total = 0
     async for chunk in chunks:
         total += len(chunk)
         if total > max_total:
             raise AssessorError(f"{what}: more than {max_total} bytes; refusing the rest")
-        buf += chunk
-        *lines, buf = buf.split(b"\n")
-        if len(buf) > MAX_LINE_BYTES:
+        parts = chunk.split(b"\n")
+        if len(parts) > 1:
+            yield b"".join([*pending, parts[0]])
+            for line in parts[1:-1]:
+                yield line
+            pending, pending_len = [parts[-1]], len(parts[-1])
+        else:
+            pending.append(chunk)
+            pending_len += len(chunk)
+        if pending_len > MAX_LINE_BYTES:
             raise AssessorError(f"{what}: a line longer than {MAX_LINE_BYTES} bytes")
-        for line in lines:
-            yield line
-    if buf:
-        yield buf
+    if pending_len:
+        yield b"".join(pending)
 
 
 def _rewound(fh: Any) -> Any:
@@ -257,8 +263,8 @@ class BatchFlow:
         renamed when complete (memory: one line), then recorded as a job."""
         jobs: list[Job] = []
         writer: _SplitWriter | None = None
-        for key in sorted(requests):
-            line = request_line(key, requests[key])
+        for key, body in requests.items():  # collection order: a paper's questions stay together
+            line = request_line(key, body)
             if len(line) > self.limits.max_bytes:
                 raise AssessorError(f"one request is {len(line)} bytes, over the batch file limit of "
                                     f"{self.limits.max_bytes} bytes")
@@ -278,9 +284,9 @@ class BatchFlow:
 
     def write_requests_file(self, requests: dict[str, dict[str, Any]], path: Path) -> Job:
         """One requests file for an offline engine (no provider limits apply)."""
-        data = b"".join(request_line(k, body) for k, body in sorted(requests.items()))
+        data = b"".join(request_line(k, body) for k, body in requests.items())
         atomic_write_bytes(path, data)
-        return self._add_job("jsonl", path.resolve(), sorted(requests), len(data))
+        return self._add_job("jsonl", path.resolve(), list(requests), len(data))
 
     # -- the provider -------------------------------------------------------------------------------
 

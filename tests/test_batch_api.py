@@ -227,6 +227,10 @@ def test_bad_inputs_exit_2_with_one_line(root, tmp_path, server, prices):
     junk.write_text('{"custom_id": "not-ours", "response": {"status_code": 200, "body": {}}}\nnot json\n')
     r = cli("ingest", out, "--responses", junk)
     assert r.returncode == 2 and "junk.jsonl" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    huge = tmp_path / "huge.jsonl"
+    huge.write_bytes(b'{"custom_id": "' + b"x" * (17 << 20) + b'"}\n')
+    r = cli("ingest", out, "--responses", huge)
+    assert r.returncode == 2 and "longer than" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = cli("batch-status", tmp_path / "nowhere")
     assert r.returncode == 2 and "no cache file" in r.stderr
 
