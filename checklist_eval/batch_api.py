@@ -21,6 +21,7 @@ never submitted twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -200,6 +201,7 @@ class BatchFlow:
         self.files_dir = files_dir or self.cache.path.parent / "batch-files"
         self.uploaded_files = 0
         self._asked_cache: dict[str | None, set[str]] = {}
+        self.timings: dict[str, float] = {}
 
     # -- jobs ---------------------------------------------------------------------------------------
 
@@ -454,20 +456,26 @@ class BatchFlow:
 
 async def run_rounds(flow: BatchFlow, paths: list[Path], replay: Callable[[], Awaitable[T]], *,
                      submit_only: bool = False, jobs: int = 4) -> T | None:
-    """Collect, submit, wait, score; again for what came back unusable (``--retry-via batch-api``)."""
+    """Collect, submit, wait, score; again for what came back unusable (``--retry-via batch-api``).
+    ``flow.timings`` gets the seconds spent in each stage."""
     assessor = flow.assessor
-    requests = await flow.collect(paths, jobs)
+    clock = _Stopwatch(flow.timings)
+    with clock("collect_s"):
+        requests = await flow.collect(paths, jobs)
     result: T | None = None
     for round_no in range(1, MAX_ROUNDS + 1):
-        if requests:
-            written = flow.write_batch_files(requests)
-            flow.say(f"round {round_no}: {len(requests)} requests in {len(written)} file(s)")
-        await flow.submit()
+        with clock("submit_s"):
+            if requests:
+                written = flow.write_batch_files(requests)
+                flow.say(f"round {round_no}: {len(requests)} requests in {len(written)} file(s)")
+            await flow.submit()
         if submit_only:
             return None
-        await flow.wait()
+        with clock("wait_s"):
+            await flow.wait()
         assessor.pending.clear()
-        result = await replay()
+        with clock("score_s"):
+            result = await replay()
         if not assessor.pending or assessor.retry_via != "batch-api":
             return result
         busy = flow.in_flight()
@@ -475,3 +483,16 @@ async def run_rounds(flow: BatchFlow, paths: list[Path], replay: Callable[[], Aw
         if round_no < MAX_ROUNDS:
             flow.say(f"{len(requests)} requests failed or came back unusable: follow-up batch")
     return result
+
+
+class _Stopwatch:
+    def __init__(self, into: dict[str, float]):
+        self.into = into
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.into[name] = self.into.get(name, 0.0) + time.perf_counter() - t0

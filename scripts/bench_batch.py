@@ -175,6 +175,7 @@ def measure_batch_api(args: argparse.Namespace, n: int) -> dict:
         "failed_submissions": len(outcome.failures),
         "cost_usd": round(outcome.usage.cost_usd, 6),
         "prices": price_note,
+        "stages_s": {k: round(v, 2) for k, v in flow.timings.items()},
     }
 
 
@@ -191,6 +192,7 @@ def print_paths(online: dict, batch: dict) -> None:
                            f"{batch['cost_usd']:.4f}", batch["lost_calls"]))
     share = batch["cost_usd"] / online["cost_usd"] if online["cost_usd"] else 0.0
     print(f"batch-api cost = {share:.1%} of online ({batch['prices']})")
+    print("batch-api stages (s): " + ", ".join(f"{k.removesuffix('_s')} {v}" for k, v in batch["stages_s"].items()))
 
 
 ROW = "{:<26} {:>5} {:>6} {:>8} {:>7} {:>12} {:>8} {:>8} {:>6} {:>5}"

@@ -20,7 +20,7 @@ def add_via_args(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("batch jobs (--assessor llm)")
     g.add_argument("--via", choices=VIA, default="online",
                    help="online: one request per question (default); batch-api: provider batch jobs "
-                        "(/v1/files + /v1/batches, half price, up to 24 h); jsonl: write the requests "
+                        "(/v1/files + /v1/batches, batch prices, up to 24 h); jsonl: write the requests "
                         "to --requests-out for an offline engine, then `checklist-eval ingest`")
     g.add_argument("--requests-out", type=Path, default=None, metavar="FILE",
                    help="with --via jsonl: the requests file to write")
