@@ -108,7 +108,12 @@ def _parse_schema(text: str) -> Verdict:
     try:
         verdict = Verdict.model_validate_json(text)
     except ValidationError as err:
-        raise InvalidOutput(f"reply does not match the verdict schema: {err.error_count()} error(s)") from None
+        # An endpoint that accepts response_format and ignores it (Anthropic's OpenAI layer) gets JSON the
+        # model wrote by the prompt's instructions, often in a ```json fence: read that tolerantly.
+        try:
+            return _parse_object(text)
+        except InvalidOutput:
+            raise InvalidOutput(f"reply does not match the verdict schema: {err.error_count()} error(s)") from None
     return verdict.model_copy(update={"p_correct": _clamp(verdict.p_correct, verdict.correct)})
 
 
