@@ -166,6 +166,7 @@ class Usage(BaseModel):
     cached_tokens: int = 0
     cost_usd: float = 0.0
     reasoning_tokens: int = 0  # the part of completion_tokens a reasoning model spent thinking
+    unpriced_calls: int = 0  # answered calls of a model the price table does not know (cost_usd leaves them out)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -175,6 +176,7 @@ class Usage(BaseModel):
             cached_tokens=self.cached_tokens + other.cached_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
         )
 
     def __sub__(self, other: Usage) -> Usage:
@@ -186,6 +188,7 @@ class Usage(BaseModel):
             cached_tokens=self.cached_tokens - other.cached_tokens,
             cost_usd=self.cost_usd - other.cost_usd,
             reasoning_tokens=self.reasoning_tokens - other.reasoning_tokens,
+            unpriced_calls=self.unpriced_calls - other.unpriced_calls,
         )
 
 

@@ -437,6 +437,8 @@ class LLMAssessor(Assessor):
             # Part of completion_tokens (OpenAI's definition), so priced at the output rate with them.
             reasoning_tokens=_count(u.get("completion_tokens_details"), "reasoning_tokens"),
         )
+        if self.prices.lookup(self.model) is None:
+            return usage.model_copy(update={"unpriced_calls": attempts})
         return usage.model_copy(update={"cost_usd": self.prices.cost(self.model, usage)})
 
     # -- judging ----------------------------------------------------------------------------------
