@@ -236,7 +236,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     # Today's behaviour: every knob taken, logprobs and cached tokens returned.
     # https://platform.openai.com/docs/api-reference/chat/create
     Profile("openai-chat", model="gpt-4o-mini", base_path="/v1", strict_paths=False,
-            docs=("https://platform.openai.com/docs/api-reference/chat/create",)),
+            docs=("https://platform.openai.com/docs/api-reference/chat/create",
+                  "https://platform.openai.com/docs/api-reference/chat/object")),
     # gpt-5 family and o-series: temperature/top_p other than 1, max_tokens and logprobs refused;
     # reasoning tokens in usage.completion_tokens_details, counted inside completion_tokens.
     Profile("openai-reasoning", model="gpt-5-mini", base_path="/v1", refusal=reasoning_refusal,

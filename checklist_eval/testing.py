@@ -540,7 +540,7 @@ class MockServer:
             if want_logprobs else None,
         }
         reply = {"id": f"chatcmpl-mock-{n}", "object": "chat.completion", "created": int(time.time()),
-                 "model": deployment or req.get("model", self.model), "choices": [choice],
+                 "model": self.model if deployment else req.get("model", self.model), "choices": [choice],
                  "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(out_tokens),
                            "total_tokens": len(prompt) + len(out_tokens),
                            "prompt_tokens_details": {"cached_tokens": cached}}}
