@@ -326,3 +326,25 @@ def test_every_price_is_dated_sourced_and_batch_is_cheaper():
     assert table.lookup("claude-sonnet-4-5-20250929") is table.lookup("claude-sonnet-4-5")
     assert table.lookup("gpt-5.4") is None and table.lookup("o3-pro") is None  # not priced as gpt-5 / o3
     assert math.isclose(table.lookup("gpt-5-mini").cost(1000, 1000, 500), (500 * 0.25 + 500 * 0.025 + 1000 * 2) / 1e6)
+
+
+def test_mock_server_command_serves_a_profile():
+    # checklist-eval mock-server --profile azure: prints the base URL a user would type, answers there.
+    proc = subprocess.Popen([sys.executable, "-m", "checklist_eval", "mock-server", "--port", "0", "--profile",
+                             "azure"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        base_url = proc.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/openai/v1")
+        client = openai.OpenAI(api_key=KEY, base_url=base_url, max_retries=0, timeout=10)
+        with pytest.raises(openai.BadRequestError, match="temperature"):
+            client.chat.completions.create(model="gpt-5-mini", temperature=0,
+                                           messages=[{"role": "user", "content": "hi"}])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    from checklist_eval.cli.mock_server import PROFILE_NAMES
+
+    assert PROFILE_NAMES == tuple(PROFILES)  # the flag's choices are the profiles
+    bad = subprocess.run([sys.executable, "-m", "checklist_eval", "mock-server", "--profile", "nope"],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
