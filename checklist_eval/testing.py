@@ -413,7 +413,8 @@ class MockServer:
             self._count(routed[0])
             return _json(*routed)
         if path.endswith("/chat/completions") and method == "POST":
-            return await self._chat(body, deployment=routed or None)
+            # Subclasses override _chat(body); only Azure's deployment URL passes the deployment along.
+            return await (self._chat(body, deployment=routed) if routed else self._chat(body))
         self._count(404)
         return _error(404, f"no route {method} {path}", "invalid_request_error")
 
