@@ -14,7 +14,6 @@ Sources, one block per profile below; the reply shapes are pinned by ``tests/fix
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -110,13 +109,13 @@ def gemini_refusal(req: dict[str, Any]) -> Rejection | None:
 # --- reply shapes ------------------------------------------------------------------------------------
 
 
-def _usage(prompt: int, completion: int, cached: int, reasoning: int) -> dict[str, Any]:
+def _usage(prompt: int, completion: int) -> dict[str, Any]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def shape_openai(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
     """The chat.completion object of https://platform.openai.com/docs/api-reference/chat/object"""
-    body["usage"] = _usage(t["prompt"], t["completion"], t["cached"], t["reasoning"]) | {
+    body["usage"] = _usage(t["prompt"], t["completion"]) | {
         "prompt_tokens_details": {"cached_tokens": t["cached"], "audio_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": t["reasoning"], "audio_tokens": 0,
                                       "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
@@ -141,7 +140,7 @@ def shape_vllm(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
     """vLLM: ``prompt_tokens_details`` is null unless the server runs with --enable-prompt-tokens-details,
     ``stop_reason`` per choice, ``prompt_logprobs`` at the top
     (https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html)."""
-    body["usage"] = _usage(t["prompt"], t["completion"], 0, 0) | {"prompt_tokens_details": None}
+    body["usage"] = _usage(t["prompt"], t["completion"]) | {"prompt_tokens_details": None}
     body["choices"][0]["stop_reason"] = None
     body["choices"][0]["message"]["tool_calls"] = []
     body["prompt_logprobs"] = None
@@ -152,7 +151,7 @@ def shape_plain(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
     """Ollama, Gemini's and Anthropic's OpenAI endpoints: prompt, completion and total tokens only
     (https://docs.ollama.com/api/openai-compatibility, https://ai.google.dev/gemini-api/docs/openai,
     https://platform.claude.com/docs/en/api/openai-sdk)."""
-    body["usage"] = _usage(t["prompt"], t["completion"], 0, 0)
+    body["usage"] = _usage(t["prompt"], t["completion"])
     if body["choices"][0].get("logprobs") is None:
         body["choices"][0].pop("logprobs", None)
     body["choices"][0]["message"].pop("refusal", None)
@@ -280,7 +279,3 @@ def get_profile(name: str) -> Profile:
         return PROFILES[name]
     except KeyError:
         raise ValueError(f"unknown profile {name!r}; choose one of: {', '.join(PROFILES)}") from None
-
-
-def dumps(obj: Any) -> bytes:
-    return json.dumps(obj).encode("utf-8")

@@ -10,7 +10,9 @@ One request per answered checklist item, built from the versioned prompt files i
 Every request goes through the assessor's one ``Scheduler`` (concurrency, rpm, tpm) and the one
 ``RetryPolicy`` (429/5xx/timeouts only). The structured-output strategy starts at ``json_schema`` in
 ``auto`` mode and steps down (json_object, then text) when the endpoint refuses it with a 400; the
-choice is remembered per (endpoint, model) for the run and recorded in ``Provenance.strategy``.
+choice is remembered per (endpoint, model) for the run and recorded in ``Provenance.strategy``. Any other
+parameter the endpoint refuses (temperature, max_tokens, logprobs, reasoning_effort ...) is learned the same
+way (``quirks.py``) and recorded in ``Provenance.quirks``.
 
 Context budget: the prompt may hold ``4 * (context_tokens - max_tokens)`` characters (4 characters per
 token, the usual English ratio); the paper gets what the system message, the checklist message and

@@ -85,7 +85,8 @@ def is_format_unsupported(message: str) -> bool:
     """A 400 saying the endpoint/model does not take this response_format (OpenAI, vLLM, Ollama and
     LiteLLM all name the parameter in the message)."""
     text = message or ""
-    return bool(re.search(r"response_format|json_schema|json_object|structured output", text, re.I)
+    # Gemini names the schema it could not take "response_schema" (of its generation_config).
+    return bool(re.search(r"response_format|response_schema|json_schema|json_object|structured output", text, re.I)
                 and _UNSUPPORTED.search(text))
 
 
