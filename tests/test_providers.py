@@ -348,3 +348,50 @@ def test_mock_server_command_serves_a_profile():
     bad = subprocess.run([sys.executable, "-m", "checklist_eval", "mock-server", "--profile", "nope"],
                          capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def _refusing(param: str, body) -> Profile:
+    """A profile refusing ``param`` (whenever sent) with ``body``: the other shapes a 400 comes in."""
+    return Profile(f"refuses-{param}", model="gpt-4o-mini", base_path="/v1", docs=(),
+                   refusal=lambda req: (400, body) if param in req else None)
+
+
+@pytest.mark.parametrize("param,body", [
+    # vLLM's flat body holding pydantic's error list: the parameter only inside the message
+    ("logprobs", {"object": "error", "type": "BadRequestError", "param": None, "code": 400,
+                  "message": "[{'type': 'extra_forbidden', 'loc': ('body', 'logprobs'), "
+                             "'msg': 'Extra inputs are not permitted'}]"}),
+    # a bare sentence, unquoted, no param field
+    ("temperature", {"error": {"message": "temperature is not supported with this model", "type": "invalid_request",
+                               "param": None, "code": None}}),
+    # Anthropic's native error shape
+    ("top_logprobs", {"type": "error", "error": {"type": "invalid_request_error",
+                                                 "message": "top_logprobs: Extra inputs are not permitted"}}),
+])
+def test_refusals_named_only_in_the_message_are_learned(param, body, monkeypatch):
+    monkeypatch.setenv("CE_PROVIDER_KEY", KEY)
+    profile = _refusing(param, body)
+    monkeypatch.setitem(PROFILES, profile.name, profile)
+    with MockServer(profile=profile.name) as server:
+        assessor = llm(server, profile, concurrency=1)
+        out = run(assessor, sample_paper(n_questions=3))
+        assert server.stats.by_status == {400: 1, 200: 3}
+    learned = out[-1].provenance.quirks
+    assert len(learned) == 1 and learned[0].startswith(("logprobs" if "logprobs" in param else param))
+
+
+def test_rerun_from_the_cache_sends_nothing_and_keeps_the_quirks(tmp_path, monkeypatch):
+    monkeypatch.setenv("CE_PROVIDER_KEY", KEY)
+    profile = PROFILES["openai-reasoning"]
+    paper = load_paper(str(PAPER))
+    db = tmp_path / "cache.sqlite"
+    with server_for("openai-reasoning") as server:
+        first = run(make_assessor("llm", model=profile.model, base_url=server.base_url, api_key_env="CE_PROVIDER_KEY",
+                                  cache_path=db, concurrency=1), paper)
+        before = server.stats.requests
+        again = run(make_assessor("llm", model=profile.model, base_url=server.base_url,
+                                  api_key_env="CE_PROVIDER_KEY", cache_path=db), paper)
+        assert server.stats.requests == before
+    assert all(a.provenance.cached for a in again)
+    assert [a.correct for a in again] == [a.correct for a in first]
+    assert [a.provenance.quirks for a in again] == [a.provenance.quirks for a in first]
