@@ -395,3 +395,19 @@ def test_rerun_from_the_cache_sends_nothing_and_keeps_the_quirks(tmp_path, monke
     assert all(a.provenance.cached for a in again)
     assert [a.correct for a in again] == [a.correct for a in first]
     assert [a.provenance.quirks for a in again] == [a.provenance.quirks for a in first]
+
+
+def test_score_and_batch_take_reasoning_effort_and_never_show_zero_for_an_unknown_price(tmp_path):
+    for command in ("check", "score", "batch"):
+        shown = subprocess.run([sys.executable, "-m", "checklist_eval", command, "--help"], capture_output=True,
+                               text=True, timeout=60, cwd=ROOT, env=dict(os.environ, COLUMNS="200"))
+        assert "--reasoning-effort {minimal,low,medium,high}" in shown.stdout
+    with server_for("ollama") as server:
+        done = subprocess.run([sys.executable, "-m", "checklist_eval", "score",
+                               str(ROOT / "fixtures" / "submissions" / "team-alpha"), "--assessor", "llm",
+                               "--model", "llama3.1", "--base-url", server.base_url, "--no-cache",
+                               "--out", str(tmp_path / "out")],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT, env=dict(os.environ, COLUMNS="200"))
+    assert done.returncode == 0, done.stderr
+    assert "cost price unknown" in done.stdout and "$0.0000" not in done.stdout
+    assert "price unknown" in (tmp_path / "out" / "report.html").read_text("utf-8")
