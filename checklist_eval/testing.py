@@ -525,7 +525,7 @@ class MockServer:
             cached = 0
         reasoning = self.profile.reasoning_tokens(req, _text(messages[-1].get("content")) if messages else "")
         budget = req.get("max_completion_tokens") or req.get("max_tokens")
-        if reasoning and budget and reasoning + len(out_tokens) > int(budget):
+        if reasoning and isinstance(budget, int) and reasoning + len(out_tokens) > budget:
             # Reasoning spent the budget: no visible answer, as OpenAI documents for reasoning models.
             reasoning, text, out_tokens, finish = int(budget), "", [], "length"
         with self._lock:
