@@ -130,8 +130,14 @@ class BatchAssessor(LLMAssessor):
                 # A refused parameter: the online path's adaptation (format fallback, no logprobs)
                 # applies to batch answers too, so raise what the SDK would have raised.
                 url = f"{self.base_url or 'https://api.openai.com/v1'}/chat/completions"
-                raise openai.BadRequestError(error or "bad request", body=body, response=httpx2.Response(
+                refused = openai.BadRequestError(error or "bad request", body=body, response=httpx2.Response(
                     400, request=httpx2.Request("POST", url)))
+                sent_body = self.request_body(paper, item, sent)
+                refused.checklist_attempts = 1  # type: ignore[attr-defined]
+                refused.checklist_sent = sent  # type: ignore[attr-defined]
+                refused.checklist_params = {  # type: ignore[attr-defined]
+                    k: v for k, v in sent_body.items() if k not in ("model", "messages")}
+                raise refused
         if self.retry_via == "online":
             self.retried_online += 1
             return await super()._request(paper, item, quirks, est_tokens)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+# Kept here (not imported from mock_profiles) so that building the parser stays import-light.
+PROFILE_NAMES = ("openai-chat", "openai-reasoning", "azure", "vllm", "ollama", "gemini-openai", "anthropic-openai")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -32,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="share of batch lines answered 500 in the error file")
     p.add_argument("--batch-expire", type=int, default=0, metavar="N",
                    help="the first N batches expire with half their lines done")
+    p.add_argument("--profile", default="openai-chat", choices=PROFILE_NAMES,
+                   help="answer as this provider does: its refused parameters, error bodies, URL shape, key "
+                        "header and usage fields (default openai-chat)")
     p.set_defaults(func=run)
 
 
@@ -48,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--fault-kinds: {err}") from None
     server = MockServer(latency=args.latency, faults=faults, seed=args.seed, rpm_limit=args.rpm,
                         supports_json_schema=not args.no_json_schema, refuse_logprobs=args.refuse_logprobs,
-                        context_tokens=args.context_tokens, host=args.host, port=args.port)
+                        context_tokens=args.context_tokens, host=args.host, port=args.port, profile=args.profile)
     server.batches.delay = args.batch_delay
     server.batches.failure_rate = args.batch_failure_rate
     server.batches.expire = args.batch_expire
