@@ -202,6 +202,7 @@ class BatchFlow:
         self.uploaded_files = 0
         self._asked_cache: dict[str | None, set[str]] = {}
         self.timings: dict[str, float] = {}
+        self._fresh: set[str] = set()  # jobs whose file this process uploaded
 
     # -- jobs ---------------------------------------------------------------------------------------
 
@@ -313,10 +314,13 @@ class BatchFlow:
                     f = await self._call("upload", lambda: client.files.create(
                         file=(Path(job.path).name, _rewound(fh), "application/jsonl"), purpose="batch"))
                 self.uploaded_files += 1
+                self._fresh.add(job.name)
                 self._update(job, input_file_id=f.id, status="uploaded")
                 self.say(f"uploaded {job.requests} requests ({job.bytes} bytes) as {f.id}")
             if job.batch_id is None:
-                batch = await self._adopt(job) or await self._call("create", lambda: client.batches.create(
+                # A file uploaded by this process has no batch yet; one uploaded by a killed run may.
+                adopted = None if job.name in self._fresh else await self._adopt(job)
+                batch = adopted or await self._call("create", lambda: client.batches.create(
                     input_file_id=job.input_file_id, endpoint=CHAT_URL, completion_window="24h",
                     metadata={"checklist_eval_job": job.name}))
                 self._update(job, batch_id=batch.id, status=batch.status)

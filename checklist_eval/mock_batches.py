@@ -8,7 +8,8 @@ the batch path is tested over real HTTP with the real ``openai`` client.
 
 Endpoints: ``POST /v1/files`` (multipart, purpose ``batch``), ``GET /v1/files/{id}``,
 ``GET /v1/files/{id}/content``; ``POST /v1/batches``, ``GET /v1/batches``, ``GET /v1/batches/{id}``,
-``POST /v1/batches/{id}/cancel``. The input file is checked the way the provider documents it (JSON
+``POST /v1/batches/{id}/cancel``. A batch moves on when it is retrieved (or cancelled): the first
+retrieve after ``delay`` runs its lines, in the server's thread, as a provider's workers would. The input file is checked the way the provider documents it (JSON
 lines, unique ``custom_id``, ``POST`` to the batch's endpoint, one model per file, at most
 ``max_requests`` lines and ``max_file_bytes`` bytes); a bad file makes a ``failed`` batch with
 ``errors``. Each line is answered by the server's own chat reply generator, so a batch verdict equals
@@ -243,10 +244,8 @@ class BatchService:
         return lines, errors
 
     def _list(self) -> _Reply:
-        with self._lock:
+        with self._lock:  # the recorded state: only retrieving a batch moves it on (and runs its lines)
             batches = sorted(self.batches.values(), key=lambda b: b.created, reverse=True)
-        for b in batches:
-            self._advance(b)
         data = [self._public(b) for b in batches]
         return self._reply(200, {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
                                  "last_id": data[-1]["id"] if data else None, "has_more": False})
