@@ -47,3 +47,29 @@ def topic_of(item: ChecklistItem) -> str | None:
     return None
 
 
+
+
+# The words a passage about each topic uses: a justification's denial is about the topic when its
+# clause holds one of them, and a cited section is about the topic when its text does.
+TOPIC_WORDS: dict[str, re.Pattern[str]] = {
+    topic: re.compile(rx, re.I)
+    for topic, rx in {
+        "theory": r"theor|proofs?\b|prove|lemma|proposition|corollary|assumptions?",
+        "code": r"\bcode\b|data(?:set)?s?\b|repositor|github|open[- ]source|release|supplement",
+        "errorbars": r"error bars?|standard (?:deviation|error)|confidence|significan|variance|std\b|±|seeds?\b"
+                     r"|statistic|uncertaint|repeated runs|multiple runs",
+        "compute": r"comput|GPU|CPU|TPU|hardware|memory|hours|run ?time|cluster",
+        "details": r"hyper-?parameter|training|optimi[sz]er|learning rate|batch size|splits?\b|epochs?|setting",
+        "reproducibility": r"reproduc|details|hyper-?parameter|code|instructions|implementation",
+        "licenses": r"licen[cs]e|terms of (?:use|service)|copyright",
+        "credits": r"cite|credit|creator|original (?:paper|authors?)|asset",
+        "new_assets": r"new (?:asset|dataset|model|benchmark|code)|assets?|release|documentation",
+        "safeguards": r"safeguard|misuse|risk|release|responsible",
+        "human": r"human|participant|crowd|annotator|subject|user stud|worker",
+        "irb": r"\bIRB\b|institutional review|ethic|approv|human|participant|subject",
+        "limitations": r"limitation|shortcoming|weakness|assumption|fail",
+        "impacts": r"impact|societ|misuse|harm|ethic|consequence",
+        "llm": r"\bLLMs?\b|language model|GPT|Claude|Llama|Gemini",
+        "claims": r"claim|contribution|abstract|introduction|result",
+    }.items()
+}
