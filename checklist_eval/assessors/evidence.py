@@ -53,6 +53,7 @@ _BODY_PATTERNS = {
     r"|(?:GPU|CPU|TPU)[- ]hours|compute cluster|\bcluster\b|\blaptop\b",
     "experiments": r"\bexperiments?\b|\bexperimental\b|\bwe evaluate\b|\bbenchmarks?\b",
     "tables": r"\bTable\s+\d",
+    "figures": r"\bFig(?:ure|\.)\s*\d",
     "details": r"hyper-?parameters?|learning rate|batch size|optimizer|\bAdam\b|\bSGD\b|epochs?|train(?:ing)?/"
     r"|data splits?|train(?:ing)?,? (?:validation|test)|random seeds?",
     "assets_used": r"\bdatasets?\b|pre-?trained|checkpoints?|\bbenchmarks?\b",

@@ -72,6 +72,9 @@ def check_justification(item: ChecklistItem, checklist_id: str = "") -> list[Fin
         return [suggestion(-0.6, "No justification: say where the paper supports the answer, or why not.")]
     if not text:
         return [blocking(-1.6, "No justification: say where the paper supports the answer, or why not.")]
+    if re.search(r"\bTODO\b", text) and item.answer is Answer.NA:
+        # A leftover placeholder after an NA: the answer itself says why (the question does not apply).
+        return [suggestion(-0.6, "The justification still contains TODO: replace it with the actual reason.")]
     if re.search(r"\bTODO\b", text):
         return [blocking(-0.9, "The justification still contains TODO: replace it with the actual reason.")]
     if _BARE.match(text):
@@ -96,9 +99,13 @@ def check_claims_alone(item: ChecklistItem, topic: str | None) -> list[Finding]:
     if item.answer is Answer.NA and topic == "claims":
         found.append(blocking(-1.6, "NA for the claims question: every paper makes claims; answer Yes and point"
                               " to them."))
+    if item.answer is Answer.NA and topic == "ethics":
+        found.append(blocking(-1.4, "NA for the Code of Ethics: it applies to every submission; review it and"
+                              " answer Yes (or No, explaining the deviation)."))
     if item.answer is Answer.NO:
         found.append(rules.no_never_acceptable(topic))
         found.append(rules.no_reason(item))
+        found.append(rules.gap_admitted(topic))
     return [f for f in found if f is not None]
 
 

@@ -233,7 +233,9 @@ def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[
     if topic == "impacts":
         if facts.has("impacts"):
             return [support(0.4, facts.quote("impacts"))]
-        return [blocking(-1.0, "Societal impacts claimed, but the body has no impact, misuse or harm discussion.")]
+        # Impact discussions hide in introductions and conclusions under many phrasings: weak evidence.
+        return [suggestion(-0.8, "Societal impacts claimed, but the body has no impact, misuse or harm"
+                           " discussion that we could find: point to it.")]
     if topic == "safeguards":
         if facts.has("safeguards"):
             return [support(0.3, facts.quote("safeguards"))]
@@ -256,6 +258,8 @@ def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[
 
 
 def _has_experiments(facts: BodyFacts) -> bool:
+    """Experiments reported with results in a numbered table, not merely mentioned (a position paper
+    talks about experiments and shows figures without running any)."""
     return facts.counts.get("experiments", 0) >= 3 and facts.has("tables")
 
 
@@ -278,7 +282,7 @@ def check_na(topic: str | None, facts: BodyFacts) -> list[Finding]:
                                facts.quote("theorem_numbered"))]
         return [support(0.6, "no theorem, lemma or proof in the body")]
     if topic in ("human", "irb"):
-        if facts.counts.get("human_strong", 0) >= 2:
+        if facts.counts.get("human_strong", 0) >= 3:  # a paper about reviewing cites surveys, participants...
             return [blocking(-1.0, "NA for human subjects while the body mentions them.", facts.quote("human_strong"))]
         if facts.counts.get("human_weak", 0) >= 3:
             return [suggestion(-0.4, "NA for human subjects, but the body mentions participants or annotators:"
@@ -302,6 +306,9 @@ def check_na(topic: str | None, facts: BodyFacts) -> list[Finding]:
     if topic == "llm" and facts.counts.get("llm", 0) >= 5:
         return [suggestion(-0.5, "NA for LLM usage while the paper mentions LLMs throughout.", facts.quote("llm"))]
     if topic == "impacts":
+        if facts.counts.get("impacts", 0) >= 2:
+            return [blocking(-1.0, "NA for societal impact while the paper discusses its impacts: answer Yes and"
+                             " point to the discussion.", facts.quote("impacts"))]
         return [suggestion(-0.2, "NA for societal impact: say why the work has none (e.g. foundational research).")]
     return [support(0.3, "nothing in the body contradicts NA")]
 
@@ -316,7 +323,8 @@ def no_reason(item: ChecklistItem) -> Finding:
         return support(0.3, "justification gives a reason")
     if _ADMISSION.search(just):
         return suggestion(-0.2, "The No admits the gap; say why it is not done (cost, privacy, scope...).")
-    return suggestion(-0.8, "A No needs a reason (cost, privacy, scope...): explain why it is not done.")
+    # The guidelines ask every No to say why; without a reason or even an admission it answers nothing.
+    return blocking(-0.8, "A No needs a reason (cost, privacy, scope...): explain why it is not done.")
 
 
 _NO_CONTRADICTIONS = {
@@ -324,6 +332,14 @@ _NO_CONTRADICTIONS = {
     "errorbars": ("stats_strong", "the paper does report variability/significance", 2),
     "irb": ("irb", "the paper does mention an ethics review or exemption", 1),
 }
+
+
+def gap_admitted(topic: str | None) -> Finding | None:
+    """An honest No stands, yet it names something the paper lacks: worth adding."""
+    if topic in ("claims", "limitations", "ethics", "llm", None):
+        return None  # blocking elsewhere, or nothing the paper should add
+    return suggestion(0.0, "The No is an honest answer, but it names a gap in the paper: providing what the"
+                      " question asks for would let you answer Yes.")
 
 
 def check_no(topic: str | None, facts: BodyFacts) -> list[Finding]:
