@@ -47,6 +47,8 @@ COLUMNS = [
     "completion_tokens",
     "cached_tokens",
     "cost_usd",
+    # The graded verdict (correct / incorrect / unverifiable); empty for assessors that do not grade.
+    "verdict",
 ]
 REQUIRED = COLUMNS[:5]
 LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
@@ -78,6 +80,7 @@ class Record(BaseModel):
     completion_tokens: int = Field(default=0, ge=0)
     cached_tokens: int = Field(default=0, ge=0)
     cost_usd: float = Field(default=0.0, ge=0.0)
+    verdict: str = ""
 
     @property
     def real(self) -> bool:
@@ -134,6 +137,7 @@ def records_from_assessments(
                 scored_at=scored_at,
                 cached=bool(prov and prov.cached),
                 **(prov.usage.model_dump() if prov else {}),
+                verdict=(a.verdict or "") if a else "",
             )
         )
     return rows
@@ -253,7 +257,7 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
             k: text[k]
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
-                "prompt_version", "source", "scored_at",
+                "prompt_version", "source", "scored_at", "verdict",
             )
         },
     )
