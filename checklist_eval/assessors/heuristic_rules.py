@@ -191,10 +191,10 @@ def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[
         n = facts.counts.get("stats_strong", 0)
         if n >= 2:
             return [support(0.5, facts.quote("stats_strong"))]
-        if n == 1:
-            return [suggestion(-0.4, "Error bars claimed, but the body mentions variability only once: say what"
-                               " the bars show (std, standard error, CI) and over how many runs.",
-                               facts.quote("stats_strong"))]
+        if n == 1:  # one stray "std" or "confidence interval" is not a report of error bars
+            return [blocking(-0.9, "Error bars claimed, but the body mentions variability only once: say what"
+                             " the bars show (std, standard error, CI) and over how many runs.",
+                             facts.quote("stats_strong"))]
         return [blocking(-1.2, "Error bars/significance claimed, but the body has no std, standard error,"
                          " confidence interval, error bar or ±.")]
     if topic == "compute":
