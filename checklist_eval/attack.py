@@ -127,6 +127,7 @@ class AttackResult:
     plants: list[Plant] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # plants the parser did not read back, and why
     files: dict[str, str] = field(default_factory=dict)
+    llm_rounds: list[dict] = field(default_factory=list)  # per round: the plants the assessor caught
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"

@@ -156,6 +156,15 @@ def mock_verdict(messages: list[dict[str, Any]]) -> tuple[bool, float, str, list
     return False, 0.25 + 0.4 * (u - 0.5), "- Not shown in the paper; point to the section that supports it.", []
 
 
+def mock_rewrite(messages: list[dict[str, Any]]) -> str | None:
+    """The adversary's rewrite request (prompts/adversary-v1): the justification plus a pointer to a
+    section most papers have, which is what fools the mock's own verdict rule. None for other requests."""
+    if not messages or "You rewrite the justification" not in _text(messages[0].get("content")):
+        return None
+    m = re.search(r"(?m)^Current justification:[ \t]*(.*)$", _text(messages[-1].get("content")))
+    return f"{m.group(1).strip() if m else ''} The details are given in Section 2.".strip()
+
+
 FAKE_QUOTE = "All experiments were repeated on 64 TPU pods for three weeks"
 
 
@@ -515,8 +524,10 @@ class MockServer:
         if fault == "malformed":
             self._count(200, fault)
             return _Reply(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"ind')
-        correct, p, review, evidence = mock_verdict(messages)
-        text = self._render(fmt, correct, p, review, evidence, mock_findings(messages, correct, review))
+        rewrite = mock_rewrite(messages)
+        correct, p, review, evidence = mock_verdict(messages) if rewrite is None else (True, 0.5, "", [])
+        text = rewrite if rewrite is not None else self._render(fmt, correct, p, review, evidence,
+                                                                mock_findings(messages, correct, review))
         if "[mock:fake-quote]" in _text(messages[-1].get("content")):  # evidence the paper does not hold
             text = text.replace('"evidence": [', f'"evidence": ["{FAKE_QUOTE}", ', 1)
         finish = "stop"

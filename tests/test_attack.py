@@ -109,3 +109,33 @@ def test_attacks_land_on_every_whole_real_paper(tmp_path, shared_dir):
         assert all(got[p.question_id] == p.planted_answer for p in result.plants)
         landed += len(result.plants)
     assert landed >= 36  # at least 3 per paper on average
+
+
+def test_llm_rounds_rewrite_caught_plants_against_the_reviews(tmp_path, fixtures_dir):
+    from checklist_eval.testing import MockServer
+
+    out = tmp_path / "llm"
+    with MockServer() as server:
+        res = subprocess.run(
+            [sys.executable, "-m", "checklist_eval", "attack", str(fixtures_dir / "papers" / "genuine"), "--out",
+             str(out), "--plants", "4", "--seed", "1", "--strategies", "phantom_pointer", "fabricated_irb",
+             "--rounds", "2", "--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", server.base_url,
+             "--api-key-env", "CE_ATTACK_KEY", "--no-cache", "--json"],
+            capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "CE_ATTACK_KEY": "sk-x"})
+        assert res.returncode == 0, res.stderr
+        assert server.stats.chat_requests > 0
+    plants = json.loads((out / "plants.json").read_text("utf-8"))
+    assert plants["llm_rounds"] and plants["llm_rounds"][0]["round"] == 1
+    rewritten = [p for p in plants["plants"] if p["strategy"].endswith("+llm")]
+    assert rewritten  # the mock judge catches pointers to places that do not exist
+    a = load_paper(out / plants["files"]["A"])
+    got = {it.id: it for it in a.checklist.items}
+    for p in plants["plants"]:
+        assert got[p["question_id"]].answer.value == p["planted_answer"]
+    for p in rewritten:
+        assert "Section 2" in got[p["question_id"]].justification  # the rewrite landed in A
+
+
+def test_llm_rounds_need_an_llm(tmp_path, fixtures_dir):
+    res = cli("attack", fixtures_dir / "papers" / "genuine", "--out", tmp_path / "o", "--rounds", "1")
+    assert res.returncode == 2 and "--assessor llm" in res.stderr

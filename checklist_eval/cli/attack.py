@@ -7,6 +7,7 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from checklist_eval.assessors import add_assessor_args
     from checklist_eval.attack import STRATEGIES
 
     p = subparsers.add_parser(
@@ -25,6 +26,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="strategies to use (default: all)")  # fmt: skip
     p.add_argument("--checklist", help="checklist version (default: detected)")
     p.add_argument("--json", action="store_true", help="print plants.json")
+    p.add_argument("--rounds", type=int, default=0, metavar="N",
+                   help="LLM rounds (needs --assessor llm, at most 5): rewrite the plants the assessor caught "
+                   "against its own reviews, with the same model and endpoint")  # fmt: skip
+    add_assessor_args(p)
     p.set_defaults(func=run)
 
 
@@ -52,17 +57,41 @@ def run(args: argparse.Namespace) -> int:
 
     if args.plants < 1:
         raise InputError(None, f"--plants must be at least 1, got {args.plants}")
+    if args.rounds and args.assessor != "llm":
+        raise InputError(None, "--rounds rewrites plants with an LLM: give --assessor llm and --model")
+    if not 0 <= args.rounds <= 5:
+        raise InputError(None, f"--rounds must be between 0 and 5, got {args.rounds}")
     _check_out(args.out, _safe_name(Path(args.paper)))
     result = attack(args.paper, args.out, n_plants=args.plants, seed=args.seed,
                     strategies=args.strategies, checklist=args.checklist)  # fmt: skip
+    if args.rounds:
+        result = _llm_rounds(args, result)
     if args.json:
         print(result.to_json(), end="")
         return 0
     print(f"{len(result.plants)} plant(s) in {args.out}/{result.files['A']} ({result.checklist}):")
     for p in result.plants:
         print(f"  {p.question_id:>4}  {p.original_answer:>3} -> {p.planted_answer:<3}  {p.strategy}")
+    for r in result.llm_rounds:
+        print(f"  LLM round {r['round']}: assessor caught {len(r['caught'])} plant(s) {' '.join(r['caught'])}")
     for d in result.dropped:
         print(f"  dropped {d}")
     if not result.plants:
         print("  no question of this paper fits the chosen strategies")
     return 0
+
+
+def _llm_rounds(args: argparse.Namespace, result):
+    import asyncio
+
+    from checklist_eval.assessors import assessor_from_args
+    from checklist_eval.attack_llm import rewrite_rounds
+
+    async def go():
+        assessor = assessor_from_args(args)
+        try:
+            return await rewrite_rounds(result, args.out, assessor, args.rounds)
+        finally:
+            await assessor.aclose()
+
+    return asyncio.run(go())
