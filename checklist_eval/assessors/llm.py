@@ -54,18 +54,9 @@ from checklist_eval.assessors.structured import (
     parse,
     response_format,
 )
-from checklist_eval.assessors.quotes import missing_quotes
+from checklist_eval.assessors.quotes import grade_verdict
 from checklist_eval.errors import AssessorError, InputError
-from checklist_eval.models import (
-    Assessment,
-    ChecklistItem,
-    Paper,
-    Provenance,
-    StructuredOutput,
-    Usage,
-    compose_review,
-    verdict_of,
-)
+from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage
 
 __all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "estimate_run", "prompts_root"]
 
@@ -74,7 +65,6 @@ log = logging.getLogger(__name__)
 QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long justification
 TYPICAL_COMPLETION_TOKENS = 250  # a verdict with a 3-5 point review, for estimates
 NO_KEY_PLACEHOLDER = "no-key-needed"  # local servers (vLLM, Ollama) accept any bearer token
-QUOTE_MISSING_FACTOR = 0.7  # p_correct is multiplied by this for each evidence quote not in the paper
 MAX_ECHO_CHARS = 4000  # how much of an unusable reply is sent back with the validation error
 REASK_PREFIX = "Your previous reply could not be used:"
 
@@ -440,29 +430,11 @@ class LLMAssessor(Assessor):
     def _assessment(self, paper: Paper, item: ChecklistItem, verdict: dict[str, Any], strategy: StructuredOutput,
                     usage: Usage, *, cached: bool, latency_s: float = 0.0) -> Assessment:
         """The Assessment for a verdict as stored in the cache (``Verdict`` fields, p_correct final).
-
-        Evidence quotes are checked against the paper: each one not found is named in the review as
-        unverifiable and lowers p_correct. With a findings prompt (assess-v2) the verdict and review
-        are built from must_fix / suggestions, so they cannot disagree."""
-        correct = bool(verdict["correct"])
-        evidence = list(verdict.get("evidence", []))
-        missing = missing_quotes(evidence, paper_text(paper))
-        unverified = [f'Evidence quote not found in the paper: "{q[:120]}"' for q in missing]
-        p = float(verdict["p_correct"]) * QUOTE_MISSING_FACTOR ** len(missing)
-        review = verdict.get("review", "")
-        graded: dict[str, Any] = {"unverifiable": unverified}
-        if self.prompts.findings:
-            must_fix, suggestions = list(verdict.get("must_fix", [])), list(verdict.get("suggestions", []))
-            summary = [ln.strip().removeprefix("- ") for ln in review.splitlines() if ln.strip()]
-            review = compose_review(must_fix, suggestions, unverified, notes=summary if not must_fix else [],
-                                    empty="No problems found.")
-            graded |= {"must_fix": must_fix, "suggestions": suggestions, "verdict": verdict_of(must_fix, unverified)}
-            correct = not must_fix
-        elif unverified:
-            review = "\n".join([review, *(f"- {u}" for u in unverified)]).strip()
+        Evidence quotes are checked and findings graded by ``quotes.grade_verdict``."""
+        correct, p, review, graded = grade_verdict(verdict, paper_text(paper), findings=self.prompts.findings)
         return Assessment(
             question_id=item.id, answer=item.answer, correct=correct,
-            p_correct=min(1.0, max(0.0, p)), review=review, evidence=evidence,
+            p_correct=p, review=review, evidence=list(verdict.get("evidence", [])),
             provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
                                   strategy=strategy, usage=usage, latency_s=latency_s, cached=cached,
                                   attempts=usage.calls),
