@@ -27,6 +27,7 @@ from checklist_eval.errors import InputError
 from checklist_eval.models import Answer, ChecklistItem, Paper
 
 PLANTS_FILE = "plants.json"
+MAX_PLANTS_BYTES = 5_000_000  # a real plants.json is a few KB; a hostile one must not fill memory
 
 
 @dataclass(frozen=True)
@@ -311,6 +312,8 @@ def read_plants(path: str | Path) -> dict:
     """A ``plants.json`` as written by :func:`attack` (checked for the keys readers rely on)."""
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_PLANTS_BYTES:
+            raise InputError(path, f"plants file larger than {MAX_PLANTS_BYTES // 1_000_000} MB")
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise InputError(path, f"cannot read plants file: {err}") from None

@@ -139,3 +139,14 @@ def test_llm_rounds_rewrite_caught_plants_against_the_reviews(tmp_path, fixtures
 def test_llm_rounds_need_an_llm(tmp_path, fixtures_dir):
     res = cli("attack", fixtures_dir / "papers" / "genuine", "--out", tmp_path / "o", "--rounds", "1")
     assert res.returncode == 2 and "--assessor llm" in res.stderr
+
+
+def test_a_broken_plants_file_is_one_line_exit_2(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "plants.json").write_text("{not json")
+    res = cli("assessor-eval", "--attack-runs", run)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "plants.json" in res.stderr
+    (run / "plants.json").write_text(json.dumps({"plants": [{"question_id": "1"}]}))
+    res = cli("assessor-eval", "--attack-runs", run)
+    assert res.returncode == 2 and "strategy" in res.stderr
