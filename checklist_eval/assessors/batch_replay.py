@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -111,7 +112,8 @@ class BatchAssessor(LLMAssessor):
 
     # -- the transport ------------------------------------------------------------------------------
 
-    async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int) -> _Outcome:
+    async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
+                       feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
         sent = dataclasses.replace(quirks)
         key = self._cache_key(paper, question_message(self.prompts, item), sent.strategy)
         asked = _ASKED.get()
@@ -140,8 +142,9 @@ class BatchAssessor(LLMAssessor):
                 raise refused
         if self.retry_via == "online":
             self.retried_online += 1
-            return await super()._request(paper, item, quirks, est_tokens)
-        self.pending[key] = self.request_body(paper, item, sent)
+            return await super()._request(paper, item, quirks, est_tokens, feedback)
+        # A follow-up asks what the online path would ask now: with the re-ask feedback, if any.
+        self.pending[key] = self.request_body(paper, item, sent, feedback)
         raise PendingAnswer(f"question {item.id}: no usable batch answer yet (missing, failed or unusable); "
                             f"it goes into a follow-up {self.retry_via} round")
 
