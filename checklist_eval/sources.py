@@ -317,7 +317,8 @@ def _tar_project(path: Path) -> _Project:
 
 # --- root file and \input resolution --------------------------------------------------------------
 
-_DOCCLASS = re.compile(r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
+# Bounded repeats: an unclosed "[" in each of many \\documentclass lines must not rescan the file.
+_DOCCLASS = re.compile(r"\\documentclass\s*(?:\[[^\]]{0,4000}\])?\s*\{([^}]{0,500})\}")
 _BEGIN_DOC = "\\begin{document}"
 _END_DOC = "\\end{document}"
 _INPUT = re.compile(
