@@ -1444,6 +1444,10 @@ def readable(latex: str, macros: Macros, targets: dict[str, Target]) -> str:
     return _squash(out.replace("\u00a0", " "))
 
 
+# Answers past the questions' count that get a warning line each; the rest are counted in one line.
+MAX_MARK_WARNINGS = 20
+
+
 def extract_checklist(
     text: str, region: Region, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target]
 ) -> tuple[Checklist, list[str], int]:
@@ -1454,20 +1458,26 @@ def extract_checklist(
     found: dict[str, tuple[Answer, str | None]] = {}
     warnings: list[str] = []
     seg_start = 0
+    unused = 0
     for mark in marks:
         if mark.start < seg_start:
             continue  # an answer mark inside the previous justification
         segment = raw[seg_start : mark.start]
         justification, seg_start = _justification_after(raw, mark)
         qid = _best_match(spec, segment)
-        if qid is None:
-            shown = _squash(readable(segment[-160:], macros, targets))[-80:]
-            warnings.append(f"answer [{mark.answer.value}] not matched to a question of {spec.id} (after: \"{shown}\")")
-            continue
-        if qid in found:
-            warnings.append(f"question {qid} answered twice; kept the first answer")
+        if qid is None or qid in found:
+            unused += 1
+            if unused > MAX_MARK_WARNINGS:
+                continue  # a hostile checklist can hold thousands: each costs a conversion and a line
+            if qid is None:
+                shown = _squash(readable(segment[-160:], macros, targets))[-80:]
+                warnings.append(f"answer [{mark.answer.value}] not matched to a question of {spec.id} (after: \"{shown}\")")
+            else:
+                warnings.append(f"question {qid} answered twice; kept the first answer")
             continue
         found[qid] = (mark.answer, justification)
+    if unused > MAX_MARK_WARNINGS:
+        warnings.append(f"{unused - MAX_MARK_WARNINGS} more answers not matched or repeated")
     items = []
     for q in spec.questions:
         answer, just = found.get(q.id, (None, None))
