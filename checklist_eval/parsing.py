@@ -40,3 +40,18 @@ def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | 
 
     source = load_latex(path)
     return parse_latex(source.text, source.source, spec=spec, warnings=source.warnings)
+
+
+def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
+    """Parse a paper held in memory (a member, or a folder of members, of a submission archive);
+    ``label`` names it in messages and in ``Paper.source``. Nothing is written to disk."""
+    from checklist_eval.sources import latex_from_members
+
+    if not is_dir and name.lower().endswith(".pdf"):
+        from checklist_eval.pdf import parse_pdf
+
+        return parse_pdf(Path(label), None, data=members[name]).model_copy(update={"source": label})
+    from checklist_eval.latex import parse_latex
+
+    source = latex_from_members(label, name, is_dir, members)
+    return parse_latex(source.text, label, warnings=source.warnings)
