@@ -77,9 +77,19 @@ def _run_task(task: dict) -> dict:
                 "problem": "nested too deeply to parse"}
 
 
+# Imported by the fork server once, so a new worker starts with the parser already loaded and the
+# time budget measures parsing, not start-up. The PDF library is not among them: each worker loads
+# its own copy on its first PDF.
+_PRELOAD = ["checklist_eval.parsing", "checklist_eval.sources", "checklist_eval.latex", "checklist_eval.models"]
+WORKER_START_TIMEOUT_S = 120.0
+
+
 def _worker_main(conn: Connection, memory_mb: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker ends
+    import checklist_eval.parsing  # noqa: F401  (already loaded when the fork server preloaded it)
+
     _limit_memory(memory_mb)
+    conn.send("ready")
     while True:
         try:
             task = conn.recv()
@@ -101,8 +111,11 @@ def _worker_main(conn: Connection, memory_mb: int) -> None:
 def _context():
     # fork after threads exist is unsafe (the batch has an event loop and helper threads): workers
     # come from a fork server started from a clean interpreter.
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)
+    return ctx
 
 
 class _Worker:
@@ -112,6 +125,13 @@ class _Worker:
                                    name="checklist-eval-parser")
         self.process.start()
         child.close()
+        try:
+            ready = self.conn.poll(WORKER_START_TIMEOUT_S) and self.conn.recv() == "ready"
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            self.kill()
+            raise RuntimeError(f"a parsing worker did not start (exit code {self.process.exitcode})")
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -136,8 +156,11 @@ class ParserPool:
         self.size = max(1, workers or os.cpu_count() or 1)
         self.limits = limits or ParseLimits()
         self._ctx = _context()
-        self._idle: queue.Queue[_Worker] = queue.Queue()
-        self._started = 0
+        # Each slot is a warm worker or None (start one when taken): a retired worker's slot goes
+        # back as None, so a thread waiting for a worker is woken either way.
+        self._slots: queue.Queue[_Worker | None] = queue.Queue()
+        for _ in range(self.size):
+            self._slots.put(None)
         self._lock = threading.Lock()
         self._all: set[_Worker] = set()
         self._closed = False
@@ -149,25 +172,29 @@ class ParserPool:
         self.close()
 
     def _take(self) -> _Worker:
+        worker = self._slots.get()
         with self._lock:
             if self._closed:
+                self._slots.put(worker)
                 raise RuntimeError("parser pool is closed")
-            if self._idle.empty() and self._started < self.size:
-                self._started += 1
-                worker = _Worker(self._ctx, self.limits.memory_mb)
+            if worker is None:
+                try:
+                    worker = _Worker(self._ctx, self.limits.memory_mb)
+                except BaseException:
+                    self._slots.put(None)
+                    raise
                 self._all.add(worker)
-                return worker
-        return self._idle.get()
+        return worker
 
     def _retire(self, worker: _Worker) -> None:
         """Kill a worker whose state cannot be trusted; its slot is refilled on the next request."""
         worker.kill()
         with self._lock:
             self._all.discard(worker)
-            self._started -= 1
+        self._slots.put(None)
 
     def _give_back(self, worker: _Worker) -> None:
-        self._idle.put(worker)
+        self._slots.put(worker)
 
     def run(self, task: dict, label: str) -> Paper:
         worker = self._take()
