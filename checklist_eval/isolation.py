@@ -209,7 +209,8 @@ class ParserPool:
             worker.process.join(5)
             code = worker.process.exitcode
             self._retire(worker)
-            raise InputError(label, f"the parser crashed on this file ({_signal_name(code)})") from None
+            raise InputError(label, f"the parser crashed on this file ({_signal_name(code)}; its memory "
+                                    f"limit was {self.limits.memory_mb} MB, --parse-memory)") from None
         except InputError:
             raise
         except BaseException:
