@@ -505,6 +505,7 @@ class _Converter:
         self.sub_counter = 0
         self.depth = 0
         self.expanding: set[str] = set()
+        self.expanded: dict[str, str] = {}  # reading text of macros whose expansion has no side effect
         self.expansion_budget = MAX_EXPANSION_CHARS
 
     # counters
@@ -546,13 +547,23 @@ class _Converter:
         budget, so \\def\\a{\\a\\a} or a chain of doubling macros cannot grow without bound."""
         if name in self.expanding or self.expansion_budget <= 0:
             return ""
+        body = self.macros.text[name]
+        self.expansion_budget -= len(body)
+        if name in self.expanded:
+            return self.expanded[name]
+        state = self._numbering_state()
         self.expanding.add(name)
         try:
-            body = self.macros.text[name]
-            self.expansion_budget -= len(body)
-            return self.convert(body)
+            text = self.convert(body)
         finally:
             self.expanding.discard(name)
+        if not self.expanding and self._numbering_state() == state:
+            self.expanded[name] = text  # it numbered or referenced nothing: the same text every time
+        return text
+
+    def _numbering_state(self) -> tuple:
+        return (len(self.refs), len(self.sections), len(self.targets), self.last_target, self.title,
+                self.in_appendix, tuple(self.counters.items()))
 
     # main loop
     def convert(self, text: str) -> str:
