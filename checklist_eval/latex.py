@@ -1457,6 +1457,8 @@ def readable(latex: str, macros: Macros, targets: dict[str, Target]) -> str:
 
 # Answers past the questions' count that get a warning line each; the rest are counted in one line.
 MAX_MARK_WARNINGS = 20
+# Real justifications are a few sentences; one of megabytes is an attack on the reader (and the prompt).
+MAX_JUSTIFICATION_CHARS = 20_000
 
 
 def extract_checklist(
@@ -1486,6 +1488,10 @@ def extract_checklist(
             else:
                 warnings.append(f"question {qid} answered twice; kept the first answer")
             continue
+        if justification and len(justification) > MAX_JUSTIFICATION_CHARS:
+            warnings.append(f"justification of question {qid} is {len(justification)} characters long; "
+                            f"kept the first {MAX_JUSTIFICATION_CHARS}")
+            justification = justification[:MAX_JUSTIFICATION_CHARS]
         found[qid] = (mark.answer, justification)
     if unused > MAX_MARK_WARNINGS:
         warnings.append(f"{unused - MAX_MARK_WARNINGS} more answers not matched or repeated")
