@@ -131,7 +131,8 @@ class _Worker:
             ready = False
         if not ready:
             self.kill()
-            raise RuntimeError(f"a parsing worker did not start (exit code {self.process.exitcode})")
+            raise InputError(None, f"a parsing worker did not start ({_signal_name(self.process.exitcode)}); "
+                                   f"is --parse-memory {memory_mb} MB too low?")
 
     def kill(self) -> None:
         if self.process.is_alive():

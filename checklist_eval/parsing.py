@@ -47,7 +47,7 @@ def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -
     ``label`` names it in messages and in ``Paper.source``. Nothing is written to disk."""
     from checklist_eval.sources import latex_from_members
 
-    if not is_dir and name.lower().endswith(".pdf"):
+    if not is_dir and (name.lower().endswith(".pdf") or members[name].startswith(b"%PDF-")):
         from checklist_eval.pdf import parse_pdf
 
         return parse_pdf(Path(label), None, data=members[name]).model_copy(update={"source": label})

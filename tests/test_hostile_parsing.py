@@ -163,7 +163,13 @@ def test_paper_over_the_time_budget_fails_alone_with_one_line(cli, tmp_path):
     assert_one_line_error(cli("parse", str(path), "--parse-timeout", "0.2"), "paper.tex", "longer than 0.2 s")
 
 
-def test_paper_over_the_memory_limit_fails_alone_with_one_line(cli, tmp_path):
+def test_latex_over_the_memory_limit_fails_with_one_line(cli, tmp_path):
+    (tmp_path / "big").mkdir()
+    path = worstcases.write_case(tmp_path / "big", "10,000+ checklist headings", 4 * MIB)
+    assert_one_line_error(cli("parse", str(path), "--parse-memory", "60"), "paper.tex", "more than 60 MB")
+
+
+def test_pdf_over_the_memory_limit_fails_alone_with_one_line(cli, tmp_path):
     path = tmp_path / "bomb.pdf"
     flate_bomb_pdf(path, 2048)
     assert path.stat().st_size < 4 * MIB
