@@ -293,6 +293,13 @@ def test_paper_that_is_a_device_is_not_read(cli, tmp_path, target):
     assert_one_line_error(cli("validate", str(sub)), "genuine_p.pdf")
 
 
+def test_question_set_that_is_a_fifo_is_not_read(cli, tmp_path):
+    os.mkfifo(tmp_path / "questions.json")
+    (tmp_path / "p.tex").write_text(GOOD_TEX)
+    run = cli("parse", str(tmp_path / "p.tex"), "--questions", str(tmp_path / "questions.json"))
+    assert_one_line_error(run, "questions.json", "not a regular file")
+
+
 def test_fifo_named_like_a_paper_does_not_block(cli, tmp_path):
     fifo = tmp_path / "paper.tex"
     os.mkfifo(fifo)
