@@ -6,7 +6,9 @@ memory fails alone with one line; the worker is killed and replaced. Workers are
 server (never forked from a parent that already runs threads) and parse one paper at a time, so the
 native PDF library is never entered from two threads and never loaded in the parent at all.
 
-Results come back as pydantic dumps (``Paper.model_dump``) over a pipe.
+Results come back as pydantic dumps (``Paper.model_dump``) over a pipe. A program that starts a pool
+follows multiprocessing's rule for non-fork start methods: its main script is guarded by
+``if __name__ == "__main__":`` (the fork server imports it).
 """
 
 from __future__ import annotations
@@ -131,8 +133,7 @@ class _Worker:
             ready = False
         if not ready:
             self.kill()
-            raise InputError(None, f"a parsing worker did not start ({_signal_name(self.process.exitcode)}); "
-                                   f"is --parse-memory {memory_mb} MB too low?")
+            raise InputError(None, f"a parsing worker did not start ({_signal_name(self.process.exitcode)})")
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -178,6 +179,11 @@ class ParserPool:
             if self._closed:
                 self._slots.put(worker)
                 raise RuntimeError("parser pool is closed")
+            if worker is not None and not worker.process.is_alive():
+                # died while idle (the system's OOM killer, an operator): not this paper's doing
+                worker.kill()
+                self._all.discard(worker)
+                worker = None
             if worker is None:
                 try:
                     worker = _Worker(self._ctx, self.limits.memory_mb)

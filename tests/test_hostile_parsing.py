@@ -216,6 +216,10 @@ def test_a_worker_killed_by_a_signal_is_reported_and_replaced(tmp_path):
         killer.join()
         assert not worker.process.is_alive()
         assert sum(1 for it in pool.load_paper(good).checklist.items if it.answer) >= GOOD_ANSWERS
+        (idle,) = pool._all
+        idle.process.kill()  # dies between papers: the next paper must not be blamed
+        idle.process.join()
+        assert sum(1 for it in pool.load_paper(good).checklist.items if it.answer) >= GOOD_ANSWERS
 
 
 def test_a_timed_out_worker_is_killed(tmp_path):
