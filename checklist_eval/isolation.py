@@ -77,6 +77,10 @@ def _run_task(task: dict) -> dict:
     except RecursionError:
         return {"error": "input", "path": task.get("label") or task.get("path"),
                 "problem": "nested too deeply to parse"}
+    finally:
+        from checklist_eval.latex import clear_scan_caches
+
+        clear_scan_caches()
 
 
 # Imported by the fork server once, so a new worker starts with the parser already loaded and the

@@ -175,6 +175,13 @@ def _group_table(text: str) -> dict[int, int]:
     return table
 
 
+def clear_scan_caches() -> None:
+    """Drop the brace tables and landmarks kept for recent texts (a long-lived worker calls this
+    between papers so one paper's tables do not outlive it)."""
+    _group_tables.clear()
+    _Landmarks._cache.clear()
+
+
 def group_close(text: str, start: int) -> int:
     """Index just past the brace group opening at ``text[start] == '{'``, or -1 when it never closes."""
     if len(text) < _TABLE_MIN_CHARS:
