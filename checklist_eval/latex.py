@@ -318,7 +318,7 @@ _MACRO_NAME = re.compile(r"\\([a-zA-Z@]+)(?![a-zA-Z@])(?:\{\})?")
 
 
 # Expansion stops growing a text past this many times its size (plus a margin for a short text):
-# \\def\\a{\\a\\a} doubles at every round.
+# \def\a{\a\a} doubles at every round.
 MAX_EXPANSION_GROWTH = 4
 EXPANSION_MARGIN_CHARS = 4096
 
