@@ -407,27 +407,24 @@ def test_utf16_file_is_decoded_with_a_warning(cli, tmp_path):
     assert any("UTF-16" in w for w in json.loads(run.out)["warnings"])
 
 
-def test_tar_named_zip_is_named_as_such(cli, tmp_path):
+def plain_tar(name: str, data: bytes) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tf:
-        data = GOOD_TEX.encode()
-        info = tarfile.TarInfo("genuine_p.tex")
+        info = tarfile.TarInfo(name)
         info.size = len(data)
         tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_tar_named_zip_is_named_as_such(cli, tmp_path):
     path = tmp_path / "team.zip"
-    path.write_bytes(buf.getvalue())
+    path.write_bytes(plain_tar("genuine_p.tex", GOOD_TEX.encode()))
     assert_one_line_error(cli("validate", str(path)), "team.zip", "tar archive")
     run = cli("parse", str(path), "--json")  # a project: its content decides how it is read
     assert answers(run) == GOOD_ANSWERS
 
 
 def test_plain_tar_is_recognised_whatever_its_name(cli, tmp_path):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        data = GOOD_TEX.encode()
-        info = tarfile.TarInfo("main.tex")
-        info.size = len(data)
-        tf.addfile(info, io.BytesIO(data))
     path = tmp_path / "paper.bin"
-    path.write_bytes(buf.getvalue())
+    path.write_bytes(plain_tar("main.tex", GOOD_TEX.encode()))
     assert answers(cli("parse", str(path), "--json")) == GOOD_ANSWERS
