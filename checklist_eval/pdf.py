@@ -54,12 +54,17 @@ MAX_PDF_BYTES = 100 * 1024 * 1024
 MAX_PDF_PAGES = 1000
 
 
-def extract_pages(path: Path) -> _Extracted:
-    """Each page's raw text (extracted exactly once) and the first page's largest-font text."""
-    if path.stat().st_size > MAX_PDF_BYTES:
+def extract_pages(path: Path, data: bytes | None = None) -> _Extracted:
+    """Each page's raw text (extracted exactly once) and the first page's largest-font text; from
+    ``data`` when given (a PDF held in memory), else from the file, read under the size limit."""
+    if data is None:
+        from checklist_eval.sources import read_regular
+
+        data = read_regular(path, MAX_PDF_BYTES, "PDF")
+    if len(data) > MAX_PDF_BYTES:
         raise InputError(path, f"PDF larger than {MAX_PDF_BYTES // 2**20} MB")
     try:
-        doc = pdfium.PdfDocument(str(path))
+        doc = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as err:
         raise InputError(path, _pdfium_problem(str(err))) from None
     except (OSError, ValueError) as err:
@@ -791,13 +796,13 @@ def find_abstract(body: str, sections: list[Section]) -> str | None:
 # --- entry point ----------------------------------------------------------------------------------
 
 
-def parse_pdf(path: Path, spec: ChecklistSpec | None = None) -> Paper:
+def parse_pdf(path: Path, spec: ChecklistSpec | None = None, data: bytes | None = None) -> Paper:
     """Parse a paper PDF: its body for the assessor and its checklist matched to ``spec`` (or to
-    the version detected from the checklist text)."""
+    the version detected from the checklist text). ``data``: the PDF's bytes, when held in memory."""
     path = Path(path)
-    if not path.is_file():
+    if data is None and not path.is_file():
         raise InputError(path, "file not found")
-    extracted = extract_pages(path)
+    extracted = extract_pages(path, data)
     text = "\n".join(clean_pages(extracted.pages))
     region = find_checklist(text)
     if region is None or not region.blocks:
