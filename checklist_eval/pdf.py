@@ -24,13 +24,14 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from checklist_eval import checklists
+from checklist_eval import checklists, pdf_hidden
 from checklist_eval.errors import InputError, NoChecklistError
 from checklist_eval.models import (
     Answer,
     Checklist,
     ChecklistItem,
     ChecklistSpec,
+    HiddenRun,
     Paper,
     Section,
     normalize_answer,
@@ -45,8 +46,9 @@ _MIN_CHARS_PER_PAGE = 20
 
 @dataclass
 class _Extracted:
-    pages: list[str]
+    pages: list[str]  # what a reader sees: hidden runs are cut out
     title: str | None
+    hidden: list[HiddenRun]
 
 
 # Conference papers with appendices run to tens of pages; these stop files built to tie up a batch.
@@ -68,11 +70,14 @@ def extract_pages(path: Path) -> _Extracted:
         if len(doc) > MAX_PDF_PAGES:
             raise InputError(path, f"PDF has {len(doc)} pages, more than {MAX_PDF_PAGES}")
         pages: list[str] = []
+        hidden: list[HiddenRun] = []
         title = None
         for i in range(len(doc)):
             page = doc[i]
             textpage = page.get_textpage()
-            pages.append(textpage.get_text_range())
+            text, runs = pdf_hidden.visible_text(page.raw, textpage.raw, textpage.get_text_range(), i + 1)
+            pages.append(text)
+            hidden += runs
             if i == 0:
                 title = _largest_font_text(textpage)
             textpage.close()
@@ -86,7 +91,7 @@ def extract_pages(path: Path) -> _Extracted:
     visible = sum(len(p) - p.count(" ") - p.count("\n") - p.count("\r") for p in pages)
     if visible < _MIN_CHARS_PER_PAGE * len(pages):
         raise InputError(path, "no text layer (scanned PDF?)")
-    return _Extracted(pages, title)
+    return _Extracted(pages, title, hidden)
 
 
 def _pdfium_problem(message: str) -> str:
@@ -806,6 +811,7 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None) -> Paper:
     if spec is None:
         spec = checklists.load(checklists.detect(checklist_text))
     checklist, warnings = build_checklist(region, spec)
+    warnings += [pdf_hidden.warning(run) for run in extracted.hidden]
     if all(it.answer is None for it in checklist.items):
         raise NoChecklistError(path, f"checklist found but no answers matched {spec.id}")
     body = (text[: region.start].rstrip() + "\n\n" + text[region.end:].lstrip()).strip()
@@ -820,4 +826,5 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None) -> Paper:
         anchors=find_anchors(body, sections),
         checklist=checklist,
         warnings=warnings,
+        hidden_text=extracted.hidden,
     )

@@ -131,7 +131,9 @@ _INJECTION = re.compile(
     r"|disregard (?:all |the )?(?:previous|prior|above) |you are (?:an? )?(?:AI|LLM|language model|reviewer)"
     r" (?:assistant|reviewer)?.{0,40}(?:must|should) (?:score|rate|accept)|(?:give|assign|award) (?:this|the|a)"
     r" (?:paper|answer|question|item)? ?(?:a )?(?:full |perfect |maximum )?(?:score|rating) of\b"
-    r"|score(?:d)? (?:it |this )?(?:as )?(?:1|1\.0|one) regardless|as an ai language model",
+    r"|score(?:d)? (?:it |this )?(?:as )?(?:1|1\.0|one) regardless|as an ai language model"
+    r"|mark (?:all|every|each) (?:of the )?(?:checklist )?(?:answers?|items?|questions?) as (?:correct|consistent|valid)"
+    r"|note to the (?:reviewing |automated |ai )?(?:assistant|llm|language model|ai reviewer)",
     re.I,
 )
 
@@ -564,7 +566,7 @@ def paper_level_findings(paper: Paper, facts: BodyFacts) -> list[Finding]:
     if facts.has("injection"):
         out.append(_fact(facts, "injection", 0.0, "The paper contains text addressed to an automated"
                          " reviewer: remove it."))
-    if any("hidden" in w.lower() for w in paper.warnings):
+    if paper.hidden_text:
         out.append(Finding(0.0, "The paper contains hidden text (see warnings): remove it."))
     return out
 

@@ -1,0 +1,388 @@
+"""Text a PDF's text layer carries but a reader cannot see: found per page object, cut from the text.
+
+A sentence hidden from the reader still reaches an assessor that reads the text layer, which makes it
+the cheapest prompt injection. Each text object of a page is classified once, through pdfium's raw
+API (one call per property, per object: a LaTeX PDF shows a whole line per object, so a page costs a
+few hundred calls, not one per character):
+
+* render mode 3 (invisible: OCR layers use it) or 7 (adds to the clip path, paints nothing);
+* fill alpha near 0;
+* fill colour equal to the colour under it: the topmost filled shape drawn before it that holds its
+  box, else the white page. Pages without a non-white filled shape take the fast path (white page);
+* a font below :data:`READABLE_PT` (the box is checked first; the font size only for small boxes);
+* a box outside the page's crop box;
+* a box wholly inside an opaque shape drawn after it (page-level shapes only: figures' own paths
+  are many, and a figure covering text is not how papers are made).
+
+Only pages with a hidden object pay for the mapping from characters to objects. Runs with fewer than
+:data:`MIN_ALNUM` letters or digits (a white dash in a table rule, a bullet) are left alone.
+Optional content switched off is not detected: pdfium's public API does not say which groups are off.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+import pypdfium2.raw as pdfium_c
+
+from checklist_eval.models import HiddenRun
+
+# Effective font size below which text is not read. Genuine papers go down to about 2.4 pt (sub-
+# scripts in a scaled-down plot); a hidden sentence is set at 1 pt or less.
+READABLE_PT = 1.5
+MIN_ALNUM = 3  # a run needs this many letters or digits to say anything ("[Yes]" has 3)
+# Inside a figure (a form XObject drawn by another program) and beyond the page edge a hidden run must
+# be a sentence: plots and slides leave white labels and placeholder titles behind ("USELESSLY
+# ELONGATED REVIEW"), and a table too wide for the page pushes cells out of view ("67 65").
+MIN_SENTENCE_WORDS = 5
+COLOUR_TOLERANCE = 24  # per RGB channel (0-255): text this close to what is under it is not seen
+MIN_ALPHA = 26  # fill alpha (0-255) below this (10 %) is not seen
+EXCERPT_CHARS = 200
+
+TECHNIQUES = {
+    "invisible": "render mode 3, invisible",
+    "clip": "render mode 7, clip only",
+    "transparent": "transparent fill",
+    "background": "same colour as the background",
+    "tiny": f"font under {READABLE_PT:g} pt",
+    "off_page": "outside the page",
+    "covered": "covered by a shape",
+}
+
+_TEXT = pdfium_c.FPDF_PAGEOBJ_TEXT
+_PATH = pdfium_c.FPDF_PAGEOBJ_PATH
+_IMAGE = pdfium_c.FPDF_PAGEOBJ_IMAGE
+_SHADING = pdfium_c.FPDF_PAGEOBJ_SHADING
+_FORM = pdfium_c.FPDF_PAGEOBJ_FORM
+_WHITE = (255, 255, 255)
+
+Box = tuple[float, float, float, float]  # left, bottom, right, top in page space
+Matrix = tuple[float, float, float, float, float, float]
+
+
+def _address(obj: object) -> int:
+    return ctypes.cast(obj, ctypes.c_void_p).value or 0
+
+
+class _Calls:
+    """Reusable out-parameters for the raw calls (building them per call costs more than the call)."""
+
+    def __init__(self) -> None:
+        self.rgba = [ctypes.c_uint() for _ in range(4)]
+        self.rgba_refs = [ctypes.byref(v) for v in self.rgba]
+        self.box = [ctypes.c_float() for _ in range(4)]
+        self.box_refs = [ctypes.byref(v) for v in self.box]
+        self.size = ctypes.c_float()
+        self.fill_mode = ctypes.c_int()
+        self.stroke = ctypes.c_int()
+        self.matrix = pdfium_c.FS_MATRIX()
+
+    def colour(self, obj: object) -> tuple[int, int, int, int] | None:
+        if not pdfium_c.FPDFPageObj_GetFillColor(obj, *self.rgba_refs):
+            return None
+        r, g, b, a = (v.value for v in self.rgba)
+        return r, g, b, a
+
+    def bounds(self, obj: object, m: Matrix | None) -> Box | None:
+        if not pdfium_c.FPDFPageObj_GetBounds(obj, *self.box_refs):
+            return None
+        left, bottom, right, top = (v.value for v in self.box)
+        return _transform_box((left, bottom, right, top), m) if m else (left, bottom, right, top)
+
+    def obj_matrix(self, obj: object) -> Matrix | None:
+        if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(self.matrix)):
+            return None
+        mx = self.matrix
+        return mx.a, mx.b, mx.c, mx.d, mx.e, mx.f
+
+    def font_size(self, obj: object) -> float:
+        if not pdfium_c.FPDFTextObj_GetFontSize(obj, ctypes.byref(self.size)):
+            return 0.0
+        return self.size.value
+
+    def filled(self, obj: object) -> bool:
+        ok = pdfium_c.FPDFPath_GetDrawMode(obj, ctypes.byref(self.fill_mode), ctypes.byref(self.stroke))
+        return bool(ok) and self.fill_mode.value != pdfium_c.FPDF_FILLMODE_NONE
+
+
+def _compose(inner: Matrix, outer: Matrix | None) -> Matrix:
+    if outer is None:
+        return inner
+    a, b, c, d, e, f = inner
+    A, B, C, D, E, F = outer
+    return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E, e * B + f * D + F)
+
+
+def _transform_box(box: Box, m: Matrix) -> Box:
+    a, b, c, d, e, f = m
+    xs, ys = [], []
+    for x in (box[0], box[2]):
+        for y in (box[1], box[3]):
+            xs.append(a * x + c * y + e)
+            ys.append(b * x + d * y + f)
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _scale(m: Matrix | None) -> float:
+    if m is None:
+        return 1.0
+    return abs(m[0] * m[3] - m[1] * m[2]) ** 0.5
+
+
+_TextObj = tuple[object, int, Box, tuple[int, int, int], bool]  # object, painting order, box, colour, in a figure
+
+
+@dataclass
+class _Shape:
+    seq: int  # painting order on the page
+    box: Box
+    rgb: tuple[int, int, int] | None  # None: an image or shading, colours unknown
+    opaque: bool
+
+
+@dataclass
+class _Walk:
+    texts: list[_TextObj] = field(default_factory=list)
+    shapes: list[_Shape] = field(default_factory=list)
+    hidden: dict[int, str] = field(default_factory=dict)  # object address -> technique
+    in_figure: set[int] = field(default_factory=set)  # hidden objects drawn inside a form XObject
+    seq: int = 0
+
+
+# A shape smaller than this (either side, pt) can neither hold nor cover a line of text: table rules,
+# plot markers and glyph-like paths are skipped before any colour is read.
+_MIN_SHAPE_SIDE = 3.0
+
+
+def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk, deep: bool) -> None:
+    """Every object in painting order: text classified by its own properties, shapes collected (the
+    page's own always; those inside forms only on the ``deep`` walk, for white text inside figures).
+    The text branch is written out flat: it runs for every text object of every page."""
+    if top:
+        count, get = pdfium_c.FPDFPage_CountObjects, pdfium_c.FPDFPage_GetObject
+    else:
+        count, get = pdfium_c.FPDFFormObj_CountObjects, pdfium_c.FPDFFormObj_GetObject
+    get_type = pdfium_c.FPDFPageObj_GetType
+    render_mode = pdfium_c.FPDFTextObj_GetTextRenderMode
+    get_fill, get_bounds = pdfium_c.FPDFPageObj_GetFillColor, pdfium_c.FPDFPageObj_GetBounds
+    r_ref, g_ref, b_ref, a_ref = calls.rgba_refs
+    l_ref, b0_ref, r0_ref, t_ref = calls.box_refs
+    red, green, blue, alpha = calls.rgba
+    left, bottom, right, top_ = calls.box
+    texts = out.texts
+    in_figure = not top
+    small = READABLE_PT * 1.5
+    for i in range(count(holder)):
+        obj = get(holder, i)
+        kind = get_type(obj)
+        out.seq += 1
+        if kind == _TEXT:
+            if deep:
+                continue
+            mode = render_mode(obj)
+            if mode in _HIDING_MODES:
+                _hide(out, obj, _HIDING_MODES[mode], in_figure)
+                continue
+            if not (get_fill(obj, r_ref, g_ref, b_ref, a_ref) and get_bounds(obj, l_ref, b0_ref, r0_ref, t_ref)):
+                continue
+            box = (left.value, bottom.value, right.value, top_.value)
+            if m is not None:
+                box = _transform_box(box, m)
+            if alpha.value < MIN_ALPHA and mode == pdfium_c.FPDF_TEXTRENDERMODE_FILL:
+                _hide(out, obj, "transparent", in_figure)
+            elif (box[2] - box[0] < small or box[3] - box[1] < small) and _tiny(calls, obj, m):
+                _hide(out, obj, "tiny", in_figure)
+            else:
+                texts.append((obj, out.seq, box, (red.value, green.value, blue.value), in_figure))
+        elif kind == _FORM:
+            inner = calls.obj_matrix(obj)
+            _walk(calls, obj, False, _compose(inner, m) if inner else m, out, deep)
+        elif (top or deep) and kind in (_PATH, _IMAGE, _SHADING):
+            shape = _shape(calls, obj, kind, m, out.seq)
+            if shape is not None:
+                out.shapes.append(shape)
+
+
+_HIDING_MODES = {pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE: "invisible", pdfium_c.FPDF_TEXTRENDERMODE_CLIP: "clip"}
+
+
+def _hide(out: _Walk, obj: object, technique: str, in_figure: bool) -> None:
+    addr = _address(obj)
+    out.hidden[addr] = technique
+    if in_figure:
+        out.in_figure.add(addr)
+
+
+def _tiny(calls: _Calls, obj: object, m: Matrix | None) -> bool:
+    """The effective font size (font size times the text and form matrices) is below READABLE_PT.
+    A small box alone is not enough: a lone "." or "|" has one."""
+    size = calls.font_size(obj)
+    return size > 0 and size * _scale(calls.obj_matrix(obj)) * _scale(m) < READABLE_PT
+
+
+def _shape(calls: _Calls, obj: object, kind: int, m: Matrix | None, seq: int) -> _Shape | None:
+    box = calls.bounds(obj, m)
+    if box is None or box[2] - box[0] < _MIN_SHAPE_SIDE or box[3] - box[1] < _MIN_SHAPE_SIDE:
+        return None
+    if kind != _PATH:
+        opaque = kind == _IMAGE and not pdfium_c.FPDFPageObj_HasTransparency(obj)
+        return _Shape(seq, box, None, opaque)
+    if not calls.filled(obj):
+        return None
+    colour = calls.colour(obj)
+    if colour is None or colour[3] < MIN_ALPHA:
+        return None
+    return _Shape(seq, box, colour[:3], colour[3] == 255)
+
+
+def _inside(inner: Box, outer: Box, slack: float = 0.5) -> bool:
+    return (inner[0] >= outer[0] - slack and inner[1] >= outer[1] - slack
+            and inner[2] <= outer[2] + slack and inner[3] <= outer[3] + slack)
+
+
+def _holds_centre(outer: Box, inner: Box) -> bool:
+    x, y = (inner[0] + inner[2]) / 2, (inner[1] + inner[3]) / 2
+    return outer[0] <= x <= outer[2] and outer[1] <= y <= outer[3]
+
+
+def _close(a: tuple[int, int, int], b: tuple[int, int, int] | None) -> bool:
+    return b is not None and all(abs(x - y) <= COLOUR_TOLERANCE for x, y in zip(a, b))
+
+
+def _background(seq: int, box: Box, shapes: list[_Shape]) -> tuple[int, int, int] | None:
+    """The colour under a text object: the topmost earlier shape under its centre, else the page.
+    None when that is an image or a shading (colours unknown: the text counts as seen)."""
+    under: tuple[int, int, int] | None = _WHITE
+    for shape in shapes:
+        if shape.seq < seq and _holds_centre(shape.box, box):
+            under = shape.rgb
+    return under
+
+
+def _covered(seq: int, box: Box, shapes: list[_Shape]) -> bool:
+    return any(s.opaque and s.seq > seq and _inside(box, s.box) for s in shapes)
+
+
+def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
+    """Address of each hidden text object of a page -> how it is hidden (a key of TECHNIQUES), and
+    the addresses of those drawn inside a figure (a form XObject)."""
+    calls = _Calls()
+    walk = _Walk()
+    _walk(calls, page, True, None, walk, deep=False)
+    shapes = walk.shapes
+    coloured = any(s.rgb != _WHITE for s in shapes)
+    pale = 255 - COLOUR_TOLERANCE
+    x0, y0, x1, y1 = crop
+    candidates = []
+    for text in walk.texts:
+        obj, seq, box, rgb, in_figure = text
+        if box[2] <= x0 or box[0] >= x1 or box[3] <= y0 or box[1] >= y1:
+            _hide(walk, obj, "off_page", in_figure)
+        elif shapes and _covered(seq, box, shapes):
+            _hide(walk, obj, "covered", in_figure)
+        elif coloured:
+            if _close(rgb, _background(seq, box, shapes)):
+                candidates.append(text)
+        elif rgb[0] >= pale and rgb[1] >= pale and rgb[2] >= pale:
+            candidates.append(text)
+    if candidates:
+        # Text the colour of the page may sit on a shape inside a figure: look there before calling it hidden.
+        deep = _Walk()
+        _walk(calls, page, True, None, deep, deep=True)
+        for obj, seq, box, rgb, in_figure in candidates:
+            if _close(rgb, _background(seq, box, deep.shapes)):
+                _hide(walk, obj, "background", in_figure)
+    return walk.hidden, walk.in_figure
+
+
+# --- characters --------------------------------------------------------------------------------
+
+
+def _char_text(textpage: object, text: str) -> str:
+    """The page text with one character per pdfium char index (get_text_range's UTF-16 can differ
+    in length when a page has characters outside the BMP)."""
+    n = pdfium_c.FPDFText_CountChars(textpage)
+    if len(text) == n:
+        return text
+    get = pdfium_c.FPDFText_GetUnicode
+    return "".join(chr(get(textpage, i)) if get(textpage, i) != 2 else "\ufffe" for i in range(n))
+
+
+@dataclass
+class _Run:
+    technique: str
+    chars: list[int] = field(default_factory=list)  # hidden char indices
+    end: int = 0  # index after the last hidden char
+    in_figure: bool = True  # every character of it is drawn inside a form XObject
+
+
+def _runs(textpage: object, text: str, hidden: dict[int, str], in_figure: set[int]) -> list[_Run]:
+    """Consecutive hidden characters of one technique (whitespace and pdfium's generated characters
+    between them belong to the run; a visible character ends it)."""
+    get_obj = pdfium_c.FPDFText_GetTextObject
+    runs: list[_Run] = []
+    current: _Run | None = None
+    for i, ch in enumerate(text):
+        obj = get_obj(textpage, i)
+        addr = _address(obj) if obj else 0
+        technique = hidden.get(addr) if addr else None
+        if technique is None:
+            if obj and not ch.isspace():
+                current = None
+            continue
+        if current is None or current.technique != technique:
+            current = _Run(technique)
+            runs.append(current)
+        current.chars.append(i)
+        current.end = i + 1
+        current.in_figure = current.in_figure and addr in in_figure
+    return runs
+
+
+def _excerpt(text: str, run: _Run) -> str:
+    keep = set(run.chars)
+    span = text[run.chars[0]: run.end]
+    shown = "".join(ch if (run.chars[0] + k) in keep or ch.isspace() else " " for k, ch in enumerate(span))
+    return " ".join(shown.replace("\ufffe", "").split())
+
+
+def _says_something(excerpt: str, accidental: bool) -> bool:
+    """Whether a run is long enough to be an instruction (``accidental``: where genuine papers
+    leave short hidden fragments)."""
+    if accidental and len(excerpt.split()) < MIN_SENTENCE_WORDS:
+        return False
+    return sum(ch.isalnum() for ch in excerpt) >= MIN_ALNUM
+
+
+def visible_text(page: object, textpage: object, text: str, page_no: int) -> tuple[str, list[HiddenRun]]:
+    """The page's text without its hidden runs, and the runs (``page_no`` counts from 1)."""
+    hidden, in_figure = hidden_objects(page, _crop_box(page))
+    if not hidden:
+        return text, []
+    text = _char_text(textpage, text)
+    cut: set[int] = set()
+    found = []
+    for run in _runs(textpage, text, hidden, in_figure):
+        excerpt = _excerpt(text, run)
+        if not _says_something(excerpt, run.in_figure or run.technique == "off_page"):
+            continue
+        cut.update(run.chars)
+        found.append(HiddenRun(page=page_no, technique=run.technique, text=excerpt[:EXCERPT_CHARS]))
+    if not cut:
+        return text, []
+    return "".join(ch for i, ch in enumerate(text) if i not in cut), found
+
+
+def _crop_box(page: object) -> Box:
+    """What a viewer shows: pdfium's bounding box is the crop box clipped to the media box."""
+    rect = pdfium_c.FS_RECTF()
+    if pdfium_c.FPDF_GetPageBoundingBox(page, ctypes.byref(rect)):
+        return rect.left, min(rect.bottom, rect.top), rect.right, max(rect.bottom, rect.top)
+    return 0.0, 0.0, pdfium_c.FPDF_GetPageWidthF(page), pdfium_c.FPDF_GetPageHeightF(page)
+
+
+def warning(run: HiddenRun) -> str:
+    """The paper-level warning for one run, worded like the LaTeX side's."""
+    quote = run.text if len(run.text) <= 80 else run.text[:77] + "..."
+    return f'hidden text ({TECHNIQUES[run.technique]}, page {run.page}, invisible when printed): "{quote}"'
