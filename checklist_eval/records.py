@@ -47,6 +47,8 @@ COLUMNS = [
     "completion_tokens",
     "cached_tokens",
     "cost_usd",
+    # Signs the paper tries to steer its assessor (hidden text, text addressed to it): see manipulation.py.
+    "manipulation",
 ]
 REQUIRED = COLUMNS[:5]
 LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
@@ -78,6 +80,7 @@ class Record(BaseModel):
     completion_tokens: int = Field(default=0, ge=0)
     cached_tokens: int = Field(default=0, ge=0)
     cost_usd: float = Field(default=0.0, ge=0.0)
+    manipulation: str = ""
 
     @property
     def real(self) -> bool:
@@ -109,7 +112,10 @@ def records_from_assessments(
     A question the assessor did not return (should not happen) is recorded as incorrect rather than
     dropped, so n stays the size of the checklist version.
     """
+    from checklist_eval.manipulation import paper_flag
+
     by_id = {a.question_id: a for a in assessments}
+    flag = paper_flag(paper)
     rows = []
     for item in paper.checklist.items:
         a = by_id.get(item.id)
@@ -134,6 +140,7 @@ def records_from_assessments(
                 scored_at=scored_at,
                 cached=bool(prov and prov.cached),
                 **(prov.usage.model_dump() if prov else {}),
+                manipulation=flag,
             )
         )
     return rows
@@ -253,7 +260,7 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
             k: text[k]
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
-                "prompt_version", "source", "scored_at",
+                "prompt_version", "source", "scored_at", "manipulation",
             )
         },
     )

@@ -138,6 +138,13 @@ _INJECTION = re.compile(
 )
 
 
+def addresses_assessor(text: str) -> str | None:
+    """The passage of ``text`` addressed to an automated reviewer (prompt injection), if any."""
+    text = text[:MAX_SCAN_CHARS]
+    m = _INJECTION.search(text)
+    return _snippet(text, m) if m else None
+
+
 @dataclass(frozen=True)
 class BodyFacts:
     hits: dict[str, str]  # key -> first matching snippet, only for keys that matched

@@ -68,6 +68,7 @@ def result_object(paper, assessments, assessor) -> dict[str, Any]:
             "cost_usd": round(usage.cost_usd, 6),
         },
         "warnings": list(paper.warnings),
+        "hidden_text": [run.model_dump() for run in paper.hidden_text],
     }
 
 
@@ -163,6 +164,12 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     if u["calls"]:
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
                       f"completion tokens ({u['cached_tokens']} cached), ${u['cost_usd']:.4f}")
+    if paper.hidden_text:
+        from checklist_eval.manipulation import describe
+
+        console.print("[red]Hidden text[/red] (a reader cannot see it; in a PDF it was removed before assessment):")
+        for run in paper.hidden_text:
+            console.print(f"  - {escape(describe(run))}", highlight=False)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:
