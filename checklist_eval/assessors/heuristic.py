@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 
-from checklist_eval.assessors.base import Assessor
+from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
 from checklist_eval.models import Answer, Assessment, ChecklistItem, Paper, Provenance, StructuredOutput
 
 RULES_VERSION = "heuristic-rules-1"
@@ -573,8 +573,8 @@ def paper_level_findings(paper: Paper, facts: BodyFacts) -> list[Finding]:
     if facts.has("injection"):
         out.append(_fact(facts, "injection", 0.0, "The paper contains text addressed to an automated"
                          " reviewer: remove it."))
-    if paper.hidden_text:
-        out.append(Finding(0.0, "The paper contains hidden text (see warnings): remove it."))
+    if paper.hidden_text or any("hidden" in w.lower() for w in paper.warnings):
+        out.append(Finding(0.0, HIDDEN_TEXT_NOTE))
     return out
 
 

@@ -68,7 +68,6 @@ def result_object(paper, assessments, assessor) -> dict[str, Any]:
             "cost_usd": round(usage.cost_usd, 6),
         },
         "warnings": list(paper.warnings),
-        "hidden_text": [run.model_dump() for run in paper.hidden_text],
     }
 
 
