@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Parse-time benchmark: ms per KB of LaTeX and ms per PDF, against the goals (median on one core:
-<= 1 ms/KB, <= 100 ms/PDF), with pylatexenc walking each whole LaTeX file as a baseline row.
+<= 1 ms/KB, <= 100 ms/PDF), with pylatexenc walking each whole LaTeX file as a baseline row and the
+PDF parse without hidden-text detection (pdf_hidden.visible_text short-circuited) as another.
 
 Reads ../shared/corpus (LaTeX files and anchor-sample PDFs); without ../shared it benchmarks the
 bundled fixtures and says so. ``--json`` prints the figures as one object.
@@ -48,6 +49,18 @@ def walk_whole(text: str) -> None:
     LatexWalker(text, tolerant_parsing=True).get_latex_nodes()
 
 
+def without_hidden_text_detection(path: Path) -> None:
+    """The PDF parse as it was before hidden-text detection: every page's text taken as is."""
+    import checklist_eval.pdf_hidden as pdf_hidden
+
+    detect = pdf_hidden.visible_text
+    pdf_hidden.visible_text = lambda page, textpage, text, page_no: (text, [])
+    try:
+        parse_quietly(path)
+    finally:
+        pdf_hidden.visible_text = detect
+
+
 def summarize(values: list[float]) -> dict:
     return {"n": len(values), "median": statistics.median(values) if values else None, "max": max(values) if values else None}
 
@@ -74,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         pdf_files, note = [], (note or "") + " checklist_eval.pdf not available: PDFs skipped"
 
-    parse_per_kb, walk_per_kb, per_pdf = [], [], []
+    parse_per_kb, walk_per_kb, per_pdf, per_pdf_plain = [], [], [], []
     load_paper_warm = tex_files[:1] + pdf_files[:1]
     for path in load_paper_warm:  # first call pays for imports and pylatexenc's tables
         parse_quietly(path)
@@ -86,11 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         walk_per_kb.append(best_of(lambda: walk_whole(text), args.repeat) / kb)
     for path in pdf_files:
         per_pdf.append(best_of(lambda: parse_quietly(path), args.repeat))
+        per_pdf_plain.append(best_of(lambda: without_hidden_text_detection(path), args.repeat))
 
     figures = {
         "latex_ms_per_kb": summarize(parse_per_kb),
         "pylatexenc_walk_ms_per_kb": summarize(walk_per_kb),
         "pdf_ms": summarize(per_pdf),
+        "pdf_ms_without_hidden_text_detection": summarize(per_pdf_plain),
         "goals": {"latex_ms_per_kb": GOAL_MS_PER_KB, "pdf_ms": GOAL_MS_PER_PDF},
         "repeat": args.repeat,
         "note": note,
@@ -106,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         ("load_paper, LaTeX (ms/KB)", figures["latex_ms_per_kb"], GOAL_MS_PER_KB),
         ("baseline: LatexWalker whole file (ms/KB)", figures["pylatexenc_walk_ms_per_kb"], None),
         ("load_paper, PDF (ms/PDF)", figures["pdf_ms"], GOAL_MS_PER_PDF),
+        ("baseline: PDF, hidden-text detection off", figures["pdf_ms_without_hidden_text_detection"], None),
     ]
     for label, s, goal in rows:
         if not s["n"]:
