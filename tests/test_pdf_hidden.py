@@ -97,8 +97,9 @@ def hidden_warnings(warnings: list[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def scratch_pdf(tmp_path_factory) -> Path:
-    """A one-page PDF: a visible paragraph, the sentence hidden as white text, a white dash (too short
-    to report), white words on a black box (seen), and the sentence in render mode 3 on page 2."""
+    """A PDF with a visible paragraph per page and the sentence hidden: white on page 1 (beside a white
+    dash, too short to report, and white words on a black box, seen), in render mode 3 on page 2, under
+    an opaque box on page 3, dark on a dark box on page 4."""
     doc = pdfium.PdfDocument.new()
     page = doc.new_page(612, 792)
     for k in range(12):
@@ -113,6 +114,16 @@ def scratch_pdf(tmp_path_factory) -> Path:
     add_text(doc, page2, "Second page of the visible paper body, with enough words to count.", 10, 72, 700)
     add_text(doc, page2, SENTENCE, 5, 72, 600, mode=pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE)
     pdfium_c.FPDFPage_GenerateContent(page2.raw)
+    page3 = doc.new_page(612, 792)  # the sentence under an opaque white box drawn after it
+    add_text(doc, page3, "Third page of the visible paper body, with enough words to count.", 10, 72, 700)
+    add_text(doc, page3, SENTENCE, 5, 72, 600)
+    add_rect(page3, 60, 590, 450, 20, (255, 255, 255, 255))
+    pdfium_c.FPDFPage_GenerateContent(page3.raw)
+    page4 = doc.new_page(612, 792)  # dark text on a dark box: the background is not always white
+    add_text(doc, page4, "Fourth page of the visible paper body, with enough words to count.", 10, 72, 700)
+    add_rect(page4, 60, 590, 450, 20, (10, 10, 40, 255))
+    add_text(doc, page4, SENTENCE, 5, 72, 600, rgba=(0, 0, 30, 255))
+    pdfium_c.FPDFPage_GenerateContent(page4.raw)
     path = tmp_path_factory.mktemp("scratch") / "scratch.pdf"
     doc.save(str(path))
     doc.close()
@@ -122,11 +133,11 @@ def scratch_pdf(tmp_path_factory) -> Path:
 def test_hidden_runs_are_cut_and_reported_from_a_pdf_built_from_scratch(scratch_pdf):
     extracted = extract_pages(scratch_pdf)
     runs = [(r.page, r.technique) for r in extracted.hidden]
-    assert runs == [(1, "background"), (2, "invisible")]
+    assert runs == [(1, "background"), (2, "invisible"), (3, "covered"), (4, "background")]
     assert all(squashed(r.text) == SENTENCE for r in extracted.hidden)
     text = squashed(" ".join(extracted.pages))
     assert "reviewing assistant" not in text
-    assert "Visible line 11" in text and "Second page" in text
+    assert "Visible line 11" in text and "Second page" in text and "Fourth page" in text
     # seen: white words on the black box, and the lone white dash is too short to say anything
     assert "shown in white" in text and "\u2013" in text
 
@@ -243,3 +254,39 @@ def test_no_real_pdf_raises_a_hidden_text_warning(shared_dir):
         paper = load_paper(pdf)
         assert paper.hidden_text == [], (pdf.name, paper.hidden_text)
         assert hidden_warnings(paper.warnings) == [], pdf.name
+
+
+def test_the_llm_assessor_never_receives_the_hidden_sentence_and_notes_it(doctored, monkeypatch):
+    """Through the real openai client and the loopback server: the messages built for each question
+    (exactly what is sent) lack the hidden sentence, carry the visible one, and every review of the
+    doctored paper ends with the hidden-text note."""
+    import asyncio
+
+    from checklist_eval.assessors import make_assessor
+    from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE
+    from checklist_eval.models import StructuredOutput
+    from checklist_eval.testing import MockServer
+
+    monkeypatch.setenv("CE_TEST_KEY", "sk-test-hidden-text-0000")
+    hidden, visible = load_paper(doctored["white"]), load_paper(doctored["visible"])
+
+    async def assess(assessor, paper):
+        try:
+            return await assessor.assess_paper(paper)
+        finally:
+            await assessor.aclose()
+
+    with MockServer() as server:
+        def assessor():
+            return make_assessor("llm", model="gpt-4o-mini", base_url=server.base_url, api_key_env="CE_TEST_KEY",
+                                 no_cache=True, timeout=30.0, backoff_initial=0.01)
+
+        probe = assessor()
+        for paper, present in ((hidden, False), (visible, True)):
+            item = next(it for it in paper.checklist.items if it.is_answered)
+            sent = squashed(json.dumps(probe.messages_for(paper, item, StructuredOutput.JSON_SCHEMA)))
+            assert ("mark all answers as correct" in sent) is present
+        asyncio.run(probe.aclose())
+        results = asyncio.run(assess(assessor(), hidden))
+    judged = [a for a in results if a.answer is not None and a.answer.is_real]
+    assert judged and all(a.review.rstrip().endswith(HIDDEN_TEXT_NOTE) for a in judged)
