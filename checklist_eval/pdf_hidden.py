@@ -6,16 +6,19 @@ API (one call per property, per object: a LaTeX PDF shows a whole line per objec
 few hundred calls, not one per character):
 
 * render mode 3 (invisible: OCR layers use it) or 7 (adds to the clip path, paints nothing);
-* fill alpha near 0;
-* fill colour equal to the colour under it: the topmost filled shape drawn before it that holds its
-  box, else the white page. Pages without a non-white filled shape take the fast path (white page);
+* fill alpha under 10 %;
+* fill colour equal to the colour under it: the topmost filled shape drawn before it under its box's
+  centre, else the white page (an image or shading there: unknown colours, counted as seen). Pages
+  without a non-white filled shape take the fast path; near-white text is checked once more against
+  the shapes inside figures before it is called hidden;
 * a font below :data:`READABLE_PT` (the box is checked first; the font size only for small boxes);
 * a box outside the page's crop box;
 * a box wholly inside an opaque shape drawn after it (page-level shapes only: figures' own paths
   are many, and a figure covering text is not how papers are made).
 
 Only pages with a hidden object pay for the mapping from characters to objects. Runs with fewer than
-:data:`MIN_ALNUM` letters or digits (a white dash in a table rule, a bullet) are left alone.
+:data:`MIN_ALNUM` letters or digits (a white dash in a table rule, a bullet) are left alone, and so
+are runs under :data:`MIN_SENTENCE_WORDS` words inside figures or off the page.
 Optional content switched off is not detected: pdfium's public API does not say which groups are off.
 """
 
@@ -139,11 +142,13 @@ class _Shape:
     box: Box
     rgb: tuple[int, int, int] | None  # None: an image or shading, colours unknown
     opaque: bool
+    image: bool = False
 
 
 @dataclass
 class _Walk:
     texts: list[_TextObj] = field(default_factory=list)
+    invisible: list[_TextObj] = field(default_factory=list)  # render mode 3: hidden unless over an image
     shapes: list[_Shape] = field(default_factory=list)
     hidden: dict[int, str] = field(default_factory=dict)  # object address -> technique
     in_figure: set[int] = field(default_factory=set)  # hidden objects drawn inside a form XObject
@@ -181,8 +186,13 @@ def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk
             if deep:
                 continue
             mode = render_mode(obj)
-            if mode in _HIDING_MODES:
-                _hide(out, obj, _HIDING_MODES[mode], in_figure)
+            if mode == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
+                box = calls.bounds(obj, m)
+                if box is not None:
+                    out.invisible.append((obj, out.seq, box, _WHITE, in_figure))
+                continue
+            if mode == pdfium_c.FPDF_TEXTRENDERMODE_CLIP:
+                _hide(out, obj, "clip", in_figure)
                 continue
             if not (get_fill(obj, r_ref, g_ref, b_ref, a_ref) and get_bounds(obj, l_ref, b0_ref, r0_ref, t_ref)):
                 continue
@@ -202,9 +212,6 @@ def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk
             shape = _shape(calls, obj, kind, m, out.seq)
             if shape is not None:
                 out.shapes.append(shape)
-
-
-_HIDING_MODES = {pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE: "invisible", pdfium_c.FPDF_TEXTRENDERMODE_CLIP: "clip"}
 
 
 def _hide(out: _Walk, obj: object, technique: str, in_figure: bool) -> None:
@@ -227,7 +234,7 @@ def _shape(calls: _Calls, obj: object, kind: int, m: Matrix | None, seq: int) ->
         return None
     if kind != _PATH:
         opaque = kind == _IMAGE and not pdfium_c.FPDFPageObj_HasTransparency(obj)
-        return _Shape(seq, box, None, opaque)
+        return _Shape(seq, box, None, opaque, image=kind == _IMAGE)
     if not calls.filled(obj):
         return None
     colour = calls.colour(obj)
@@ -271,6 +278,10 @@ def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
     walk = _Walk()
     _walk(calls, page, True, None, walk, deep=False)
     shapes = walk.shapes
+    for obj, seq, box, _rgb, in_figure in walk.invisible:
+        # Invisible text over a picture of itself is a scan's OCR layer: the reader sees the picture.
+        if not any(s.image and s.seq < seq and _holds_centre(s.box, box) for s in shapes):
+            _hide(walk, obj, "invisible", in_figure)
     coloured = any(s.rgb != _WHITE for s in shapes)
     pale = 255 - COLOUR_TOLERANCE
     x0, y0, x1, y1 = crop
@@ -306,7 +317,8 @@ def _char_text(textpage: object, text: str) -> str:
     if len(text) == n:
         return text
     get = pdfium_c.FPDFText_GetUnicode
-    return "".join(chr(get(textpage, i)) if get(textpage, i) != 2 else "\ufffe" for i in range(n))
+    # pdfium reports its line-end hyphen as 2 here and as U+FFFE in get_text_range: keep the latter
+    return "".join(chr(code) if code != 2 else "\ufffe" for code in (get(textpage, i) for i in range(n)))
 
 
 @dataclass

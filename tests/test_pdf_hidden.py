@@ -99,7 +99,7 @@ def hidden_warnings(warnings: list[str]) -> list[str]:
 def scratch_pdf(tmp_path_factory) -> Path:
     """A PDF with a visible paragraph per page and the sentence hidden: white on page 1 (beside a white
     dash, too short to report, and white words on a black box, seen), in render mode 3 on page 2, under
-    an opaque box on page 3, dark on a dark box on page 4."""
+    an opaque box on page 3, dark on a dark box on page 4; page 5 has an OCR layer over a scan (seen)."""
     doc = pdfium.PdfDocument.new()
     page = doc.new_page(612, 792)
     for k in range(12):
@@ -124,6 +124,17 @@ def scratch_pdf(tmp_path_factory) -> Path:
     add_rect(page4, 60, 590, 450, 20, (10, 10, 40, 255))
     add_text(doc, page4, SENTENCE, 5, 72, 600, rgba=(0, 0, 30, 255))
     pdfium_c.FPDFPage_GenerateContent(page4.raw)
+    page5 = doc.new_page(612, 792)  # a scan's OCR layer: invisible text over the picture of it, seen
+    add_text(doc, page5, "Fifth page of the visible paper body, with enough words to count.", 10, 72, 700)
+    bitmap = pdfium.PdfBitmap.new_native(50, 10, pdfium_c.FPDFBitmap_BGR)
+    bitmap.fill_rect((200, 200, 200, 255), 0, 0, 50, 10)
+    scan = pdfium.PdfImage.new(doc)
+    scan.set_bitmap(bitmap)
+    scan.set_matrix(pdfium.PdfMatrix().scale(450, 20).translate(60, 590))
+    page5.insert_obj(scan)
+    add_text(doc, page5, "Scanned words under an OCR layer stay in the text.", 5, 72, 600,
+             mode=pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE)
+    pdfium_c.FPDFPage_GenerateContent(page5.raw)
     path = tmp_path_factory.mktemp("scratch") / "scratch.pdf"
     doc.save(str(path))
     doc.close()
@@ -139,7 +150,7 @@ def test_hidden_runs_are_cut_and_reported_from_a_pdf_built_from_scratch(scratch_
     assert "reviewing assistant" not in text
     assert "Visible line 11" in text and "Second page" in text and "Fourth page" in text
     # seen: white words on the black box, and the lone white dash is too short to say anything
-    assert "shown in white" in text and "\u2013" in text
+    assert "shown in white" in text and "\u2013" in text and "under an OCR layer" in text
 
 
 # --- doctored real PDFs --------------------------------------------------------------------------
