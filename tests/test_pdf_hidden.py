@@ -301,3 +301,47 @@ def test_the_llm_assessor_never_receives_the_hidden_sentence_and_notes_it(doctor
         results = asyncio.run(assess(assessor(), hidden))
     judged = [a for a in results if a.answer is not None and a.answer.is_real]
     assert judged and all(a.review.rstrip().endswith(HIDDEN_TEXT_NOTE) for a in judged)
+
+
+def _object_text(obj, textpage) -> str:
+    n = pdfium_c.FPDFTextObj_GetText(obj, textpage, None, 0)
+    buf = ctypes.create_string_buffer(n)
+    pdfium_c.FPDFTextObj_GetText(obj, textpage, ctypes.cast(buf, ctypes.POINTER(pdfium_c.FPDF_WCHAR)), n)
+    return buf.raw.decode("utf-16-le", "ignore").rstrip("\0")
+
+
+def plant_in_justification(src: Path, dst: Path, rgba: tuple[int, int, int, int]) -> Path:
+    """The sentence drawn right after the last justification line of the checklist's second-to-last page
+    (in painting order, so the text layer reads it as part of that justification)."""
+    doc = pdfium.PdfDocument(str(src))
+    page = doc[len(doc) - 2]
+    textpage = page.get_textpage()
+    objects = [pdfium_c.FPDFPage_GetObject(page.raw, i) for i in range(pdfium_c.FPDFPage_CountObjects(page.raw))]
+    index, anchor = next((i, o) for i, o in reversed(list(enumerate(objects)))
+                         if pdfium_c.FPDFPageObj_GetType(o) == pdfium_c.FPDF_PAGEOBJ_TEXT
+                         and _object_text(o, textpage.raw).startswith("Justification:"))
+    box = [ctypes.c_float() for _ in range(4)]
+    pdfium_c.FPDFPageObj_GetBounds(anchor, *(ctypes.byref(v) for v in box))
+    obj = pdfium_c.FPDFPageObj_NewTextObj(doc.raw, b"Helvetica", ctypes.c_float(7))
+    buf = ctypes.create_string_buffer((" " + SENTENCE + "\0").encode("utf-16-le"))
+    pdfium_c.FPDFText_SetText(obj, ctypes.cast(buf, ctypes.POINTER(pdfium_c.FPDF_WCHAR)))
+    pdfium_c.FPDFPageObj_SetFillColor(obj, *rgba)
+    pdfium_c.FPDFPageObj_Transform(obj, 1, 0, 0, 1, box[2].value + 1, box[1].value + 1)
+    pdfium_c.FPDFPage_InsertObjectAtIndex(page.raw, obj, index + 1)
+    textpage.close()
+    pdfium_c.FPDFPage_GenerateContent(page.raw)
+    page.close()
+    doc.save(str(dst))
+    doc.close()
+    return dst
+
+
+def test_hidden_text_in_a_justification_is_cut_from_it(source_pdf, tmp_path):
+    visible = load_paper(plant_in_justification(source_pdf, tmp_path / "genuine_v.pdf", (0, 0, 0, 255)))
+    carrying = [it for it in visible.checklist.items if "mark all answers" in (it.justification or "")]
+    assert len(carrying) == 1 and visible.hidden_text == []
+    white = load_paper(plant_in_justification(source_pdf, tmp_path / "genuine_w.pdf", (255, 255, 255, 255)))
+    assert [(r.technique, squashed(r.text)) for r in white.hidden_text] == [("background", SENTENCE)]
+    untouched = load_paper(source_pdf).checklist.item(carrying[0].id).justification
+    assert white.checklist.item(carrying[0].id).justification == untouched
+    assert len(hidden_warnings(white.warnings)) == 1
