@@ -31,7 +31,6 @@ from checklist_eval.models import (
     Checklist,
     ChecklistItem,
     ChecklistSpec,
-    HiddenRun,
     Paper,
     Section,
     normalize_answer,
@@ -48,7 +47,7 @@ _MIN_CHARS_PER_PAGE = 20
 class _Extracted:
     pages: list[str]  # what a reader sees: hidden runs are cut out
     title: str | None
-    hidden: list[HiddenRun]
+    hidden: list[pdf_hidden.HiddenRun]
 
 
 # Conference papers with appendices run to tens of pages; these stop files built to tie up a batch.
@@ -70,14 +69,12 @@ def extract_pages(path: Path) -> _Extracted:
         if len(doc) > MAX_PDF_PAGES:
             raise InputError(path, f"PDF has {len(doc)} pages, more than {MAX_PDF_PAGES}")
         pages: list[str] = []
-        hidden: list[HiddenRun] = []
+        cutter = pdf_hidden.Cutter()
         title = None
         for i in range(len(doc)):
             page = doc[i]
             textpage = page.get_textpage()
-            text, runs = pdf_hidden.visible_text(page.raw, textpage.raw, textpage.get_text_range(), i + 1)
-            pages.append(text)
-            hidden += runs
+            pages.append(cutter.visible_text(page, textpage, i + 1))
             if i == 0:
                 title = _largest_font_text(textpage)
             textpage.close()
@@ -91,7 +88,7 @@ def extract_pages(path: Path) -> _Extracted:
     visible = sum(len(p) - p.count(" ") - p.count("\n") - p.count("\r") for p in pages)
     if visible < _MIN_CHARS_PER_PAGE * len(pages):
         raise InputError(path, "no text layer (scanned PDF?)")
-    return _Extracted(pages, title, hidden)
+    return _Extracted(pages, title, cutter.runs)
 
 
 def _pdfium_problem(message: str) -> str:
@@ -811,7 +808,6 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None) -> Paper:
     if spec is None:
         spec = checklists.load(checklists.detect(checklist_text))
     checklist, warnings = build_checklist(region, spec)
-    warnings += [pdf_hidden.warning(run) for run in extracted.hidden]
     if all(it.answer is None for it in checklist.items):
         raise NoChecklistError(path, f"checklist found but no answers matched {spec.id}")
     body = (text[: region.start].rstrip() + "\n\n" + text[region.end:].lstrip()).strip()
@@ -825,6 +821,6 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None) -> Paper:
         sections=sections,
         anchors=find_anchors(body, sections),
         checklist=checklist,
-        warnings=warnings,
+        warnings=warnings + [pdf_hidden.warning(run) for run in extracted.hidden],
         hidden_text=extracted.hidden,
     )

@@ -27,9 +27,12 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass, field
 
+import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from checklist_eval.models import HiddenRun
+
+__all__ = ["Cutter", "HiddenRun", "TECHNIQUES", "visible_text", "warning"]
 
 # Effective font size below which text is not read. Genuine papers go down to about 2.4 pt (sub-
 # scripts in a scaled-down plot); a hidden sentence is set at 1 pt or less.
@@ -404,6 +407,18 @@ def visible_text(page: object, textpage: object, text: str, page_no: int) -> tup
     if not cut:
         return text, []
     return "".join(ch for i, ch in enumerate(text) if i not in cut), found
+
+
+class Cutter:
+    """Cuts the hidden runs out of each page's text while a document is read, keeping them in ``runs``."""
+
+    def __init__(self) -> None:
+        self.runs: list[HiddenRun] = []
+
+    def visible_text(self, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, page_no: int) -> str:
+        text, runs = visible_text(page.raw, textpage.raw, textpage.get_text_range(), page_no)
+        self.runs += runs
+        return text
 
 
 def _crop_box(page: object) -> Box:
