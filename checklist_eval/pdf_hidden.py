@@ -181,11 +181,16 @@ class _Walk:
     hidden: dict[int, str] = field(default_factory=dict)  # object address -> technique
     in_figure: set[int] = field(default_factory=set)  # hidden objects drawn inside a form XObject
     seq: int = 0
+    depth: int = 0
 
 
 # A shape smaller than this (either side, pt) can neither hold nor cover a line of text: table rules,
 # plot markers and glyph-like paths are skipped before any colour is read.
 _MIN_SHAPE_SIDE = 3.0
+# Bounds for hostile pages: text-by-shape comparisons per page (the largest shapes are kept; a real
+# page has a few dozen boxes) and how deep forms inside forms are followed.
+_MAX_COMPARISONS = 2_000_000
+_MAX_FORM_DEPTH = 16
 
 
 def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk, deep: bool) -> None:
@@ -228,9 +233,11 @@ def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk
                 _hide(out, obj, "tiny", in_figure)
             else:
                 texts.append((obj, seq, box, (red.value, green.value, blue.value), in_figure))
-        elif kind == _FORM:
+        elif kind == _FORM and out.depth < _MAX_FORM_DEPTH:
             inner = calls.obj_matrix(obj)
+            out.depth += 1
             _walk(calls, obj, False, _compose(inner, m) if inner else m, out, deep)
+            out.depth -= 1
         elif (top or deep) and kind in (_PATH, _IMAGE, _SHADING):
             shape = _shape(calls, obj, kind, m, seq)
             if shape is not None:
@@ -294,13 +301,22 @@ def _covered(seq: int, box: Box, shapes: list[_Shape]) -> bool:
     return any(s.opaque and s.seq > seq and _inside(box, s.box) for s in shapes)
 
 
+def _limit(shapes: list[_Shape], n_texts: int) -> list[_Shape]:
+    """At most _MAX_COMPARISONS text-by-shape checks: the largest shapes, in painting order."""
+    keep = _MAX_COMPARISONS // max(1, n_texts)
+    if len(shapes) <= keep:
+        return shapes
+    largest = sorted(shapes, key=lambda s: (s.box[2] - s.box[0]) * (s.box[3] - s.box[1]), reverse=True)
+    return sorted(largest[:keep], key=lambda s: s.seq)
+
+
 def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
     """Address of each hidden text object of a page -> how it is hidden (a key of TECHNIQUES), and
     the addresses of those drawn inside a figure (a form XObject)."""
     calls = _Calls()
     walk = _Walk()
     _walk(calls, page, True, None, walk, deep=False)
-    shapes = walk.shapes
+    shapes = _limit(walk.shapes, len(walk.texts) + len(walk.invisible))
     for obj, seq, box, _rgb, in_figure in walk.invisible:
         # Invisible text over a picture of itself is a scan's OCR layer: the reader sees the picture.
         if not any(s.image and s.seq < seq and _holds_centre(s.box, box) for s in shapes):
@@ -324,8 +340,9 @@ def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
         # Text the colour of the page may sit on a shape inside a figure: look there before calling it hidden.
         deep = _Walk()
         _walk(calls, page, True, None, deep, deep=True)
+        deep_shapes = _limit(deep.shapes, len(candidates))
         for obj, seq, box, rgb, in_figure in candidates:
-            if _close(rgb, _background(seq, box, deep.shapes)):
+            if _close(rgb, _background(seq, box, deep_shapes)):
                 _hide(walk, obj, "background", in_figure)
     return walk.hidden, walk.in_figure
 
@@ -395,18 +412,18 @@ def visible_text(page: object, textpage: object, text: str, page_no: int) -> tup
     hidden, in_figure = hidden_objects(page, _crop_box(page))
     if not hidden:
         return text, []
-    text = _char_text(textpage, text)
+    chars = _char_text(textpage, text)
     cut: set[int] = set()
     found = []
-    for run in _runs(textpage, text, hidden, in_figure):
-        excerpt = _excerpt(text, run)
+    for run in _runs(textpage, chars, hidden, in_figure):
+        excerpt = _excerpt(chars, run)
         if not _says_something(excerpt, run.in_figure or run.technique == "off_page"):
             continue
         cut.update(run.chars)
         found.append(HiddenRun(page=page_no, technique=run.technique, text=excerpt[:EXCERPT_CHARS]))
     if not cut:
         return text, []
-    return "".join(ch for i, ch in enumerate(text) if i not in cut), found
+    return "".join(ch for i, ch in enumerate(chars) if i not in cut), found
 
 
 class Cutter:

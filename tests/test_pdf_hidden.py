@@ -103,7 +103,8 @@ def scratch_pdf(tmp_path_factory) -> Path:
     doc = pdfium.PdfDocument.new()
     page = doc.new_page(612, 792)
     for k in range(12):
-        add_text(doc, page, f"Visible line {k} of the paper body about sketched gradient descent.", 10, 72, 700 - 14 * k)
+        line = f"Visible line {k} of the paper body about sketched gradient descent."
+        add_text(doc, page, line, 10, 72, 700 - 14 * k)
         if k == 5:  # a white rule glyph between two visible lines, as in a genuine table
             add_text(doc, page, "\u2013", 10, 400, 700 - 14 * k, rgba=(255, 255, 255, 255))
     add_text(doc, page, SENTENCE, 5, 72, 400, rgba=(255, 255, 255, 255))
