@@ -14,12 +14,13 @@ few hundred calls, not one per character):
 * a font below :data:`READABLE_PT` (the box is checked first; the font size only for small boxes);
 * a box outside the page's crop box;
 * a box wholly inside an opaque shape drawn after it (page-level shapes only: figures' own paths
-  are many, and a figure covering text is not how papers are made).
+  are many, and a figure covering text is not how papers are made);
+* marked as optional content (a layer) and drawing nothing: pdfium does not say which layers are
+  off, but its renderer obeys them, so the object's region is rendered with and without it.
 
 Only pages with a hidden object pay for the mapping from characters to objects. Runs with fewer than
 :data:`MIN_ALNUM` letters or digits (a white dash in a table rule, a bullet) are left alone, and so
 are runs under :data:`MIN_SENTENCE_WORDS` words inside figures or off the page.
-Optional content switched off is not detected: pdfium's public API does not say which groups are off.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ TECHNIQUES = {
     "tiny": f"font under {READABLE_PT:g} pt",
     "off_page": "outside the page",
     "covered": "covered by a shape",
+    "optional": "optional content switched off",
 }
 
 _TEXT = pdfium_c.FPDF_PAGEOBJ_TEXT
@@ -83,6 +85,7 @@ _form_object = _untyped(pdfium_c.FPDFFormObj_GetObject, pdfium_c.FPDF_PAGEOBJECT
 _render_mode = _untyped(pdfium_c.FPDFTextObj_GetTextRenderMode)
 _fill_colour = _untyped(pdfium_c.FPDFPageObj_GetFillColor)
 _bounds = _untyped(pdfium_c.FPDFPageObj_GetBounds)
+_count_marks = _untyped(pdfium_c.FPDFPageObj_CountMarks)
 _text_object_of = _untyped(pdfium_c.FPDFText_GetTextObject, pdfium_c.FPDF_PAGEOBJECT)
 _INVISIBLE = pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
 _CLIP = pdfium_c.FPDF_TEXTRENDERMODE_CLIP
@@ -177,6 +180,8 @@ class _Shape:
 class _Walk:
     texts: list[_TextObj] = field(default_factory=list)
     invisible: list[_TextObj] = field(default_factory=list)  # render mode 3: hidden unless over an image
+    optional: list[_TextObj] = field(default_factory=list)  # inside optional content: drawn only if its layer is on
+    optional_depth: int = 0  # > 0 while inside a form marked as optional content
     shapes: list[_Shape] = field(default_factory=list)
     hidden: dict[int, str] = field(default_factory=dict)  # object address -> technique
     in_figure: set[int] = field(default_factory=set)  # hidden objects drawn inside a form XObject
@@ -199,6 +204,7 @@ def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk
     The text branch is written out flat: it runs for every text object of every page."""
     count, get = (_page_count, _page_object) if top else (_form_count, _form_object)
     get_type, render_mode, get_fill, get_bounds = _get_type, _render_mode, _fill_colour, _bounds
+    count_marks = _count_marks
     r_ref, g_ref, b_ref, a_ref = calls.rgba_refs
     l_ref, b0_ref, r0_ref, t_ref = calls.box_refs
     red, green, blue, alpha = calls.rgba
@@ -227,6 +233,8 @@ def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk
             box = (left.value, bottom.value, right.value, top_.value)
             if m is not None:
                 box = _transform_box(box, m)
+            if out.optional_depth or (count_marks(obj) and _optional_content(obj)):
+                out.optional.append((obj, seq, box, _WHITE, in_figure))
             if alpha.value < MIN_ALPHA and mode == _FILL:
                 _hide(out, obj, "transparent", in_figure)
             elif (box[2] - box[0] < small or box[3] - box[1] < small) and _tiny(calls, obj, m):
@@ -235,13 +243,29 @@ def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk
                 texts.append((obj, seq, box, (red.value, green.value, blue.value), in_figure))
         elif kind == _FORM and out.depth < _MAX_FORM_DEPTH:
             inner = calls.obj_matrix(obj)
+            optional = bool(count_marks(obj) and _optional_content(obj))
             out.depth += 1
+            out.optional_depth += optional
             _walk(calls, obj, False, _compose(inner, m) if inner else m, out, deep)
             out.depth -= 1
+            out.optional_depth -= optional
         elif (top or deep) and kind in (_PATH, _IMAGE, _SHADING):
             shape = _shape(calls, obj, kind, m, seq)
             if shape is not None:
                 out.shapes.append(shape)
+
+
+def _optional_content(obj: object) -> bool:
+    """The object sits in a marked-content sequence tagged OC (optional content: a layer that a
+    viewer may switch off, and the document may have off by default)."""
+    name = (ctypes.c_ushort * 8)()
+    length = ctypes.c_ulong()
+    for i in range(pdfium_c.FPDFPageObj_CountMarks(obj)):
+        mark = pdfium_c.FPDFPageObj_GetMark(obj, i)
+        if mark and pdfium_c.FPDFPageObjMark_GetName(mark, name, ctypes.sizeof(name), ctypes.byref(length)):
+            if bytes(name)[: max(0, length.value - 2)].decode("utf-16-le", "replace") == "OC":
+                return True
+    return False
 
 
 def _hide(out: _Walk, obj: object, technique: str, in_figure: bool) -> None:
@@ -301,6 +325,49 @@ def _covered(seq: int, box: Box, shapes: list[_Shape]) -> bool:
     return any(s.opaque and s.seq > seq and _inside(box, s.box) for s in shapes)
 
 
+_MAX_OPTIONAL_RENDERS = 32  # per page: each optional-content text object costs two small renders
+_MAX_RENDER_PX = 1500
+
+
+def _check_optional(page: object, walk: _Walk) -> None:
+    """Text in optional content is hidden when its layer is off. pdfium's API does not say which
+    layers are off, but its renderer obeys them: a text object whose region renders the same with and
+    without it draws nothing."""
+    if not walk.optional or pdfium_c.FPDFPage_GetRotation(page) != 0:
+        return
+    for obj, _seq, box, _rgb, in_figure in walk.optional[:_MAX_OPTIONAL_RENDERS]:
+        if _address(obj) in walk.hidden:
+            continue
+        before = _render_region(page, box)
+        pdfium_c.FPDFPageObj_SetIsActive(obj, False)
+        try:
+            after = _render_region(page, box)
+        finally:
+            pdfium_c.FPDFPageObj_SetIsActive(obj, True)
+        if before is not None and before == after:
+            _hide(walk, obj, "optional", in_figure)
+
+
+def _render_region(page: object, box: Box) -> bytes | None:
+    """The pixels of a page region (page space, at most _MAX_RENDER_PX a side) on a white ground."""
+    height = pdfium_c.FPDF_GetPageHeightF(page)
+    width = pdfium_c.FPDF_GetPageWidthF(page)
+    span = max(box[2] - box[0], box[3] - box[1], 1.0)
+    scale = min(2.0, _MAX_RENDER_PX / span)
+    w, h = max(1, int((box[2] - box[0]) * scale) + 2), max(1, int((box[3] - box[1]) * scale) + 2)
+    bitmap = pdfium_c.FPDFBitmap_Create(w, h, 0)
+    if not bitmap:
+        return None
+    try:
+        pdfium_c.FPDFBitmap_FillRect(bitmap, 0, 0, w, h, 0xFFFFFFFF)
+        pdfium_c.FPDF_RenderPageBitmap(bitmap, page, int(-box[0] * scale) + 1, int(-(height - box[3]) * scale) + 1,
+                                       int(width * scale), int(height * scale), 0, 0)
+        stride = pdfium_c.FPDFBitmap_GetStride(bitmap)
+        return ctypes.string_at(pdfium_c.FPDFBitmap_GetBuffer(bitmap), stride * h)
+    finally:
+        pdfium_c.FPDFBitmap_Destroy(bitmap)
+
+
 def _limit(shapes: list[_Shape], n_texts: int) -> list[_Shape]:
     """At most _MAX_COMPARISONS text-by-shape checks: the largest shapes, in painting order."""
     keep = _MAX_COMPARISONS // max(1, n_texts)
@@ -321,6 +388,7 @@ def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
         # Invisible text over a picture of itself is a scan's OCR layer: the reader sees the picture.
         if not any(s.image and s.seq < seq and _holds_centre(s.box, box) for s in shapes):
             _hide(walk, obj, "invisible", in_figure)
+    _check_optional(page, walk)
     coloured = any(s.rgb != _WHITE for s in shapes)
     pale = 255 - COLOUR_TOLERANCE
     x0, y0, x1, y1 = crop

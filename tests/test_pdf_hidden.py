@@ -99,7 +99,8 @@ def hidden_warnings(warnings: list[str]) -> list[str]:
 def scratch_pdf(tmp_path_factory) -> Path:
     """A PDF with a visible paragraph per page and the sentence hidden: white on page 1 (beside a white
     dash, too short to report, and white words on a black box, seen), in render mode 3 on page 2, under
-    an opaque box on page 3, dark on a dark box on page 4; page 5 has an OCR layer over a scan (seen)."""
+    an opaque box on page 3, dark on a dark box on page 4, in render mode 7 and with a transparent fill
+    on page 6; page 5 has an OCR layer over a scan (seen)."""
     doc = pdfium.PdfDocument.new()
     page = doc.new_page(612, 792)
     for k in range(12):
@@ -136,6 +137,12 @@ def scratch_pdf(tmp_path_factory) -> Path:
     add_text(doc, page5, "Scanned words under an OCR layer stay in the text.", 5, 72, 600,
              mode=pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE)
     pdfium_c.FPDFPage_GenerateContent(page5.raw)
+    page6 = doc.new_page(612, 792)  # render mode 7 (clip only) and a fully transparent fill
+    add_text(doc, page6, "Sixth page of the visible paper body, with enough words to count.", 10, 72, 700)
+    add_text(doc, page6, SENTENCE, 5, 72, 600, mode=pdfium_c.FPDF_TEXTRENDERMODE_CLIP)
+    add_text(doc, page6, "Between the two hidden sentences sits this visible one.", 10, 72, 500)
+    add_text(doc, page6, SENTENCE, 5, 72, 400, rgba=(0, 0, 0, 0))
+    pdfium_c.FPDFPage_GenerateContent(page6.raw)
     path = tmp_path_factory.mktemp("scratch") / "scratch.pdf"
     doc.save(str(path))
     doc.close()
@@ -145,13 +152,50 @@ def scratch_pdf(tmp_path_factory) -> Path:
 def test_hidden_runs_are_cut_and_reported_from_a_pdf_built_from_scratch(scratch_pdf):
     extracted = extract_pages(scratch_pdf)
     runs = [(r.page, r.technique) for r in extracted.hidden]
-    assert runs == [(1, "background"), (2, "invisible"), (3, "covered"), (4, "background")]
+    assert runs == [(1, "background"), (2, "invisible"), (3, "covered"), (4, "background"), (6, "clip"),
+                    (6, "transparent")]
     assert all(squashed(r.text) == SENTENCE for r in extracted.hidden)
     text = squashed(" ".join(extracted.pages))
     assert "reviewing assistant" not in text
     assert "Visible line 11" in text and "Second page" in text and "Fourth page" in text
     # seen: white words on the black box, and the lone white dash is too short to say anything
     assert "shown in white" in text and "\u2013" in text and "under an OCR layer" in text
+
+
+def optional_content_pdf(path: Path, layer_on: bool) -> Path:
+    """A one-page PDF written by hand (pypdfium2 cannot make layers): a visible line, and the sentence
+    in an optional-content layer the document switches off (or on, for the control)."""
+    content = ("BT /F1 12 Tf 72 700 Td (Visible words of the body on this page, enough of them to count.) Tj ET\n"
+               f"/OC /oc1 BDC BT /F1 12 Tf 72 600 Td ({SENTENCE}) Tj ET EMC\n").encode()
+    state = b"/ON" if layer_on else b"/OFF"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R /OCProperties << /OCGs [6 0 R] /D << " + state + b" [6 0 R] >> >> >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> /Properties << /oc1 6 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"endstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /OCG /Name (Layer) >>",
+    ]
+    out = bytearray(b"%PDF-1.6\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_text_in_a_layer_switched_off_is_hidden_and_in_a_layer_on_is_seen(tmp_path):
+    off = extract_pages(optional_content_pdf(tmp_path / "off.pdf", layer_on=False))
+    assert [(r.page, r.technique, r.text) for r in off.hidden] == [(1, "optional", SENTENCE)]
+    assert "reviewing assistant" not in off.pages[0] and "Visible words" in off.pages[0]
+    on = extract_pages(optional_content_pdf(tmp_path / "on.pdf", layer_on=True))
+    assert on.hidden == [] and SENTENCE in squashed(on.pages[0])
 
 
 # --- doctored real PDFs --------------------------------------------------------------------------
