@@ -289,6 +289,9 @@ def test_batch_records_and_leaderboard_flag_the_doctored_submission(doctored, so
     assert board.returncode == 0, board.stderr
     marks = {row["submission_id"]: row["manipulation"] for row in json.loads(board.stdout)}
     assert marks == {"clean": "", "doctored": "G:hidden_text", "control": "G:injection"}
+    table = cli("leaderboard", str(out))
+    assert table.returncode == 0 and "manipulation doctored: G:hidden_text" in squashed(table.stdout)
+    assert "manipulation clean" not in table.stdout
 
 
 def test_old_records_without_the_column_still_read(doctored, tmp_path):
