@@ -71,24 +71,23 @@ def _warnings_html(warnings: Iterable[str]) -> str:
     return "".join(f'<div class="warn">{_e(w)}</div>' for w in warnings)
 
 
+def _listed(lines_by_role: dict[str, list[str]]) -> str:
+    return "".join(f"<li>{_e(role + ': ' if role else '')}{_e(line)}</li>"
+                   for role, lines in lines_by_role.items() for line in lines)
+
+
 def _hidden_html(lines_by_role: dict[str, list[str]]) -> str:
     """The "Hidden text" section: each run a reader of the paper cannot see (cut before assessment
     for a PDF, flagged in the body for LaTeX), per role; empty when there are none."""
-    items = [f"<li>{_e(role + ': ' if role else '')}{_e(line)}</li>"
-             for role, lines in lines_by_role.items() for line in lines]
-    if not items:
-        return ""
-    return ("<h2>Hidden text</h2><p class=\"warn\">The paper carries text a reader cannot see, a way to "
-            "steer an automated assessor. In a PDF it was removed before assessment.</p><ul>"
-            + "".join(items) + "</ul>")
+    items = _listed(lines_by_role)
+    return items and ("<h2>Hidden text</h2><p class=\"warn\">The paper carries text a reader cannot see, "
+                      "a way to steer an automated assessor. In a PDF it was removed before assessment.</p>"
+                      f"<ul>{items}</ul>")
 
 
 def _injection_html(lines_by_role: dict[str, list[str]]) -> str:
-    items = [f"<li>{_e(role + ': ' if role else '')}{_e(line)}</li>"
-             for role, lines in lines_by_role.items() for line in lines]
-    if not items:
-        return ""
-    return "<h2>Text addressed to the assessor</h2><ul>" + "".join(items) + "</ul>"
+    items = _listed(lines_by_role)
+    return items and f"<h2>Text addressed to the assessor</h2><ul>{items}</ul>"
 
 
 def _usage_html(usage: Usage | None) -> str:
