@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         "pylatexenc_walk_ms_per_kb": summarize(walk_per_kb),
         "pdf_ms": summarize(per_pdf),
         "pdf_ms_without_hidden_text_detection": summarize(per_pdf_plain),
+        "pdf_hidden_text_detection_ms": summarize([on - off for on, off in zip(per_pdf, per_pdf_plain)]),
         "goals": {"latex_ms_per_kb": GOAL_MS_PER_KB, "pdf_ms": GOAL_MS_PER_PDF},
         "repeat": args.repeat,
         "note": note,
@@ -122,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         ("baseline: LatexWalker whole file (ms/KB)", figures["pylatexenc_walk_ms_per_kb"], None),
         ("load_paper, PDF (ms/PDF)", figures["pdf_ms"], GOAL_MS_PER_PDF),
         ("baseline: PDF, hidden-text detection off", figures["pdf_ms_without_hidden_text_detection"], None),
+        ("  of which hidden-text detection (ms/PDF)", figures["pdf_hidden_text_detection_ms"], None),
     ]
     for label, s, goal in rows:
         if not s["n"]:
