@@ -88,7 +88,7 @@ def extract_pages(path: Path) -> _Extracted:
     visible = sum(len(p) - p.count(" ") - p.count("\n") - p.count("\r") for p in pages)
     if visible < _MIN_CHARS_PER_PAGE * len(pages):
         raise InputError(path, "no text layer (scanned PDF?)")
-    return _Extracted(pages, title, cutter.runs)
+    return _Extracted(pages, cutter.visible_title(title), cutter.runs)
 
 
 def _pdfium_problem(message: str) -> str:

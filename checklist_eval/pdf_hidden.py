@@ -505,6 +505,12 @@ class Cutter:
         self.runs += runs
         return text
 
+    def visible_title(self, title: str | None) -> str | None:
+        """The title read from the largest font, unless it is hidden text (it goes to the assessor)."""
+        if title and any(title in run.text for run in self.runs if run.page == 1):
+            return None
+        return title
+
 
 def _crop_box(page: object) -> Box:
     """What a viewer shows: pdfium's bounding box is the crop box clipped to the media box."""

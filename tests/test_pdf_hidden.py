@@ -146,6 +146,21 @@ def optional_content_pdf(path: Path, layer_on: bool) -> Path:
     return path
 
 
+def test_a_hidden_sentence_in_the_largest_font_is_not_taken_for_the_title(tmp_path):
+    doc = pdfium.PdfDocument.new()
+    page = doc.new_page(612, 792)
+    add_text(doc, page, "A Visible Title", 14, 72, 740)
+    add_text(doc, page, SENTENCE[:60], 20, 72, 720, rgba=(255, 255, 255, 255))
+    for k in range(10):
+        add_text(doc, page, f"Visible body line {k} of the paper, long enough to count.", 10, 72, 680 - 14 * k)
+    pdfium_c.FPDFPage_GenerateContent(page.raw)
+    doc.save(str(tmp_path / "t.pdf"))
+    doc.close()
+    extracted = extract_pages(tmp_path / "t.pdf")
+    assert [r.technique for r in extracted.hidden] == ["background"]
+    assert extracted.title is None or "reviewing assistant" not in extracted.title
+
+
 def test_text_in_a_layer_switched_off_is_hidden_and_in_a_layer_on_is_seen(tmp_path):
     off = extract_pages(optional_content_pdf(tmp_path / "off.pdf", layer_on=False))
     assert [(r.page, r.technique, r.text) for r in off.hidden] == [(1, "optional", SENTENCE)]
