@@ -333,17 +333,18 @@ def _check_optional(page: object, walk: _Walk) -> None:
     """Text in optional content is hidden when its layer is off. pdfium's API does not say which
     layers are off, but its renderer obeys them: a text object whose region renders the same with and
     without it draws nothing."""
-    if not walk.optional or pdfium_c.FPDFPage_GetRotation(page) != 0:
+    set_active = getattr(pdfium_c, "FPDFPageObj_SetIsActive", None)  # pdfium builds from 2024 on
+    if not walk.optional or set_active is None or pdfium_c.FPDFPage_GetRotation(page) != 0:
         return
     for obj, _seq, box, _rgb, in_figure in walk.optional[:_MAX_OPTIONAL_RENDERS]:
         if _address(obj) in walk.hidden:
             continue
         before = _render_region(page, box)
-        pdfium_c.FPDFPageObj_SetIsActive(obj, False)
+        set_active(obj, False)
         try:
             after = _render_region(page, box)
         finally:
-            pdfium_c.FPDFPageObj_SetIsActive(obj, True)
+            set_active(obj, True)
         if before is not None and before == after:
             _hide(walk, obj, "optional", in_figure)
 
