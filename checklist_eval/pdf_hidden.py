@@ -86,6 +86,9 @@ _render_mode = _untyped(pdfium_c.FPDFTextObj_GetTextRenderMode)
 _fill_colour = _untyped(pdfium_c.FPDFPageObj_GetFillColor)
 _bounds = _untyped(pdfium_c.FPDFPageObj_GetBounds)
 _count_marks = _untyped(pdfium_c.FPDFPageObj_CountMarks)
+_get_mark = _untyped(pdfium_c.FPDFPageObj_GetMark, pdfium_c.FPDF_PAGEOBJECTMARK)
+_mark_name = _untyped(pdfium_c.FPDFPageObjMark_GetName)
+_OC_NAME = "OC\0".encode("utf-16-le")
 _text_object_of = _untyped(pdfium_c.FPDFText_GetTextObject, pdfium_c.FPDF_PAGEOBJECT)
 _INVISIBLE = pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
 _CLIP = pdfium_c.FPDF_TEXTRENDERMODE_CLIP
@@ -260,10 +263,11 @@ def _optional_content(obj: object) -> bool:
     viewer may switch off, and the document may have off by default)."""
     name = (ctypes.c_ushort * 8)()
     length = ctypes.c_ulong()
-    for i in range(pdfium_c.FPDFPageObj_CountMarks(obj)):
-        mark = pdfium_c.FPDFPageObj_GetMark(obj, i)
-        if mark and pdfium_c.FPDFPageObjMark_GetName(mark, name, ctypes.sizeof(name), ctypes.byref(length)):
-            if bytes(name)[: max(0, length.value - 2)].decode("utf-16-le", "replace") == "OC":
+    # tagged PDFs mark every object (/P, /Span): this runs per object there, so it stays on raw calls
+    for i in range(_count_marks(obj)):
+        mark = _get_mark(obj, i)
+        if mark and _mark_name(mark, name, ctypes.c_ulong(ctypes.sizeof(name)), ctypes.byref(length)):
+            if bytes(name)[: length.value] == _OC_NAME:
                 return True
     return False
 
