@@ -946,6 +946,9 @@ _HIDDEN_PATTERNS = [
 ]
 
 
+_PHANTOM_PROSE_WORDS = 4
+
+
 def find_hidden_text(latex: str, macros: Macros) -> list[str]:
     """Warnings for text present in the source but invisible in the PDF (a prompt-injection trick)."""
     return [hidden_warning(run) for run in find_hidden_runs(latex, macros)]
@@ -970,8 +973,9 @@ def find_hidden_runs(latex: str, macros: Macros) -> list[HiddenRun]:
                 snippet = latex[m.end() : close]
             conv = _Converter(macros, {})
             shown = _squash(_PLACEHOLDER.sub("", conv.convert(snippet)))
-            if shown:
-                runs.append(HiddenRun(technique=what, text=shown[:200]))
+            if not shown or (what == "phantom text" and len(shown.split()) < _PHANTOM_PROSE_WORDS):
+                continue  # \phantom{00.0} aligns table columns: ordinary typesetting, not hidden prose
+            runs.append(HiddenRun(technique=what, text=shown[:200]))
     return runs
 
 
