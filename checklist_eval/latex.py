@@ -27,6 +27,7 @@ from checklist_eval.errors import NoChecklistError
 from checklist_eval.models import (
     Answer,
     ChecklistItem,
+    HiddenRun,
     Checklist,
     ChecklistSpec,
     Paper,
@@ -1041,7 +1042,17 @@ _PHANTOM_PROSE_WORDS = 4
 
 def find_hidden_text(latex: str, macros: Macros) -> list[str]:
     """Warnings for text present in the source but invisible in the PDF (a prompt-injection trick)."""
-    warnings = []
+    return [hidden_warning(run) for run in find_hidden_runs(latex, macros)]
+
+
+def hidden_warning(run: HiddenRun) -> str:
+    quote = run.text if len(run.text) <= 80 else run.text[:77] + "..."
+    return f'hidden text ({run.technique}, invisible when compiled): "{quote}"'
+
+
+def find_hidden_runs(latex: str, macros: Macros) -> list[HiddenRun]:
+    """Text present in the source but invisible in the PDF, one run per hiding command."""
+    runs = []
     for what, pattern in _color_patterns(latex) + _HIDDEN_PATTERNS:
         for m in pattern.finditer(latex):
             start = m.end() - 1 if latex[m.end() - 1] == "{" else m.end()
@@ -1055,9 +1066,8 @@ def find_hidden_text(latex: str, macros: Macros) -> list[str]:
             shown = _squash(_PLACEHOLDER.sub("", conv.convert(snippet)))
             if not shown or (what == "phantom text" and len(shown.split()) < _PHANTOM_PROSE_WORDS):
                 continue  # \phantom{00.0} aligns table columns: ordinary typesetting, not hidden prose
-            quote = shown if len(shown) <= 80 else shown[:77] + "..."
-            warnings.append(f'hidden text ({what}, invisible when compiled): "{quote}"')
-    return warnings
+            runs.append(HiddenRun(technique=what, text=shown[:200]))
+    return runs
 
 
 def _enclosing_group_end(text: str, pos: int) -> int:
@@ -1549,7 +1559,8 @@ def parse_latex(
     if answered == 0:
         raise NoChecklistError(source, f"a checklist section is present but no answer could be matched to a {spec.id} question")
     warnings.extend(check_warnings)
-    warnings.extend(find_hidden_text(text, macros))
+    hidden = find_hidden_runs(text, macros)
+    warnings.extend(hidden_warning(run) for run in hidden)
     return Paper(
         source=source,
         format="latex",
@@ -1560,6 +1571,7 @@ def parse_latex(
         anchors=converted.anchors,
         checklist=result,
         warnings=warnings,
+        hidden_text=hidden,
     )
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from checklist_eval import checklists
+from checklist_eval import checklists, pdf_hidden
 from checklist_eval.errors import InputError, NoChecklistError
 from checklist_eval.models import (
     Answer,
@@ -45,8 +45,9 @@ _MIN_CHARS_PER_PAGE = 20
 
 @dataclass
 class _Extracted:
-    pages: list[str]
+    pages: list[str]  # what a reader sees: hidden runs are cut out
     title: str | None
+    hidden: list[pdf_hidden.HiddenRun]
 
 
 # Conference papers with appendices run to tens of pages; these stop files built to tie up a batch.
@@ -73,11 +74,12 @@ def extract_pages(path: Path, data: bytes | None = None) -> _Extracted:
         if len(doc) > MAX_PDF_PAGES:
             raise InputError(path, f"PDF has {len(doc)} pages, more than {MAX_PDF_PAGES}")
         pages: list[str] = []
+        cutter = pdf_hidden.Cutter()
         title = None
         for i in range(len(doc)):
             page = doc[i]
             textpage = page.get_textpage()
-            pages.append(textpage.get_text_range())
+            pages.append(cutter.visible_text(page, textpage, i + 1))
             if i == 0:
                 title = _largest_font_text(textpage)
             textpage.close()
@@ -91,7 +93,7 @@ def extract_pages(path: Path, data: bytes | None = None) -> _Extracted:
     visible = sum(len(p) - p.count(" ") - p.count("\n") - p.count("\r") for p in pages)
     if visible < _MIN_CHARS_PER_PAGE * len(pages):
         raise InputError(path, "no text layer (scanned PDF?)")
-    return _Extracted(pages, title)
+    return _Extracted(pages, cutter.visible_title(title), cutter.runs)
 
 
 def _pdfium_problem(message: str) -> str:
@@ -824,5 +826,6 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None, data: bytes | None 
         sections=sections,
         anchors=find_anchors(body, sections),
         checklist=checklist,
-        warnings=warnings,
+        warnings=warnings + [pdf_hidden.warning(run) for run in extracted.hidden],
+        hidden_text=extracted.hidden,
     )

@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Parse-time benchmark: ms per KB of LaTeX and ms per PDF, against the goals (median on one core:
-<= 1 ms/KB, <= 100 ms/PDF), with pylatexenc walking each whole LaTeX file as a baseline row.
+<= 1 ms/KB, <= 100 ms/PDF), with pylatexenc walking each whole LaTeX file as a baseline row and the
+PDF parse without hidden-text detection (pdf_hidden.visible_text short-circuited) as another.
 
 Then two more tables: batch parse throughput (papers per second through isolated parsing workers,
 one worker as the baseline against the pool of one worker per core), and the generated worst-case
@@ -90,6 +91,16 @@ def worst_cases(sizes_mb: list[float]) -> dict:
                 parse_quietly(path)
                 out[name][str(mb)] = time.perf_counter() - t0
     return out
+def without_hidden_text_detection(path: Path) -> None:
+    """The PDF parse as it was before hidden-text detection: every page's text taken as is."""
+    import checklist_eval.pdf_hidden as pdf_hidden
+
+    detect = pdf_hidden.visible_text
+    pdf_hidden.visible_text = lambda page, textpage, text, page_no: (text, [])
+    try:
+        parse_quietly(path)
+    finally:
+        pdf_hidden.visible_text = detect
 
 
 def summarize(values: list[float]) -> dict:
@@ -121,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         pdf_files, note = [], (note or "") + " checklist_eval.pdf not available: PDFs skipped"
 
-    parse_per_kb, walk_per_kb, per_pdf = [], [], []
+    parse_per_kb, walk_per_kb, per_pdf, per_pdf_plain = [], [], [], []
     load_paper_warm = tex_files[:1] + pdf_files[:1]
     for path in load_paper_warm:  # first call pays for imports and pylatexenc's tables
         parse_quietly(path)
@@ -133,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         walk_per_kb.append(best_of(lambda: walk_whole(text), args.repeat) / kb)
     for path in pdf_files:
         per_pdf.append(best_of(lambda: parse_quietly(path), args.repeat))
+        per_pdf_plain.append(best_of(lambda: without_hidden_text_detection(path), args.repeat))
 
     batch_papers = pdf_files + tex_files
     pool_rows = [throughput(batch_papers, 1, args.rounds), throughput(batch_papers, None, args.rounds)]
@@ -145,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         "latex_ms_per_kb": summarize(parse_per_kb),
         "pylatexenc_walk_ms_per_kb": summarize(walk_per_kb),
         "pdf_ms": summarize(per_pdf),
+        "pdf_ms_without_hidden_text_detection": summarize(per_pdf_plain),
+        "pdf_hidden_text_detection_ms": summarize([on - off for on, off in zip(per_pdf, per_pdf_plain)]),
         "goals": {"latex_ms_per_kb": GOAL_MS_PER_KB, "pdf_ms": GOAL_MS_PER_PDF},
         "repeat": args.repeat,
         "note": note,
@@ -160,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         ("load_paper, LaTeX (ms/KB)", figures["latex_ms_per_kb"], GOAL_MS_PER_KB),
         ("baseline: LatexWalker whole file (ms/KB)", figures["pylatexenc_walk_ms_per_kb"], None),
         ("load_paper, PDF (ms/PDF)", figures["pdf_ms"], GOAL_MS_PER_PDF),
+        ("baseline: PDF, hidden-text detection off", figures["pdf_ms_without_hidden_text_detection"], None),
+        ("  of which hidden-text detection (ms/PDF)", figures["pdf_hidden_text_detection_ms"], None),
     ]
     for label, s, goal in rows:
         if not s["n"]:

@@ -180,6 +180,12 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
                       f"completion tokens ({u['cached_tokens']} cached{reasoning}), {format_cost(full)}",
                       highlight=False)
+    if paper.hidden_text:
+        from checklist_eval.manipulation import describe
+
+        console.print("[red]Hidden text[/red] (a reader cannot see it; in a PDF it was removed before assessment):")
+        for run in paper.hidden_text:
+            console.print(f"  - {escape(describe(run))}", highlight=False)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:
