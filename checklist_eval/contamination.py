@@ -337,3 +337,27 @@ def chunk_words(text: str, n_words: int) -> list[str]:
     """Consecutive chunks of ``n_words`` whitespace-separated words (the last may be shorter)."""
     words = text.split()
     return [" ".join(words[i:i + n_words]) for i in range(0, len(words), n_words)]
+
+
+def paper_text(path: str | Path) -> str:
+    """Title, abstract and body of a paper as a reader sees them. A LaTeX paper without a checklist
+    is still a paper here: its body is converted without looking for one."""
+    from checklist_eval import load_paper
+    from checklist_eval.errors import NoChecklistError
+    from checklist_eval.sources import input_kind, load_latex
+
+    try:
+        paper = load_paper(path)
+        parts = (paper.title, paper.abstract, paper.body)
+    except NoChecklistError:
+        if input_kind(Path(path)) == "pdf":
+            raise
+        from checklist_eval.latex import collect_macros, convert_body, theorem_kinds
+
+        text = load_latex(Path(path)).text
+        begin = text.find("\\begin{document}")
+        preamble, body = (text[:begin], text[begin + len("\\begin{document}"):]) if begin >= 0 else (text, text)
+        body = body.split("\\end{document}", 1)[0]
+        conv = convert_body(body, collect_macros(preamble), theorem_kinds(text))
+        parts = (conv.title, conv.abstract, conv.text)
+    return "\n\n".join(x for x in parts if x)

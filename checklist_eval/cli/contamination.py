@@ -137,13 +137,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _paper_chunks(path: str, chunk_words: int, max_chunks: int) -> tuple[list[str], int]:
-    from checklist_eval import load_paper
     from checklist_eval.contamination import chunk_words as split
+    from checklist_eval.contamination import paper_text
     from checklist_eval.errors import InputError
 
-    paper = load_paper(path)
-    text = "\n\n".join(x for x in (paper.title, paper.abstract, paper.body) if x)
-    chunks = split(text, chunk_words)
+    chunks = split(paper_text(path), chunk_words)
     if not chunks:
         raise InputError(path, "no text to score")
     return chunks[:max_chunks], max(0, len(chunks) - max_chunks)
