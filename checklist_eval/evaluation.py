@@ -383,7 +383,7 @@ def overall_lines(result: dict) -> list[str]:
         f"  pAUC@FPR={fs:<5} {_num(f['pauc'])}{_ci(f, 'pauc')}  (McClish {_num(f['pauc_mcclish'])}"
         f"{_ci(f, 'pauc_mcclish')})",
         f"  TPR@FPR={fs:<6} {_num(f['tpr_at_fpr'])}{_ci(f, 'tpr_at_fpr')}",
-        f"  EER            {_num(f['eer'])}{_ci(f, 'eer')}  (interpolated {_num(f['eer_interp'])})",
+        f"  EER            {_num(f['eer'])}{_ci(f, 'eer')}  (FPR = FNR; nearest ROC point {_num(f['eer_nearest'])})",
         f"  Brier          {_num(f['brier'])} ± {_num(f['brier_ci'][lv])}",
         f"  Cross-entropy  {_num(f['cross_entropy'])} ± {_num(f['cross_entropy_ci'][lv])}",
     ]
