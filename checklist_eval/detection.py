@@ -365,6 +365,9 @@ def metric_label(key: str, far_stop: float) -> str:
     m = re.match(r"auc_ci(\d+)_(low|high)$", key)
     if m:
         return f"AUC_CI{m.group(1)}_{m.group(2)}"
+    m = re.match(r"cross_entropy_ci(\d+)(?:_(low|high))?$", key)
+    if m:  # the half-width under TrojAI's name (CrossEntropy95CI), the bounds like AUC's
+        return f"CrossEntropy_CI{m.group(1)}_{m.group(2)}" if m.group(2) else f"CrossEntropy{m.group(1)}CI"
     return key
 
 
