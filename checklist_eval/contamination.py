@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -79,7 +79,6 @@ class TokenText:
     vocab_mu: np.ndarray | None = None
     vocab_sigma: np.ndarray | None = None
     label: int | None = None
-    notes: list[str] = field(default_factory=list)
 
     @property
     def n_tokens(self) -> int:

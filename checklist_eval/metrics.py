@@ -641,8 +641,8 @@ def prevalence_sweep(
     TrojAI's own script sweeps 1-98 %; the default here includes 99 %. AUC is NaN on a subset with
     one class.
 
-    Library API (issue 5): no command or script calls it; it is for analyses of how the figures
-    depend on the share of untruthful answers, run from Python.
+    ``--prevalence-sweep`` of ``assessor-eval`` and ``detection score`` reports it per rate
+    (:mod:`checklist_eval.trojai`).
     """
     y = _labels(y_true)
     p = np.asarray(y_prob, dtype=np.float64)

@@ -52,6 +52,7 @@ class LogprobClient:
         self.model = model
         self.base_url = base_url
         self.top_k = top_k
+        self.api_key_env = api_key_env
         self._key = os.environ.get(api_key_env, "").strip() or NO_KEY
         http = openai.DefaultHttpx2Client(timeout=timeout)
         self._client = openai.OpenAI(api_key=self._key, base_url=base_url, timeout=timeout, max_retries=2,
@@ -69,46 +70,44 @@ class LogprobClient:
             return self._client.completions.create(model=self.model, prompt=prompt, echo=True,
                                                    logprobs=logprobs, max_tokens=0)  # fmt: skip
         except openai.APIError as err:
-            raise fatal_error(err, endpoint=str(self.base_url), model=self.model, api_key_env="the API key",
+            raise fatal_error(err, endpoint=str(self.base_url), model=self.model, api_key_env=self.api_key_env,
                               secrets=(self._key,)) from None  # fmt: skip
 
-    def text(self, text_id: str, text: str) -> TokenText:
-        """The text's tokens with log-probabilities and top-k alternatives (first token dropped)."""
-        reply = self._create(text, self.top_k)
-        lp = _echo_logprobs(reply, 0, self.base_url)
-        tokens, offsets = list(lp.tokens), _offsets(lp)
+    def fetch(self, text_id: str, text: str, ngram: int = 0) -> TokenText:
+        """The text's tokens with log-probabilities and top-k alternatives (the first token, which has
+        no prediction, dropped); with ``ngram`` > 0 also each token's log-probability given only its
+        ``ngram`` preceding tokens."""
+        lp = _echo_logprobs(self._create(text, self.top_k), self.base_url)
+        tokens = list(lp.tokens)
         values = [math.nan if v is None else float(v) for v in lp.token_logprobs]
         keep = [i for i, v in enumerate(values) if not math.isnan(v)]
-        tops = lp.top_logprobs if self.top_k > 0 and lp.top_logprobs else None
         out = TokenText(id=text_id, tokens=[tokens[i] for i in keep],
                         logprobs=np.minimum(np.array([values[i] for i in keep]), 0.0))  # fmt: skip
-        if tops is not None:
-            out.top_logprobs = [_top_dict(tops[i]) for i in keep]
-        out.notes = []
-        self._positions = (tokens, offsets, keep)
+        if self.top_k > 0 and lp.top_logprobs:
+            out.top_logprobs = [_top_dict(lp.top_logprobs[i]) for i in keep]
+        if ngram > 0:
+            out.ngram_logprobs = self._ngram(tokens, keep, ngram)
         return out
 
-    def ngram(self, text: TokenText, n: int) -> np.ndarray:
-        """log p(token | its n preceding tokens) for the tokens of the last :meth:`text` call; NaN where
-        the endpoint's tokenizer merges the token with its context (no separate value exists)."""
-        tokens, offsets, keep = self._positions
+    def _ngram(self, tokens: list[str], keep: list[int], n: int) -> np.ndarray:
+        """log p(token | its n preceding tokens), NaN where the endpoint's tokenizer merges the token
+        with its context (no separate value exists)."""
         prompts, bounds = [], []
         for i in keep:
-            start = max(0, i - n)
-            context = "".join(tokens[start:i])
+            context = "".join(tokens[max(0, i - n):i])
             prompts.append(context + tokens[i])
             bounds.append(len(context))
         out = np.full(len(prompts), np.nan)
         for b in range(0, len(prompts), BATCH):
             reply = self._create(prompts[b:b + BATCH], 0)
-            for j, choice in enumerate(sorted(reply.choices, key=lambda c: c.index)):
+            for j, choice in enumerate(sorted(reply.choices or [], key=lambda c: c.index)[:len(prompts) - b]):
                 out[b + j] = _target_logprob(choice.logprobs, bounds[b + j])
         return out
 
 
-def _echo_logprobs(reply, index: int, base_url):
+def _echo_logprobs(reply, base_url):
     choices = sorted(reply.choices or [], key=lambda c: c.index)
-    lp = choices[index].logprobs if len(choices) > index else None
+    lp = choices[0].logprobs if choices else None
     if lp is None or not lp.tokens or not lp.token_logprobs:
         raise AssessorError(f"{base_url}: the completions endpoint returned no prompt log-probabilities "
                             "(it needs echo=true with logprobs); score a --logprobs FILE instead")  # fmt: skip

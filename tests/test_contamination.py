@@ -253,3 +253,16 @@ def test_eval_of_a_wikimia_style_set_through_the_loopback_server(tmp_path):
     assert (tmp_path / "roc.png").stat().st_size > 1000
     no_endpoint = cli("contamination-eval", str(path))
     assert no_endpoint.returncode == 2 and "needs an endpoint" in no_endpoint.stderr
+
+
+def test_a_wrong_key_is_one_line_exit_2_without_the_key(tmp_path):
+    path = _jsonl(tmp_path, [{"input": _text(7, 30), "label": 1}, {"input": _text(8, 30), "label": 0}])
+    import os
+
+    env = {**os.environ, "MY_KEY": "sk-wrong-0123456789abcdef"}
+    with MockServer(require_api_key="sk-right-0123456789abcdef") as server:
+        out = subprocess.run([sys.executable, "-m", "checklist_eval", "contamination-eval", str(path), "--model", "m",
+                              "--base-url", server.base_url, "--api-key-env", "MY_KEY"],
+                             capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+    assert out.returncode == 2 and "HTTP 401" in out.stderr and "MY_KEY" in out.stderr
+    assert "0123456789abcdef" not in out.stderr + out.stdout and len(out.stderr.strip().splitlines()) == 1

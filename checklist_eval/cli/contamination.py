@@ -76,13 +76,10 @@ def _fetcher(args, methods):
         raise InputError(None, f"--ngram must be >= 0, got {args.ngram}")
     client = LogprobClient(args.model, args.base_url, api_key_env=args.api_key_env, timeout=args.timeout,
                            top_k=args.top_k)  # fmt: skip
-    need_ngram = args.ngram > 0 and any(m in methods for m in _NGRAM_METHODS)
+    ngram = args.ngram if any(m in methods for m in _NGRAM_METHODS) else 0
 
     def fetch(text_id: str, text: str):
-        t = client.text(text_id, text)
-        if need_ngram:
-            t.ngram_logprobs = client.ngram(t, args.ngram)
-        return t
+        return client.fetch(text_id, text, ngram)
 
     return fetch, client
 
