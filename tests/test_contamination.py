@@ -266,3 +266,28 @@ def test_a_wrong_key_is_one_line_exit_2_without_the_key(tmp_path):
                              capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
     assert out.returncode == 2 and "HTTP 401" in out.stderr and "MY_KEY" in out.stderr
     assert "0123456789abcdef" not in out.stderr + out.stdout and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_loopback_completions_echo_prompt_logprobs_with_the_real_client():
+    import openai
+
+    seen = next(t for t in (_text(200 + i, 120) for i in range(50)) if is_seen(t))
+    unseen = next(t for t in (_text(300 + i, 120) for i in range(50)) if not is_seen(t))
+    with MockServer() as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+        reply = client.completions.create(model="m", prompt=[seen, unseen], echo=True, logprobs=3, max_tokens=0)
+        again = client.completions.create(model="m", prompt=seen, echo=True, logprobs=3, max_tokens=0)
+        with pytest.raises(openai.BadRequestError):
+            client.completions.create(model="m", prompt=seen, echo=True, logprobs=99, max_tokens=0)
+    a, b = sorted(reply.choices, key=lambda ch: ch.index)
+    assert "".join(a.logprobs.tokens) == seen and a.text == seen
+    assert a.logprobs.token_logprobs[0] is None and a.logprobs.top_logprobs[0] is None
+    assert again.choices[0].logprobs.token_logprobs == a.logprobs.token_logprobs  # deterministic
+    assert a.logprobs.text_offset[5] == len("".join(a.logprobs.tokens[:5]))
+    for top in a.logprobs.top_logprobs[1:]:
+        assert len(top) == 3 and list(top.values()) == sorted(top.values(), reverse=True)
+        assert math.fsum(math.exp(v) for v in top.values()) <= 1 + 1e-9
+    p_seen, p_unseen = np.exp(a.logprobs.token_logprobs[1:]), np.exp(b.logprobs.token_logprobs[1:])
+    quarter = len(p_seen) // 4
+    assert p_seen[-quarter:].mean() > p_seen[:quarter].mean()  # rising confidence along a seen text
+    assert _slope_sklearn(p_seen) > _slope_sklearn(p_unseen)
