@@ -11,8 +11,7 @@ from __future__ import annotations
 import io
 import tarfile
 import time
-from pathlib import PurePosixPath
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from checklist_eval.errors import InputError
 

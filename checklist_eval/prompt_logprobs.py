@@ -27,7 +27,7 @@ MAX_TOP = 20
 NO_KEY = "no-key-needed"  # local servers accept any bearer token
 
 HOSTED_REFUSAL = (
-    "hosted OpenAI models cannot return prompt log-probabilities (chat models only score generated "
+    "hosted OpenAI (and Azure OpenAI) models cannot return prompt log-probabilities (chat models only score generated "
     "tokens): point --base-url at a completions endpoint that echoes them (vLLM, llama.cpp), or pass "
     "--logprobs FILE"
 )
@@ -35,7 +35,7 @@ HOSTED_REFUSAL = (
 
 def refuse_hosted_openai(base_url: str | None) -> None:
     host = (urlparse(base_url).hostname or "") if base_url else "api.openai.com"
-    if host == "api.openai.com" or host.endswith(".openai.com"):
+    if host == "api.openai.com" or host.endswith((".openai.com", ".openai.azure.com")):
         raise InputError(None, HOSTED_REFUSAL)
 
 

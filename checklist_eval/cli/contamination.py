@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     methods = c.parse_methods(args.methods)
     c.check_k(args.k)
     if bool(args.paper) == bool(args.logprobs):
-        raise InputError(None, "give a PAPER (with --model and --base-url) or --logprobs FILE, not both")
+        raise InputError(None, "give either a PAPER (with --model and --base-url) or --logprobs FILE")
     if args.logprobs:
         texts = c.read_logprob_jsonl(args.logprobs)
         rows = [{"id": t.id, "n_tokens": t.n_tokens, "scores": c.score_text(t, methods, args.k)} for t in texts]
