@@ -137,6 +137,9 @@ def test_logprob_jsonl_json_output_has_the_contract_shape_and_values(tmp_path):
     assert a["scores"]["slope_ngram"] == pytest.approx(_slope_sklearn(np.exp(lp0) - np.exp(ng0)), rel=1e-9)
     assert a["scores"]["min_k_pp"] is None and b["scores"]["slope_ngram"] is None
     assert b["scores"]["min_k_pp"] is not None
+    pb = np.exp(lp1)  # no n-gram values: the normalised slopes use the raw probabilities
+    assert b["scores"]["slope_mean"] == pytest.approx(_slope_sklearn(pb) / abs(pb.mean()), rel=1e-9)
+    assert b["scores"]["slope_z"] == pytest.approx(_slope_sklearn(pb) / pb.std(), rel=1e-9)
     assert "approximated from the top-k" in out.stderr
     picked = cli("contamination", "--logprobs", str(tmp_path / "lp.jsonl"), "--json", "--methods", "min_k,slope",
                  "--k", "0.5")  # fmt: skip
