@@ -101,8 +101,10 @@ def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= MAX_TOP):
         return 400, _error(f"logprobs must be an integer in [0, {MAX_TOP}]")
     echo = bool(req.get("echo"))
+    from checklist_eval.testing import tokenize
+
     choices = [_choice(i, p, echo, k) for i, p in enumerate(prompts)]
-    n_prompt = sum(len(c["logprobs"]["tokens"]) if c["logprobs"] else 0 for c in choices)
+    n_prompt = sum(len(tokenize(p)) for p in prompts)
     return 200, {
         "id": "cmpl-mock", "object": "text_completion", "created": 0, "model": req.get("model", model),
         "choices": choices,
