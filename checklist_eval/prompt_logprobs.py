@@ -86,15 +86,18 @@ class LogprobClient:
         if self.top_k > 0 and lp.top_logprobs:
             out.top_logprobs = [_top_dict(lp.top_logprobs[i]) for i in keep]
         if ngram > 0:
-            out.ngram_logprobs = self._ngram(tokens, keep, ngram)
+            offsets = _offsets(lp)
+            in_text = [text[o:o + len(t)] == t for o, t in zip(offsets, tokens)]
+            out.ngram_logprobs = self._ngram(tokens, keep, ngram, in_text)
         return out
 
-    def _ngram(self, tokens: list[str], keep: list[int], n: int) -> np.ndarray:
+    def _ngram(self, tokens: list[str], keep: list[int], n: int, in_text: list[bool]) -> np.ndarray:
         """log p(token | its n preceding tokens), NaN where the endpoint's tokenizer merges the token
-        with its context (no separate value exists)."""
+        with its context (no separate value exists). Tokens that are not text of the prompt (a BOS
+        marker some servers echo) are left out of the contexts."""
         prompts, bounds = [], []
         for i in keep:
-            context = "".join(tokens[max(0, i - n):i])
+            context = "".join(tokens[j] for j in range(max(0, i - n), i) if in_text[j])
             prompts.append(context + tokens[i])
             bounds.append(len(context))
         out = np.full(len(prompts), np.nan)

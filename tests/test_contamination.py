@@ -294,3 +294,16 @@ def test_loopback_completions_echo_prompt_logprobs_with_the_real_client():
     quarter = len(p_seen) // 4
     assert p_seen[-quarter:].mean() > p_seen[:quarter].mean()  # rising confidence along a seen text
     assert _slope_sklearn(p_seen) > _slope_sklearn(p_unseen)
+
+
+def test_ngram_target_value_sums_its_pieces_and_refuses_a_merged_token():
+    from types import SimpleNamespace
+
+    from checklist_eval.prompt_logprobs import _target_logprob
+
+    # context " the" (4 characters) + target " model", echoed as pieces " mod" + "el"
+    split = SimpleNamespace(tokens=[" the", " mod", "el"], token_logprobs=[None, -1.5, -0.25], text_offset=[0, 4, 8])
+    assert _target_logprob(split, 4) == pytest.approx(-1.75)
+    merged = SimpleNamespace(tokens=[" the mod", "el"], token_logprobs=[None, -0.5], text_offset=[0, 8])
+    assert math.isnan(_target_logprob(merged, 4))  # the tokenizer joined target and context
+    assert math.isnan(_target_logprob(SimpleNamespace(tokens=[" the"], token_logprobs=[None], text_offset=[0]), 4))
