@@ -8,8 +8,10 @@ Short prompts (the n-gram contexts of the perplexity-slope method) are never see
 Each token's log-probability starts from a value that depends only on the token and the one before
 it (so a 2-token n-gram context reproduces it), plus a little context jitter. Along a seen text the
 model grows confident: the log-probability shrinks linearly (by a text-dependent 0-90 % by its end),
-so the probability rises with position, which is what the membership scores look for. ``top_logprobs`` lists the actual token and
-made-up alternatives sharing the rest of the probability mass, largest first.
+so the probability rises with position, which is what the membership scores look for.
+``top_logprobs`` lists the actual token and made-up alternatives sharing the rest of the probability
+mass, largest first. With ``max_tokens`` >= 1 the mock generates one token (" the") after the prompt;
+a model whose name ends in ``-max-tokens-1`` refuses ``max_tokens=0``, as some server versions do.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import math
 from typing import Any
 
 SEEN_MIN_WORDS = 12
+NO_ZERO_MAX_TOKENS = "-max-tokens-1"  # a model name ending so refuses max_tokens=0, as some servers do
 MAX_PROMPTS = 1024
 MAX_TOP = 20
 
@@ -71,11 +74,18 @@ def _top(token: str, lp: float, k: int) -> dict[str, float]:
     return dict(sorted(cands.items(), key=lambda kv: -kv[1])[:k])
 
 
-def _choice(index: int, prompt: str, echo: bool, k: int | None) -> dict[str, Any]:
+GENERATED = " the"  # the one token the mock generates when asked for any
+
+
+def _choice(index: int, prompt: str, echo: bool, k: int | None, generate: bool) -> dict[str, Any]:
     tokens, lps = prompt_logprobs(prompt)
+    if not echo:
+        tokens, lps = [], []
+    if generate:
+        tokens, lps = [*tokens, GENERATED], [*lps, -1.0]
     logprobs = None
-    if echo and k is not None:
-        offsets, pos = [], 0
+    if k is not None:
+        offsets, pos = [], 0 if echo else len(prompt)
         for t in tokens:
             offsets.append(pos)
             pos += len(t)
@@ -84,7 +94,8 @@ def _choice(index: int, prompt: str, echo: bool, k: int | None) -> dict[str, Any
             "top_logprobs": [None if lp is None else _top(t, lp, k) for t, lp in zip(tokens, lps)] if k > 0
             else None,
         }  # fmt: skip
-    return {"index": index, "text": prompt if echo else "", "logprobs": logprobs, "finish_reason": "length"}
+    text = (prompt if echo else "") + (GENERATED if generate else "")
+    return {"index": index, "text": text, "logprobs": logprobs, "finish_reason": "length"}
 
 
 def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
@@ -100,15 +111,21 @@ def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
     k = req.get("logprobs")
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= MAX_TOP):
         return 400, _error(f"logprobs must be an integer in [0, {MAX_TOP}]")
-    echo = bool(req.get("echo"))
+    max_tokens = req.get("max_tokens", 16)
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
+        return 400, _error("max_tokens must be a non-negative integer")
+    if max_tokens == 0 and str(req.get("model", "")).endswith(NO_ZERO_MAX_TOKENS):
+        return 400, _error("max_tokens must be at least 1, got 0.")
     from checklist_eval.testing import tokenize
 
-    choices = [_choice(i, p, echo, k) for i, p in enumerate(prompts)]
+    echo = bool(req.get("echo"))
+    choices = [_choice(i, p, echo, k, max_tokens > 0) for i, p in enumerate(prompts)]
     n_prompt = sum(len(tokenize(p)) for p in prompts)
+    n_out = len(prompts) if max_tokens > 0 else 0
     return 200, {
         "id": "cmpl-mock", "object": "text_completion", "created": 0, "model": req.get("model", model),
         "choices": choices,
-        "usage": {"prompt_tokens": n_prompt, "completion_tokens": 0, "total_tokens": n_prompt},
+        "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_out, "total_tokens": n_prompt + n_out},
     }  # fmt: skip
 
 

@@ -1,8 +1,8 @@
 """Token log-probabilities of a text from an OpenAI-compatible *completions* endpoint.
 
-One request per text: ``echo=true``, ``logprobs=k``, ``max_tokens=0`` (vLLM, llama.cpp's server,
-legacy OpenAI base models), which returns the prompt's tokens with their log-probabilities and top-k
-alternatives. The n-gram references of the perplexity-slope method (each token given only its n
+One request per text: ``echo=true``, ``logprobs=k``, ``max_tokens=0`` (vLLM, legacy OpenAI base
+models), which returns the prompt's tokens with their log-probabilities and top-k alternatives. A
+server that refuses ``max_tokens=0`` is asked again with 1, and the generated token is dropped. The n-gram references of the perplexity-slope method (each token given only its n
 preceding tokens) go to the same endpoint as a batch of short prompts, one per token, in requests of at
 most :data:`BATCH` prompts.
 
@@ -53,6 +53,7 @@ class LogprobClient:
         self.base_url = base_url
         self.top_k = top_k
         self.api_key_env = api_key_env
+        self._max_tokens = 0
         self._key = os.environ.get(api_key_env, "").strip() or NO_KEY
         http = openai.DefaultHttpx2Client(timeout=timeout)
         self._client = openai.OpenAI(api_key=self._key, base_url=base_url, timeout=timeout, max_retries=2,
@@ -67,8 +68,16 @@ class LogprobClient:
         from checklist_eval.assessors.retry import fatal_error
 
         try:
-            return self._client.completions.create(model=self.model, prompt=prompt, echo=True,
-                                                   logprobs=logprobs, max_tokens=0)  # fmt: skip
+            try:
+                return self._client.completions.create(model=self.model, prompt=prompt, echo=True,
+                                                       logprobs=logprobs, max_tokens=self._max_tokens)  # fmt: skip
+            except openai.BadRequestError as err:
+                # some server versions refuse max_tokens=0: one generated token, trimmed off below
+                if self._max_tokens or "max_tokens" not in str(err):
+                    raise
+                self._max_tokens = 1
+                return self._client.completions.create(model=self.model, prompt=prompt, echo=True,
+                                                       logprobs=logprobs, max_tokens=1)  # fmt: skip
         except openai.APIError as err:
             raise fatal_error(err, endpoint=str(self.base_url), model=self.model, api_key_env=self.api_key_env,
                               secrets=(self._key,)) from None  # fmt: skip
@@ -79,14 +88,14 @@ class LogprobClient:
         ``ngram`` preceding tokens."""
         lp = _echo_logprobs(self._create(text, self.top_k), self.base_url)
         tokens = list(lp.tokens)
+        offsets = _offsets(lp)
         values = [math.nan if v is None else float(v) for v in lp.token_logprobs]
-        keep = [i for i, v in enumerate(values) if not math.isnan(v)]
+        keep = [i for i, v in enumerate(values) if not math.isnan(v) and offsets[i] < len(text)]
         out = TokenText(id=text_id, tokens=[tokens[i] for i in keep],
                         logprobs=np.minimum(np.array([values[i] for i in keep]), 0.0))  # fmt: skip
         if self.top_k > 0 and lp.top_logprobs:
             out.top_logprobs = [_top_dict(lp.top_logprobs[i]) for i in keep]
         if ngram > 0:
-            offsets = _offsets(lp)
             in_text = [text[o:o + len(t)] == t for o, t in zip(offsets, tokens)]
             out.ngram_logprobs = self._ngram(tokens, keep, ngram, in_text)
         return out
@@ -104,7 +113,7 @@ class LogprobClient:
         for b in range(0, len(prompts), BATCH):
             reply = self._create(prompts[b:b + BATCH], 0)
             for j, choice in enumerate(sorted(reply.choices or [], key=lambda c: c.index)[:len(prompts) - b]):
-                out[b + j] = _target_logprob(choice.logprobs, bounds[b + j])
+                out[b + j] = _target_logprob(choice.logprobs, bounds[b + j], len(prompts[b + j]))
         return out
 
 
@@ -133,14 +142,17 @@ def _top_dict(entry) -> dict[str, float] | None:
     return {str(k): min(float(v), 0.0) for k, v in dict(entry).items() if v is not None and math.isfinite(v)}
 
 
-def _target_logprob(lp, boundary: int) -> float:
-    """Sum of the log-probabilities of the echoed tokens from ``boundary`` on (the target's pieces);
-    NaN when a token straddles the boundary or the value is missing."""
+def _target_logprob(lp, boundary: int, end: int | None = None) -> float:
+    """Sum of the log-probabilities of the echoed tokens from ``boundary`` to ``end`` (the target's
+    pieces; a generated token after the prompt is not one); NaN when a token straddles the boundary or
+    the value is missing."""
     if lp is None or not lp.tokens:
         return math.nan
     offsets = _offsets(lp)
     total, found = 0.0, False
     for off, tok, v in zip(offsets, lp.tokens, lp.token_logprobs):
+        if end is not None and off >= end:
+            break
         if off < boundary < off + len(tok):
             return math.nan
         if off >= boundary:

@@ -307,3 +307,21 @@ def test_ngram_target_value_sums_its_pieces_and_refuses_a_merged_token():
     merged = SimpleNamespace(tokens=[" the mod", "el"], token_logprobs=[None, -0.5], text_offset=[0, 8])
     assert math.isnan(_target_logprob(merged, 4))  # the tokenizer joined target and context
     assert math.isnan(_target_logprob(SimpleNamespace(tokens=[" the"], token_logprobs=[None], text_offset=[0]), 4))
+
+
+def test_a_server_refusing_max_tokens_0_is_asked_with_1_and_the_generated_token_dropped():
+    from checklist_eval.prompt_logprobs import LogprobClient
+
+    rows = [{"input": _text(400 + i, 50)} for i in range(6)]
+    scores = {}
+    with MockServer() as server:
+        for model in ("m", "m-max-tokens-1"):
+            client = LogprobClient(model, server.base_url)
+            try:
+                texts = [client.fetch(r["input"][:10], r["input"], ngram=1) for r in rows]
+            finally:
+                client.close()
+            scores[model] = [c.score_text(t) for t in texts]
+            assert [t.n_tokens for t in texts] == [len(prompt_logprobs(r["input"])[0]) - 1 for r in rows]
+        statuses = dict(server.stats.by_status)
+    assert scores["m"] == scores["m-max-tokens-1"] and statuses.get(400) == 1  # refused once, then remembered
