@@ -325,3 +325,16 @@ def test_a_server_refusing_max_tokens_0_is_asked_with_1_and_the_generated_token_
             assert [t.n_tokens for t in texts] == [len(prompt_logprobs(r["input"])[0]) - 1 for r in rows]
         statuses = dict(server.stats.by_status)
     assert scores["m"] == scores["m-max-tokens-1"] and statuses.get(400) == 1  # refused once, then remembered
+
+
+def test_missing_ngram_values_count_as_not_adjusted_and_are_reported(tmp_path):
+    lp, ng = _synthetic(9, 20)
+    ng_list = ng.tolist()
+    ng_list[3] = ng_list[7] = None
+    path = _jsonl(tmp_path, [{"id": "a", "tokens": [f"t{i}" for i in range(20)], "logprobs": lp.tolist(),
+                              "ngram_logprobs": ng_list}])  # fmt: skip
+    out = cli("contamination", "--logprobs", str(path), "--json", "--methods", "slope_ngram")
+    adjusted = np.exp(lp) - np.exp(ng)
+    adjusted[[3, 7]] = 0.0
+    assert json.loads(out.stdout)["texts"][0]["scores"]["slope_ngram"] == pytest.approx(_slope_sklearn(adjusted))
+    assert "2 of 20 tokens (10.0%) have no n-gram value" in out.stderr

@@ -85,6 +85,8 @@ def _fetcher(args, methods):
 
 
 def _notes(texts, methods) -> list[str]:
+    import numpy as np
+
     from checklist_eval.contamination import TOPK_NOTE, uses_topk_approximation
 
     notes = []
@@ -93,6 +95,12 @@ def _notes(texts, methods) -> list[str]:
     if any(m in methods for m in _NGRAM_METHODS) and any(t.ngram_logprobs is None for t in texts):
         notes.append("no n-gram log-probabilities: slope_ngram is empty and slope_mean/slope_z use the raw "
                      "probabilities")  # fmt: skip
+    refs = [t.ngram_logprobs for t in texts if t.ngram_logprobs is not None]
+    missing = sum(int(np.isnan(r).sum()) for r in refs)
+    total = sum(r.size for r in refs)
+    if total and missing:
+        notes.append(f"{missing} of {total} tokens ({100 * missing / total:.1f}%) have no n-gram value (the "
+                     "endpoint's tokens did not line up with the text): they count as not adjusted")  # fmt: skip
     return notes
 
 
