@@ -90,7 +90,8 @@ class LogprobClient:
         tokens = list(lp.tokens)
         offsets = _offsets(lp)
         values = [math.nan if v is None else float(v) for v in lp.token_logprobs]
-        keep = [i for i, v in enumerate(values) if not math.isnan(v) and offsets[i] < len(text)]
+        n_prompt = len(tokens) - self._max_tokens  # the generated token, if any, comes last
+        keep = [i for i, v in enumerate(values[:n_prompt]) if not math.isnan(v)]
         out = TokenText(id=text_id, tokens=[tokens[i] for i in keep],
                         logprobs=np.minimum(np.array([values[i] for i in keep]), 0.0))  # fmt: skip
         if self.top_k > 0 and lp.top_logprobs:
@@ -113,7 +114,7 @@ class LogprobClient:
         for b in range(0, len(prompts), BATCH):
             reply = self._create(prompts[b:b + BATCH], 0)
             for j, choice in enumerate(sorted(reply.choices or [], key=lambda c: c.index)[:len(prompts) - b]):
-                out[b + j] = _target_logprob(choice.logprobs, bounds[b + j], len(prompts[b + j]))
+                out[b + j] = _target_logprob(choice.logprobs, bounds[b + j], self._max_tokens)
         return out
 
 
@@ -142,17 +143,16 @@ def _top_dict(entry) -> dict[str, float] | None:
     return {str(k): min(float(v), 0.0) for k, v in dict(entry).items() if v is not None and math.isfinite(v)}
 
 
-def _target_logprob(lp, boundary: int, end: int | None = None) -> float:
-    """Sum of the log-probabilities of the echoed tokens from ``boundary`` to ``end`` (the target's
-    pieces; a generated token after the prompt is not one); NaN when a token straddles the boundary or
-    the value is missing."""
-    if lp is None or not lp.tokens:
+def _target_logprob(lp, boundary: int, generated: int = 0) -> float:
+    """Sum of the log-probabilities of the echoed prompt tokens from ``boundary`` on (the target's
+    pieces), leaving out the last ``generated`` tokens; NaN when a token straddles the boundary or the
+    value is missing."""
+    if lp is None or not lp.tokens or len(lp.tokens) <= generated:
         return math.nan
     offsets = _offsets(lp)
+    n_prompt = len(lp.tokens) - generated
     total, found = 0.0, False
-    for off, tok, v in zip(offsets, lp.tokens, lp.token_logprobs):
-        if end is not None and off >= end:
-            break
+    for off, tok, v in zip(offsets[:n_prompt], lp.tokens[:n_prompt], lp.token_logprobs[:n_prompt]):
         if off < boundary < off + len(tok):
             return math.nan
         if off >= boundary:
