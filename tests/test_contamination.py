@@ -338,3 +338,15 @@ def test_missing_ngram_values_count_as_not_adjusted_and_are_reported(tmp_path):
     adjusted[[3, 7]] = 0.0
     assert json.loads(out.stdout)["texts"][0]["scores"]["slope_ngram"] == pytest.approx(_slope_sklearn(adjusted))
     assert "2 of 20 tokens (10.0%) have no n-gram value" in out.stderr
+
+
+def test_a_real_challenge_pdf_is_scored_through_the_loopback_server(shared_dir):
+    pdf = next((shared_dir / "corpus" / "anchor-sample" / "pair-submission").glob("*.pdf"))
+    with MockServer() as server:
+        out = cli("contamination", str(pdf), "--model", "m", "--base-url", server.base_url, "--max-chunks", "2",
+                  "--json", "--methods", "slope,min_k")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [t["id"] for t in doc["texts"]] == ["chunk-0", "chunk-1"] and all(t["n_tokens"] > 100 for t in doc["texts"])
+    assert set(doc["paper_scores"]) == {"slope", "min_k"} and doc["paper_scores"]["min_k"] < 0
+    assert any("past --max-chunks 2" in n for n in doc["notes"])
