@@ -1,4 +1,5 @@
-"""``checklist-eval detection validate|score``: NIST GenAI discriminator files (see checklist_eval.detection)."""
+"""``checklist-eval detection validate|score|package``: NIST GenAI discriminator files (see
+checklist_eval.detection and checklist_eval.nist_package)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "detection",
-        help="validate and score NIST GenAI discriminator files (pipe-separated)",
+        help="validate, score and package NIST GenAI discriminator files (pipe-separated)",
         description="Validate a system output against its index, or score it against the reference, "
         "on the conventions of NIST's GenAI text-to-text discriminator evaluation.",
     )
