@@ -11,7 +11,10 @@ model grows confident: the log-probability shrinks linearly (by a text-dependent
 so the probability rises with position, which is what the membership scores look for.
 ``top_logprobs`` lists the actual token and made-up alternatives sharing the rest of the probability
 mass, largest first. With ``max_tokens`` >= 1 the mock generates one token (" the") after the prompt;
-a model whose name ends in ``-max-tokens-1`` refuses ``max_tokens=0``, as some server versions do.
+a model whose name ends in ``-max-tokens-1`` refuses ``max_tokens=0``, as some server versions do,
+and one ending in ``-prompt-logprobs-only`` echoes no log-probabilities but answers vLLM's
+``prompt_logprobs=k`` (per prompt token ``{token_id: {logprob, rank, decoded_token}}``, the prompt
+token first, then the top k).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 SEEN_MIN_WORDS = 12
 NO_ZERO_MAX_TOKENS = "-max-tokens-1"  # a model name ending so refuses max_tokens=0, as some servers do
+PROMPT_LOGPROBS_ONLY = "-prompt-logprobs-only"  # ... echoes no log-probabilities: vLLM's prompt_logprobs only
 MAX_PROMPTS = 1024
 MAX_TOP = 20
 
@@ -98,6 +102,26 @@ def _choice(index: int, prompt: str, echo: bool, k: int | None, generate: bool) 
     return {"index": index, "text": text, "logprobs": logprobs, "finish_reason": "length"}
 
 
+def _token_id(token: str) -> str:
+    return str(int(_unit("id\x00" + token) * 100_000))
+
+
+def _vllm_prompt_logprobs(prompt: str, k: int) -> list[dict[str, Any] | None]:
+    tokens, lps = prompt_logprobs(prompt)
+    out: list[dict[str, Any] | None] = []
+    for tok, lp in zip(tokens, lps):
+        if lp is None:
+            out.append(None)
+            continue
+        top = _top(tok, lp, max(k, 1))
+        ranked = {t: r for r, t in enumerate(top, start=1)}
+        entry = {_token_id(tok): {"logprob": lp, "rank": ranked.get(tok, len(top) + 1), "decoded_token": tok}}
+        for t, v in list(top.items())[:k]:
+            entry.setdefault(_token_id(t), {"logprob": v, "rank": ranked[t], "decoded_token": t})
+        out.append(entry)
+    return out
+
+
 def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
     """(HTTP status, JSON body) for a completions request."""
     if not isinstance(req, dict) or "prompt" not in req:
@@ -119,7 +143,15 @@ def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
     from checklist_eval.testing import tokenize
 
     echo = bool(req.get("echo"))
-    choices = [_choice(i, p, echo, k, max_tokens > 0) for i, p in enumerate(prompts)]
+    no_echo_logprobs = str(req.get("model", "")).endswith(PROMPT_LOGPROBS_ONLY)
+    choices = [_choice(i, p, echo, None if no_echo_logprobs and echo else k, max_tokens > 0)
+               for i, p in enumerate(prompts)]  # fmt: skip
+    pk = req.get("prompt_logprobs")
+    if pk is not None:
+        if not isinstance(pk, int) or isinstance(pk, bool) or not 0 <= pk <= MAX_TOP:
+            return 400, _error(f"prompt_logprobs must be an integer in [0, {MAX_TOP}]")
+        for c, p in zip(choices, prompts):
+            c["prompt_logprobs"] = _vllm_prompt_logprobs(p, pk)
     n_prompt = sum(len(tokenize(p)) for p in prompts)
     n_out = len(prompts) if max_tokens > 0 else 0
     return 200, {

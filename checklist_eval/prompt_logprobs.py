@@ -2,9 +2,14 @@
 
 One request per text: ``echo=true``, ``logprobs=k``, ``max_tokens=0`` (vLLM, legacy OpenAI base
 models), which returns the prompt's tokens with their log-probabilities and top-k alternatives. A
-server that refuses ``max_tokens=0`` is asked again with 1, and the generated token is dropped. The n-gram references of the perplexity-slope method (each token given only its n
-preceding tokens) go to the same endpoint as a batch of short prompts, one per token, in requests of at
-most :data:`BATCH` prompts.
+server that refuses ``max_tokens=0`` is asked again with 1, and the generated token is dropped. A
+server whose echo carries no log-probabilities is asked with vLLM's ``prompt_logprobs=k`` instead (one
+``{token_id: {logprob, rank, decoded_token}}`` per prompt token, the prompt token's own entry first,
+as vLLM builds it).
+
+The n-gram references of the perplexity-slope method (each token given only its n preceding tokens)
+go to the same endpoint as a batch of short prompts, one per token, in requests of at most
+:data:`BATCH` prompts.
 
 Hosted OpenAI cannot do this (its chat models give log-probabilities of generated tokens only, and no
 completions model there echoes prompt log-probabilities any more): :func:`refuse_hosted_openai`
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from urllib.parse import urlparse
 
 import numpy as np
@@ -27,9 +33,9 @@ MAX_TOP = 20
 NO_KEY = "no-key-needed"  # local servers accept any bearer token
 
 HOSTED_REFUSAL = (
-    "hosted OpenAI (and Azure OpenAI) models cannot return prompt log-probabilities (chat models only score generated "
-    "tokens): point --base-url at a completions endpoint that echoes them (vLLM, llama.cpp), or pass "
-    "--logprobs FILE"
+    "hosted OpenAI (and Azure OpenAI) models cannot return prompt log-probabilities (chat models only "
+    "score generated tokens): point --base-url at a completions endpoint that echoes them (vLLM, "
+    "llama.cpp), or pass --logprobs FILE"
 )
 
 
@@ -37,6 +43,17 @@ def refuse_hosted_openai(base_url: str | None) -> None:
     host = (urlparse(base_url).hostname or "") if base_url else "api.openai.com"
     if host == "api.openai.com" or host.endswith((".openai.com", ".openai.azure.com")):
         raise InputError(None, HOSTED_REFUSAL)
+
+
+@dataclass
+class PromptView:
+    """A prompt's tokens as the endpoint split them, with offsets into the prompt text, their
+    log-probabilities (None: no prediction, as for the first) and top-k alternatives."""
+
+    tokens: list[str]
+    offsets: list[int]
+    logprobs: list[float | None]
+    tops: list[dict[str, float] | None] | None
 
 
 class LogprobClient:
@@ -54,6 +71,7 @@ class LogprobClient:
         self.top_k = top_k
         self.api_key_env = api_key_env
         self._max_tokens = 0
+        self._vllm_prompt_logprobs = False
         self._key = os.environ.get(api_key_env, "").strip() or NO_KEY
         http = openai.DefaultHttpx2Client(timeout=timeout)
         self._client = openai.OpenAI(api_key=self._key, base_url=base_url, timeout=timeout, max_retries=2,
@@ -62,43 +80,62 @@ class LogprobClient:
     def close(self) -> None:
         self._client.close()
 
-    def _create(self, prompt, logprobs: int):
+    def _request(self, prompt, k: int):
+        if self._vllm_prompt_logprobs:
+            return self._client.completions.create(model=self.model, prompt=prompt, max_tokens=1,
+                                                   extra_body={"prompt_logprobs": k})  # fmt: skip
+        return self._client.completions.create(model=self.model, prompt=prompt, echo=True, logprobs=k,
+                                               max_tokens=self._max_tokens)  # fmt: skip
+
+    def _create(self, prompt, k: int):
         import openai
 
         from checklist_eval.assessors.retry import fatal_error
 
         try:
             try:
-                return self._client.completions.create(model=self.model, prompt=prompt, echo=True,
-                                                       logprobs=logprobs, max_tokens=self._max_tokens)  # fmt: skip
+                return self._request(prompt, k)
             except openai.BadRequestError as err:
-                # some server versions refuse max_tokens=0: one generated token, trimmed off below
-                if self._max_tokens or "max_tokens" not in str(err):
+                # some server versions refuse max_tokens=0: one generated token, dropped below
+                if self._max_tokens or self._vllm_prompt_logprobs or "max_tokens" not in str(err):
                     raise
                 self._max_tokens = 1
-                return self._client.completions.create(model=self.model, prompt=prompt, echo=True,
-                                                       logprobs=logprobs, max_tokens=1)  # fmt: skip
+                return self._request(prompt, k)
         except openai.APIError as err:
             raise fatal_error(err, endpoint=str(self.base_url), model=self.model, api_key_env=self.api_key_env,
                               secrets=(self._key,)) from None  # fmt: skip
+
+    def _views(self, prompts: list[str], k: int) -> list[PromptView | None]:
+        choices = sorted(self._create(prompts if len(prompts) > 1 else prompts[0], k).choices or [],
+                         key=lambda c: c.index)  # fmt: skip
+        return [self._view(c, text) for c, text in zip(choices, prompts)]
+
+    def _view(self, choice, text: str) -> PromptView | None:
+        if self._vllm_prompt_logprobs:
+            return _vllm_view((choice.model_extra or {}).get("prompt_logprobs"), text)
+        return _echo_view(choice.logprobs, self._max_tokens)
 
     def fetch(self, text_id: str, text: str, ngram: int = 0) -> TokenText:
         """The text's tokens with log-probabilities and top-k alternatives (the first token, which has
         no prediction, dropped); with ``ngram`` > 0 also each token's log-probability given only its
         ``ngram`` preceding tokens."""
-        lp = _echo_logprobs(self._create(text, self.top_k), self.base_url)
-        tokens = list(lp.tokens)
-        offsets = _offsets(lp)
-        values = [math.nan if v is None else float(v) for v in lp.token_logprobs]
-        n_prompt = len(tokens) - self._max_tokens  # the generated token, if any, comes last
-        keep = [i for i, v in enumerate(values[:n_prompt]) if not math.isnan(v)]
-        out = TokenText(id=text_id, tokens=[tokens[i] for i in keep],
-                        logprobs=np.minimum(np.array([values[i] for i in keep]), 0.0))  # fmt: skip
-        if self.top_k > 0 and lp.top_logprobs:
-            out.top_logprobs = [_top_dict(lp.top_logprobs[i]) for i in keep]
+        views = self._views([text], self.top_k)
+        if (not views or views[0] is None) and not self._vllm_prompt_logprobs:
+            self._vllm_prompt_logprobs = True  # the echo carried none: ask the vLLM way
+            views = self._views([text], self.top_k)
+        view = views[0] if views else None
+        if view is None:
+            raise AssessorError(f"{self.base_url}: the completions endpoint returned no prompt log-probabilities "
+                                "(neither with echo=true and logprobs, nor vLLM's prompt_logprobs); score a "
+                                "--logprobs FILE instead")  # fmt: skip
+        keep = [i for i, v in enumerate(view.logprobs) if v is not None]
+        out = TokenText(id=text_id, tokens=[view.tokens[i] for i in keep],
+                        logprobs=np.minimum(np.array([view.logprobs[i] for i in keep], dtype=float), 0.0))  # fmt: skip
+        if self.top_k > 0 and view.tops:
+            out.top_logprobs = [view.tops[i] for i in keep]
         if ngram > 0:
-            in_text = [text[o:o + len(t)] == t for o, t in zip(offsets, tokens)]
-            out.ngram_logprobs = self._ngram(tokens, keep, ngram, in_text)
+            in_text = [text[o:o + len(t)] == t for o, t in zip(view.offsets, view.tokens)]
+            out.ngram_logprobs = self._ngram(view.tokens, keep, ngram, in_text)
         return out
 
     def _ngram(self, tokens: list[str], keep: list[int], n: int, in_text: list[bool]) -> np.ndarray:
@@ -112,28 +149,57 @@ class LogprobClient:
             bounds.append(len(context))
         out = np.full(len(prompts), np.nan)
         for b in range(0, len(prompts), BATCH):
-            reply = self._create(prompts[b:b + BATCH], 0)
-            for j, choice in enumerate(sorted(reply.choices or [], key=lambda c: c.index)[:len(prompts) - b]):
-                out[b + j] = _target_logprob(choice.logprobs, bounds[b + j], self._max_tokens)
+            views = self._views(prompts[b:b + BATCH], 0)
+            for j, view in enumerate(views[:len(prompts) - b]):
+                out[b + j] = _target_logprob(view, bounds[b + j])
         return out
 
 
-def _echo_logprobs(reply, base_url):
-    choices = sorted(reply.choices or [], key=lambda c: c.index)
-    lp = choices[0].logprobs if choices else None
+def _echo_view(lp, generated: int) -> PromptView | None:
+    """The prompt part of an echoed ``logprobs`` (legacy completions format), without the last
+    ``generated`` tokens."""
     if lp is None or not lp.tokens or not lp.token_logprobs:
-        raise AssessorError(f"{base_url}: the completions endpoint returned no prompt log-probabilities "
-                            "(it needs echo=true with logprobs); score a --logprobs FILE instead")  # fmt: skip
-    return lp
+        return None
+    n = len(lp.tokens) - generated
+    if n <= 0:
+        return None
+    offsets = list(lp.text_offset) if lp.text_offset and len(lp.text_offset) == len(lp.tokens) else _cumulative(lp.tokens)
+    values = [None if v is None or not math.isfinite(v) else float(v) for v in lp.token_logprobs[:n]]
+    tops = [_top_dict(t) for t in lp.top_logprobs[:n]] if lp.top_logprobs else None
+    return PromptView(list(lp.tokens[:n]), offsets[:n], values, tops)
 
 
-def _offsets(lp) -> list[int]:
-    if lp.text_offset and len(lp.text_offset) == len(lp.tokens):
-        return list(lp.text_offset)
+def _vllm_view(entries, text: str) -> PromptView | None:
+    """vLLM's ``prompt_logprobs``: per prompt token None (the first) or ``{token_id: {"logprob",
+    "rank", "decoded_token"}}`` whose first entry is the prompt token itself. The first token's text,
+    which vLLM does not report, is what the others leave of the prompt."""
+    if not isinstance(entries, list) or not entries:
+        return None
+    tokens, values, tops = [], [], []
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry:
+            tokens.append(None)
+            values.append(None)
+            tops.append(None)
+            continue
+        items = [v for v in entry.values() if isinstance(v, dict)]
+        first = items[0] if items else {}
+        tokens.append(str(first.get("decoded_token") or ""))
+        lp = first.get("logprob")
+        values.append(float(lp) if isinstance(lp, (int, float)) and math.isfinite(lp) else None)
+        tops.append({str(v.get("decoded_token") or ""): min(float(v["logprob"]), 0.0) for v in items
+                     if isinstance(v.get("logprob"), (int, float)) and math.isfinite(v["logprob"])})  # fmt: skip
+    rest = "".join(t or "" for t in tokens[1:])
+    if tokens[0] is None:
+        tokens[0] = text[: len(text) - len(rest)] if text.endswith(rest) else ""
+    return PromptView([t or "" for t in tokens], _cumulative(tokens), values, tops)
+
+
+def _cumulative(tokens) -> list[int]:
     out, pos = [], 0
-    for t in lp.tokens:
+    for t in tokens:
         out.append(pos)
-        pos += len(t)
+        pos += len(t or "")
     return out
 
 
@@ -143,21 +209,18 @@ def _top_dict(entry) -> dict[str, float] | None:
     return {str(k): min(float(v), 0.0) for k, v in dict(entry).items() if v is not None and math.isfinite(v)}
 
 
-def _target_logprob(lp, boundary: int, generated: int = 0) -> float:
-    """Sum of the log-probabilities of the echoed prompt tokens from ``boundary`` on (the target's
-    pieces), leaving out the last ``generated`` tokens; NaN when a token straddles the boundary or the
-    value is missing."""
-    if lp is None or not lp.tokens or len(lp.tokens) <= generated:
+def _target_logprob(view: PromptView | None, boundary: int) -> float:
+    """Sum of the log-probabilities of the prompt tokens from ``boundary`` on (the target's pieces);
+    NaN when a token straddles the boundary or a value is missing."""
+    if view is None:
         return math.nan
-    offsets = _offsets(lp)
-    n_prompt = len(lp.tokens) - generated
     total, found = 0.0, False
-    for off, tok, v in zip(offsets[:n_prompt], lp.tokens[:n_prompt], lp.token_logprobs[:n_prompt]):
+    for off, tok, v in zip(view.offsets, view.tokens, view.logprobs):
         if off < boundary < off + len(tok):
             return math.nan
         if off >= boundary:
             if v is None:
                 return math.nan
-            total += float(v)
+            total += v
             found = True
     return min(total, 0.0) if found else math.nan

@@ -299,14 +299,19 @@ def test_loopback_completions_echo_prompt_logprobs_with_the_real_client():
 def test_ngram_target_value_sums_its_pieces_and_refuses_a_merged_token():
     from types import SimpleNamespace
 
-    from checklist_eval.prompt_logprobs import _target_logprob
+    from checklist_eval.prompt_logprobs import _echo_view, _target_logprob
+
+    def echoed(tokens, logprobs, offsets, generated=0):
+        return _echo_view(SimpleNamespace(tokens=tokens, token_logprobs=logprobs, text_offset=offsets,
+                                          top_logprobs=None), generated)  # fmt: skip
 
     # context " the" (4 characters) + target " model", echoed as pieces " mod" + "el"
-    split = SimpleNamespace(tokens=[" the", " mod", "el"], token_logprobs=[None, -1.5, -0.25], text_offset=[0, 4, 8])
-    assert _target_logprob(split, 4) == pytest.approx(-1.75)
-    merged = SimpleNamespace(tokens=[" the mod", "el"], token_logprobs=[None, -0.5], text_offset=[0, 8])
+    assert _target_logprob(echoed([" the", " mod", "el"], [None, -1.5, -0.25], [0, 4, 8]), 4) == pytest.approx(-1.75)
+    with_generated = echoed([" the", " mod", "el", "!"], [None, -1.5, -0.25, -3.0], [0, 4, 8, 10], generated=1)
+    assert _target_logprob(with_generated, 4) == pytest.approx(-1.75)  # the generated token is not the target's
+    merged = echoed([" the mod", "el"], [None, -0.5], [0, 8])
     assert math.isnan(_target_logprob(merged, 4))  # the tokenizer joined target and context
-    assert math.isnan(_target_logprob(SimpleNamespace(tokens=[" the"], token_logprobs=[None], text_offset=[0]), 4))
+    assert math.isnan(_target_logprob(echoed([" the"], [None], [0]), 4))
 
 
 def test_a_server_refusing_max_tokens_0_is_asked_with_1_and_the_generated_token_dropped():
@@ -350,3 +355,25 @@ def test_a_real_challenge_pdf_is_scored_through_the_loopback_server(shared_dir):
     assert [t["id"] for t in doc["texts"]] == ["chunk-0", "chunk-1"] and all(t["n_tokens"] > 100 for t in doc["texts"])
     assert set(doc["paper_scores"]) == {"slope", "min_k"} and doc["paper_scores"]["min_k"] < 0
     assert any("past --max-chunks 2" in n for n in doc["notes"])
+
+
+def test_an_endpoint_without_echo_logprobs_is_read_through_vllm_prompt_logprobs():
+    from checklist_eval.prompt_logprobs import LogprobClient
+
+    texts = [_text(500 + i, 60) for i in range(4)]
+    got = {}
+    with MockServer() as server:
+        for model in ("m", "m-prompt-logprobs-only"):
+            client = LogprobClient(model, server.base_url, top_k=3)
+            try:
+                got[model] = [client.fetch(str(i), t, ngram=1) for i, t in enumerate(texts)]
+            finally:
+                client.close()
+    for echo, vllm in zip(got["m"], got["m-prompt-logprobs-only"]):
+        assert vllm.tokens == echo.tokens
+        np.testing.assert_allclose(vllm.logprobs, echo.logprobs)
+        np.testing.assert_allclose(vllm.ngram_logprobs, echo.ngram_logprobs)
+        assert not np.isnan(vllm.ngram_logprobs).any()
+        for tok, v_top, e_top in zip(vllm.tokens, vllm.top_logprobs, echo.top_logprobs):
+            assert set(v_top) - set(e_top) <= {tok}  # vLLM also lists the prompt token itself
+        assert c.score_text(vllm) == pytest.approx(c.score_text(echo))
