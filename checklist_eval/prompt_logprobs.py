@@ -60,7 +60,7 @@ class LogprobClient:
     """Synchronous: the work is a handful of large requests, in order."""
 
     def __init__(self, model: str, base_url: str | None, *, api_key_env: str = "OPENAI_API_KEY",
-                 timeout: float = 120.0, top_k: int = 5):
+                 timeout: float = 120.0, top_k: int = 5, batch: int = BATCH):
         import openai
 
         refuse_hosted_openai(base_url)
@@ -70,6 +70,7 @@ class LogprobClient:
         self.base_url = base_url
         self.top_k = top_k
         self.api_key_env = api_key_env
+        self.batch = max(1, batch)  # n-gram prompts per request
         self._max_tokens = 0
         self._vllm_prompt_logprobs = False
         self._key = os.environ.get(api_key_env, "").strip() or NO_KEY
@@ -148,8 +149,8 @@ class LogprobClient:
             prompts.append(context + tokens[i])
             bounds.append(len(context))
         out = np.full(len(prompts), np.nan)
-        for b in range(0, len(prompts), BATCH):
-            views = self._views(prompts[b:b + BATCH], 0)
+        for b in range(0, len(prompts), self.batch):
+            views = self._views(prompts[b:b + self.batch], 0)
             for j, view in enumerate(views[:len(prompts) - b]):
                 out[b + j] = _target_logprob(view, bounds[b + j])
         return out

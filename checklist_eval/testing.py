@@ -417,6 +417,8 @@ class MockServer:
             # Subclasses override _chat(body); only Azure's deployment URL passes the deployment along.
             return await (self._chat(body, deployment=routed) if routed else self._chat(body))
         if path.endswith("/completions") and method == "POST":
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
             return self._completions(body)
         self._count(404)
         return _error(404, f"no route {method} {path}", "invalid_request_error")
