@@ -27,6 +27,7 @@ from checklist_eval.contamination import (
 from checklist_eval.errors import InputError
 
 LOW_FPRS = (0.01, 0.05)
+MAX_INPUT_CHARS = 100_000  # per text sent to the endpoint: one echo request and one n-gram prompt per token
 
 
 def load_dataset(path: str | Path, fetch=None) -> list[TokenText]:
@@ -40,6 +41,9 @@ def load_dataset(path: str | Path, fetch=None) -> list[TokenText]:
         elif "input" in obj:
             if not isinstance(obj["input"], str) or not obj["input"].strip():
                 raise InputError(path, f"line {n}: input must be a non-empty string")
+            if len(obj["input"]) > MAX_INPUT_CHARS:
+                raise InputError(path, f"line {n}: input longer than {MAX_INPUT_CHARS:,} characters: "
+                                       "split it (membership sets hold passages, not books)")  # fmt: skip
             if fetch is None:
                 raise InputError(path, f"line {n}: a text line needs an endpoint to score it: give --model "
                                        "and --base-url (or a logprob JSONL)")  # fmt: skip

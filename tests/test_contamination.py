@@ -377,3 +377,11 @@ def test_an_endpoint_without_echo_logprobs_is_read_through_vllm_prompt_logprobs(
         for tok, v_top, e_top in zip(vllm.tokens, vllm.top_logprobs, echo.top_logprobs):
             assert set(v_top) - set(e_top) <= {tok}  # vLLM also lists the prompt token itself
         assert c.score_text(vllm) == pytest.approx(c.score_text(echo))
+
+
+def test_an_oversized_input_is_refused_before_any_request(tmp_path):
+    path = _jsonl(tmp_path, [{"input": "word " * 30_000, "label": 1}])
+    with MockServer() as server:
+        out = cli("contamination-eval", str(path), "--model", "m", "--base-url", server.base_url)
+        requests = server.stats.requests
+    assert out.returncode == 2 and "line 1: input longer than 100,000 characters" in out.stderr and requests == 0
