@@ -385,3 +385,22 @@ def test_an_oversized_input_is_refused_before_any_request(tmp_path):
         out = cli("contamination-eval", str(path), "--model", "m", "--base-url", server.base_url)
         requests = server.stats.requests
     assert out.returncode == 2 and "line 1: input longer than 100,000 characters" in out.stderr and requests == 0
+
+
+def test_several_datasets_make_one_column_each(tmp_path):
+    rng = np.random.default_rng(3)
+    paths = []
+    for name, shift in (("books", 0.8), ("wiki", 0.2)):
+        rows = [{"id": f"{name}{i}", "tokens": ["t"] * 30,
+                 "logprobs": np.minimum(-rng.exponential(1.5 - shift * (i % 2), 30), -1e-3).tolist(), "label": i % 2}
+                for i in range(40)]  # fmt: skip
+        paths.append(str(_jsonl(tmp_path, rows, f"{name}.jsonl")))
+    table = cli("contamination-eval", *paths, "--methods", "min_k,slope", "--bootstrap", "100")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert [c.strip() for c in lines[1].split("|")[1:4]] == ["Method", "books", "wiki"]
+    min_k_row = next(x for x in lines if x.startswith("| min_k"))
+    assert min_k_row.count("(") == 2  # an AUC with its interval per dataset
+    doc = json.loads(cli("contamination-eval", *paths, "--json", "--methods", "min_k", "--bootstrap", "100").stdout)
+    assert set(doc) == {"datasets"} and set(doc["datasets"]) == {"books", "wiki"}
+    assert doc["datasets"]["books"]["methods"]["min_k"]["auc"] > doc["datasets"]["wiki"]["methods"]["min_k"]["auc"]
