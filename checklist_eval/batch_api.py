@@ -240,9 +240,10 @@ class BatchFlow:
 
     # -- collecting and writing requests -------------------------------------------------------------
 
-    async def collect(self, paths: list[Path], jobs: int = 4) -> dict[str, dict[str, Any]]:
+    async def collect(self, paths: list[Path], jobs: int = 4, loader: Any = None) -> dict[str, dict[str, Any]]:
         """Every request the submissions under ``paths`` still need, keyed by custom_id (duplicates
-        collapse). A submission that does not parse is skipped: scoring reports it."""
+        collapse), parsed with ``loader`` (a ParserPool; in this process when None). A submission that
+        does not parse is skipped: scoring reports it."""
         from checklist_eval.batch import _parse_submission
 
         sem = asyncio.Semaphore(max(1, jobs))
@@ -251,7 +252,7 @@ class BatchFlow:
         async def one(path: Path) -> None:
             async with sem:
                 try:
-                    loaded = await asyncio.to_thread(_parse_submission, path)
+                    loaded = await asyncio.to_thread(_parse_submission, path, None, loader)
                 except Exception:  # noqa: BLE001 - reported by the scoring pass, one line per submission
                     return
                 for paper in loaded.papers.values():
@@ -459,13 +460,13 @@ class BatchFlow:
 
 
 async def run_rounds(flow: BatchFlow, paths: list[Path], replay: Callable[[], Awaitable[T]], *,
-                     submit_only: bool = False, jobs: int = 4) -> T | None:
+                     submit_only: bool = False, jobs: int = 4, loader: Any = None) -> T | None:
     """Collect, submit, wait, score; again for what came back unusable (``--retry-via batch-api``).
     ``flow.timings`` gets the seconds spent in each stage."""
     assessor = flow.assessor
     clock = _Stopwatch(flow.timings)
     with clock("collect_s"):
-        requests = await flow.collect(paths, jobs)
+        requests = await flow.collect(paths, jobs, loader)
     result: T | None = None
     for round_no in range(1, MAX_ROUNDS + 1):
         with clock("submit_s"):

@@ -9,7 +9,8 @@ the ``openai`` SDK itself uses; no web framework).
 ``profile`` (``checklist_eval/mock_profiles.py``) makes it answer as one provider does: its refused
 parameters and error bodies, URL shape, key header, usage fields and reasoning tokens.
 
-Endpoints: ``GET /v1/models``; ``POST /v1/chat/completions`` (``response_format`` json_schema /
+Endpoints: ``GET /v1/models``; ``POST /v1/completions`` (``echo`` + ``logprobs``: prompt
+log-probabilities, see :mod:`checklist_eval.mock_completions`); ``POST /v1/chat/completions`` (``response_format`` json_schema /
 json_object / none, ``logprobs`` + ``top_logprobs``, ``usage.prompt_tokens_details.cached_tokens``);
 ``/v1/files`` and ``/v1/batches`` (``checklist_eval.mock_batches``); and for a server in another
 process, ``GET /_stats`` and ``POST /_reset``.
@@ -454,8 +455,24 @@ class MockServer:
         batch_reply = self.batches.handle(method, path, headers, body)
         if batch_reply is not None:
             return batch_reply
+        if path.endswith("/completions") and method == "POST":
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            return self._completions(body)
         self._count(404)
         return _error(404, f"no route {method} {path}", "invalid_request_error")
+
+    def _completions(self, body: bytes) -> _Reply:
+        """Legacy completions with prompt log-probabilities (see checklist_eval.mock_completions)."""
+        from checklist_eval.mock_completions import completions_reply
+
+        try:
+            req = json.loads(body)
+        except ValueError:
+            req = None
+        status, obj = completions_reply(req, self.model)
+        self._count(status)
+        return _json(status, obj)
 
     # -- chat completions ---------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import argparse
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.assessors import add_assessor_args
+    from checklist_eval.isolation import add_limit_args
 
     p = subparsers.add_parser(
         "score",
@@ -27,12 +28,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.cli.via import add_via_args
 
     add_via_args(p)
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
 async def _score(args: argparse.Namespace):
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import score_path
+    from checklist_eval.isolation import ParserPool, ParseLimits
 
     if getattr(args, "via", "online") != "online":
         from checklist_eval.cli.via import score_via
@@ -40,7 +43,8 @@ async def _score(args: argparse.Namespace):
         return await score_via(args)
     assessor = assessor_from_args(args)
     try:
-        return await score_path(args.submission, assessor)
+        with ParserPool(1, ParseLimits.from_args(args)) as pool:
+            return await score_path(args.submission, assessor, loader=pool)
     finally:
         await assessor.aclose()
 

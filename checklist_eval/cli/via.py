@@ -110,6 +110,7 @@ async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet:
     before scoring (requests written, batches submitted)."""
     from checklist_eval.batch import run_batch
     from checklist_eval.batch_api import run_rounds
+    from checklist_eval.isolation import ParserPool, ParseLimits
     from checklist_eval.submissions import find_submissions
 
     _check(args)
@@ -119,13 +120,16 @@ async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet:
                          "jobs": args.jobs, "options": options})
     assessor = build_assessor(options, args.retry_via)
     flow = _flow(assessor, args, quiet)
+    limits = ParseLimits.from_args(args)
     try:
         async def replay():
-            return await run_batch(args.root, out, assessor, jobs=args.jobs)
+            return await run_batch(args.root, out, assessor, jobs=args.jobs, parse_limits=limits)
 
-        if args.via == "jsonl":
-            return await _jsonl(flow, paths, args, replay)
-        result = await run_rounds(flow, paths, replay, submit_only=args.submit_only, jobs=args.jobs)
+        with ParserPool(args.jobs, limits) as pool:  # collection parses in the same isolated workers
+            if args.via == "jsonl":
+                return await _jsonl(flow, paths, args, replay, pool)
+            result = await run_rounds(flow, paths, replay, submit_only=args.submit_only, jobs=args.jobs,
+                                      loader=pool)
         if result is None:
             print(f"submitted; check with `checklist-eval batch-status {out}`, finish by rerunning this command")
         return result
@@ -138,6 +142,7 @@ async def score_via(args: argparse.Namespace):
     from checklist_eval.assessors import default_cache_path
     from checklist_eval.batch import score_path
     from checklist_eval.batch_api import run_rounds
+    from checklist_eval.isolation import ParserPool, ParseLimits
 
     _check(args)
     options = _options(args, None)
@@ -150,12 +155,13 @@ async def score_via(args: argparse.Namespace):
     flow = _flow(assessor, args, getattr(args, "json", False))
     paths = [Path(args.submission)]
     try:
-        async def replay():
-            return await score_path(args.submission, assessor)
+        with ParserPool(1, ParseLimits.from_args(args)) as pool:
+            async def replay():
+                return await score_path(args.submission, assessor, loader=pool)
 
-        if args.via == "jsonl":
-            return await _jsonl(flow, paths, args, replay)
-        result = await run_rounds(flow, paths, replay, submit_only=args.submit_only)
+            if args.via == "jsonl":
+                return await _jsonl(flow, paths, args, replay, pool)
+            result = await run_rounds(flow, paths, replay, submit_only=args.submit_only, loader=pool)
         if result is None:
             print("submitted; finish by rerunning this command")
         return result
@@ -163,8 +169,8 @@ async def score_via(args: argparse.Namespace):
         await assessor.aclose()
 
 
-async def _jsonl(flow, paths, args, replay):
-    requests = await flow.collect(paths)
+async def _jsonl(flow, paths, args, replay, loader):
+    requests = await flow.collect(paths, loader=loader)
     if not requests:  # everything answered already: score now
         return await replay()
     flow.write_requests_file(requests, args.requests_out)
