@@ -24,3 +24,11 @@ class NoChecklistError(InputError):
 
 class AssessorError(Exception):
     """An assessor call that cannot succeed by retrying (bad key, context too long, bad model)."""
+
+
+EXIT_BUDGET = 3  # the exit code of a run stopped by --max-cost (2 is bad input, 1 an internal error)
+
+
+class BudgetExceeded(Exception):
+    """The next model call would take the run's spending past ``--max-cost``. Everything answered so far
+    is in the cache, so the same command with a higher cap resumes without repeating a call."""

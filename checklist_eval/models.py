@@ -204,6 +204,9 @@ class Provenance(BaseModel):
     latency_s: float = 0.0
     cached: bool = False
     attempts: int = 0
+    endpoint: str | None = None  # host[:port]/path of the endpoint; never a key
+    temperature: float | None = None
+    seed: int | None = None
 
 
 class Assessment(BaseModel):

@@ -79,6 +79,7 @@ class LLMConfig:
     context_tokens: int | None = None
     backoff_initial: float = 0.5
     backoff_max: float = 60.0
+    max_cost: float | None = None  # USD cap on the run's spending (see ``budget``)
 
     @classmethod
     def default(cls, name: str) -> Any:
@@ -127,7 +128,7 @@ def default_cache_path() -> Path:
 
 # Flags that map one to one onto an LLMConfig field of the same name.
 _CONFIG_FLAGS = ("model", "base_url", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "max_attempts",
-                 "structured", "prompt_version", "prices")
+                 "structured", "prompt_version", "prices", "temperature", "seed", "max_cost")
 
 
 def add_assessor_args(parser: argparse.ArgumentParser) -> None:
@@ -162,6 +163,13 @@ def add_assessor_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--refresh", action="store_true", help="ignore cached answers, store fresh ones")
     g.add_argument("--prices", type=Path, default=None, metavar="FILE",
                    help="JSON price table (USD per 1M tokens) overriding the packaged one")
+    g.add_argument("--temperature", type=float, default=None, metavar="T",
+                   help=f"sampling temperature (default {d('temperature'):g}); recorded with every verdict")
+    g.add_argument("--seed", type=int, default=None, metavar="N",
+                   help="sampling seed sent to the endpoint (default none); recorded with every verdict")
+    g.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                   help="stop before the run's spending could pass USD (exit 3; rerun with a higher cap "
+                        "to resume from the cache)")
 
 
 def _config_from_args(args: argparse.Namespace, cache_path: str | Path | None) -> dict[str, Any]:

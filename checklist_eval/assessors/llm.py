@@ -40,7 +40,9 @@ import openai
 import checklist_eval
 from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
+from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
+from checklist_eval.assessors.calllog import CallLog
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.retry import MalformedResponse, RetryPolicy, fatal_error
 from checklist_eval.assessors.scheduler import Scheduler
@@ -206,7 +208,9 @@ def _adapt(quirks: EndpointQuirks, err: openai.BadRequestError, auto: bool, sent
     if auto and is_format_unsupported(message) and sent.strategy is not StructuredOutput.TEXT:
         if quirks.strategy is sent.strategy:
             quirks.strategy = chain_from(sent.strategy)[1]
-            log.info("endpoint refused %s output; falling back to %s", sent.strategy.value, quirks.strategy.value)
+            # Visible (a warning), once per endpoint and step: a fallback multiplies the requests sent.
+            log.warning("the endpoint refused %s output; falling back to %s for the rest of the run",
+                        sent.strategy.value, quirks.strategy.value)
         return True
     if sent.logprobs and "logprobs" in lowered:
         if quirks.logprobs:
@@ -234,6 +238,7 @@ class _Spent:
     """Usage of one question summed over all its requests, readable even when the question fails."""
 
     usage: Usage = field(default_factory=Usage)
+    reply: Any = None  # the last reply received, for the call log
 
     def add(self, usage: Usage) -> None:
         self.usage = self.usage + usage
@@ -274,6 +279,8 @@ class LLMAssessor(Assessor):
         self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
                                  maximum=config.backoff_max, on_retry_after=self.scheduler.pause)
         self.prices = PriceTable.load(config.prices)
+        self.budget = Budget(config.max_cost, self.prices, self.model) if config.max_cost is not None else None
+        self.retries = 0  # attempts beyond the first, over the run (for the progress display)
         mode = CacheMode.OFF if config.no_cache or config.cache_path is None else (
             CacheMode.REFRESH if config.refresh else CacheMode.USE)
         self.cache = Cache(config.cache_path, mode) if mode != CacheMode.OFF else Cache("unused", CacheMode.OFF)
@@ -385,12 +392,21 @@ class LLMAssessor(Assessor):
                     raise self._broken
                 sent = dataclasses.replace(quirks)
                 messages = self.messages_for(paper, item, sent.strategy)
+                held = self._reserve(messages)
                 attempts += 1
+                if attempts > 1:
+                    self.retries += 1
                 # client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for
                 # a paper-sized prompt); auth, base URL, timeouts and status errors are the SDK's own.
-                response = await client.post(
-                    "/chat/completions", cast_to=httpx2.Response,
-                    body={"model": self.model, "messages": messages, **self._params(sent.strategy, sent)})
+                actual = 0.0
+                try:
+                    response = await client.post(
+                        "/chat/completions", cast_to=httpx2.Response,
+                        body={"model": self.model, "messages": messages, **self._params(sent.strategy, sent)})
+                    actual = self._cost_of_body(response.content)
+                finally:
+                    if self.budget is not None:
+                        self.budget.settle(held, actual)
             try:
                 return json.loads(response.content)
             except ValueError:
@@ -403,6 +419,31 @@ class LLMAssessor(Assessor):
             err.checklist_sent = sent  # type: ignore[attr-defined]
             raise
         return _Outcome(completion, attempts, sent.strategy)
+
+    def _reserve(self, messages: list[dict[str, str]]) -> float:
+        if self.budget is None:
+            return 0.0
+        chars = sum(len(m["content"]) for m in messages)
+        return self.budget.reserve(self.budget.worst_case(chars, self.config.max_tokens))
+
+    def _cost_of_body(self, content: bytes) -> float:
+        """What a reply cost by its own usage figures (0 when it has none), for the budget."""
+        if self.budget is None:
+            return 0.0
+        try:
+            completion = json.loads(content)
+        except ValueError:
+            return 0.0
+        return self._usage_of(completion, 1).cost_usd if isinstance(completion, dict) else 0.0
+
+    def _call_log(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, reply: Any,
+                  outcome: str) -> CallLog:
+        prefix = self.paper_prefix(paper, strategy)
+        quirks = self.quirks()
+        params = {k: v for k, v in self._params(strategy, quirks).items() if k != "response_format"}
+        return CallLog(source=paper.source, question_id=item.id, prefix_digest=prefix.digest,
+                       prefix_messages=prefix.messages, question=question_message(self.prompts, item),
+                       params=params | {"strategy": strategy.value}, response=reply, outcome=outcome)
 
     def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
         u = completion.get("usage") or {}
@@ -426,7 +467,8 @@ class LLMAssessor(Assessor):
             evidence=verdict.get("evidence", []),
             provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
                                   strategy=strategy, usage=usage, latency_s=latency_s, cached=cached,
-                                  attempts=usage.calls),
+                                  attempts=usage.calls, endpoint=self.endpoint,
+                                  temperature=self.config.temperature, seed=self.config.seed),
         )
 
     def _from_cache(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks) -> Assessment | None:
@@ -459,7 +501,8 @@ class LLMAssessor(Assessor):
         if self.cache.writes:
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
-                           strategy=strategy.value, verdict=stored, usage=usage.model_dump())
+                           strategy=strategy.value, verdict=stored, usage=usage.model_dump(),
+                           call=self._call_log(paper, item, strategy, spent.reply, "verdict"))
         return self._assessment(item, stored, strategy, usage, cached=False,
                                 latency_s=time.perf_counter() - started)
 
@@ -484,6 +527,7 @@ class LLMAssessor(Assessor):
                 raise
             completion, strategy = outcome.completion, outcome.strategy
             spent.add(self._usage_of(completion, outcome.attempts))
+            spent.reply = completion
             choices = completion.get("choices") if isinstance(completion, dict) else None
             choice = choices[0] if choices and isinstance(choices[0], dict) else {}
             text = (choice.get("message") or {}).get("content") or ""
@@ -492,6 +536,9 @@ class LLMAssessor(Assessor):
                     raise InvalidOutput("reply cut off at max_tokens")
                 verdict = parse(strategy, text)
             except InvalidOutput as err:
+                self.cache.log_call(self._call_log(paper, item, strategy, completion, f"unusable: {err}"),
+                                    endpoint=self.endpoint, model=self.model or "",
+                                    prompt_version=self.prompt_version or "", strategy=strategy.value)
                 invalid = self._count_invalid(invalid, item, str(err))
                 continue
             p_logprob = logprob_p_correct(text, (choice.get("logprobs") or {}).get("content"))
