@@ -2,14 +2,15 @@
 
 Before a request is sent its worst-case cost is reserved: the prompt at the full input price (no
 provider prefix-cache discount) and the whole ``max_tokens`` budget at the output price. When the
-money spent plus what is reserved by requests in flight plus this reservation would pass the cap, the
-request is refused with ``BudgetExceeded`` and every later one too (the cap is sticky, so a run stops
-instead of trickling on). Requests already in flight finish and are cached, so rerunning with a higher
+money already spent plus this reservation would pass the cap, the request is refused with
+``BudgetExceeded`` and every later one too (the cap is sticky, so a run stops instead of trickling on);
+when only the reservations of requests in flight stand in the way, it waits for them to settle. Requests already in flight finish and are cached, so rerunning with a higher
 cap resumes without repeating a call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 from checklist_eval.assessors.ledger import Price, PriceTable
@@ -20,6 +21,7 @@ __all__ = ["Budget", "PROMPT_CHARS_PER_TOKEN_WORST"]
 # Dense text (LaTeX, numbers, non-English) tokenizes at under 4 characters a token; 3 keeps the
 # reservation an over-estimate for nearly any paper.
 PROMPT_CHARS_PER_TOKEN_WORST = 3
+SETTLE_POLL_S = 0.02  # how often a request waiting for room under the cap looks again
 
 
 def _usd(x: float) -> str:
@@ -45,14 +47,18 @@ class Budget:
         prompt_tokens = -(-prompt_chars // PROMPT_CHARS_PER_TOKEN_WORST)
         return self.price.cost(prompt_tokens, max_tokens)
 
-    def reserve(self, amount: float) -> float:
-        """Hold ``amount`` for one request, or raise ``BudgetExceeded``."""
-        with self._lock:
-            if self.refused or self.spent + self.reserved + amount > self.cap:
-                self.refused = True
-                raise BudgetExceeded(self.message())
-            self.reserved += amount
-            return amount
+    async def reserve(self, amount: float) -> float:
+        """Hold ``amount`` for one request, or raise ``BudgetExceeded``. When only the requests in flight
+        stand in the way, wait for them to settle (their real cost is usually far below what they hold)."""
+        while True:
+            with self._lock:
+                if self.refused or self.spent + amount > self.cap:
+                    self.refused = True
+                    raise BudgetExceeded(self.message)
+                if self.spent + self.reserved + amount <= self.cap:
+                    self.reserved += amount
+                    return amount
+            await asyncio.sleep(SETTLE_POLL_S)
 
     def settle(self, held: float, actual: float) -> None:
         """The request that held ``held`` is over and cost ``actual``."""

@@ -3,7 +3,8 @@ assessment records (per call, per paper); this module only prices.
 
 Prices are USD per 1M tokens from the packaged ``prices.json`` (edit as needed), overridden model by
 model by a user file (``--prices FILE``, same shape). Prompt tokens served from the provider's prefix
-cache are priced at ``cached_input``. A model that matches no entry costs 0, with one warning per model.
+cache are priced at ``cached_input``. A model that matches no entry has no price: its calls add 0 to
+the running totals, with one warning per model, and displays say "price unknown" (never $0).
 A cached answer (our SQLite cache) costs nothing new.
 """
 
@@ -84,7 +85,8 @@ class PriceTable:
             return self.prices[max(matches, key=len)]
         if model not in self._warned:
             self._warned.add(model)
-            log.warning("no price for model %r: its cost counts as 0 (add it with --prices FILE)", model)
+            log.warning("price unknown for model %r: its cost is not counted in totals (add its price with "
+                        "--prices FILE)", model)
         return None
 
     def cost(self, model: str | None, usage: Usage) -> float:

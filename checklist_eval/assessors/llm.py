@@ -64,6 +64,7 @@ log = logging.getLogger(__name__)
 
 QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long justification
 TYPICAL_COMPLETION_TOKENS = 250  # a verdict with a 3-5 point review, for estimates
+PREFIX_CACHE_MIN_TOKENS = 1024  # OpenAI caches prompt prefixes from this length on
 NO_KEY_PLACEHOLDER = "no-key-needed"  # local servers (vLLM, Ollama) accept any bearer token
 
 # LLMConfig (its defaults, the context windows, the prompt budget) lives in ``checklist_eval.assessors``
@@ -392,7 +393,7 @@ class LLMAssessor(Assessor):
                     raise self._broken
                 sent = dataclasses.replace(quirks)
                 messages = self.messages_for(paper, item, sent.strategy)
-                held = self._reserve(messages)
+                held = await self._reserve(messages)
                 attempts += 1
                 if attempts > 1:
                     self.retries += 1
@@ -420,11 +421,11 @@ class LLMAssessor(Assessor):
             raise
         return _Outcome(completion, attempts, sent.strategy)
 
-    def _reserve(self, messages: list[dict[str, str]]) -> float:
+    async def _reserve(self, messages: list[dict[str, str]]) -> float:
         if self.budget is None:
             return 0.0
         chars = sum(len(m["content"]) for m in messages)
-        return self.budget.reserve(self.budget.worst_case(chars, self.config.max_tokens))
+        return await self.budget.reserve(self.budget.worst_case(chars, self.config.max_tokens))
 
     def _cost_of_body(self, content: bytes) -> float:
         """What a reply cost by its own usage figures (0 when it has none), for the budget."""
@@ -585,15 +586,23 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
     for paper in papers:
         prefix, warning = prefix_messages(prompts, paper, cfg.prompt_char_budget)
         prefix_chars = sum(len(m["content"]) for m in prefix)
-        n = 0
+        n = paper_chars = 0
         for item in paper.checklist.items:
             if not item.is_answered:
                 skipped += 1
                 continue
             n += 1
-            prompt_chars += prefix_chars + len(question_message(prompts, item))
+            paper_chars += prefix_chars + len(question_message(prompts, item))
         calls += n
-        per_paper.append({"source": paper.source, "calls": n, "truncated": warning is not None})
+        prompt_chars += paper_chars
+        prefix_tokens = prefix_chars // CHARS_PER_TOKEN
+        per_paper.append({
+            "source": paper.source, "calls": n, "truncated": warning is not None,
+            "prompt_tokens": paper_chars // CHARS_PER_TOKEN,
+            # Providers cache a shared prefix of at least PREFIX_CACHE_MIN_TOKENS after its first use.
+            "cached_tokens": prefix_tokens * max(0, n - 1) if prefix_tokens >= PREFIX_CACHE_MIN_TOKENS else 0,
+            "completion_tokens": n * min(TYPICAL_COMPLETION_TOKENS, cfg.max_tokens),
+        })
     prompt_tokens = prompt_chars // CHARS_PER_TOKEN
     completion_tokens = calls * min(TYPICAL_COMPLETION_TOKENS, cfg.max_tokens)
     cost = prices.cost(model, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)) if model else 0.0

@@ -29,57 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "by the assessor's --concurrency/--rpm")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print summary.json's counts instead of tables")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the calls, tokens (prompt, cached, completion) and cost per paper and in "
+                        "total, without sending anything or writing RESULTS")
     add_assessor_args(p)
     p.set_defaults(func=run)
-
-
-class _Progress:
-    """Rich progress bar fed by batch events plus a ticker reading the assessor's running usage."""
-
-    def __init__(self, assessor, enabled: bool):
-        self.assessor = assessor
-        self.enabled = enabled
-        self.bar = None
-        self.task = None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("submissions"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-                TimeElapsedColumn(), transient=False, console=Console(stderr=True),
-            )
-            self.bar.__enter__()
-            self.task = self.bar.add_task("batch", total=None, stats="")
-        return self
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.refresh()
-            self.bar.__exit__(*exc)
-
-    def refresh(self) -> None:
-        if self.bar is None:
-            return
-        u = self.assessor.usage
-        self.bar.update(
-            self.task,
-            stats=f"calls {u.calls}  tokens {u.prompt_tokens + u.completion_tokens}  ${u.cost_usd:.4f}",
-        )
-
-    def event(self, kind: str, done: int, total: int) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, total=total, completed=done)
-            self.refresh()
-
-    async def tick(self) -> None:
-        import asyncio
-
-        while True:
-            self.refresh()
-            await asyncio.sleep(0.25)
 
 
 async def _run(args: argparse.Namespace, progress_enabled: bool):
@@ -87,6 +41,7 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
 
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import run_batch
+    from checklist_eval.progress import RunProgress
     from checklist_eval.submissions import find_submissions
 
     out = Path(args.out)
@@ -95,12 +50,9 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
     out.mkdir(parents=True, exist_ok=True)
     assessor = assessor_from_args(args, cache_path=cache)
     try:
-        with _Progress(assessor, progress_enabled) as progress:
-            ticker = asyncio.ensure_future(progress.tick())
-            try:
-                return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event)
-            finally:
-                ticker.cancel()
+        with RunProgress(assessor, progress_enabled, unit="submissions") as progress:
+            progress.start_ticker()
+            return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event)
     finally:
         await assessor.aclose()
 
@@ -112,7 +64,12 @@ def run(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
-    enabled = not args.quiet and not args.json and sys.stderr.isatty()
+    from checklist_eval.cli.common import output_folder
+
+    output_folder(args.out)
+    if args.dry_run:
+        return dry_run(args)
+    enabled = not args.quiet and not args.json and sys.stderr.isatty() and args.assessor != "heuristic"
     outcome = asyncio.run(_run(args, enabled))
     u = outcome.usage
     counts = {
@@ -135,10 +92,43 @@ def run(args: argparse.Namespace) -> int:
     console.print(
         f"{counts['submissions']} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
         f"{len(outcome.failures)} failed; calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, "
-        f"cost ${u.cost_usd:.4f}; {outcome.wall_s:.1f} s",
+        f"cost {_cost(args, u)}; {outcome.wall_s:.1f} s",
         highlight=False,
     )
     for f in outcome.failures:
         console.print(f"failed {f['submission_id']}: {f['error']}", highlight=False, markup=False)
     console.print(f"results in {args.out} (failures in {Path(args.out) / 'failures.jsonl'})", highlight=False)
+    return 0
+
+
+def _cost(args: argparse.Namespace, usage) -> str:
+    from checklist_eval.cli.score import _cost as cost_text
+
+    return cost_text(args, usage)
+
+
+def dry_run(args: argparse.Namespace) -> int:
+    """The plan of the whole batch: every submission parsed (none assessed); one that does not parse is
+    listed with its reason, as the real run would record it."""
+    import json
+
+    from checklist_eval.batch import one_line
+    from checklist_eval.costplan import plan_papers, print_plan
+    from checklist_eval.submissions import find_submissions, load_submission, open_submission, submission_id_of
+
+    labelled, failures = [], []
+    for path in find_submissions(args.root):
+        sid = submission_id_of(path)
+        try:
+            loaded = load_submission(open_submission(path), submission_id=sid)
+        except Exception as err:  # the real run records it and goes on; so does its plan
+            failures.append({"submission_id": sid, "source": str(path), "error": one_line(err)})
+            continue
+        labelled += [(f"{sid}/{role}", paper) for role, paper in loaded.papers.items()]
+    plan = plan_papers(labelled, args)
+    plan["failures"] = failures
+    if args.json:
+        print(json.dumps(plan, indent=2))
+    else:
+        print_plan(plan, failures)
     return 0

@@ -19,22 +19,32 @@ def register(subparsers: Any) -> None:
     from checklist_eval.assessors import add_assessor_args
 
     p = subparsers.add_parser("check", help="self-check one paper's checklist answers",
-                              description=__doc__.splitlines()[0])
+                              description="An author's self-check of one paper's checklist: a verdict per "
+                                          "question and the correctness score C.")
     p.add_argument("path", metavar="PATH", help="paper: .tex, LaTeX folder, .zip/.tar.gz or .pdf")
     p.add_argument("--checklist", metavar="ID", default=None,
                    help="checklist version (e.g. neurips-2024); detected from the paper by default")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--out", metavar="DIR", default=None, help=f"write {CHECK_JSON} and an HTML report here")
     p.add_argument("--dry-run", action="store_true",
-                   help="print the calls, tokens and cost the run would spend, without calling")
+                   help="print the calls, tokens (prompt, cached, completion) and cost the run would spend, "
+                        "without sending anything")
+    p.add_argument("--root", metavar="FILE", default=None,
+                   help="the main .tex file of a LaTeX folder or archive holding several papers")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     add_assessor_args(p)
     p.set_defaults(func=run)
 
 
-def load(path: str, checklist: str | None):
+def load(path: str, checklist: str | None, root: str | None = None):
     from checklist_eval.parsing import load_paper
 
-    return load_paper(path, checklist=checklist)
+    return load_paper(path, checklist=checklist, root=root)
+
+
+def _priced(assessor) -> bool:
+    prices = getattr(assessor, "prices", None)
+    return prices is None or prices.lookup(assessor.model) is not None
 
 
 def result_object(paper, assessments, assessor) -> dict[str, Any]:
@@ -65,47 +75,48 @@ def result_object(paper, assessments, assessor) -> dict[str, Any]:
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "cached_tokens": usage.cached_tokens,
-            "cost_usd": round(usage.cost_usd, 6),
+            # None, never 0, when the model has no price: shown as "price unknown".
+            "cost_usd": round(usage.cost_usd, 6) if _priced(assessor) else None,
         },
         "warnings": list(paper.warnings),
+        "body_chars": len(paper.body),
+        "prompt_version": assessor.prompt_version,
     }
 
 
-def dry_run(args: argparse.Namespace, paper) -> dict[str, Any]:
-    """What the run would spend. The heuristic assessor never calls a model."""
-    if args.assessor == "heuristic":
-        answered = sum(1 for it in paper.checklist.items if it.is_answered)
-        return {"assessor": "heuristic", "model": None, "calls": 0, "prompt_tokens": 0,
-                "completion_tokens": 0, "cost_usd": 0.0, "items_judged_offline": answered}
-    from checklist_eval.assessors import estimate
-
-    plan = estimate([paper], {"model": args.model, "prompt_version": args.prompt_version,
-                              "prices": args.prices})
-    return {"assessor": args.assessor, **plan}
-
-
-async def _assess(assessor, paper):
+async def _assess(assessor, paper, progress):
     try:
-        return await assessor.assess_paper(paper)
+        with progress:
+            progress.start_ticker()
+            return await assessor.assess_paper(paper)
     finally:
         await assessor.aclose()
 
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
+    import sys
 
     from checklist_eval.assessors import assessor_from_args
+    from checklist_eval.cli.common import body_warning, output_folder
+    from checklist_eval.costplan import plan_papers, print_plan
+    from checklist_eval.progress import RunProgress, wanted
 
-    paper = load(args.path, args.checklist)
+    output_folder(args.out)
+    paper = load(args.path, args.checklist, args.root)
+    thin = body_warning(paper)
+    if thin:  # stderr, so --json output stays one document; visible before any money is spent
+        print(f"warning: {thin}", file=sys.stderr)
     if args.dry_run:
-        plan = dry_run(args, paper)
+        plan = plan_papers([(paper.source, paper)], args)
         if args.json:
             print(json.dumps(plan, indent=2))
         else:
             print_plan(plan)
         return 0
     assessor = assessor_from_args(args)
-    assessments = asyncio.run(_assess(assessor, paper))
+    progress = RunProgress(assessor, wanted(args, assessor))
+    assessments = asyncio.run(_assess(assessor, paper, progress))
     result = result_object(paper, assessments, assessor)
     if args.out:
         write_outputs(args.out, paper, assessments, assessor, result)
@@ -124,7 +135,7 @@ def write_outputs(out_dir: str, paper, assessments, assessor, result: dict[str, 
 
     atomic_write_text(Path(out_dir) / CHECK_JSON, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     write_paper_report(out_dir, paper, assessments, assessor=assessor.name, model=assessor.model,
-                       usage=assessor.usage)
+                       usage=assessor.usage, prompt_version=assessor.prompt_version)
 
 
 def _issues(review: str, limit: int = 2) -> str:
@@ -139,6 +150,8 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from checklist_eval.costplan import usd
 
     console = Console()
     titles = {it.id: it.title for it in paper.checklist.items}
@@ -158,20 +171,14 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     console.print(table)
     n_ok = sum(1 for it in result["items"] if it["correct"])
     console.print(f"Correctness C = {result['C']:.3f} ({n_ok} of {len(result['items'])} answers judged "
-                  f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})")
+                  f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})",
+                  highlight=False, markup=False)
+    console.print(f"Paper body: {result['body_chars']} characters", highlight=False)
     u = result["usage"]
     if u["calls"]:
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
-                      f"completion tokens ({u['cached_tokens']} cached), ${u['cost_usd']:.4f}")
+                      f"completion tokens ({u['cached_tokens']} cached), {usd(u['cost_usd'])}", highlight=False)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:
         console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.")
-
-
-def print_plan(plan: dict[str, Any]) -> None:
-    cost = plan.get("cost_usd") or 0.0
-    priced = "" if plan.get("priced", True) else " (model not in the price table)"
-    print(f"Dry run ({plan['assessor']}{' / ' + plan['model'] if plan.get('model') else ''}): "
-          f"{plan['calls']} calls, {plan['prompt_tokens']} prompt tokens, {plan['completion_tokens']} "
-          f"completion tokens, estimated ${cost:.4f}{priced}; nothing was called.")

@@ -23,6 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print {submission_id, case, C_G, C_A, C_T, R, S, warnings, usage}",
     )
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the calls, tokens (prompt, cached, completion) and cost per paper and in "
+                        "total, without sending anything")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     add_assessor_args(p)
     p.set_defaults(func=run)
 
@@ -30,12 +34,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 async def _score(args: argparse.Namespace):
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import score_path
+    from checklist_eval.progress import RunProgress, wanted
 
     assessor = assessor_from_args(args)
     try:
-        return await score_path(args.submission, assessor)
+        with RunProgress(assessor, wanted(args, assessor)) as progress:
+            progress.start_ticker()
+            return await score_path(args.submission, assessor)
     finally:
         await assessor.aclose()
+
+
+def dry_run(args: argparse.Namespace) -> int:
+    import json
+
+    from checklist_eval.costplan import plan_papers, print_plan
+    from checklist_eval.submissions import load_submission, open_submission
+
+    loaded = load_submission(open_submission(args.submission))
+    plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in loaded.papers.items()], args)
+    if args.json:
+        print(json.dumps(plan, indent=2))
+    else:
+        print_plan(plan)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +65,11 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from checklist_eval.batch import write_submission_outputs
+    from checklist_eval.cli.common import output_folder
 
+    output_folder(args.out)
+    if args.dry_run:
+        return dry_run(args)
     result = asyncio.run(_score(args))
     if args.out:
         write_submission_outputs(args.out, result, with_records=True)
@@ -59,8 +85,19 @@ def run(args: argparse.Namespace) -> int:
     for w in result.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
     u = result.usage
-    console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost ${u.cost_usd:.4f}",
+    console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost {_cost(args, u)}",
                   highlight=False)
     if args.out:
         console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False)
     return 0
+
+
+def _cost(args: argparse.Namespace, usage) -> str:
+    """The run's cost, or "price unknown" for a model the price table does not know (never $0)."""
+    from checklist_eval.costplan import usd
+
+    if getattr(args, "assessor", "heuristic") != "llm":
+        return usd(usage.cost_usd)
+    from checklist_eval.assessors.ledger import PriceTable
+
+    return usd(usage.cost_usd if PriceTable.load(args.prices).lookup(args.model) is not None else None)
