@@ -23,6 +23,16 @@ def output_folder(path: str | Path | None, flag: str = "--out") -> Path | None:
     return folder
 
 
+def output_file(path: str | Path | None, flag: str) -> Path | None:
+    """``path`` as a file to (over)write; an existing folder is refused (exit 2, one line)."""
+    if path is None:
+        return None
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(target, f"{flag} must be a file, and this is an existing folder")
+    return target
+
+
 def body_warning(paper) -> str | None:
     """One line saying the paper's body is missing or too short to judge the answers, else None."""
     n = len(paper.body)
