@@ -79,8 +79,6 @@ def result_object(paper, assessments, assessor) -> dict[str, Any]:
             "cost_usd": round(usage.cost_usd, 6) if _priced(assessor) else None,
         },
         "warnings": list(paper.warnings),
-        "body_chars": len(paper.body),
-        "prompt_version": assessor.prompt_version,
     }
 
 
@@ -173,7 +171,7 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     console.print(f"Correctness C = {result['C']:.3f} ({n_ok} of {len(result['items'])} answers judged "
                   f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})",
                   highlight=False, markup=False)
-    console.print(f"Paper body: {result['body_chars']} characters", highlight=False)
+    console.print(f"Paper body: {len(paper.body)} characters", highlight=False)
     u = result["usage"]
     if u["calls"]:
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "

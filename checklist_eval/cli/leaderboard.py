@@ -22,12 +22,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--html", metavar="FILE",
                    help="write the leaderboard as an HTML page linking each submission's report (atomically)")
     p.add_argument("--overrides", metavar="FILE", help="appeal decisions CSV (see: checklist-eval rescore --help)")
-    p.add_argument("--json", action="store_true", help="print the rows as a JSON list of objects")
+    p.add_argument("--json", action="store_true",
+                   help="print the ranked rows as a JSON list of objects (submissions not scored: on stderr)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import json
+    import sys
 
     from checklist_eval.export import build_leaderboard, leaderboard_csv_text, leaderboard_json
     from checklist_eval.fsutil import atomic_write_text
@@ -42,7 +44,13 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         _write_html(args, df)
     if args.json:
-        print(json.dumps(leaderboard_json(df)))
+        # The JSON list stays the ranked rows (scripts sort and compare their scores); the submissions
+        # that were not scored are named on stderr, and are rows of the CSV and the HTML page.
+        rows = leaderboard_json(df)
+        print(json.dumps([r for r in rows if r["status"] == "scored"]))
+        for r in rows:
+            if r["status"] != "scored":
+                print(f"not scored: {r['submission_id']}: {r['status']}", file=sys.stderr)
         return 0
     from rich.console import Console
     from rich.markup import escape
