@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
                       answers, f"{info['body_chars']:,} chars", str(len(info["warnings"])))
     console.print(table)
     for w in summary["warnings"]:
-        console.print(f"warning: {w}", highlight=False, markup=False)
+        console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
     for role, info in summary["papers"].items():  # every warning in full, not only their count
         for w in info["warnings"]:
-            console.print(f"warning ({role}): {w}", highlight=False, markup=False)
+            console.print(f"warning ({role}): {w}", highlight=False, markup=False, soft_wrap=True)
     return 0
