@@ -175,7 +175,8 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     u = result["usage"]
     if u["calls"]:
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
-                      f"completion tokens ({u['cached_tokens']} cached), {usd(u['cost_usd'])}", highlight=False)
+                      f"completion tokens ({u['cached_tokens']} cached), {usd(u['cost_usd'])}", highlight=False,
+                      soft_wrap=True)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:
