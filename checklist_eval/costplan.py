@@ -49,7 +49,8 @@ def _plan(assessor: str, model: str | None, rows: list[dict[str, Any]], *, price
         plan["items_judged_offline"] = sum(r["items_judged_offline"] for r in rows)
     else:
         plan["note"] = ("tokens ~ characters/4; cached = the shared paper prefix a provider's prompt cache "
-                        "serves after each paper's first question")
+                        "serves after each paper's first question; an upper estimate: answers already in "
+                        "our cache, or identical between papers, are not asked again")
     return plan
 
 

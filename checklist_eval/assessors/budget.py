@@ -41,6 +41,7 @@ class Budget:
         self.spent = 0.0
         self.reserved = 0.0
         self.refused = False
+        self.refused_amount = 0.0
         self._lock = threading.Lock()
 
     def worst_case(self, prompt_chars: int, max_tokens: int) -> float:
@@ -53,6 +54,8 @@ class Budget:
         while True:
             with self._lock:
                 if self.refused or self.spent + amount > self.cap:
+                    if not self.refused:
+                        self.refused_amount = amount
                     self.refused = True
                     raise BudgetExceeded(self.message)
                 if self.spent + self.reserved + amount <= self.cap:
@@ -68,5 +71,5 @@ class Budget:
 
     def message(self) -> str:
         return (f"stopped by --max-cost {_usd(self.cap)}: {_usd(self.spent)} spent, and the next request "
-                f"could pass the cap. Every answer received is cached: rerun the same command with a "
+                f"(up to {_usd(self.refused_amount)}) could pass the cap. Every answer received is cached: rerun the same command with a "
                 f"higher --max-cost to resume (no call is repeated; use the same --cache / results folder)")

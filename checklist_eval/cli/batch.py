@@ -124,7 +124,7 @@ def dry_run(args: argparse.Namespace) -> int:
         except Exception as err:  # the real run records it and goes on; so does its plan
             failures.append({"submission_id": sid, "source": str(path), "error": one_line(err)})
             continue
-        labelled += [(f"{sid}/{role}", paper) for role, paper in loaded.papers.items()]
+        labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
     plan = plan_papers(labelled, args)
     plan["failures"] = failures
     if args.json:
@@ -132,3 +132,7 @@ def dry_run(args: argparse.Namespace) -> int:
     else:
         print_plan(plan, failures)
     return 0
+
+
+def _role_order(item) -> int:
+    return "GAT".index(item[0])

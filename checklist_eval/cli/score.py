@@ -52,7 +52,8 @@ def dry_run(args: argparse.Namespace) -> int:
     from checklist_eval.submissions import load_submission, open_submission
 
     loaded = load_submission(open_submission(args.submission))
-    plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in loaded.papers.items()], args)
+    papers = sorted(loaded.papers.items(), key=lambda kv: "GAT".index(kv[0]))
+    plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in papers], args)
     if args.json:
         print(json.dumps(plan, indent=2))
     else:
