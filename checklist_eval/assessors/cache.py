@@ -134,6 +134,7 @@ def _m003_call_log(db: sqlite3.Connection) -> None:
         )"""
     )
     db.execute("CREATE INDEX IF NOT EXISTS calls_submission ON calls (submission_id, question_id)")
+    db.execute("CREATE INDEX IF NOT EXISTS calls_key ON calls (key)")
     db.execute("CREATE TABLE IF NOT EXISTS prompts (digest TEXT PRIMARY KEY, messages_json TEXT NOT NULL)")
 
 
@@ -214,9 +215,11 @@ class Cache:
         self._write(key, endpoint=endpoint, model=model, prompt_version=prompt_version, strategy=strategy,
                     verdict=verdict, usage=usage, call=call)
 
-    def log_call(self, call: CallLog, *, endpoint: str, model: str, prompt_version: str, strategy: str) -> None:
-        """Store a reply that gave no verdict (it is evidence too)."""
-        self._write(None, endpoint=endpoint, model=model, prompt_version=prompt_version, strategy=strategy,
+    def log_call(self, call: CallLog, *, endpoint: str, model: str, prompt_version: str, strategy: str,
+                 key: str | None = None) -> None:
+        """Store a reply that gave no verdict (it is evidence too), or, with ``key``, a verdict reused
+        from the reply stored under that key."""
+        self._write(key, endpoint=endpoint, model=model, prompt_version=prompt_version, strategy=strategy,
                     call=call)
 
     def _write(self, key: str | None, *, endpoint: str, model: str, prompt_version: str, strategy: str,

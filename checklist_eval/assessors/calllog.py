@@ -41,7 +41,7 @@ class CallLog:
     question: str
     params: dict[str, Any]
     response: Any
-    outcome: str  # "verdict" or "unusable: <why>"
+    outcome: str  # "verdict", "unusable: <why>", or "reused" (the verdict of the reply stored under the key)
 
     def response_text(self) -> str:
         text = json.dumps(self.response, ensure_ascii=False)
@@ -76,7 +76,10 @@ def read_calls(path: str | Path, *, submission: str | None = None, question: str
            + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id DESC LIMIT ?")
     db = _connect(Path(path))
     try:
-        rows = db.execute(sql, (*args, max(1, limit))).fetchall()
+        rows = [list(r) for r in db.execute(sql, (*args, max(1, limit))).fetchall()]
+        for row in rows:
+            if row[14] == "reused":
+                row[13], row[14] = _original_reply(db, row[0])
     finally:
         db.close()
     keys = ("id", "created", "submission_id", "role", "source", "question_id", "endpoint", "model",
@@ -88,6 +91,16 @@ def read_calls(path: str | Path, *, submission: str | None = None, question: str
         d["response"] = json.loads(d["response"])
         out.append(d)
     return out
+
+
+def _original_reply(db: sqlite3.Connection, call_id: int) -> tuple[str, str]:
+    """(reply, outcome) for a reused verdict: the reply it was taken from, named by its call id."""
+    found = db.execute(
+        "SELECT o.id, o.response_json FROM calls r JOIN calls o ON o.key = r.key AND o.outcome = 'verdict' "
+        "WHERE r.id = ? ORDER BY o.id DESC LIMIT 1", (call_id,)).fetchone()
+    if found is None:
+        return "null", "reused (the original reply is not in this cache)"
+    return found[1], f"reused: the verdict of call {found[0]}"
 
 
 def prompt_messages(path: str | Path, digest: str) -> list[dict[str, str]]:

@@ -282,6 +282,7 @@ class LLMAssessor(Assessor):
         self.prices = PriceTable.load(config.prices)
         self.budget = Budget(config.max_cost, self.prices, self.model) if config.max_cost is not None else None
         self.retries = 0  # attempts beyond the first, over the run (for the progress display)
+        self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> verdict of the request in flight
         mode = CacheMode.OFF if config.no_cache or config.cache_path is None else (
             CacheMode.REFRESH if config.refresh else CacheMode.USE)
         self.cache = Cache(config.cache_path, mode) if mode != CacheMode.OFF else Cache("unused", CacheMode.OFF)
@@ -478,10 +479,19 @@ class LLMAssessor(Assessor):
         question = question_message(self.prompts, item)
         # Try every strategy still open to this endpoint, so a rerun after a fallback also hits.
         for strategy in chain_from(quirks.strategy):
-            hit = self.cache.get(self._cache_key(paper, question, strategy))
+            key = self._cache_key(paper, question, strategy)
+            hit = self.cache.get(key)
             if hit is not None:
+                self._log_reuse(paper, item, StructuredOutput(hit.strategy), key)
                 return self._assessment(item, hit.verdict, StructuredOutput(hit.strategy), Usage(), cached=True)
         return None
+
+    def _log_reuse(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, key: str) -> None:
+        """A verdict reused (from the cache, or from an identical request in flight) is logged for this
+        paper too, pointing at the reply it came from, so every verdict's evidence can be found."""
+        self.cache.log_call(self._call_log(paper, item, strategy, None, "reused"), key=key,
+                            endpoint=self.endpoint, model=self.model or "",
+                            prompt_version=self.prompt_version or "", strategy=strategy.value)
 
     async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
         started = time.perf_counter()
@@ -489,6 +499,28 @@ class LLMAssessor(Assessor):
         hit = self._from_cache(paper, item, quirks)
         if hit is not None:
             return hit
+        # Two papers can put the very same question (a GT submission's A is T's paper with G's answers):
+        # while one such request is in flight, its twins wait for that verdict instead of paying again.
+        twin_key = self._cache_key(paper, question_message(self.prompts, item), quirks.strategy)
+        twin = self._in_flight.get(twin_key)
+        if twin is not None:
+            shared = await asyncio.shield(twin)
+            if shared is not None:  # None: the twin failed, so this one asks for itself
+                self._log_reuse(paper, item, shared[1], self._cache_key(
+                    paper, question_message(self.prompts, item), shared[1]))
+                return self._assessment(item, shared[0], shared[1], Usage(), cached=True)
+        mine = asyncio.get_running_loop().create_future()
+        self._in_flight.setdefault(twin_key, mine)
+        try:
+            return await self._judge_fresh(paper, item, quirks, started, mine)
+        finally:
+            if not mine.done():
+                mine.set_result(None)
+            if self._in_flight.get(twin_key) is mine:
+                del self._in_flight[twin_key]
+
+    async def _judge_fresh(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, started: float,
+                           shared: asyncio.Future) -> Assessment:
         spent = _Spent()
         try:
             verdict, p_correct, strategy = await self._ask_until_usable(paper, item, quirks, spent)
@@ -499,6 +531,7 @@ class LLMAssessor(Assessor):
             raise
         usage = spent.usage
         stored = verdict.model_dump() | {"p_correct": p_correct}
+        shared.set_result((stored, strategy))
         if self.cache.writes:
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
@@ -583,16 +616,22 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
     prompts = PromptSet.load(cfg.prompt_version)
     calls = skipped = prompt_chars = 0
     per_paper = []
+    asked: set[tuple[str, str]] = set()  # identical requests (prefix, question) are sent once per run
     for paper in papers:
         prefix, warning = prefix_messages(prompts, paper, cfg.prompt_char_budget)
         prefix_chars = sum(len(m["content"]) for m in prefix)
+        digest = digest_messages(prefix)
         n = paper_chars = 0
         for item in paper.checklist.items:
             if not item.is_answered:
                 skipped += 1
                 continue
+            question = question_message(prompts, item)
+            if (digest, question) in asked:
+                continue
+            asked.add((digest, question))
             n += 1
-            paper_chars += prefix_chars + len(question_message(prompts, item))
+            paper_chars += prefix_chars + len(question)
         calls += n
         prompt_chars += paper_chars
         prefix_tokens = prefix_chars // CHARS_PER_TOKEN
