@@ -37,7 +37,9 @@ def plan_papers(labelled: list[tuple[str, Paper]], args: Any) -> dict[str, Any]:
         row["cost_usd"] = None if price is None else round(price.cost(
             row["prompt_tokens"], row["completion_tokens"], row["cached_tokens"]), 6)
         rows.append(row)
-    return _plan(args.assessor, args.model, rows, priced=price is not None)
+    plan = _plan(args.assessor, args.model, rows, priced=price is not None)
+    plan["max_cost"] = getattr(args, "max_cost", None)
+    return plan
 
 
 def _plan(assessor: str, model: str | None, rows: list[dict[str, Any]], *, priced: bool) -> dict[str, Any]:
@@ -86,5 +88,9 @@ def print_plan(plan: dict[str, Any], failures: list[dict[str, str]] | None = Non
     elif plan["assessor"] != "heuristic":
         console.print(f"estimated cost {usd(plan['cost_usd'])} ({plan['note']}); nothing was sent.",
                       markup=False, highlight=False)
+        cap = plan.get("max_cost")
+        if cap is not None and plan["cost_usd"] > cap:
+            console.print(f"the estimate passes --max-cost ${cap:.4f}: the run would stop early (exit 3) and "
+                          "can be resumed with a higher cap", markup=False, highlight=False)
     else:
         console.print("the heuristic assessor calls no model: nothing to spend.", highlight=False)

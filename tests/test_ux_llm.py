@@ -45,7 +45,9 @@ def test_batch_dry_run_plans_every_paper_and_sends_nothing(subs, tmp_path):
     with MockServer() as server:
         proc = cli("batch", str(subs), "--out", str(out), "--dry-run", "--json", *llm(server))
         text = cli("batch", str(subs), "--out", str(out), "--dry-run", *llm(server))
+        capped = cli("batch", str(subs), "--out", str(out), "--dry-run", *llm(server), "--max-cost", "0.001")
         assert server.stats.requests == 0
+        assert "passes --max-cost $0.0010" in " ".join(capped.stdout.split())
         assert not out.exists()
         real = cli("batch", str(subs), "--out", str(out), "--quiet", *llm(server))
         sent = server.stats.requests
