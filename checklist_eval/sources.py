@@ -447,7 +447,7 @@ def _refuse_several_papers(label: str, candidates: list[str]) -> None:
     shown = sorted(candidates)[:MAX_LISTED_ROOTS]
     more = f" and {len(candidates) - len(shown)} more" if len(candidates) > len(shown) else ""
     raise InputError(label, f"holds {len(candidates)} papers with a checklist ({', '.join(shown)}{more}): "
-                            "name one with --root FILE, or point at its own folder or file")
+                            "name one with --root FILE, or keep one paper per folder")
 
 
 def _named_root(project: _Project, root: str) -> str:
