@@ -171,3 +171,9 @@ def test_help_texts_render_without_raw_markup(command):
     assert proc.returncode == 0
     for markup in ("``", "`", "[/", "[bold", "%(", "**"):
         assert markup not in proc.stdout, (command, markup)
+
+
+def test_logs_on_a_missing_or_foreign_cache_exits_2_with_one_line(tmp_path):
+    one_line_error(cli("logs", "--cache", str(tmp_path / "nothing.sqlite")), "nothing.sqlite", "no cache file")
+    (tmp_path / "junk.sqlite").write_bytes(b"not a database at all" * 100)
+    one_line_error(cli("logs", "--cache", str(tmp_path / "junk.sqlite")), "junk.sqlite")

@@ -208,3 +208,10 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(subs):
         assert field in seen, (field, seen[-500:])
     assert "14/14" in seen
     assert piped.returncode == 0 and "retries" not in piped.stderr
+
+
+def test_batch_progress_counts_submissions_on_a_terminal(subs, tmp_path):
+    with MockServer() as server:
+        code, seen = _run_on_a_terminal(["batch", str(subs), "--out", str(tmp_path / "r"), *llm(server)])
+    assert code == 0
+    assert "submissions" in seen and "3/3" in seen and "calls " in seen and "questions " in seen
