@@ -8,6 +8,8 @@ never as $0. Prices are read through ``PriceTable`` only.
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 from checklist_eval.models import Paper, Usage
@@ -16,8 +18,43 @@ TOKEN_FIELDS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens")
 PRICE_UNKNOWN = "price unknown"
 
 
-def plan_papers(labelled: list[tuple[str, Paper]], args: Any) -> dict[str, Any]:
-    """The plan of an assessor described by command-line ``args`` over (label, paper) pairs."""
+def _open_cache(path: Path | None) -> sqlite3.Connection | None:
+    """The response cache, read-only (a dry run writes nothing), or None when there is none."""
+    if path is None or not Path(path).is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=10)
+        db.execute("SELECT 1 FROM responses LIMIT 1")
+        return db
+    except sqlite3.DatabaseError:
+        return None
+
+
+def _cache_probe(db: sqlite3.Connection, args: Any):
+    """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
+    exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
+    from checklist_eval.assessors import LLMConfig
+    from checklist_eval.assessors.cache import cache_key, endpoint_identity
+
+    cfg = LLMConfig(model=args.model, **{k: getattr(args, k) for k in ("base_url", "temperature", "seed",
+                                                                         "prompt_version")
+                                         if getattr(args, k, None) is not None})
+    endpoint = endpoint_identity(cfg.resolved_base_url)
+    params = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
+    if cfg.seed is not None:
+        params["seed"] = cfg.seed
+
+    def answered(strategy: str, digest: str, question: str) -> bool:
+        key = cache_key(endpoint=endpoint, model=cfg.model, prefix_digest=digest, question=question,
+                        params=params, strategy=strategy, prompt_version=cfg.prompt_version)
+        return db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+
+    return answered
+
+
+def plan_papers(labelled: list[tuple[str, Paper]], args: Any, cache_path: Path | None = None) -> dict[str, Any]:
+    """The plan of an assessor described by command-line ``args`` over (label, paper) pairs; answers
+    already in the cache at ``cache_path`` cost nothing and are left out (a resumed run's plan)."""
     if getattr(args, "assessor", "heuristic") == "heuristic":
         rows = [{"paper": label, "source": p.source, **dict.fromkeys(TOKEN_FIELDS, 0), "cost_usd": 0.0,
                  "items_judged_offline": sum(1 for it in p.checklist.items if it.is_answered)}
@@ -28,8 +65,15 @@ def plan_papers(labelled: list[tuple[str, Paper]], args: Any) -> dict[str, Any]:
 
     prices = PriceTable.load(args.prices)
     price = prices.lookup(args.model)
-    est = estimate([p for _, p in labelled], {"model": args.model, "prompt_version": args.prompt_version,
-                                              "prices": args.prices})
+    options = {"model": args.model, "prompt_version": args.prompt_version, "prices": args.prices}
+    db = _open_cache(cache_path)
+    try:
+        if db is not None:
+            options["in_cache"] = _cache_probe(db, args)
+        est = estimate([p for _, p in labelled], options)
+    finally:
+        if db is not None:
+            db.close()
     rows = []
     for (label, paper), per in zip(labelled, est["papers"]):
         row = {"paper": label, "source": paper.source, **{k: per[k] for k in TOKEN_FIELDS},
@@ -39,6 +83,7 @@ def plan_papers(labelled: list[tuple[str, Paper]], args: Any) -> dict[str, Any]:
         rows.append(row)
     plan = _plan(args.assessor, args.model, rows, priced=price is not None)
     plan["max_cost"] = getattr(args, "max_cost", None)
+    plan["already_cached"] = est["already_cached"]
     return plan
 
 
@@ -51,9 +96,22 @@ def _plan(assessor: str, model: str | None, rows: list[dict[str, Any]], *, price
         plan["items_judged_offline"] = sum(r["items_judged_offline"] for r in rows)
     else:
         plan["note"] = ("tokens ~ characters/4; cached = the shared paper prefix a provider's prompt cache "
-                        "serves after each paper's first question; an upper estimate: answers already in "
-                        "our cache, or identical between papers, are not asked again")
+                        "serves after each paper's first question; answers already in our cache and "
+                        "repeated identical requests are not counted: a run does not send them")
     return plan
+
+
+def cache_for_plan(args: Any, default: Path | None = None) -> Path | None:
+    """The cache a real run of ``args`` would read answers from (None when it reads none)."""
+    if getattr(args, "no_cache", False) or getattr(args, "refresh", False):
+        return None
+    if getattr(args, "cache", None):
+        return Path(args.cache)
+    if default is not None:
+        return default
+    from checklist_eval.assessors import default_cache_path
+
+    return default_cache_path()
 
 
 def usd(cost: float | None) -> str:
@@ -82,6 +140,9 @@ def print_plan(plan: dict[str, Any], failures: list[dict[str, str]] | None = Non
     console.print(table)
     for f in failures or []:
         console.print(f"not planned: {f['submission_id']}: {f['error']}", markup=False, highlight=False)
+    if plan.get("already_cached"):
+        console.print(f"{plan['already_cached']} answers are already in the cache: not counted, not asked again",
+                      markup=False, highlight=False)
     if not plan["priced"]:
         console.print(f"{PRICE_UNKNOWN}: {plan['model']} is not in the price table; give its price with "
                       "--prices FILE", markup=False, highlight=False)

@@ -113,11 +113,14 @@ def test_max_cost_stops_before_the_cap_and_resumes_without_repeating_a_call(subs
         run1 = _logged_calls(out / "cache.sqlite")
         assert 0 < n1 < ANSWERED and len(run1) == n1  # every reply received is kept
         assert 0 < _cost([u for _, _, u in run1]) <= cap
+        # The plan of the resumed run leaves out what the cache already answers.
+        left = json.loads(cli("batch", str(subs), "--out", str(out), "--dry-run", "--json", *llm(server)).stdout)
+        assert left["already_cached"] == len({k for _, k, _ in run1}) > 0 and left["calls"] > 0
         second = cli("batch", str(subs), "--out", str(out), "--quiet", "--json", *llm(server), "--max-cost", "5")
         assert second.returncode == 0, second.stderr
         n2 = server.stats.requests - n1
     run2 = _logged_calls(out / "cache.sqlite")[len(run1):]
-    assert len(run2) == n2 > 0
+    assert len(run2) == n2 == left["calls"]
     assert not {k for _, k, _ in run1} & {k for _, k, _ in run2}  # nothing answered in run 1 is asked again
     done = json.loads(second.stdout)
     assert done["scored"] + done["resumed"] == 3 and done["failed"] == 0

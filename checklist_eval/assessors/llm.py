@@ -617,10 +617,13 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
     calls = skipped = prompt_chars = 0
     per_paper = []
     asked: set[tuple[str, str]] = set()  # identical requests (prefix, question) are sent once per run
+    in_cache = options.get("in_cache")  # (strategy, prefix digest, question) -> already answered?
+    answered_before = 0
     for paper in papers:
         prefix, warning = prefix_messages(prompts, paper, cfg.prompt_char_budget)
         prefix_chars = sum(len(m["content"]) for m in prefix)
         digest = digest_messages(prefix)
+        digests = None
         n = paper_chars = 0
         for item in paper.checklist.items:
             if not item.is_answered:
@@ -630,6 +633,13 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
             if (digest, question) in asked:
                 continue
             asked.add((digest, question))
+            if in_cache is not None:
+                if digests is None:  # the prefix of every strategy a cached answer may have been asked in
+                    digests = {s: digest_messages(prefix_messages(prompts, paper, cfg.prompt_char_budget, s)[0])
+                               for s in chain_from(StructuredOutput.JSON_SCHEMA)}
+                if any(in_cache(s.value, d, question) for s, d in digests.items()):
+                    answered_before += 1
+                    continue
             n += 1
             paper_chars += prefix_chars + len(question)
         calls += n
@@ -649,6 +659,7 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
         "model": model,
         "calls": calls,
         "skipped_unanswered": skipped,
+        "already_cached": answered_before,
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "cost_usd": round(cost, 6),

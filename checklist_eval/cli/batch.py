@@ -113,7 +113,7 @@ def dry_run(args: argparse.Namespace) -> int:
     import json
 
     from checklist_eval.batch import one_line
-    from checklist_eval.costplan import plan_papers, print_plan
+    from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
     from checklist_eval.submissions import find_submissions, load_submission, open_submission, submission_id_of
 
     labelled, failures = [], []
@@ -125,7 +125,7 @@ def dry_run(args: argparse.Namespace) -> int:
             failures.append({"submission_id": sid, "source": str(path), "error": one_line(err)})
             continue
         labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
-    plan = plan_papers(labelled, args)
+    plan = plan_papers(labelled, args, cache_for_plan(args, Path(args.out) / "cache.sqlite"))
     plan["failures"] = failures
     if args.json:
         print(json.dumps(plan, indent=2))

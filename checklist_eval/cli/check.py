@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.cli.common import body_warning, output_folder
-    from checklist_eval.costplan import plan_papers, print_plan
+    from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
     from checklist_eval.progress import RunProgress, wanted
 
     output_folder(args.out)
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if thin:  # stderr, so --json output stays one document; visible before any money is spent
         print(f"warning: {thin}", file=sys.stderr)
     if args.dry_run:
-        plan = plan_papers([(paper.source, paper)], args)
+        plan = plan_papers([(paper.source, paper)], args, cache_for_plan(args))
         if args.json:
             print(json.dumps(plan, indent=2))
         else:
