@@ -20,9 +20,10 @@ def wanted(args: Any, assessor) -> bool:
 
 
 def stats_line(assessor) -> str:
+    from checklist_eval.assessors.ledger import format_cost
+
     u = assessor.usage
-    priced = getattr(assessor, "prices", None) is None or assessor.prices.lookup(assessor.model) is not None
-    cost = f"${u.cost_usd:.4f}" if priced else "price unknown"
+    cost = format_cost(u)
     return (f"questions {assessor.questions_done}  calls {u.calls}  retries {getattr(assessor, 'retries', 0)}  "
             f"tokens {u.prompt_tokens:,}+{u.completion_tokens:,} ({u.cached_tokens:,} cached)  {cost}")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from checklist_eval.assessors.ledger import format_cost
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.assessors import add_assessor_args
@@ -92,19 +94,13 @@ def run(args: argparse.Namespace) -> int:
     console.print(
         f"{counts['submissions']} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
         f"{len(outcome.failures)} failed; calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, "
-        f"cost {_cost(args, u)}; {outcome.wall_s:.1f} s",
+        f"cost {format_cost(u)}; {outcome.wall_s:.1f} s",
         highlight=False,
     )
     for f in outcome.failures:
         console.print(f"failed {f['submission_id']}: {f['error']}", highlight=False, markup=False)
     console.print(f"results in {args.out} (failures in {Path(args.out) / 'failures.jsonl'})", highlight=False)
     return 0
-
-
-def _cost(args: argparse.Namespace, usage) -> str:
-    from checklist_eval.cli.score import _cost as cost_text
-
-    return cost_text(args, usage)
 
 
 def dry_run(args: argparse.Namespace) -> int:

@@ -42,11 +42,6 @@ def load(path: str, checklist: str | None, root: str | None = None):
     return load_paper(path, checklist=checklist, root=root)
 
 
-def _priced(assessor) -> bool:
-    prices = getattr(assessor, "prices", None)
-    return prices is None or prices.lookup(assessor.model) is not None
-
-
 def result_object(paper, assessments, assessor) -> dict[str, Any]:
     """The JSON shape of a check, shared by ``--json`` and ``check.json``."""
     from checklist_eval.report import paper_records
@@ -75,8 +70,7 @@ def result_object(paper, assessments, assessor) -> dict[str, Any]:
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "cached_tokens": usage.cached_tokens,
-            # None, never 0, when the model has no price: shown as "price unknown".
-            "cost_usd": round(usage.cost_usd, 6) if _priced(assessor) else None,
+            "cost_usd": round(usage.cost_usd, 6),
         },
         "warnings": list(paper.warnings),
     }
@@ -121,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        print_result(paper, assessments, result, args.out)
+        print_result(paper, assessments, result, args.out, usage=assessor.usage)
     return 0
 
 
@@ -144,12 +138,12 @@ def _issues(review: str, limit: int = 2) -> str:
     return "\n".join(shown)
 
 
-def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None) -> None:
+def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None, usage=None) -> None:
+    """The table, C, and the run's usage (``usage``: the assessor's Usage, for its reasoning tokens and
+    whether its cost is known)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
-
-    from checklist_eval.costplan import usd
 
     console = Console()
     titles = {it.id: it.title for it in paper.checklist.items}
@@ -174,9 +168,14 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     console.print(f"Paper body: {len(paper.body)} characters", highlight=False)
     u = result["usage"]
     if u["calls"]:
+        from checklist_eval.assessors.ledger import format_cost
+        from checklist_eval.models import Usage
+
+        full = usage if usage is not None else Usage(calls=u["calls"], cost_usd=u["cost_usd"])
+        reasoning = f", {full.reasoning_tokens} of them reasoning" if full.reasoning_tokens else ""
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
-                      f"completion tokens ({u['cached_tokens']} cached), {usd(u['cost_usd'])}", highlight=False,
-                      soft_wrap=True)
+                      f"completion tokens ({u['cached_tokens']} cached{reasoning}), {format_cost(full)}",
+                      highlight=False, soft_wrap=True)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:

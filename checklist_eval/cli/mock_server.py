@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+# Kept here (not imported from mock_profiles) so that building the parser stays import-light.
+PROFILE_NAMES = ("openai-chat", "openai-reasoning", "azure", "vllm", "ollama", "gemini-openai", "anthropic-openai")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -26,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--refuse-logprobs", action="store_true",
                    help="answer requests for logprobs with a 400 (as OpenAI's reasoning models do)")
     p.add_argument("--context-tokens", type=int, default=128_000)
+    p.add_argument("--profile", default="openai-chat", choices=PROFILE_NAMES,
+                   help="answer as this provider does: its refused parameters, error bodies, URL shape, key "
+                        "header and usage fields (default openai-chat)")
     p.set_defaults(func=run)
 
 
@@ -42,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--fault-kinds: {err}") from None
     server = MockServer(latency=args.latency, faults=faults, seed=args.seed, rpm_limit=args.rpm,
                         supports_json_schema=not args.no_json_schema, refuse_logprobs=args.refuse_logprobs,
-                        context_tokens=args.context_tokens, host=args.host, port=args.port)
+                        context_tokens=args.context_tokens, host=args.host, port=args.port, profile=args.profile)
 
     async def main() -> None:
         try:

@@ -86,19 +86,11 @@ def run(args: argparse.Namespace) -> int:
     for w in result.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
     u = result.usage
-    console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost {_cost(args, u)}",
+    from checklist_eval.assessors.ledger import format_cost
+
+    console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost {format_cost(u)}",
                   highlight=False)
     if args.out:
         console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False)
     return 0
 
-
-def _cost(args: argparse.Namespace, usage) -> str:
-    """The run's cost, or "price unknown" for a model the price table does not know (never $0)."""
-    from checklist_eval.costplan import usd
-
-    if getattr(args, "assessor", "heuristic") != "llm":
-        return usd(usage.cost_usd)
-    from checklist_eval.assessors.ledger import PriceTable
-
-    return usd(usage.cost_usd if PriceTable.load(args.prices).lookup(args.model) is not None else None)
