@@ -51,6 +51,8 @@ COLUMNS = [
     # what the endpoint refused and how the request was changed for it ("; "-separated).
     "reasoning_tokens",
     "quirks",
+    # The graded verdict (correct / incorrect / unverifiable); empty for assessors that do not grade.
+    "verdict",
     # Provenance of the verdict, so a row can be reproduced and an appeal checked against the call log.
     "endpoint",
     "output_strategy",
@@ -89,6 +91,7 @@ class Record(BaseModel):
     cost_usd: float = Field(default=0.0, ge=0.0)
     reasoning_tokens: int = Field(default=0, ge=0)
     quirks: str = ""
+    verdict: str = ""
     endpoint: str = ""
     output_strategy: str = ""
     temperature: float | None = None
@@ -150,6 +153,7 @@ def records_from_assessments(
                 cached=bool(prov and prov.cached),
                 quirks="; ".join(prov.quirks) if prov else "",
                 **(prov.usage.model_dump() if prov else {}),
+                verdict=(a.verdict or "") if a else "",
                 **_provenance_columns(prov),
             )
         )
@@ -288,7 +292,7 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
             k: text[k]
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
-                "prompt_version", "source", "scored_at", "quirks", "endpoint", "output_strategy",
+                "prompt_version", "source", "scored_at", "quirks", "verdict", "endpoint", "output_strategy",
             )
         },
     )

@@ -53,11 +53,13 @@ from checklist_eval.assessors.structured import (
     InvalidOutput,
     Verdict,
     chain_from,
+    check_findings,
     is_format_unsupported,
     logprob_p_correct,
     parse,
     response_format,
 )
+from checklist_eval.assessors.quotes import grade_verdict
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage
 
@@ -69,6 +71,8 @@ QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long
 TYPICAL_COMPLETION_TOKENS = 250  # a verdict with a 3-5 point review, for estimates
 PREFIX_CACHE_MIN_TOKENS = 1024  # OpenAI caches prompt prefixes from this length on
 NO_KEY_PLACEHOLDER = "no-key-needed"  # local servers (vLLM, Ollama) accept any bearer token
+MAX_ECHO_CHARS = 4000  # how much of an unusable reply is sent back with the validation error
+REASK_PREFIX = "Your previous reply could not be used:"
 
 # LLMConfig (its defaults, the context windows, the prompt budget) lives in ``checklist_eval.assessors``
 # so that building the command-line parser does not import ``openai``; it is re-exported here.
@@ -112,6 +116,11 @@ class PromptSet:
 
     def format_for(self, strategy: StructuredOutput) -> str:
         return self.format_text if strategy is StructuredOutput.TEXT else self.format_json
+
+    @property
+    def findings(self) -> bool:
+        """The prompt asks for must_fix / suggestions (assess-v2 on), so the verdict must follow them."""
+        return "must_fix" in self.format_json
 
 
 @lru_cache(maxsize=1)
@@ -399,7 +408,8 @@ class LLMAssessor(Assessor):
 
     # -- one request, through the scheduler and the retry policy -----------------------------------
 
-    async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int) -> _Outcome:
+    async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
+                       feedback: list[dict[str, str]] = ()) -> _Outcome:
         """One logical request, retried per the policy. The strategy and parameters are read once a
         slot is held, so requests queued behind a refused format already use the fallback."""
         client = self._client_for_loop()
@@ -413,7 +423,7 @@ class LLMAssessor(Assessor):
                 if self._broken is not None:  # a bad key or model fails every request: send no more
                     raise self._broken
                 sent = dataclasses.replace(quirks)
-                messages = self.messages_for(paper, item, sent.strategy)
+                messages = self.messages_for(paper, item, sent.strategy) + list(feedback)
                 held = await self._reserve(messages)
                 sent_params = self._params(sent.strategy, sent)
                 attempts += 1
@@ -486,18 +496,20 @@ class LLMAssessor(Assessor):
 
     # -- judging ----------------------------------------------------------------------------------
 
-    def _assessment(self, item: ChecklistItem, verdict: dict[str, Any], strategy: StructuredOutput,
+    def _assessment(self, paper: Paper, item: ChecklistItem, verdict: dict[str, Any], strategy: StructuredOutput,
                     usage: Usage, *, cached: bool, latency_s: float = 0.0) -> Assessment:
-        """The Assessment for a verdict as stored in the cache (``Verdict`` fields, p_correct final)."""
+        """The Assessment for a verdict as stored in the cache (``Verdict`` fields, p_correct final).
+        Evidence quotes are checked and findings graded by ``quotes.grade_verdict``."""
+        correct, p, review, graded = grade_verdict(verdict, paper_text(paper), findings=self.prompts.findings)
         return Assessment(
-            question_id=item.id, answer=item.answer, correct=bool(verdict["correct"]),
-            p_correct=float(verdict["p_correct"]), review=verdict.get("review", ""),
-            evidence=verdict.get("evidence", []),
+            question_id=item.id, answer=item.answer, correct=correct,
+            p_correct=p, review=review, evidence=list(verdict.get("evidence", [])),
             provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
                                   strategy=strategy, usage=usage, latency_s=latency_s, cached=cached,
                                   attempts=usage.calls, quirks=list(verdict.get("quirks") or []),
                                   endpoint=self.endpoint, temperature=self.config.temperature,
                                   seed=self.config.seed),
+            **graded,
         )
 
     def _from_cache(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks) -> Assessment | None:
@@ -510,7 +522,7 @@ class LLMAssessor(Assessor):
             hit = self.cache.get(key)
             if hit is not None:
                 self._log_reuse(paper, item, StructuredOutput(hit.strategy), key)
-                return self._assessment(item, hit.verdict, StructuredOutput(hit.strategy), Usage(), cached=True)
+                return self._assessment(paper, item, hit.verdict, StructuredOutput(hit.strategy), Usage(), cached=True)
         return None
 
     def _log_reuse(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, key: str) -> None:
@@ -535,7 +547,7 @@ class LLMAssessor(Assessor):
             if shared is not None:  # None: the twin failed, so this one asks for itself
                 self._log_reuse(paper, item, shared[1], self._cache_key(
                     paper, question_message(self.prompts, item), shared[1]))
-                return self._assessment(item, shared[0], shared[1], Usage(), cached=True)
+                return self._assessment(paper, item, shared[0], shared[1], Usage(), cached=True)
         mine = asyncio.get_running_loop().create_future()
         self._in_flight.setdefault(twin_key, mine)
         try:
@@ -565,7 +577,7 @@ class LLMAssessor(Assessor):
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
                            strategy=strategy.value, verdict=stored, usage=usage.model_dump(),
                            call=self._call_log(paper, item, strategy, spent.reply, "verdict"))
-        return self._assessment(item, stored, strategy, usage, cached=False,
+        return self._assessment(paper, item, stored, strategy, usage, cached=False,
                                 latency_s=time.perf_counter() - started)
 
     async def _ask_until_usable(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
@@ -574,9 +586,10 @@ class LLMAssessor(Assessor):
         refused output format steps down the strategy chain, unusable output is re-asked (bounded)."""
         invalid = relearned = 0
         est_tokens = self.paper_prefix(paper).tokens + 400 + self.config.max_tokens
+        feedback: list[dict[str, str]] = []  # the last unusable reply and why, sent back on a re-ask
         while True:
             try:
-                outcome = await self._request(paper, item, quirks, est_tokens)
+                outcome = await self._request(paper, item, quirks, est_tokens, feedback)
             except AssessorError:
                 raise
             except Exception as err:
@@ -602,11 +615,17 @@ class LLMAssessor(Assessor):
                         continue  # a reasoning model thought through its whole budget: ask with a bigger one
                     raise InvalidOutput("reply cut off at max_tokens")
                 verdict = parse(strategy, text)
+                if self.prompts.findings:
+                    check_findings(verdict)
             except InvalidOutput as err:
                 self.cache.log_call(self._call_log(paper, item, strategy, completion, f"unusable: {err}"),
                                     endpoint=self.endpoint, model=self.model or "",
                                     prompt_version=self.prompt_version or "", strategy=strategy.value)
                 invalid = self._count_invalid(invalid, item, str(err))
+                # As instructor does: the model sees its reply and the validation error, so a re-ask at
+                # temperature 0 is not the identical request that produced the bad reply.
+                feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
+                            {"role": "user", "content": f"{REASK_PREFIX} {err}. Reply again in the required format."}]
                 continue
             p_logprob = logprob_p_correct(text, (choice.get("logprobs") or {}).get("content"))
             p_correct = verdict.p_correct if p_logprob is None else p_logprob

@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "leaderboard",
     "detection",
     "assessor_eval",
+    "attack",
     "mock_server",
     "logs",
 ]
