@@ -36,9 +36,9 @@ def _cache_probe(db: sqlite3.Connection, args: Any):
     from checklist_eval.assessors import LLMConfig
     from checklist_eval.assessors.cache import cache_key, endpoint_identity
 
-    cfg = LLMConfig(model=args.model, **{k: getattr(args, k) for k in ("base_url", "temperature", "seed",
-                                                                         "prompt_version")
-                                         if getattr(args, k, None) is not None})
+    given = {"base_url": getattr(args, "base_url", None), "temperature": getattr(args, "temperature", None),
+             "seed": getattr(args, "sampling_seed", None), "prompt_version": getattr(args, "prompt_version", None)}
+    cfg = LLMConfig(model=args.model, **{k: v for k, v in given.items() if v is not None})
     endpoint = endpoint_identity(cfg.resolved_base_url)
     params = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
     if cfg.seed is not None:

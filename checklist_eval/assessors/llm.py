@@ -44,7 +44,7 @@ from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
-from checklist_eval.assessors.calllog import CallLog
+from checklist_eval.assessors.evidence import SpendingAndEvidence
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.quirks import EndpointQuirks, refused_parameter
 from checklist_eval.assessors.retry import MalformedResponse, RetryPolicy, fatal_error
@@ -281,7 +281,7 @@ def _prefix_key(paper: Paper, strategy: StructuredOutput) -> tuple[Any, ...]:
     return (strategy, paper.source, paper.title, paper.abstract, paper.body, paper.checklist.id, items)
 
 
-class LLMAssessor(Assessor):
+class LLMAssessor(SpendingAndEvidence, Assessor):
     name: ClassVar[str] = "llm"
     needs_network: ClassVar[bool] = True
 
@@ -454,31 +454,6 @@ class LLMAssessor(Assessor):
             raise
         return _Outcome(completion, attempts, sent.strategy)
 
-    async def _reserve(self, messages: list[dict[str, str]]) -> float:
-        if self.budget is None:
-            return 0.0
-        chars = sum(len(m["content"]) for m in messages)
-        return await self.budget.reserve(self.budget.worst_case(chars, self.config.max_tokens))
-
-    def _cost_of_body(self, content: bytes) -> float:
-        """What a reply cost by its own usage figures (0 when it has none), for the budget."""
-        if self.budget is None:
-            return 0.0
-        try:
-            completion = json.loads(content)
-        except ValueError:
-            return 0.0
-        return self._usage_of(completion, 1).cost_usd if isinstance(completion, dict) else 0.0
-
-    def _call_log(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, reply: Any,
-                  outcome: str) -> CallLog:
-        prefix = self.paper_prefix(paper, strategy)
-        quirks = self.quirks()
-        params = {k: v for k, v in self._params(strategy, quirks).items() if k != "response_format"}
-        return CallLog(source=paper.source, question_id=item.id, prefix_digest=prefix.digest,
-                       prefix_messages=prefix.messages, question=question_message(self.prompts, item),
-                       params=params | {"strategy": strategy.value}, response=reply, outcome=outcome)
-
     def _usage_of(self, completion: Any, attempts: int) -> Usage:
         u = completion.get("usage") if isinstance(completion, dict) else None
         u = u if isinstance(u, dict) else {}
@@ -525,13 +500,6 @@ class LLMAssessor(Assessor):
                 return self._assessment(paper, item, hit.verdict, StructuredOutput(hit.strategy), Usage(), cached=True)
         return None
 
-    def _log_reuse(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, key: str) -> None:
-        """A verdict reused (from the cache, or from an identical request in flight) is logged for this
-        paper too, pointing at the reply it came from, so every verdict's evidence can be found."""
-        self.cache.log_call(self._call_log(paper, item, strategy, None, "reused"), key=key,
-                            endpoint=self.endpoint, model=self.model or "",
-                            prompt_version=self.prompt_version or "", strategy=strategy.value)
-
     async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
         started = time.perf_counter()
         quirks = self.quirks()
@@ -541,22 +509,11 @@ class LLMAssessor(Assessor):
         # Two papers can put the very same question (a GT submission's A is T's paper with G's answers):
         # while one such request is in flight, its twins wait for that verdict instead of paying again.
         twin_key = self._cache_key(paper, question_message(self.prompts, item), quirks.strategy)
-        twin = self._in_flight.get(twin_key)
-        if twin is not None:
-            shared = await asyncio.shield(twin)
-            if shared is not None:  # None: the twin failed, so this one asks for itself
-                self._log_reuse(paper, item, shared[1], self._cache_key(
-                    paper, question_message(self.prompts, item), shared[1]))
-                return self._assessment(paper, item, shared[0], shared[1], Usage(), cached=True)
-        mine = asyncio.get_running_loop().create_future()
-        self._in_flight.setdefault(twin_key, mine)
-        try:
+        reused = await self._twin_verdict(paper, item, twin_key)
+        if reused is not None:
+            return reused
+        with self._in_flight_as(twin_key) as mine:
             return await self._judge_fresh(paper, item, quirks, started, mine)
-        finally:
-            if not mine.done():
-                mine.set_result(None)
-            if self._in_flight.get(twin_key) is mine:
-                del self._in_flight[twin_key]
 
     async def _judge_fresh(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, started: float,
                            shared: asyncio.Future) -> Assessment:
