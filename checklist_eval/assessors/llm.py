@@ -44,7 +44,7 @@ from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
-from checklist_eval.assessors.evidence import SpendingAndEvidence
+from checklist_eval.assessors.spending import SpendingAndEvidence
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.quirks import EndpointQuirks, refused_parameter
 from checklist_eval.assessors.retry import MalformedResponse, RetryPolicy, fatal_error
