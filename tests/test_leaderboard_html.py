@@ -14,6 +14,8 @@ from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
+from checklist_eval.assessors.heuristic import RULES_VERSION
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -92,5 +94,5 @@ def test_leaderboard_page_links_every_report_and_lists_failures_in_a_browser(tmp
         assert target == (out / "submissions" / sid / "report.html").resolve() and target.is_file()
         report = " ".join(" ".join(parse(rendered_dom(target)).text).split())
         assert f"Submission {sid}" in report
-        assert "assessor heuristic" in report and "prompt version heuristic-rules-1" in report
+        assert "assessor heuristic" in report and f"prompt version {RULES_VERSION}" in report
         assert "model (none)" in report

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="write summary.json, trials.csv, per-question CSV and plots")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--attack-runs", action="append", default=[], metavar="DIR",
-                   help="folder of `checklist-eval attack` runs (each with plants.json and the records of "
+                   help="folder of checklist-eval attack runs (each with plants.json and the records of "
                    "scoring it): report plant detection, false flags, R vs accept/reject-everything and "
                    "AUC per strategy; repeatable")  # fmt: skip
     p.set_defaults(func=run)
