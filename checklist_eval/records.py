@@ -53,6 +53,8 @@ COLUMNS = [
     "quirks",
     # The graded verdict (correct / incorrect / unverifiable); empty for assessors that do not grade.
     "verdict",
+    # Signs the paper tries to steer its assessor (hidden text, text addressed to it): see manipulation.py.
+    "manipulation",
     # Provenance of the verdict, so a row can be reproduced and an appeal checked against the call log.
     "endpoint",
     "output_strategy",
@@ -92,6 +94,7 @@ class Record(BaseModel):
     reasoning_tokens: int = Field(default=0, ge=0)
     quirks: str = ""
     verdict: str = ""
+    manipulation: str = ""
     endpoint: str = ""
     output_strategy: str = ""
     temperature: float | None = None
@@ -127,7 +130,10 @@ def records_from_assessments(
     A question the assessor did not return (should not happen) is recorded as incorrect rather than
     dropped, so n stays the size of the checklist version.
     """
+    from checklist_eval.manipulation import paper_flag
+
     by_id = {a.question_id: a for a in assessments}
+    flag = paper_flag(paper)
     rows = []
     for item in paper.checklist.items:
         a = by_id.get(item.id)
@@ -154,6 +160,7 @@ def records_from_assessments(
                 quirks="; ".join(prov.quirks) if prov else "",
                 **(prov.usage.model_dump() if prov else {}),
                 verdict=(a.verdict or "") if a else "",
+                manipulation=flag,
                 **_provenance_columns(prov),
             )
         )
@@ -292,7 +299,8 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
             k: text[k]
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
-                "prompt_version", "source", "scored_at", "quirks", "verdict", "endpoint", "output_strategy",
+                "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation", "endpoint",
+                "output_strategy",
             )
         },
     )

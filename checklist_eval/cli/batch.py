@@ -10,6 +10,7 @@ from checklist_eval.assessors.ledger import format_cost
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.assessors import add_assessor_args
+    from checklist_eval.isolation import add_limit_args
 
     p = subparsers.add_parser(
         "batch",
@@ -35,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="print the calls, tokens (prompt, cached, completion) and cost per paper and in "
                         "total, without sending anything or writing RESULTS")
     add_assessor_args(p)
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
@@ -44,6 +46,7 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import run_batch
     from checklist_eval.progress import RunProgress
+    from checklist_eval.isolation import ParseLimits
     from checklist_eval.submissions import find_submissions
 
     out = Path(args.out)
@@ -54,7 +57,8 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
     try:
         with RunProgress(assessor, progress_enabled, unit="submissions") as progress:
             progress.start_ticker()
-            return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event)
+            return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event,
+                                   parse_limits=ParseLimits.from_args(args))
     finally:
         await assessor.aclose()
 

@@ -17,6 +17,7 @@ CHECK_JSON = "check.json"
 
 def register(subparsers: Any) -> None:
     from checklist_eval.assessors import add_assessor_args
+    from checklist_eval.isolation import add_limit_args
 
     p = subparsers.add_parser("check", help="self-check one paper's checklist answers",
                               description="An author's self-check of one paper's checklist: a verdict per "
@@ -33,13 +34,14 @@ def register(subparsers: Any) -> None:
                    help="the main .tex file of a LaTeX folder or archive holding several papers")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     add_assessor_args(p)
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
-def load(path: str, checklist: str | None, root: str | None = None):
-    from checklist_eval.parsing import load_paper
+def load(path: str, checklist: str | None, limits=None, root: str | None = None):
+    from checklist_eval.isolation import isolated_load_paper
 
-    return load_paper(path, checklist=checklist, root=root)
+    return isolated_load_paper(path, checklist=checklist, limits=limits, root=root)
 
 
 def result_object(paper, assessments, assessor) -> dict[str, Any]:
@@ -94,8 +96,10 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
     from checklist_eval.progress import RunProgress, wanted
 
+    from checklist_eval.isolation import ParseLimits
+
     output_folder(args.out)
-    paper = load(args.path, args.checklist, args.root)
+    paper = load(args.path, args.checklist, ParseLimits.from_args(args), args.root)
     thin = body_warning(paper)
     if thin:  # stderr, so --json output stays one document; visible before any money is spent
         print(f"warning: {thin}", file=sys.stderr)
@@ -181,6 +185,12 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
                       f"completion tokens ({u['cached_tokens']} cached{reasoning}), {format_cost(full)}",
                       highlight=False, soft_wrap=True)
+    if paper.hidden_text:
+        from checklist_eval.manipulation import describe
+
+        console.print("[red]Hidden text[/red] (a reader cannot see it; in a PDF it was removed before assessment):")
+        for run in paper.hidden_text:
+            console.print(f"  - {escape(describe(run))}", highlight=False)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:

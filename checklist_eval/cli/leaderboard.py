@@ -11,9 +11,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="rank the submissions of a batch results folder (or records file) by S",
         description=(
             "Build the leaderboard from a batch's assessment records: columns rank, submission_id, case, "
-            "C_G, C_A, C_T, R, S, questions, assessor, model, prompt_version, scored_at, status. Ranked by S "
-            "(descending); equal S share a rank (1, 2, 2, 4), ordered by C_G within a tie. Submissions the "
-            "batch could not score (failures.jsonl beside the records) follow without a rank, with status "
+            "C_G, C_A, C_T, R, S, questions, assessor, model, prompt_version, scored_at, manipulation, status. "
+            "Ranked by S (descending); equal S share a rank (1, 2, 2, 4), ordered by C_G within a tie. Submissions "
+            "the batch could not score (failures.jsonl beside the records) follow without a rank, with status "
             "'failed: <reason>'."
         ),
     )
@@ -72,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
     console.print(table)
     for row in failed:
         console.print(f"not scored: {row['submission_id']}: {row['status']}", highlight=False, markup=False)
+    for row in leaderboard_json(df):
+        if row.get("manipulation"):
+            console.print(f"[yellow]manipulation[/yellow] {escape(str(row['submission_id']))}: "
+                          f"{escape(str(row['manipulation']))}", markup=True, highlight=False)
     for path in (args.csv, args.html):
         if path:
             console.print(f"wrote {path}", highlight=False, markup=False)

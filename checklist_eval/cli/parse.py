@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from checklist_eval.isolation import add_limit_args
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -20,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--with-body", action="store_true", help="with --json: include the paper body text")
     p.add_argument("--root", metavar="FILE", default=None,
                    help="the main .tex file of a LaTeX folder or archive holding several papers")
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
@@ -48,9 +51,10 @@ def paper_json(paper, with_body: bool = False) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checklist_eval.parsing import load_paper
+    from checklist_eval.isolation import ParseLimits, isolated_load_paper
 
-    paper = load_paper(args.path, checklist=args.checklist, spec_file=args.questions, root=args.root)
+    paper = isolated_load_paper(args.path, checklist=args.checklist, spec_file=args.questions,
+                                limits=ParseLimits.from_args(args), root=args.root)
     if args.json:
         json.dump(paper_json(paper, args.with_body), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")

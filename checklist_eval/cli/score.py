@@ -7,6 +7,7 @@ import argparse
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.assessors import add_assessor_args
+    from checklist_eval.isolation import add_limit_args
 
     p = subparsers.add_parser(
         "score",
@@ -28,19 +29,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "total, without sending anything")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     add_assessor_args(p)
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
 async def _score(args: argparse.Namespace):
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import score_path
+    from checklist_eval.isolation import ParserPool, ParseLimits
     from checklist_eval.progress import RunProgress, wanted
 
     assessor = assessor_from_args(args)
     try:
-        with RunProgress(assessor, wanted(args, assessor)) as progress:
+        with ParserPool(1, ParseLimits.from_args(args)) as pool, \
+                RunProgress(assessor, wanted(args, assessor)) as progress:
             progress.start_ticker()
-            return await score_path(args.submission, assessor)
+            return await score_path(args.submission, assessor, loader=pool)
     finally:
         await assessor.aclose()
 

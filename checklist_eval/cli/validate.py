@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from checklist_eval.isolation import add_limit_args
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -19,6 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("submission", help="submission folder or .zip")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
@@ -44,12 +47,14 @@ def summarize(loaded) -> dict:
 def run(args: argparse.Namespace) -> int:
     import json
 
+    from checklist_eval.isolation import ParserPool, ParseLimits
     from checklist_eval.submissions import load_submission, open_submission
 
     from checklist_eval.cli.common import has_no_body
     from checklist_eval.errors import InputError
 
-    loaded = load_submission(open_submission(args.submission))
+    with ParserPool(1, ParseLimits.from_args(args)) as pool:
+        loaded = load_submission(open_submission(args.submission), loader=pool)
     for role, paper in loaded.papers.items():
         if has_no_body(paper):
             raise InputError(paper.source, f"paper {role} has no body ({len(paper.body)} characters): a "
