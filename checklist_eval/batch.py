@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from checklist_eval.assessors.base import Assessor
+from checklist_eval.assessors.base import Assessor, gather_or_cancel
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.models import Assessment, Usage
@@ -104,7 +104,7 @@ async def assess_loaded(
 ) -> SubmissionResult:
     """Assess every paper of a parsed submission (all at once: the scheduler bounds the calls)."""
     roles = list(loaded.papers)
-    results = await asyncio.gather(*(assessor.assess_paper(loaded.papers[r]) for r in roles))
+    results = await gather_or_cancel([assessor.assess_paper(loaded.papers[r]) for r in roles])
     scored_at = now_iso()
     records: list[Record] = []
     for role, assessments in zip(roles, results):

@@ -163,11 +163,12 @@ def _text(content: Any) -> str:
 
 class _Reply:
     def __init__(self, status: int, body: bytes, headers: list[tuple[str, str]] | None = None,
-                 hang: float | None = None):
+                 hang: float | None = None, streamed: Any = None):
         self.status = status
         self.body = body
         self.headers = headers or []
         self.hang = hang
+        self.streamed = streamed  # a misbehave.Streamed body
 
 
 def _json(status: int, obj: Any, headers: list[tuple[str, str]] | None = None) -> _Reply:
@@ -185,7 +186,12 @@ class MockServer:
                  supports_json_object: bool = True, supports_logprobs: bool = True,
                  refuse_logprobs: bool = False, context_tokens: int = 128_000, require_api_key: str | None = None,
                  rpm_window: float = 60.0, host: str = "127.0.0.1", port: int = 0,
-                 model: str = "mock-model"):
+                 model: str = "mock-model", misbehave: str | None = None):
+        from checklist_eval import misbehave as _misbehave
+
+        if misbehave is not None and misbehave not in _misbehave.MODES:
+            raise ValueError(f"unknown misbehaviour {misbehave!r}; one of {', '.join(_misbehave.MODES)}")
+        self.misbehave = misbehave  # see checklist_eval.misbehave
         self.latency = latency
         self.faults = faults or FaultConfig()
         self.seed = seed
@@ -340,6 +346,9 @@ class MockServer:
                 if reply.hang is not None:  # a "timeout" fault: say nothing, then hang up
                     await asyncio.sleep(reply.hang)
                     break
+                if reply.streamed is not None:  # a misbehaving body: sent piece by piece, then hang up
+                    await self._send_streamed(conn, writer, reply)
+                    break
                 headers = [("content-type", "application/json"), ("content-length", str(len(reply.body))),
                            *reply.headers]
                 writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)))
@@ -355,6 +364,16 @@ class MockServer:
             if task is not None:
                 self._tasks.discard(task)
             writer.close()
+
+    @staticmethod
+    async def _send_streamed(conn: h11.Connection, writer: asyncio.StreamWriter, reply: _Reply) -> None:
+        length = reply.streamed.length
+        headers = [("content-type", "application/json"),
+                   *([("content-length", str(length))] if length is not None else [("transfer-encoding", "chunked")])]
+        writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)))
+        async for chunk in reply.streamed.chunks():
+            writer.write(conn.send(h11.Data(data=chunk)))
+            await writer.drain()
 
     @staticmethod
     async def _read_request(conn: h11.Connection, reader: asyncio.StreamReader) -> tuple[h11.Request, bytes] | None:
@@ -402,6 +421,8 @@ class MockServer:
             return _json(200, {"object": "list", "data": [
                 {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
         if path.endswith("/chat/completions") and method == "POST":
+            if self.misbehave is not None:
+                return await self._misbehaving_chat(headers, body)
             return await self._chat(body)
         self._count(404)
         return _error(404, f"no route {method} {path}", "invalid_request_error")
@@ -522,6 +543,21 @@ class MockServer:
                       "total_tokens": len(prompt) + len(out_tokens),
                       "prompt_tokens_details": {"cached_tokens": cached}},
         })
+
+    async def _misbehaving_chat(self, headers: dict[str, str], body: bytes) -> _Reply:
+        from checklist_eval import misbehave
+
+        early = misbehave.early_reply(self.misbehave, headers)
+        if isinstance(early, misbehave.Streamed):
+            self._count(200, self.misbehave)
+            return _Reply(200, b"", streamed=early)
+        if early is not None:
+            self._count(early[0], self.misbehave)
+            return _json(*early)
+        reply = await self._chat(body)
+        if reply.status != 200:
+            return reply
+        return _json(200, misbehave.spoil(self.misbehave, headers, json.loads(reply.body)))
 
     def _too_many(self, wait: float, message: str) -> _Reply:
         headers = [("retry-after", str(max(1, math.ceil(wait)))), ("retry-after-ms", str(int(wait * 1000)))]

@@ -79,6 +79,7 @@ class LLMConfig:
     context_tokens: int | None = None
     backoff_initial: float = 0.5
     backoff_max: float = 60.0
+    max_response_bytes: int = 8 * 2**20  # a reply past this is refused (see assessors.transport)
 
     @classmethod
     def default(cls, name: str) -> Any:

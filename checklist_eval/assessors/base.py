@@ -19,6 +19,20 @@ UNANSWERED_REVIEW = {
 }
 
 
+async def gather_or_cancel(awaitables: list) -> list:
+    """Like ``asyncio.gather``, but the first failure cancels the rest and waits for them: no request
+    goes on in the background after its paper failed, and no orphaned task reports its own error
+    (a traceback on stderr) after the command has printed its one line."""
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
 class Assessor(ABC):
     """Judges whether each checklist answer is correct and consistent with the paper."""
 
@@ -44,9 +58,7 @@ class Assessor(ABC):
 
     async def assess_paper(self, paper: Paper) -> list[Assessment]:
         """All items of the paper's checklist, in template order."""
-        return list(
-            await asyncio.gather(*(self.assess_item(paper, it) for it in paper.checklist.items))
-        )
+        return await gather_or_cancel([self.assess_item(paper, it) for it in paper.checklist.items])
 
     def unanswered(self, item: ChecklistItem) -> Assessment:
         """TODO or missing answers are incorrect by the challenge rules; no model is asked."""

@@ -42,7 +42,9 @@ from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
 from checklist_eval.assessors.ledger import PriceTable
-from checklist_eval.assessors.retry import MalformedResponse, RetryPolicy, fatal_error
+from checklist_eval import redact
+from checklist_eval.assessors.retry import EndpointFault, MalformedResponse, RetryPolicy, fatal_error
+from checklist_eval.assessors.transport import bounded_client
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.structured import (
     InvalidOutput,
@@ -219,6 +221,40 @@ def _adapt(quirks: EndpointQuirks, err: openai.BadRequestError, auto: bool, sent
     return False
 
 
+# --- reply shape -----------------------------------------------------------------------------------
+
+MAX_TOKEN_COUNT = 10**12  # a usage figure above this is not a count, it is a broken or hostile reply
+
+
+def _count_ok(value: Any) -> bool:
+    return value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT)
+
+
+def check_completion(completion: Any) -> None:
+    """Raise MalformedResponse unless ``completion`` has the shape of a chat completion: an object
+    with a non-empty ``choices`` list whose first entry has a ``message`` object with text content,
+    and, when present, a ``usage`` object of non-negative integer counts."""
+    if not isinstance(completion, dict):
+        raise MalformedResponse(f"reply is a JSON {type(completion).__name__}, not a chat completion object")
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedResponse("reply has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
+        raise MalformedResponse("reply's first choice has no message text")
+    if not isinstance(choice.get("logprobs"), (dict, type(None))):
+        raise MalformedResponse("reply's logprobs is not an object")
+    usage = completion.get("usage")
+    if usage is None:
+        return
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    if (not isinstance(usage, dict) or not isinstance(details, (dict, type(None)))
+            or not all(_count_ok(usage.get(k)) for k in ("prompt_tokens", "completion_tokens"))
+            or not _count_ok((details or {}).get("cached_tokens"))):
+        raise MalformedResponse("reply's usage is not a set of token counts")
+
+
 # --- the assessor ----------------------------------------------------------------------------------
 
 
@@ -290,6 +326,7 @@ class LLMAssessor(Assessor):
     def _read_key(self) -> str:
         key = os.environ.get(self.config.api_key_env, "").strip()
         if key:
+            redact.register(key)  # before any request: whatever the endpoint says is redacted
             return key
         if self.base_url is None:
             raise AssessorError(
@@ -302,7 +339,8 @@ class LLMAssessor(Assessor):
         return (self._api_key,)
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        http = openai.DefaultAsyncHttpx2Client(verify=shared_tls_context(), timeout=self.config.timeout)
+        http = bounded_client(verify=shared_tls_context(), timeout=self.config.timeout,
+                              max_bytes=self.config.max_response_bytes)
         return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
                                   timeout=self.config.timeout, max_retries=0, http_client=http)
 
@@ -392,9 +430,11 @@ class LLMAssessor(Assessor):
                     "/chat/completions", cast_to=httpx2.Response,
                     body={"model": self.model, "messages": messages, **self._params(sent.strategy, sent)})
             try:
-                return json.loads(response.content)
-            except ValueError:
+                completion = json.loads(response.content)
+            except (ValueError, RecursionError):
                 raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
+            check_completion(completion)
+            return completion
 
         try:
             completion = await self.retry.run(attempt)
@@ -405,13 +445,13 @@ class LLMAssessor(Assessor):
         return _Outcome(completion, attempts, sent.strategy)
 
     def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
-        u = completion.get("usage") or {}
+        u = completion.get("usage") or {}  # its shape was checked by check_completion
         details = u.get("prompt_tokens_details") or {}
         usage = Usage(
             calls=attempts,
-            prompt_tokens=int(u.get("prompt_tokens") or 0),
-            completion_tokens=int(u.get("completion_tokens") or 0),
-            cached_tokens=int(details.get("cached_tokens") or 0),
+            prompt_tokens=u.get("prompt_tokens") or 0,
+            completion_tokens=u.get("completion_tokens") or 0,
+            cached_tokens=details.get("cached_tokens") or 0,
         )
         return usage.model_copy(update={"cost_usd": self.prices.cost(self.model, usage)})
 
@@ -455,7 +495,8 @@ class LLMAssessor(Assessor):
                 self.usage = self.usage + spent.usage
             raise
         usage = spent.usage
-        stored = verdict.model_dump() | {"p_correct": p_correct}
+        # The transport already redacted the reply; this second pass guards what is stored and shown.
+        stored = redact.redact_obj(verdict.model_dump()) | {"p_correct": p_correct}
         if self.cache.writes:
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
@@ -479,7 +520,7 @@ class LLMAssessor(Assessor):
                 if isinstance(err, openai.BadRequestError) and _adapt(
                         quirks, err, self.config.structured == "auto", err.checklist_sent):  # type: ignore[attr-defined]
                     continue
-                if isinstance(err, (openai.APIError, MalformedResponse)):
+                if isinstance(err, (openai.APIError, EndpointFault)):
                     raise self._fatal(err) from None
                 raise
             completion, strategy = outcome.completion, outcome.strategy
