@@ -28,6 +28,7 @@ from checklist_eval.assessors.base import Assessor, gather_or_cancel
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.models import Assessment, Usage
+from checklist_eval.outdir import locked_out
 from checklist_eval.records import Record, records_from_assessments, write_records
 from checklist_eval.scoring import SubmissionScore, score_submission
 from checklist_eval.submissions import (
@@ -244,10 +245,11 @@ class BatchRunner:
         started = time.perf_counter()
         started_at = now_iso()
         paths = find_submissions(self.root)
-        if self.out.exists() and not self.out.is_dir():
-            raise InputError(self.out, "results path exists and is not a folder")
-        if self.out.is_dir():
-            remove_stale_temps(self.out)  # a previous run killed mid-write
+        with locked_out(self.out):
+            remove_stale_temps(self.out)  # a previous run killed mid-write; we hold the folder now
+            return await self._run_locked(paths, started, started_at)
+
+    async def _run_locked(self, paths: list[Path], started: float, started_at: str) -> BatchOutcome:
         ids = self._ids(paths)
         usage_before = self.assessor.usage
         outcome = BatchOutcome(results=[], failures=[])

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+from checklist_eval import redact
+
 __all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",
            "MIGRATIONS"]
 
@@ -190,7 +192,7 @@ class Cache:
                        verdict_json=excluded.verdict_json, usage_json=excluded.usage_json,
                        strategy=excluded.strategy""",
                 (key, time.time(), endpoint, model, prompt_version, strategy,
-                 json.dumps(verdict, ensure_ascii=False), json.dumps(usage)),
+                 redact.redact(json.dumps(verdict, ensure_ascii=False)), json.dumps(usage)),
             )
 
     def count(self) -> int:

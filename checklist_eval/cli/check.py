@@ -104,6 +104,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             print_plan(plan)
         return 0
+    if args.out:
+        from checklist_eval.outdir import prepare_out
+
+        prepare_out(args.out)  # unusable: exit 2 now, before any request is paid for
     assessor = assessor_from_args(args)
     assessments = asyncio.run(_assess(assessor, paper))
     result = result_object(paper, assessments, assessor)
@@ -158,7 +162,8 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     console.print(table)
     n_ok = sum(1 for it in result["items"] if it["correct"])
     console.print(f"Correctness C = {result['C']:.3f} ({n_ok} of {len(result['items'])} answers judged "
-                  f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})")
+                  f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})",
+                  markup=False)
     u = result["usage"]
     if u["calls"]:
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
@@ -166,7 +171,7 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:
-        console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.")
+        console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.", highlight=False, markup=False)
 
 
 def print_plan(plan: dict[str, Any]) -> None:

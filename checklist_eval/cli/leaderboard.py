@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(leaderboard_json(df)))
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="Leaderboard")
@@ -42,11 +43,11 @@ def run(args: argparse.Namespace) -> int:
         table.add_column(col, justify="right" if col not in ("submission", "case") else "left")
     for row in leaderboard_json(df):
         table.add_row(
-            str(row["rank"]), str(row["submission_id"]), str(row["case"]),
+            str(row["rank"]), escape(str(row["submission_id"])), str(row["case"]),
             *(f"{row[k]:.3f}" for k in ("C_G", "C_A", "C_T", "R", "S")),
         )
     console = Console()
     console.print(table)
     if args.csv:
-        console.print(f"wrote {args.csv}", highlight=False)
+        console.print(f"wrote {args.csv}", highlight=False, markup=False)
     return 0

@@ -43,10 +43,14 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from checklist_eval.batch import write_submission_outputs
+    from checklist_eval.outdir import locked_out, prepare_out
 
+    if args.out:
+        prepare_out(args.out)  # unusable: exit 2 now, before any request is paid for
     result = asyncio.run(_score(args))
     if args.out:
-        write_submission_outputs(args.out, result, with_records=True)
+        with locked_out(args.out) as out:
+            write_submission_outputs(out, result, with_records=True)
     if args.json:
         print(json.dumps(result.score_object()))
         return 0
@@ -62,5 +66,5 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost ${u.cost_usd:.4f}",
                   highlight=False)
     if args.out:
-        console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False)
+        console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False, markup=False)
     return 0

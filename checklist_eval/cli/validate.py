@@ -49,15 +49,16 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(summary))
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"{summary['submission_id']}: valid, case {summary['case']}")
+    table = Table(title=escape(f"{summary['submission_id']}: valid, case {summary['case']}"))
     for col in ("role", "source", "checklist", "questions", "answers", "warnings"):
         table.add_column(col)
     for role, info in summary["papers"].items():
         answers = ", ".join(f"{k} {v}" for k, v in sorted(info["answers"].items()))
-        table.add_row(role, info["source"], info["checklist"], str(info["questions"]), answers,
+        table.add_row(role, escape(info["source"]), info["checklist"], str(info["questions"]), answers,
                       str(len(info["warnings"])))
     console.print(table)
     for w in summary["warnings"]:

@@ -1,0 +1,79 @@
+"""The results folder (``--out``): checked usable before any work, and held by one run at a time.
+
+Lock: ``RESULTS/.checklist-eval.lock``, taken with ``fcntl.flock`` (exclusive, non-blocking) for the
+whole run. A second run on the same folder refuses at once with one line (exit 2). The kernel drops
+the lock when the holding process dies, however it dies, so a killed run never leaves the folder
+blocked; the file itself stays (empty but for the holder's pid) and is harmless.
+
+Write failures of the environment (disk full, file too large, read-only file system, permission
+denied) are the user's to fix, not bugs: ``environment_error`` turns them into one-line InputErrors.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from checklist_eval.errors import InputError
+
+LOCK_NAME = ".checklist-eval.lock"
+# Failures that mean "this place cannot be written", whatever the code was doing when it hit one.
+ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
+                                errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG})
+_SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CANTOPEN = 13, 8, 10, 14
+
+
+def prepare_out(out: str | Path) -> Path:
+    """``out`` as a folder that exists and can be written, else an InputError naming it."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "results path exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(out, f"cannot create the results folder: {err.strerror or err}") from None
+    return out
+
+
+@contextmanager
+def locked_out(out: str | Path) -> Iterator[Path]:
+    """Hold the results folder's lock for the block; refuse (InputError) when another run holds it."""
+    import fcntl
+
+    out = prepare_out(out)
+    lock = out / LOCK_NAME
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as err:
+        raise InputError(out, f"results folder cannot be written: {err.strerror or err}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(out, f"another checklist-eval run is writing to this results folder (it holds "
+                                  f"{LOCK_NAME}); wait for it to finish or choose another --out") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as err:
+            raise environment_error(err, out) from None
+        yield out
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def environment_error(err: BaseException, where: str | Path | None = None) -> InputError | None:
+    """A one-line InputError for a write the environment refused (full disk, read-only, ...), or None
+    when ``err`` is not such a failure (then it is a bug and stays one)."""
+    if isinstance(err, OSError) and err.errno in ENVIRONMENT_ERRNOS:
+        path = err.filename if err.filename else where
+        return InputError(path, f"cannot write: {err.strerror or os.strerror(err.errno)}")
+    code = getattr(err, "sqlite_errorcode", None)
+    if isinstance(err, sqlite3.Error) and code is not None and code & 0xFF in (
+            _SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CANTOPEN):
+        return InputError(where, f"cannot write the cache: {err}")
+    return None
