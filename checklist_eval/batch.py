@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from checklist_eval.assessors.base import Assessor, gather_or_cancel
+from checklist_eval.csvcells import neutralise_frame
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.models import Assessment, Usage
@@ -180,6 +181,37 @@ class BatchOutcome:
     summary_path: Path | None = None
 
 
+def result_ids(paths: Sequence[Path]) -> dict[Path, str]:
+    """A distinct results-folder id per submission, whatever the names.
+
+    The id is the name made safe (``submission_id_of``) when no other submission's safe name equals it,
+    compared case-insensitively (a results folder may live on a case-insensitive disk). Within a group
+    that collides ("team a/", "team_a/", "Team_A.zip"), a member whose name already is the safe name
+    keeps it; every other member gets ``<safe name>-<first 6 hex of sha256(its name)>``, lengthened
+    until no id in the run is taken. The result does not depend on the order of ``paths``.
+    """
+    slugs = {p: submission_id_of(p) for p in paths}
+    groups: dict[str, list[Path]] = {}
+    for p in sorted(paths, key=lambda q: q.name):
+        groups.setdefault(slugs[p].casefold(), []).append(p)
+    ids: dict[Path, str] = {}
+    for members in groups.values():
+        natural = [p for p in members if p.name == slugs[p]]
+        owner = members[0] if len(members) == 1 else (natural[0] if len(natural) == 1 else None)
+        if owner is not None:
+            ids[owner] = slugs[owner]
+    taken = {sid.casefold() for sid in ids.values()}
+    for members in groups.values():
+        for p in members:
+            if p in ids:
+                continue
+            digest = hashlib.sha256(p.name.encode("utf-8", "surrogateescape")).hexdigest()
+            sid = next(c for n in (6, 12, 64) if (c := f"{slugs[p]}-{digest[:n]}").casefold() not in taken)
+            ids[p] = sid
+            taken.add(sid.casefold())
+    return ids
+
+
 def one_line(err: BaseException) -> str:
     if isinstance(err, InputError):
         return str(err)
@@ -231,15 +263,7 @@ class BatchRunner:
             return path, None, one_line(err)
 
     def _ids(self, paths: list[Path]) -> dict[Path, str]:
-        ids: dict[Path, str] = {}
-        seen: dict[str, Path] = {}
-        for p in paths:
-            sid = submission_id_of(p)
-            if sid in seen:  # "team1/" and "team1.zip": keep both, distinguishable
-                sid = f"{sid}-{hashlib.sha256(p.name.encode()).hexdigest()[:6]}"
-            seen[sid] = p
-            ids[p] = sid
-        return ids
+        return result_ids(paths)
 
     async def run(self) -> BatchOutcome:
         started = time.perf_counter()
@@ -294,7 +318,8 @@ class BatchRunner:
             for res in outcome.results
         ]
         cols = ["submission_id", "case", "C_G", "C_A", "C_T", "R", "S", "questions", "warnings"]
-        atomic_write_text(self.out / "scores.csv", pd.DataFrame(rows, columns=cols).to_csv(index=False))
+        scores = neutralise_frame(pd.DataFrame(rows, columns=cols))
+        atomic_write_text(self.out / "scores.csv", scores.to_csv(index=False))
         atomic_write_text(
             self.out / "failures.jsonl", "".join(json.dumps(f) + "\n" for f in outcome.failures)
         )
