@@ -79,7 +79,9 @@ class LLMConfig:
     context_tokens: int | None = None
     backoff_initial: float = 0.5
     backoff_max: float = 60.0
-    max_response_bytes: int = 8 * 2**20  # a reply past this is refused (see assessors.transport)
+    # A reply past this is refused (see assessors.transport). A verdict with logprobs is under 0.5 MB;
+    # replies in flight hold at most concurrency x this.
+    max_response_bytes: int = 4 * 2**20
 
     @classmethod
     def default(cls, name: str) -> Any:

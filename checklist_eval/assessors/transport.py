@@ -24,7 +24,6 @@ import httpx2
 from checklist_eval import redact
 from checklist_eval.assessors.retry import ResponseTooLarge
 
-DEFAULT_MAX_RESPONSE_BYTES = 8 * 2**20  # a verdict with logprobs is well under 1 MB
 _DROPPED_HEADERS = {b"content-encoding", b"content-length", b"transfer-encoding"}
 
 
@@ -70,7 +69,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def bounded_client(*, verify, timeout: float, max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> httpx2.AsyncClient:
+def bounded_client(*, verify, timeout: float, max_bytes: int) -> httpx2.AsyncClient:
     """The SDK's default async client (its limits and redirects), over a bounded transport."""
     import openai
     from openai._constants import DEFAULT_CONNECTION_LIMITS
