@@ -29,7 +29,7 @@ from checklist_eval.csvcells import neutralise_frame
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.models import Assessment, Usage
-from checklist_eval.outdir import locked_out
+from checklist_eval.outdir import environment_error, locked_out
 from checklist_eval.records import Record, records_from_assessments, write_records
 from checklist_eval.scoring import SubmissionScore, score_submission
 from checklist_eval.submissions import (
@@ -260,6 +260,9 @@ class BatchRunner:
         except asyncio.CancelledError:
             raise
         except Exception as err:
+            refused = environment_error(err, self.out, storage_only=True)
+            if refused is not None:  # disk full, read-only: every other submission would fail the same way
+                raise refused from None
             return path, None, one_line(err)
 
     def _ids(self, paths: list[Path]) -> dict[Path, str]:

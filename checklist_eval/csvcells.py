@@ -49,8 +49,10 @@ def restore(text: str) -> str:
 
 def neutralise_frame(df: Any) -> Any:
     """A copy of a pandas DataFrame with every text cell neutralised (numeric columns untouched)."""
+    from pandas.api.types import is_numeric_dtype
+
     out = df.copy()
     for col in out.columns:
-        if out[col].dtype == object:
-            out[col] = out[col].map(neutralise)
+        if not is_numeric_dtype(out[col]):
+            out[col] = out[col].map(neutralise).astype(object)
     return out

@@ -21,9 +21,11 @@ from pathlib import Path
 from checklist_eval.errors import InputError
 
 LOCK_NAME = ".checklist-eval.lock"
-# Failures that mean "this place cannot be written", whatever the code was doing when it hit one.
-ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
-                                errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG})
+# Storage that cannot take more: whatever was being written, everything else would fail the same way.
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+# Failures that mean "this place cannot be written" (at the top of a command: exit 2, one line).
+ENVIRONMENT_ERRNOS = STORAGE_ERRNOS | {errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR, errno.EEXIST,
+                                       errno.ENAMETOOLONG}
 _SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CANTOPEN = 13, 8, 10, 14
 
 
@@ -66,10 +68,12 @@ def locked_out(out: str | Path) -> Iterator[Path]:
         os.close(fd)  # releases the lock
 
 
-def environment_error(err: BaseException, where: str | Path | None = None) -> InputError | None:
+def environment_error(err: BaseException, where: str | Path | None = None, *,
+                      storage_only: bool = False) -> InputError | None:
     """A one-line InputError for a write the environment refused (full disk, read-only, ...), or None
-    when ``err`` is not such a failure (then it is a bug and stays one)."""
-    if isinstance(err, OSError) and err.errno in ENVIRONMENT_ERRNOS:
+    when ``err`` is not such a failure (then it is a bug and stays one). ``storage_only``: only a
+    storage that takes no more (full, too large, read-only), not a refusal one file may get."""
+    if isinstance(err, OSError) and err.errno in (STORAGE_ERRNOS if storage_only else ENVIRONMENT_ERRNOS):
         path = err.filename if err.filename else where
         return InputError(path, f"cannot write: {err.strerror or os.strerror(err.errno)}")
     code = getattr(err, "sqlite_errorcode", None)
