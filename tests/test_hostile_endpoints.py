@@ -59,6 +59,10 @@ def key_pieces(key: str, size: int = 10) -> list[str]:
     return [key] + [key[i:i + size] for i in range(len(key) - size + 1)]
 
 
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.lstat().st_size, p.lstat().st_mtime_ns) for p in root.rglob("*")}
+
+
 def files_holding(root: Path, needles: list[str]) -> list[str]:
     raw = [n.encode() for n in needles]
     hits = []
@@ -89,6 +93,7 @@ def hostile(tmp_path):
                    "--timeout", str(TIMEOUT_S), "--max-attempts", str(ATTEMPTS), "--concurrency", str(CONCURRENCY)]
             target = {"check": papers / "team-alpha" / "genuine_sga.tex", "score": papers / "team-alpha",
                       "batch": papers}[command]
+            before = snapshot(tmp_path / "inputs")
             started = time.monotonic()
             proc = subprocess.run([sys.executable, "-c", RUN_REPORTING_PEAK, command, str(target), *args, *llm],
                                   capture_output=True, env=env, cwd=tmp_path, timeout=300)
@@ -104,6 +109,8 @@ def hostile(tmp_path):
         for piece in key_pieces(key):
             assert piece not in result.out and piece not in result.err, (piece, result)
         assert files_holding(tmp_path, key_pieces(key)) == [], result
+        assert snapshot(tmp_path / "inputs") == before, "the submissions changed"
+        assert not any(tmpdir.iterdir()), f"left in TMPDIR: {list(tmpdir.iterdir())[:5]}"
         return result
 
     return run

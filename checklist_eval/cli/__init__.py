@@ -13,7 +13,7 @@ import os
 import sys
 
 from checklist_eval.errors import AssessorError, InputError
-from checklist_eval.redact import redact_keylike
+from checklist_eval.redact import redact, redact_keylike
 
 # Order here is the order in ``--help``.
 COMMAND_MODULES = [
@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (InputError, AssessorError) as err:
-        print(f"checklist-eval: error: {redact_keylike(str(err))}", file=sys.stderr)
+        # An assessor's error may quote an endpoint: key-shaped text goes too. A file name stays whole.
+        text = redact_keylike(str(err)) if isinstance(err, AssessorError) else redact(str(err))
+        print(f"checklist-eval: error: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("checklist-eval: interrupted", file=sys.stderr)
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
         refused = environment_error(err)  # ... or a write the environment refused (disk full, read-only)
         if refused is not None:
-            print(f"checklist-eval: error: {redact_keylike(str(refused))}", file=sys.stderr)
+            print(f"checklist-eval: error: {redact(str(refused))}", file=sys.stderr)
             return 2
         if os.environ.get("CHECKLIST_EVAL_DEBUG"):
             raise

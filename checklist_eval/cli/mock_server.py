@@ -26,7 +26,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--refuse-logprobs", action="store_true",
                    help="answer requests for logprobs with a 400 (as OpenAI's reasoning models do)")
     p.add_argument("--context-tokens", type=int, default=128_000)
+    p.add_argument("--misbehave", default=None, metavar="MODE",
+                   help="answer every chat request the way a hostile endpoint would (modes: see "
+                        "checklist_eval.misbehave; e.g. drip, huge-stream, echo-key-review)")
     p.set_defaults(func=run)
+
+
+def _misbehave_mode(mode: str | None) -> str | None:
+    from checklist_eval.errors import InputError
+    from checklist_eval.misbehave import MODES
+
+    if mode is not None and mode not in MODES:
+        raise InputError(None, f"--misbehave: unknown mode {mode!r}; one of {', '.join(MODES)}")
+    return mode
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--fault-kinds: {err}") from None
     server = MockServer(latency=args.latency, faults=faults, seed=args.seed, rpm_limit=args.rpm,
                         supports_json_schema=not args.no_json_schema, refuse_logprobs=args.refuse_logprobs,
-                        context_tokens=args.context_tokens, host=args.host, port=args.port)
+                        context_tokens=args.context_tokens, host=args.host, port=args.port,
+                        misbehave=_misbehave_mode(args.misbehave))
 
     async def main() -> None:
         try:
