@@ -183,3 +183,18 @@ def test_score_and_batch(hostile, tmp_path, mode):
         assert failures == [] and (tmp_path / "batch" / "records.csv").is_file()
         assert "Bearer ***" in (tmp_path / "batch" / "records.csv").read_text()
         assert "Bearer ***" in (tmp_path / "score" / "report.html").read_text()
+
+
+def test_redaction_rule_on_pieces():
+    """The rule the README states: the key and every piece of 8+ characters go, shorter pieces stay."""
+    import subprocess as sp
+
+    key = "sk-proj-Q7vX2mKp9LwZ4rTn8YcB"
+    code = (
+        "from checklist_eval import redact\n"
+        f"redact.register({key!r})\n"
+        f"text = 'a {key} b {key[5:13]} c {key[-9:]} d {key[10:17]} e Bearer{key}'\n"
+        "print(redact.redact(text))\n"
+    )
+    out = sp.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == f"a *** b *** c *** d {key[10:17]} e Bearer***"

@@ -303,3 +303,14 @@ def test_absurd_ledger_figures(tmp_path, column, value):
     for path in (bad, jsonl):
         for command in ("rescore", "leaderboard"):
             error_line(cli(tmp_path, command, path), str(path), column)
+
+
+def test_cell_rule_round_trips():
+    from checklist_eval.csvcells import neutralise, restore
+
+    cells = [FORMULA, "-3", "-0.5e3", "+1", "-x", "@SUM(A1)", "\tx", "\rx", "'=x", "''=x", "'tis", "plain", "",
+             "-", "-inf", "'-3", "'"]
+    for cell in cells:
+        written = neutralise(cell)
+        assert restore(written) == cell, cell
+        assert not written.startswith(TRIGGERS) or float(written) == float(cell)
