@@ -9,6 +9,7 @@ or after ``STREAM_LIMIT_S`` seconds / ``STREAM_LIMIT_BYTES`` bytes, so the serve
     drip              200 announcing 100 kB, then one byte every 0.5 s
     huge-announce     200 announcing a 2 GiB body, then zeros as fast as the client reads
     huge-stream       200 chunked (no length), zeros as fast as the client reads
+    gzip-bomb         200 with Content-Encoding gzip: 1 MB on the wire that inflates to 1 GiB
     json-array        200 whose body is a JSON array
     usage-text        a valid verdict whose usage counts are text
     no-choices        200 chat completion object with an empty choices list
@@ -19,10 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-MODES = ("echo-key-error", "echo-key-review", "drip", "huge-announce", "huge-stream", "json-array",
+MODES = ("echo-key-error", "echo-key-review", "drip", "huge-announce", "huge-stream", "gzip-bomb", "json-array",
          "usage-text", "no-choices", "logprob-overflow")
 STREAM_LIMIT_S = 120.0
 STREAM_LIMIT_BYTES = 512 * 2**20
@@ -33,9 +35,11 @@ class Streamed:
     """A reply whose body is sent piece by piece: ``length`` is the announced Content-Length (None:
     chunked), ``chunks()`` yields the pieces (a piece's wait is inside the generator)."""
 
-    def __init__(self, length: int | None, chunks: Callable[[], AsyncIterator[bytes]]):
+    def __init__(self, length: int | None, chunks: Callable[[], AsyncIterator[bytes]],
+                 headers: list[tuple[str, str]] | None = None):
         self.length = length
         self.chunks = chunks
+        self.headers = headers or []
 
 
 def _key_of(headers: dict[str, str]) -> str:
@@ -65,6 +69,24 @@ async def _zeros() -> AsyncIterator[bytes]:
         yield chunk
 
 
+def _zeros_gzip_chunk() -> bytes:
+    """Deflate of 1 MiB of zeros ending in a full flush: byte-aligned and history-free, so the chunk
+    repeated k times continues one gzip stream of k MiB of zeros (no trailer: nobody should get there)."""
+    co = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return co.compress(b"\0" * 2**20) + co.flush(zlib.Z_FULL_FLUSH)
+
+
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+BOMB_MIB = 1024
+
+
+async def _gzip_bomb() -> AsyncIterator[bytes]:
+    chunk = _zeros_gzip_chunk()
+    yield _GZIP_HEADER
+    for _ in range(BOMB_MIB):
+        yield chunk
+
+
 def early_reply(mode: str, headers: dict[str, str]) -> tuple[int, Any] | Streamed | None:
     """The reply for modes that never produce a verdict: (status, JSON body) or a Streamed body."""
     key = _key_of(headers)
@@ -83,6 +105,9 @@ def early_reply(mode: str, headers: dict[str, str]) -> tuple[int, Any] | Streame
         return Streamed(HUGE_ANNOUNCED, _zeros)
     if mode == "huge-stream":
         return Streamed(None, _zeros)
+    if mode == "gzip-bomb":
+        return Streamed(len(_GZIP_HEADER) + BOMB_MIB * len(_zeros_gzip_chunk()), _gzip_bomb,
+                        [("content-encoding", "gzip")])
     return None
 
 

@@ -368,7 +368,7 @@ class MockServer:
     @staticmethod
     async def _send_streamed(conn: h11.Connection, writer: asyncio.StreamWriter, reply: _Reply) -> None:
         length = reply.streamed.length
-        headers = [("content-type", "application/json"),
+        headers = [("content-type", "application/json"), *reply.streamed.headers,
                    *([("content-length", str(length))] if length is not None else [("transfer-encoding", "chunked")])]
         writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)))
         async for chunk in reply.streamed.chunks():

@@ -131,6 +131,7 @@ FATAL = {
     "drip": ["APITimeoutError", f"within the {TIMEOUT_S} s deadline"],
     "huge-announce": ["2147483648 bytes announced", "4 MiB cap"],
     "huge-stream": ["larger than the 4 MiB cap"],
+    "gzip-bomb": ["larger than the 4 MiB cap"],
     "json-array": ["MalformedResponse", "JSON list"],
     "usage-text": ["MalformedResponse", "usage"],
     "no-choices": ["MalformedResponse", "no choices"],

@@ -18,11 +18,12 @@ The body is read whole here (it is small: the cap), and handed on decoded, with 
 from __future__ import annotations
 
 import asyncio
+import zlib
 
 import httpx2
 
 from checklist_eval import redact
-from checklist_eval.assessors.retry import ResponseTooLarge
+from checklist_eval.assessors.retry import MalformedResponse, ResponseTooLarge
 
 _DROPPED_HEADERS = {b"content-encoding", b"content-length", b"transfer-encoding"}
 
@@ -36,6 +37,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         self.max_bytes = max_bytes
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.headers["Accept-Encoding"] = "gzip, deflate"  # the encodings _capped_body can bound
         try:  # wait_for rather than asyncio.timeout: Python 3.10 is supported
             status, headers, body, extensions = await asyncio.wait_for(self._exchange(request), self.deadline)
         except asyncio.TimeoutError:
@@ -51,16 +53,40 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
             if announced.strip().isdigit() and int(announced) > self.max_bytes:
                 raise ResponseTooLarge(f"reply of {int(announced)} bytes announced, over the "
                                        f"{self._cap()} cap; refused unread")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > self.max_bytes:
-                    raise ResponseTooLarge(f"reply larger than the {self._cap()} cap; refused")
+            body = await self._capped_body(response)
         finally:
             await response.aclose()
         headers = [(k, redact.redact_bytes(v)) for k, v in response.headers.raw if k.lower() not in _DROPPED_HEADERS]
         extensions = {k: v for k, v in response.extensions.items() if k != "network_stream"}
         return response.status_code, headers, bytes(body), extensions
+
+    async def _capped_body(self, response: httpx2.Response) -> bytes:
+        """The decoded body, refused once it passes the cap. Inflating here, ``max_length`` at a time,
+        bounds a compression bomb too (one 64 kB chunk of gzip can hold 64 MB)."""
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding in ("", "identity"):
+            inflater = None
+        elif encoding in ("gzip", "x-gzip", "deflate"):
+            inflater = zlib.decompressobj(zlib.MAX_WBITS | (16 if "gzip" in encoding else 0))
+        else:
+            raise MalformedResponse(f"reply in an encoding we did not ask for ({encoding[:40]!r})")
+        body = bytearray()
+        async for data in response.aiter_raw():
+            while data:
+                if inflater is None:
+                    piece, data = data, b""
+                else:
+                    try:
+                        piece = inflater.decompress(data, self.max_bytes + 1 - len(body))
+                    except zlib.error:
+                        raise MalformedResponse(f"reply body is not valid {encoding}") from None
+                    data = inflater.unconsumed_tail
+                body += piece
+                if len(body) > self.max_bytes:
+                    raise ResponseTooLarge(f"reply larger than the {self._cap()} cap; refused")
+                if not piece:
+                    break
+        return bytes(body)
 
     def _cap(self) -> str:
         return f"{self.max_bytes / 2**20:g} MiB"
