@@ -164,7 +164,7 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = Field(default=0.0, allow_inf_nan=False)  # a result file saying "Infinity" is not read
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

@@ -314,3 +314,19 @@ def test_cell_rule_round_trips():
         written = neutralise(cell)
         assert restore(written) == cell, cell
         assert not written.startswith(TRIGGERS) or float(written) == float(cell)
+
+
+def test_hostile_result_file_in_out_is_redone(tmp_path):
+    root = make_root(tmp_path, ["team-a", "team-b"])
+    out = tmp_path / "out"
+    assert cli(tmp_path, "batch", root, "--out", out, "--json").returncode == 0
+    result = out / "submissions" / "team-a" / "result.json"
+    text = result.read_text()
+    assert '"cost_usd": 0.0' in text
+    result.write_text(text.replace('"cost_usd": 0.0', '"cost_usd": Infinity').replace('"calls": 0', '"calls": 1e400'))
+    again = cli(tmp_path, "batch", root, "--out", out, "--json")
+    assert again.returncode == 0, again.stderr
+    counts = json.loads(again.stdout)
+    assert (counts["scored"], counts["resumed"]) == (1, 1)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["usage_total"]["cost_usd"] == 0.0
