@@ -295,15 +295,22 @@ class BatchRunner:
         self.on_progress("start", done, total)
         sem = asyncio.Semaphore(self.jobs)
         failures_by_path: dict[Path, dict[str, str]] = {}
-        for fut in asyncio.as_completed([self._one_safe(p, ids[p], fp, sem) for p, fp in todo.items()]):
-            path, result, err = await fut
-            if result is not None:
-                done_by_path[path] = result
-                outcome.scored += 1
-            else:
-                failures_by_path[path] = {"submission_id": ids[path], "source": str(path), "error": err}
-            done += 1
-            self.on_progress("done" if result is not None else "failed", done, total)
+        tasks = [asyncio.ensure_future(self._one_safe(p, ids[p], fp, sem)) for p, fp in todo.items()]
+        try:
+            for fut in asyncio.as_completed(tasks):
+                path, result, err = await fut
+                if result is not None:
+                    done_by_path[path] = result
+                    outcome.scored += 1
+                else:
+                    failures_by_path[path] = {"submission_id": ids[path], "source": str(path), "error": err}
+                done += 1
+                self.on_progress("done" if result is not None else "failed", done, total)
+        except BaseException:  # the run stops (full disk, interrupt): no submission goes on unwatched
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         outcome.results = [done_by_path[p] for p in paths if p in done_by_path]
         outcome.failures = [failures_by_path[p] for p in paths if p in failures_by_path]
         outcome.usage = self.assessor.usage - usage_before
