@@ -3,7 +3,8 @@
 Retried, and only these: 429, 5xx, 408/409 (the server asks to try again), timeouts (including the
 total per-request deadline), connection errors, and 2xx bodies that are not a chat completion (not
 JSON, a JSON array, missing choices, non-numeric usage). A reply larger than the size cap is the
-endpoint's fault and is not retried (it would be sent again). The wait is the server's ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date) when it
+endpoint's fault and is not retried (it would be sent again). The wait is the server's
+``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date) when it
 sends one, else exponential backoff with full jitter. Everything else (400 context too long, 401, 403,
 404 unknown model, 422) fails on the first attempt with an ``AssessorError`` whose message never holds
 the API key. The SDK's own retries are off (``max_retries=0``) so the two layers do not multiply.
@@ -124,7 +125,8 @@ def fatal_error(exc: BaseException, *, endpoint: str, model: str, api_key_env: s
     elif isinstance(exc, ResponseTooLarge) or isinstance(exc.__cause__, ResponseTooLarge):
         text = f"{endpoint} (model {model}): {exc.__cause__ if isinstance(exc.__cause__, ResponseTooLarge) else exc}"
     elif is_retryable(exc):
-        cause = f" ({exc.__cause__})" if isinstance(exc.__cause__, httpx2.TimeoutException) and str(exc.__cause__) else ""
+        timeout = exc.__cause__ if isinstance(exc.__cause__, httpx2.TimeoutException) else None
+        cause = f" ({timeout})" if timeout is not None and str(timeout) else ""
         text = f"{endpoint} (model {model}) still failing after the last attempt: {type(exc).__name__}: {exc}{cause}"
     else:
         text = f"{endpoint} (model {model}): {type(exc).__name__}: {exc}"
