@@ -165,6 +165,8 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost_usd: float = Field(default=0.0, allow_inf_nan=False)  # a result file saying "Infinity" is not read
+    reasoning_tokens: int = 0  # the part of completion_tokens a reasoning model spent thinking
+    unpriced_calls: int = 0  # answered calls of a model the price table does not know (cost_usd leaves them out)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -173,6 +175,8 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
         )
 
     def __sub__(self, other: Usage) -> Usage:
@@ -183,6 +187,8 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens - other.completion_tokens,
             cached_tokens=self.cached_tokens - other.cached_tokens,
             cost_usd=self.cost_usd - other.cost_usd,
+            reasoning_tokens=self.reasoning_tokens - other.reasoning_tokens,
+            unpriced_calls=self.unpriced_calls - other.unpriced_calls,
         )
 
 
@@ -204,6 +210,8 @@ class Provenance(BaseModel):
     latency_s: float = 0.0
     cached: bool = False
     attempts: int = 0
+    # What the endpoint refused and how the request was changed for it ("temperature=0.0 refused: ...").
+    quirks: list[str] = Field(default_factory=list)
 
 
 class Assessment(BaseModel):

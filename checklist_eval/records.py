@@ -49,6 +49,10 @@ COLUMNS = [
     "completion_tokens",
     "cached_tokens",
     "cost_usd",
+    # Appended later (older files read them as 0 / empty): the reasoning part of completion_tokens, and
+    # what the endpoint refused and how the request was changed for it ("; "-separated).
+    "reasoning_tokens",
+    "quirks",
 ]
 REQUIRED = COLUMNS[:5]
 LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
@@ -82,6 +86,8 @@ class Record(BaseModel):
     completion_tokens: int = Field(default=0, ge=0)
     cached_tokens: int = Field(default=0, ge=0)
     cost_usd: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
+    reasoning_tokens: int = Field(default=0, ge=0)
+    quirks: str = ""
 
     @property
     def real(self) -> bool:
@@ -137,6 +143,7 @@ def records_from_assessments(
                 source=paper.source,
                 scored_at=scored_at,
                 cached=bool(prov and prov.cached),
+                quirks="; ".join(prov.quirks) if prov else "",
                 **(prov.usage.model_dump() if prov else {}),
             )
         )
@@ -256,12 +263,13 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
         p_correct=_parse_p(row.get("p_correct"), where, path),
         cached=_parse_bool(row.get("cached") or 0, where, path, column="cached"),
         cost_usd=_parse_number(row.get("cost_usd"), where, path, "cost_usd", float),
+        reasoning_tokens=_parse_number(row.get("reasoning_tokens"), where, path, "reasoning_tokens", int),
         **{k: _parse_number(row.get(k), where, path, k, int) for k in LEDGER_COUNTS},
         **{
             k: text[k]
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
-                "prompt_version", "source", "scored_at",
+                "prompt_version", "source", "scored_at", "quirks",
             )
         },
     )

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import Answer, Assessment, Paper, Usage
 
@@ -77,7 +78,7 @@ def _usage_html(usage: Usage | None) -> str:
     return (
         f"<p class=\"muted\">Model calls: {usage.calls}; prompt tokens: {usage.prompt_tokens}; "
         f"completion tokens: {usage.completion_tokens}; cached tokens: {usage.cached_tokens}; "
-        f"cost: ${usage.cost_usd:.4f}</p>"
+        f"cost: {_e(format_cost(usage))}</p>"
     )
 
 

@@ -6,6 +6,9 @@ the ``openai`` SDK itself uses; no web framework).
         ...
         server.stats.requests, server.stats.by_status, server.stats.prefix_reuse
 
+``profile`` (``checklist_eval/mock_profiles.py``) makes it answer as one provider does: its refused
+parameters and error bodies, URL shape, key header, usage fields and reasoning tokens.
+
 Endpoints: ``GET /v1/models``; ``POST /v1/chat/completions`` (``response_format`` json_schema /
 json_object / none, ``logprobs`` + ``top_logprobs``, ``usage.prompt_tokens_details.cached_tokens``);
 and for a server in another process, ``GET /_stats`` and ``POST /_reset``.
@@ -48,6 +51,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import h11
+
+from checklist_eval.mock_profiles import get_profile
 
 __all__ = ["FaultConfig", "MockServer", "ServerStats", "mock_verdict", "tokenize"]
 
@@ -186,7 +191,7 @@ class MockServer:
                  supports_json_object: bool = True, supports_logprobs: bool = True,
                  refuse_logprobs: bool = False, context_tokens: int = 128_000, require_api_key: str | None = None,
                  rpm_window: float = 60.0, host: str = "127.0.0.1", port: int = 0,
-                 model: str = "mock-model", misbehave: str | None = None):
+                 model: str = "mock-model", profile: str = "openai-chat", misbehave: str | None = None):
         from checklist_eval import misbehave as _misbehave
 
         if misbehave is not None and misbehave not in _misbehave.MODES:
@@ -205,7 +210,8 @@ class MockServer:
         self.require_api_key = require_api_key
         self.host = host
         self.port = port
-        self.model = model
+        self.profile = get_profile(profile)  # a provider's quirks (checklist_eval/mock_profiles.py)
+        self.model = self.profile.model if model == "mock-model" and profile != "openai-chat" else model
         self._lock = threading.Lock()
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -217,7 +223,7 @@ class MockServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
+        return f"http://{self.host}:{self.port}{self.profile.base_path}"
 
     async def start(self) -> MockServer:
         self._server = await asyncio.start_server(self._serve_connection, self.host, self.port)
@@ -399,7 +405,8 @@ class MockServer:
     async def _dispatch(self, request: h11.Request, body: bytes) -> _Reply:
         with self._lock:
             self._stats.requests += 1
-        path = request.target.decode("latin-1").split("?", 1)[0].rstrip("/")
+        path, _, query = request.target.decode("latin-1").partition("?")
+        path = path.rstrip("/")
         method = request.method.decode("ascii")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
         if path == "/_stats" and method == "GET":
@@ -420,10 +427,15 @@ class MockServer:
             self._count(200)
             return _json(200, {"object": "list", "data": [
                 {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
+        routed = self.profile.route(method, path, query, headers)
+        if isinstance(routed, tuple):  # the provider refuses the URL or the key header
+            self._count(routed[0])
+            return _json(*routed)
         if path.endswith("/chat/completions") and method == "POST":
             if self.misbehave is not None:
                 return await self._misbehaving_chat(headers, body)
-            return await self._chat(body)
+            # Subclasses override _chat(body); only Azure's deployment URL passes the deployment along.
+            return await (self._chat(body, deployment=routed) if routed else self._chat(body))
         self._count(404)
         return _error(404, f"no route {method} {path}", "invalid_request_error")
 
@@ -451,7 +463,7 @@ class MockServer:
             self._window.append(now)
         return None
 
-    async def _chat(self, body: bytes) -> _Reply:
+    async def _chat(self, body: bytes, deployment: str | None = None) -> _Reply:
         with self._lock:
             self._chat_counter += 1
             n = self._chat_counter
@@ -462,12 +474,12 @@ class MockServer:
         try:
             if self.latency > 0:
                 await asyncio.sleep(self.latency)
-            return self._chat_reply(n, body)
+            return self._chat_reply(n, body, deployment)
         finally:
             with self._lock:
                 self._stats.in_flight -= 1
 
-    def _chat_reply(self, n: int, body: bytes) -> _Reply:
+    def _chat_reply(self, n: int, body: bytes, deployment: str | None = None) -> _Reply:
         try:
             req = json.loads(body)
             messages = req["messages"]
@@ -491,6 +503,10 @@ class MockServer:
             self._count(400)
             return _error(400, "Unsupported parameter: 'logprobs' is not supported with this model.",
                           "invalid_request_error", "unsupported_parameter")
+        rejection = self.profile.refusal(req)
+        if rejection is not None:
+            self._count(rejection[0])
+            return _json(*rejection)
         prompt = []
         for m in messages:
             prompt.append(f"<|{m.get('role', 'user')}|>")
@@ -514,6 +530,8 @@ class MockServer:
             self._count(200, fault)
             return _Reply(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"ind')
         correct, p, review, evidence = mock_verdict(messages)
+        if self.profile.ignores_response_format:  # the model follows the prompt's format instructions
+            fmt = "fenced_json" if fmt in ("json_schema", "json_object") else fmt
         text = self._render(fmt, correct, p, review, evidence)
         finish = "stop"
         if fault == "truncated":
@@ -524,11 +542,18 @@ class MockServer:
             self._count(200)
         out_tokens = tokenize(text)
         cached = self._record_prompt(prompt)
+        if not self.profile.reports_cached:
+            cached = 0
+        reasoning = self.profile.reasoning_tokens(req, _text(messages[-1].get("content")) if messages else "")
+        budget = req.get("max_completion_tokens") or req.get("max_tokens")
+        if reasoning and isinstance(budget, int) and reasoning + len(out_tokens) > budget:
+            # Reasoning spent the budget: no visible answer, as OpenAI documents for reasoning models.
+            reasoning, text, out_tokens, finish = int(budget), "", [], "length"
         with self._lock:
             self._stats.prompt_tokens += len(prompt)
-            self._stats.completion_tokens += len(out_tokens)
+            self._stats.completion_tokens += len(out_tokens) + reasoning
             self._stats.cached_tokens += cached
-        want_logprobs = bool(req.get("logprobs")) and self.supports_logprobs
+        want_logprobs = bool(req.get("logprobs")) and self.supports_logprobs and self.profile.logprobs
         choice = {
             "index": 0,
             "message": {"role": "assistant", "content": text, "refusal": None},
@@ -536,13 +561,14 @@ class MockServer:
             "logprobs": self._logprobs(out_tokens, text, correct, p, int(req.get("top_logprobs") or 0))
             if want_logprobs else None,
         }
-        return _json(200, {
-            "id": f"chatcmpl-mock-{n}", "object": "chat.completion", "created": int(time.time()),
-            "model": req.get("model", self.model), "choices": [choice],
-            "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(out_tokens),
-                      "total_tokens": len(prompt) + len(out_tokens),
-                      "prompt_tokens_details": {"cached_tokens": cached}},
-        })
+        reply = {"id": f"chatcmpl-mock-{n}", "object": "chat.completion", "created": int(time.time()),
+                 "model": self.model if deployment else req.get("model", self.model), "choices": [choice],
+                 "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(out_tokens),
+                           "total_tokens": len(prompt) + len(out_tokens),
+                           "prompt_tokens_details": {"cached_tokens": cached}}}
+        reply = self.profile.shape(reply, {"prompt": len(prompt), "completion": len(out_tokens) + reasoning,
+                                           "cached": cached, "reasoning": reasoning})
+        return _json(200, reply)
 
     async def _misbehaving_chat(self, headers: dict[str, str], body: bytes) -> _Reply:
         from checklist_eval import misbehave
@@ -565,9 +591,9 @@ class MockServer:
 
     @staticmethod
     def _render(fmt: str, correct: bool, p: float, review: str, evidence: list[str]) -> str:
-        if fmt in ("json_schema", "json_object"):
-            return json.dumps({"review": review, "evidence": evidence, "correct": correct,
-                               "p_correct": round(p, 3)})
+        if fmt in ("json_schema", "json_object", "fenced_json"):
+            obj = json.dumps({"review": review, "evidence": evidence, "correct": correct, "p_correct": round(p, 3)})
+            return f"```json\n{obj}\n```" if fmt == "fenced_json" else obj
         return (f"Review:\n{review}\nEvidence: {'; '.join(evidence) or '-'}\n"
                 f"Verdict: {'correct' if correct else 'incorrect'}\nConfidence: {p:.2f}")
 

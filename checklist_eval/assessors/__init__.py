@@ -35,6 +35,7 @@ __all__ = [
 
 ASSESSORS = ("heuristic", "llm")
 STRUCTURED_CHOICES = ("auto", "json_schema", "json_object", "text")
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 # High enough that one G/A/T triplet (about 45 calls) is in flight at once: the wall time of a
 # triplet is then about one model latency. Rate limits belong to --rpm/--tpm, not to this bound.
 DEFAULT_CONCURRENCY = 64
@@ -79,6 +80,7 @@ class LLMConfig:
     context_tokens: int | None = None
     backoff_initial: float = 0.5
     backoff_max: float = 60.0
+    reasoning_effort: str | None = None  # sent as reasoning_effort; dropped (announced) where refused
     # A reply past this is refused (see assessors.transport). A verdict with logprobs is under 0.5 MB;
     # replies in flight hold at most concurrency x this.
     max_response_bytes: int = 4 * 2**20
@@ -100,6 +102,9 @@ class LLMConfig:
         cfg = cls(**{k: v for k, v in options.items() if v is not None})
         if cfg.structured not in STRUCTURED_CHOICES:
             raise AssessorError(f"unknown structured-output strategy {cfg.structured!r}")
+        if cfg.reasoning_effort is not None and cfg.reasoning_effort not in REASONING_EFFORTS:
+            raise AssessorError(f"unknown reasoning effort {cfg.reasoning_effort!r}; choose one of: "
+                                f"{', '.join(REASONING_EFFORTS)}")
         if cfg.concurrency < 1 or cfg.max_attempts < 1:
             raise AssessorError("--concurrency and --max-attempts must be at least 1")
         return cfg
@@ -130,7 +135,7 @@ def default_cache_path() -> Path:
 
 # Flags that map one to one onto an LLMConfig field of the same name.
 _CONFIG_FLAGS = ("model", "base_url", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "max_attempts",
-                 "structured", "prompt_version", "prices")
+                 "structured", "prompt_version", "prices", "reasoning_effort")
 
 
 def add_assessor_args(parser: argparse.ArgumentParser) -> None:
@@ -156,6 +161,9 @@ def add_assessor_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--structured", choices=STRUCTURED_CHOICES, default=None,
                    help=f"structured-output strategy (default {d('structured')}: json_schema, falling back "
                         "as the endpoint needs)")
+    g.add_argument("--reasoning-effort", choices=REASONING_EFFORTS, default=None,
+                   help="reasoning effort for models that take it (gpt-5, o-series, Gemini 2.5); "
+                        "default: the model's own. An endpoint that refuses it is sent none")
     g.add_argument("--prompt-version", default=None,
                    help=f"folder under prompts/ (default {d('prompt_version')})")
     g.add_argument("--cache", type=Path, default=None, metavar="PATH",

@@ -49,7 +49,8 @@ def endpoint_identity(base_url: str | None) -> str:
     return f"{host}{port}{url.path.rstrip('/')}"
 
 
-ANSWER_PARAMS = ("temperature", "max_tokens", "seed")  # the request parameters that change the answer
+# The request parameters that change the answer (an unset one is left out, so older keys stay valid).
+ANSWER_PARAMS = ("temperature", "max_tokens", "seed", "reasoning_effort")
 
 
 def digest_messages(messages: list[dict[str, Any]]) -> str:

@@ -1,16 +1,20 @@
 """Prices: what a call's tokens cost. The running totals are ``Assessor.usage`` (per assessor) and the
 assessment records (per call, per paper); this module only prices.
 
-Prices are USD per 1M tokens from the packaged ``prices.json`` (edit as needed), overridden model by
-model by a user file (``--prices FILE``, same shape). Prompt tokens served from the provider's prefix
-cache are priced at ``cached_input``. A model that matches no entry costs 0, with one warning per model.
-A cached answer (our SQLite cache) costs nothing new.
+Prices are dated data: USD per 1M tokens from the packaged ``prices.json``, each model with the date and
+the page it was taken from, overridden model by model by a user file (``--prices FILE``, same shape).
+Prompt tokens served from the provider's prefix cache are priced at ``cached_input``; reasoning tokens are
+part of ``completion_tokens`` and priced at ``output`` with them; ``batch_input``/``batch_output`` are the
+Batch API's prices. A model that matches no entry has an unknown price: its calls are counted in
+``Usage.unpriced_calls`` and shown as "price unknown", never as $0, with one warning per model. A cached
+answer (our SQLite cache) costs nothing new.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -19,7 +23,7 @@ from typing import Any
 from checklist_eval.errors import InputError
 from checklist_eval.models import Usage
 
-__all__ = ["Price", "PriceTable"]
+__all__ = ["Price", "PriceTable", "format_cost"]
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +33,40 @@ class Price:
     input: float
     output: float
     cached_input: float | None = None
+    batch_input: float | None = None
+    batch_output: float | None = None
+    as_of: str = ""
+    source: str = ""
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, *,
+             batch: bool = False) -> float:
+        """USD for one call. ``batch`` prices it at the Batch API's rates (the standard ones where the
+        table has none); prefix-cached prompt tokens are priced at ``cached_input`` either way."""
         cached = min(max(cached_tokens, 0), prompt_tokens)
         cached_rate = self.input if self.cached_input is None else self.cached_input
-        return ((prompt_tokens - cached) * self.input + cached * cached_rate
-                + completion_tokens * self.output) / 1_000_000
+        input_rate, output_rate = self.input, self.output
+        if batch:
+            input_rate = self.batch_input if self.batch_input is not None else self.input
+            output_rate = self.batch_output if self.batch_output is not None else self.output
+            cached_rate = min(cached_rate, input_rate)
+        return ((prompt_tokens - cached) * input_rate + cached * cached_rate
+                + completion_tokens * output_rate) / 1_000_000
+
+
+def format_cost(usage: Usage) -> str:
+    """"$0.0123", or "price unknown" when no answered call had a known price (never a misleading $0)."""
+    if usage.unpriced_calls and usage.cost_usd <= 0:
+        return "price unknown"
+    if usage.unpriced_calls:
+        return f"${usage.cost_usd:.4f} + {usage.unpriced_calls} call(s) of unknown price"
+    return f"${usage.cost_usd:.4f}"
+
+
+_SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)")
+
+
+def _optional(entry: dict[str, Any], key: str) -> float | None:
+    return float(entry[key]) if entry.get(key) is not None else None
 
 
 class PriceTable:
@@ -52,9 +84,10 @@ class PriceTable:
             if name.startswith("_"):
                 continue
             try:
-                out[name] = Price(float(entry["input"]), float(entry["output"]),
-                                  float(entry["cached_input"]) if entry.get("cached_input") is not None else None)
-            except (KeyError, TypeError, ValueError):
+                out[name] = Price(float(entry["input"]), float(entry["output"]), _optional(entry, "cached_input"),
+                                  _optional(entry, "batch_input"), _optional(entry, "batch_output"),
+                                  str(entry.get("as_of", "")), str(entry.get("source", "")))
+            except (KeyError, TypeError, ValueError, AttributeError):
                 raise InputError(origin, f"model {name!r} needs numeric 'input' and 'output' prices") from None
         return out
 
@@ -78,13 +111,15 @@ class PriceTable:
             return None
         if model in self.prices:
             return self.prices[model]
-        # Longest listed prefix: "gpt-4o-mini-2024-07-18" -> gpt-4o-mini, not gpt-4o.
-        matches = [name for name in self.prices if model.startswith(name)]
+        # A dated snapshot of a listed model: "gpt-4o-mini-2024-07-18" -> gpt-4o-mini (not gpt-4o), and
+        # "claude-sonnet-4-5-20250929" -> claude-sonnet-4-5. Only a date may follow the listed name: a
+        # bare prefix would price "gpt-5.4" or "o3-pro" as "gpt-5" or "o3", which cost several times less.
+        matches = [name for name in self.prices if _SNAPSHOT.fullmatch(model[len(name):]) and model.startswith(name)]
         if matches:
             return self.prices[max(matches, key=len)]
         if model not in self._warned:
             self._warned.add(model)
-            log.warning("no price for model %r: its cost counts as 0 (add it with --prices FILE)", model)
+            log.warning("no price for model %r: its cost is shown as unknown (add it with --prices FILE)", model)
         return None
 
     def cost(self, model: str | None, usage: Usage) -> float:

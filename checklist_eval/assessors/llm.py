@@ -10,7 +10,9 @@ One request per answered checklist item, built from the versioned prompt files i
 Every request goes through the assessor's one ``Scheduler`` (concurrency, rpm, tpm) and the one
 ``RetryPolicy`` (429/5xx/timeouts only). The structured-output strategy starts at ``json_schema`` in
 ``auto`` mode and steps down (json_object, then text) when the endpoint refuses it with a 400; the
-choice is remembered per (endpoint, model) for the run and recorded in ``Provenance.strategy``.
+choice is remembered per (endpoint, model) for the run and recorded in ``Provenance.strategy``. Any other
+parameter the endpoint refuses (temperature, max_tokens, logprobs, reasoning_effort ...) is learned the same
+way (``quirks.py``) and recorded in ``Provenance.quirks``.
 
 Context budget: the prompt may hold ``4 * (context_tokens - max_tokens)`` characters (4 characters per
 token, the usual English ratio); the paper gets what the system message, the checklist message and
@@ -38,13 +40,13 @@ import httpx2
 import openai
 
 import checklist_eval
+from checklist_eval import redact
 from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
 from checklist_eval.assessors.ledger import PriceTable
-from checklist_eval import redact
+from checklist_eval.assessors.quirks import EndpointQuirks, refused_parameter
 from checklist_eval.assessors.retry import EndpointFault, MalformedResponse, RetryPolicy, fatal_error
-from checklist_eval.assessors.transport import bounded_client
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.structured import (
     InvalidOutput,
@@ -55,6 +57,7 @@ from checklist_eval.assessors.structured import (
     parse,
     response_format,
 )
+from checklist_eval.assessors.transport import bounded_client
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage
 
@@ -188,37 +191,45 @@ def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
 # --- per-endpoint adaptation -----------------------------------------------------------------------
 
 
-@dataclass
-class EndpointQuirks:
-    """What this (endpoint, model) accepts, learned from its 400s during the run."""
-
-    strategy: StructuredOutput
-    logprobs: bool = True
-    max_tokens_param: str = "max_tokens"
+MAX_RELEARN = 12  # learn-and-resend rounds per question: each parameter once, plus the format chain
 
 
-def _adapt(quirks: EndpointQuirks, err: openai.BadRequestError, auto: bool, sent: EndpointQuirks) -> bool:
-    """After a 400 that names a parameter we can do without: True if the request should be sent again.
+def _adapt(quirks: EndpointQuirks, err: openai.BadRequestError, auto: bool, sent: EndpointQuirks,
+           sent_params: dict[str, Any], where: str) -> bool:
+    """After a 400: True if the request should be sent again without what the endpoint refused.
 
-    ``sent`` is what THIS request sent. With several requests in flight, the first 400 changes
-    ``quirks``; the others, refused for the same parameter, find it already changed and are simply sent
-    again with the current setting (True) instead of failing."""
+    ``sent`` and ``sent_params`` are what THIS request sent. With several requests in flight, the first 400
+    changes ``quirks``; the others, refused for the same parameter, find it already learned and are simply
+    sent again with the current setting. A parameter that was not sent cannot be learned, so an endpoint
+    that keeps refusing makes the question fail instead of looping."""
     message = str(err.message if hasattr(err, "message") else err)
-    lowered = message.lower()
     if auto and is_format_unsupported(message) and sent.strategy is not StructuredOutput.TEXT:
-        if quirks.strategy is sent.strategy:
-            quirks.strategy = chain_from(sent.strategy)[1]
-            log.info("endpoint refused %s output; falling back to %s", sent.strategy.value, quirks.strategy.value)
+        quirks.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where)
         return True
-    if sent.logprobs and "logprobs" in lowered:
-        if quirks.logprobs:
-            quirks.logprobs = False
-            log.info("endpoint refused logprobs; using the model's self-reported confidence")
+    param = refused_parameter(err, sent_params)
+    if param is None:
+        return False
+    if param == "response_format":
+        if not auto or sent.strategy is StructuredOutput.TEXT:
+            return False
+        quirks.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where)
         return True
-    if sent.max_tokens_param == "max_tokens" and "max_completion_tokens" in lowered:
-        quirks.max_tokens_param = "max_completion_tokens"
-        return True
-    return False
+    quirks.learn_parameter(param, sent_params.get(param), where)
+    return True
+
+
+def _count(obj: Any, key: str) -> int:
+    """A token count from a usage object that may be missing, null or hold junk: 0 then."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def spent_reasoning(completion: Any) -> int:
+    u = completion.get("usage") if isinstance(completion, dict) else None
+    return _count(u.get("completion_tokens_details") if isinstance(u, dict) else None, "reasoning_tokens")
 
 
 # --- reply shape -----------------------------------------------------------------------------------
@@ -360,6 +371,10 @@ class LLMAssessor(Assessor):
             self._quirks[key] = EndpointQuirks(strategy=start, logprobs=self.config.logprobs)
         return self._quirks[key]
 
+    @property
+    def _where(self) -> str:
+        return f"{self.endpoint} (model {self.model})"
+
     # -- messages ---------------------------------------------------------------------------------
 
     def paper_prefix(self, paper: Paper, strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA) -> _PaperPrefix:
@@ -384,25 +399,31 @@ class LLMAssessor(Assessor):
         return [*prefix.messages, {"role": "user", "content": question_message(self.prompts, item)}]
 
     def _params(self, strategy: StructuredOutput, quirks: EndpointQuirks) -> dict[str, Any]:
-        params: dict[str, Any] = {"temperature": self.config.temperature,
-                                  quirks.max_tokens_param: self.config.max_tokens}
+        """The request parameters, as this endpoint takes them (what it refused left out or renamed)."""
+        params: dict[str, Any] = {"temperature": self.config.temperature}
         if self.config.seed is not None:
             params["seed"] = self.config.seed
+        if self.config.reasoning_effort is not None:
+            params["reasoning_effort"] = self.config.reasoning_effort
         fmt = response_format(strategy)
         if fmt is not None:
             params["response_format"] = fmt
-        if quirks.logprobs:
-            params["logprobs"] = True
-            params["top_logprobs"] = 5
-        return params
+        params["logprobs"] = True
+        params["top_logprobs"] = 5
+        return quirks.apply(params, self.config.max_tokens)
 
     def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str:
         """What changes the answer, and only that: the endpoint, model, prompt (the prefix by its digest),
-        sampling, strategy and prompt version. What the endpoint taught us (no logprobs, the name of the
-        max-tokens parameter) and transport knobs are left out, so a rerun hits without relearning."""
+        the sampling asked for (temperature, budget, seed, reasoning effort), strategy and prompt version.
+
+        What the endpoint taught us is left out: a refusal is a property of (endpoint, model), both in the
+        key, so the same asked-for parameters always become the same sent ones there; keying on what was
+        learned would make a rerun miss until it had relearned. Transport knobs are left out too."""
         params: dict[str, Any] = {"temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
         if self.config.seed is not None:
             params["seed"] = self.config.seed
+        if self.config.reasoning_effort is not None:
+            params["reasoning_effort"] = self.config.reasoning_effort
         return cache_key(endpoint=self.endpoint, model=self.model or "",
                          prefix_digest=self.paper_prefix(paper, strategy).digest, question=question,
                          params=params, strategy=strategy.value, prompt_version=self.prompt_version or "")
@@ -415,20 +436,22 @@ class LLMAssessor(Assessor):
         client = self._client_for_loop()
         attempts = 0
         sent = dataclasses.replace(quirks)  # what the last attempt sent, for _adapt
+        sent_params: dict[str, Any] = {}
 
         async def attempt() -> Any:
-            nonlocal attempts, sent
+            nonlocal attempts, sent, sent_params
             async with self.scheduler.slot(est_tokens):
                 if self._broken is not None:  # a bad key or model fails every request: send no more
                     raise self._broken
                 sent = dataclasses.replace(quirks)
                 messages = self.messages_for(paper, item, sent.strategy)
+                sent_params = self._params(sent.strategy, sent)
                 attempts += 1
                 # client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for
                 # a paper-sized prompt); auth, base URL, timeouts and status errors are the SDK's own.
                 response = await client.post(
                     "/chat/completions", cast_to=httpx2.Response,
-                    body={"model": self.model, "messages": messages, **self._params(sent.strategy, sent)})
+                    body={"model": self.model, "messages": messages, **sent_params})
             try:
                 completion = json.loads(response.content)
             except (ValueError, RecursionError):
@@ -441,18 +464,23 @@ class LLMAssessor(Assessor):
         except Exception as err:
             err.checklist_attempts = attempts  # type: ignore[attr-defined]
             err.checklist_sent = sent  # type: ignore[attr-defined]
+            err.checklist_params = sent_params  # type: ignore[attr-defined]
             raise
         return _Outcome(completion, attempts, sent.strategy)
 
-    def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
-        u = completion.get("usage") or {}  # its shape was checked by check_completion
-        details = u.get("prompt_tokens_details") or {}
+    def _usage_of(self, completion: Any, attempts: int) -> Usage:
+        u = completion.get("usage") if isinstance(completion, dict) else None
+        u = u if isinstance(u, dict) else {}
         usage = Usage(
             calls=attempts,
-            prompt_tokens=u.get("prompt_tokens") or 0,
-            completion_tokens=u.get("completion_tokens") or 0,
-            cached_tokens=details.get("cached_tokens") or 0,
+            prompt_tokens=_count(u, "prompt_tokens"),
+            completion_tokens=_count(u, "completion_tokens"),
+            cached_tokens=_count(u.get("prompt_tokens_details"), "cached_tokens"),
+            # Part of completion_tokens (OpenAI's definition), so priced at the output rate with them.
+            reasoning_tokens=_count(u.get("completion_tokens_details"), "reasoning_tokens"),
         )
+        if self.prices.lookup(self.model) is None:
+            return usage.model_copy(update={"unpriced_calls": attempts})
         return usage.model_copy(update={"cost_usd": self.prices.cost(self.model, usage)})
 
     # -- judging ----------------------------------------------------------------------------------
@@ -466,7 +494,7 @@ class LLMAssessor(Assessor):
             evidence=verdict.get("evidence", []),
             provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
                                   strategy=strategy, usage=usage, latency_s=latency_s, cached=cached,
-                                  attempts=usage.calls),
+                                  attempts=usage.calls, quirks=list(verdict.get("quirks") or [])),
         )
 
     def _from_cache(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks) -> Assessment | None:
@@ -496,7 +524,8 @@ class LLMAssessor(Assessor):
             raise
         usage = spent.usage
         # The transport already redacted the reply; this second pass guards what is stored and shown.
-        stored = redact.redact_obj(verdict.model_dump()) | {"p_correct": p_correct}
+        # What the endpoint taught the run so far travels with the verdict (and its cached copy).
+        stored = redact.redact_obj(verdict.model_dump()) | {"p_correct": p_correct, "quirks": list(quirks.learned)}
         if self.cache.writes:
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
@@ -508,7 +537,7 @@ class LLMAssessor(Assessor):
                                 spent: _Spent) -> tuple[Verdict, float, StructuredOutput]:
         """Requests until a reply holds a usable verdict: transport faults are the retry policy's, a
         refused output format steps down the strategy chain, unusable output is re-asked (bounded)."""
-        invalid = 0
+        invalid = relearned = 0
         est_tokens = self.paper_prefix(paper).tokens + 400 + self.config.max_tokens
         while True:
             try:
@@ -517,8 +546,10 @@ class LLMAssessor(Assessor):
                 raise
             except Exception as err:
                 spent.add(Usage(calls=getattr(err, "checklist_attempts", 1)))
-                if isinstance(err, openai.BadRequestError) and _adapt(
-                        quirks, err, self.config.structured == "auto", err.checklist_sent):  # type: ignore[attr-defined]
+                if (isinstance(err, openai.BadRequestError) and relearned < MAX_RELEARN
+                        and _adapt(quirks, err, self.config.structured == "auto",
+                                   err.checklist_sent, err.checklist_params, self._where)):  # type: ignore[attr-defined]
+                    relearned += 1
                     continue
                 if isinstance(err, (openai.APIError, EndpointFault)):
                     raise self._fatal(err) from None
@@ -530,6 +561,9 @@ class LLMAssessor(Assessor):
             text = (choice.get("message") or {}).get("content") or ""
             try:
                 if choice.get("finish_reason") == "length":
+                    if not text.strip() and spent_reasoning(completion) and quirks.max_tokens_param and \
+                            quirks.grow_budget(quirks.budget or self.config.max_tokens, self._where):
+                        continue  # a reasoning model thought through its whole budget: ask with a bigger one
                     raise InvalidOutput("reply cut off at max_tokens")
                 verdict = parse(strategy, text)
             except InvalidOutput as err:

@@ -85,7 +85,8 @@ def is_format_unsupported(message: str) -> bool:
     """A 400 saying the endpoint/model does not take this response_format (OpenAI, vLLM, Ollama and
     LiteLLM all name the parameter in the message)."""
     text = message or ""
-    return bool(re.search(r"response_format|json_schema|json_object|structured output", text, re.I)
+    # Gemini names the schema it could not take "response_schema" (of its generation_config).
+    return bool(re.search(r"response_format|response_schema|json_schema|json_object|structured output", text, re.I)
                 and _UNSUPPORTED.search(text))
 
 
@@ -108,7 +109,12 @@ def _parse_schema(text: str) -> Verdict:
     try:
         verdict = Verdict.model_validate_json(text)
     except ValidationError as err:
-        raise InvalidOutput(f"reply does not match the verdict schema: {err.error_count()} error(s)") from None
+        # An endpoint that accepts response_format and ignores it (Anthropic's OpenAI layer) gets JSON the
+        # model wrote by the prompt's instructions, often in a ```json fence: read that tolerantly.
+        try:
+            return _parse_object(text)
+        except InvalidOutput:
+            raise InvalidOutput(f"reply does not match the verdict schema: {err.error_count()} error(s)") from None
     return verdict.model_copy(update={"p_correct": _clamp(verdict.p_correct, verdict.correct)})
 
 

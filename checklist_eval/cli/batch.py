@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from checklist_eval.assessors.ledger import format_cost
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.assessors import add_assessor_args
@@ -66,7 +68,7 @@ class _Progress:
         u = self.assessor.usage
         self.bar.update(
             self.task,
-            stats=f"calls {u.calls}  tokens {u.prompt_tokens + u.completion_tokens}  ${u.cost_usd:.4f}",
+            stats=f"calls {u.calls}  tokens {u.prompt_tokens + u.completion_tokens}  {format_cost(u)}",
         )
 
     def event(self, kind: str, done: int, total: int) -> None:
@@ -136,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     console.print(
         f"{counts['submissions']} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
         f"{len(outcome.failures)} failed; calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, "
-        f"cost ${u.cost_usd:.4f}; {outcome.wall_s:.1f} s",
+        f"cost {format_cost(u)}; {outcome.wall_s:.1f} s",
         highlight=False, markup=False,
     )
     for f in outcome.failures:

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        print_result(paper, assessments, result, args.out)
+        print_result(paper, assessments, result, args.out, usage=assessor.usage)
     return 0
 
 
@@ -139,7 +139,9 @@ def _issues(review: str, limit: int = 2) -> str:
     return "\n".join(shown)
 
 
-def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None) -> None:
+def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None, usage=None) -> None:
+    """The table, C, and the run's usage (``usage``: the assessor's Usage, for its reasoning tokens and
+    whether its cost is known)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -166,8 +168,14 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
                   markup=False)
     u = result["usage"]
     if u["calls"]:
+        from checklist_eval.assessors.ledger import format_cost
+        from checklist_eval.models import Usage
+
+        full = usage if usage is not None else Usage(calls=u["calls"], cost_usd=u["cost_usd"])
+        reasoning = f", {full.reasoning_tokens} of them reasoning" if full.reasoning_tokens else ""
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
-                      f"completion tokens ({u['cached_tokens']} cached), ${u['cost_usd']:.4f}")
+                      f"completion tokens ({u['cached_tokens']} cached{reasoning}), {format_cost(full)}",
+                      highlight=False)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:
@@ -176,7 +184,7 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
 
 def print_plan(plan: dict[str, Any]) -> None:
     cost = plan.get("cost_usd") or 0.0
-    priced = "" if plan.get("priced", True) else " (model not in the price table)"
+    estimate = f"estimated ${cost:.4f}" if plan.get("priced", True) else "price unknown (model not in the price table)"
     print(f"Dry run ({plan['assessor']}{' / ' + plan['model'] if plan.get('model') else ''}): "
           f"{plan['calls']} calls, {plan['prompt_tokens']} prompt tokens, {plan['completion_tokens']} "
-          f"completion tokens, estimated ${cost:.4f}{priced}; nothing was called.")
+          f"completion tokens, {estimate}; nothing was called.")

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+# Kept here (not imported from mock_profiles) so that building the parser stays import-light.
+PROFILE_NAMES = ("openai-chat", "openai-reasoning", "azure", "vllm", "ollama", "gemini-openai", "anthropic-openai")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -29,6 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--misbehave", default=None, metavar="MODE",
                    help="answer every chat request the way a hostile endpoint would (modes: see "
                         "checklist_eval.misbehave; e.g. drip, huge-stream, echo-key-review)")
+    p.add_argument("--profile", default="openai-chat", choices=PROFILE_NAMES,
+                   help="answer as this provider does: its refused parameters, error bodies, URL shape, key "
+                        "header and usage fields (default openai-chat)")
     p.set_defaults(func=run)
 
 
@@ -54,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--fault-kinds: {err}") from None
     server = MockServer(latency=args.latency, faults=faults, seed=args.seed, rpm_limit=args.rpm,
                         supports_json_schema=not args.no_json_schema, refuse_logprobs=args.refuse_logprobs,
-                        context_tokens=args.context_tokens, host=args.host, port=args.port,
+                        context_tokens=args.context_tokens, host=args.host, port=args.port, profile=args.profile,
                         misbehave=_misbehave_mode(args.misbehave))
 
     async def main() -> None:

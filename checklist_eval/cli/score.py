@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
     for w in result.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
     u = result.usage
-    console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost ${u.cost_usd:.4f}",
+    from checklist_eval.assessors.ledger import format_cost
+
+    console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost {format_cost(u)}",
                   highlight=False)
     if args.out:
         console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False, markup=False)

@@ -1,0 +1,281 @@
+"""Provider profiles for the loopback server: how each OpenAI-compatible provider differs from OpenAI's own
+chat models, as its documentation (and, for error bodies, the replies users have posted) says.
+
+    MockServer(profile="openai-reasoning")      checklist-eval mock-server --profile azure
+
+A profile decides, for one chat request: where it may be sent and with which key header (``route``), which
+parameter it refuses and with what error body (``refusal``), whether ``response_format`` is honoured or
+ignored, whether logprobs come back, how many reasoning tokens the answer costs, and the exact shape of
+the reply (``shape``). The verdicts themselves stay the server's (a pure function of the prompt).
+
+Sources, one block per profile below; the reply shapes are pinned by ``tests/fixtures/provider_replies/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["PROFILES", "Profile", "get_profile"]
+
+# A reply the server should send instead of answering: (status, JSON body).
+Rejection = tuple[int, Any]
+
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+# Reasoning tokens per answer by effort (a fixed share, plus a deterministic 0-63 spread per question), so
+# "high" overruns the default 800-token budget and the client has to raise it, as real runs do.
+EFFORT_TOKENS = {"minimal": 0, "low": 96, "medium": 320, "high": 1200}
+
+
+def _spread(text: str) -> int:
+    return hashlib.sha256(text.encode("utf-8")).digest()[0] % 64
+
+
+# --- error bodies, one builder per provider family ---------------------------------------------------
+
+
+def openai_error(message: str, param: str | None, code: str | None,
+                 etype: str = "invalid_request_error") -> dict[str, Any]:
+    """OpenAI's (and Azure's) error body: https://platform.openai.com/docs/guides/error-codes"""
+    return {"error": {"message": message, "type": etype, "param": param, "code": code}}
+
+
+def vllm_error(message: str) -> dict[str, Any]:
+    """vLLM's ErrorResponse: flat, ``object: "error"``, the HTTP status as ``code``
+    (https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html)."""
+    return {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
+
+
+def google_error(message: str) -> list[dict[str, Any]]:
+    """Gemini's OpenAI endpoint wraps a google.rpc error in a JSON list, with no ``param`` field; the field
+    is named only inside the message (as posted in https://github.com/MinLL/SkyrimNet-GamePlugin/issues/77
+    and https://github.com/Alishahryar1/free-claude-code/issues/542)."""
+    return [{"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT", "details": [
+        {"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"description": message}]}]}}]
+
+
+def _unsupported_parameter(param: str, hint: str = "") -> Rejection:
+    return 400, openai_error(f"Unsupported parameter: '{param}' is not supported with this model.{hint}",
+                             param, "unsupported_parameter")
+
+
+def _unsupported_value(param: str, value: Any) -> Rejection:
+    return 400, openai_error(f"Unsupported value: '{param}' does not support {value} with this model. "
+                             "Only the default (1) value is supported.", param, "unsupported_value")
+
+
+def reasoning_refusal(req: dict[str, Any]) -> Rejection | None:
+    """OpenAI's reasoning models (gpt-5 family, o-series): sampling knobs other than the default, ``max_tokens``
+    and logprobs are refused, one 400 at a time, naming the parameter in ``param``
+    (https://platform.openai.com/docs/guides/reasoning; the error bodies as in
+    https://github.com/gabrii/Cursor-Azure-GPT-5/issues/33 and https://github.com/OpenHands/OpenHands/issues/4131)."""
+    for knob in ("temperature", "top_p"):
+        if knob in req and req[knob] is not None and float(req[knob]) != 1.0:
+            return _unsupported_value(knob, req[knob])
+    if "max_tokens" in req:
+        return _unsupported_parameter("max_tokens", " Use 'max_completion_tokens' instead.")
+    for knob in ("logprobs", "top_logprobs"):
+        if req.get(knob):
+            return _unsupported_parameter(knob)
+    effort = req.get("reasoning_effort")
+    if effort is not None and effort not in REASONING_EFFORTS:
+        return 400, openai_error(f"Invalid value: '{effort}'. Supported values are: "
+                                 f"{', '.join(repr(e) for e in REASONING_EFFORTS)}.", "reasoning_effort",
+                                 "invalid_value")
+    return None
+
+
+def chat_refusal(req: dict[str, Any]) -> Rejection | None:
+    """OpenAI's chat models (gpt-4o, gpt-4.1) take every sampling knob but not ``reasoning_effort``."""
+    if req.get("reasoning_effort") is not None:
+        return _unsupported_parameter("reasoning_effort")
+    return None
+
+
+def gemini_refusal(req: dict[str, Any]) -> Rejection | None:
+    """Fields Gemini's OpenAI endpoint does not know are refused by name ("Unknown name ...: Cannot find
+    field"); logprobs are not part of its compatibility surface (https://ai.google.dev/gemini-api/docs/openai)."""
+    unknown = [k for k in ("logprobs", "top_logprobs", "seed", "frequency_penalty") if k in req]
+    if unknown:
+        return 400, google_error("\n".join(f'Invalid JSON payload received. Unknown name "{k}": Cannot find field.'
+                                           for k in unknown))
+    effort = req.get("reasoning_effort")
+    if effort is not None and effort not in ("minimal", "low", "medium", "high", "none"):
+        return 400, google_error(f"Invalid reasoning_effort value: {effort}")
+    return None
+
+
+# --- reply shapes ------------------------------------------------------------------------------------
+
+
+def _usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def shape_openai(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
+    """The chat.completion object of https://platform.openai.com/docs/api-reference/chat/object"""
+    body["usage"] = _usage(t["prompt"], t["completion"]) | {
+        "prompt_tokens_details": {"cached_tokens": t["cached"], "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": t["reasoning"], "audio_tokens": 0,
+                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
+    body["service_tier"] = "default"
+    body["system_fingerprint"] = "fp_mock"
+    body["choices"][0]["message"]["annotations"] = []
+    return body
+
+
+def shape_azure(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
+    """Azure adds content-filter verdicts per prompt and per choice
+    (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions)."""
+    body = shape_openai(body, t)
+    body.pop("service_tier", None)
+    filters = {k: {"filtered": False, "severity": "safe"} for k in ("hate", "self_harm", "sexual", "violence")}
+    body["prompt_filter_results"] = [{"prompt_index": 0, "content_filter_results": dict(filters)}]
+    body["choices"][0]["content_filter_results"] = dict(filters)
+    return body
+
+
+def shape_vllm(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
+    """vLLM: ``prompt_tokens_details`` is null unless the server runs with --enable-prompt-tokens-details,
+    ``stop_reason`` per choice, ``prompt_logprobs`` at the top
+    (https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html)."""
+    body["usage"] = _usage(t["prompt"], t["completion"]) | {"prompt_tokens_details": None}
+    body["choices"][0]["stop_reason"] = None
+    body["choices"][0]["message"]["tool_calls"] = []
+    body["prompt_logprobs"] = None
+    return body
+
+
+def shape_plain(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
+    """Ollama, Gemini's and Anthropic's OpenAI endpoints: prompt, completion and total tokens only
+    (https://docs.ollama.com/api/openai-compatibility, https://ai.google.dev/gemini-api/docs/openai,
+    https://platform.claude.com/docs/en/api/openai-sdk)."""
+    body["usage"] = _usage(t["prompt"], t["completion"])
+    if body["choices"][0].get("logprobs") is None:
+        body["choices"][0].pop("logprobs", None)
+    body["choices"][0]["message"].pop("refusal", None)
+    return body
+
+
+def shape_ollama(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
+    body = shape_plain(body, t)
+    body["system_fingerprint"] = "fp_ollama"
+    return body
+
+
+# --- the profiles ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How one provider answers. ``base_path`` is the path of the base URL a user types."""
+
+    name: str
+    model: str
+    base_path: str
+    docs: tuple[str, ...]
+    refusal: Callable[[dict[str, Any]], Rejection | None] = chat_refusal
+    shape: Callable[[dict[str, Any], dict[str, int]], dict[str, Any]] = shape_openai
+    response_formats: frozenset[str] = frozenset({"json_schema", "json_object"})
+    ignores_response_format: bool = False  # the field is accepted and ignored (Anthropic)
+    logprobs: bool = True  # returned when asked for
+    reports_cached: bool = True  # prompt-prefix cache hits reported in usage
+    reasoning: bool = False  # reasoning tokens spent (and reported) per answer
+    default_effort: str = "medium"
+    key_header: str = "authorization"  # where the key travels ("api-key" on Azure)
+    strict_paths: bool = True  # only base_path/chat/completions (and /models) are served
+    error: Callable[[str], Any] = field(default=lambda m: openai_error(m, None, None))
+
+    def route(self, method: str, path: str, query: str, headers: dict[str, str]) -> Rejection | str | None:
+        """None when the request is not a chat completion here, a Rejection when it is refused before it is
+        read, or the deployment/model name the path selects ("" when the body names the model)."""
+        if not path.endswith("/chat/completions") or method != "POST":
+            return None
+        if self.name == "azure":
+            return _azure_route(path, query, headers)
+        if self.strict_paths and path != f"{self.base_path}/chat/completions":
+            return 404, self.error(f"no route POST {path}")
+        return ""
+
+    def reasoning_tokens(self, req: dict[str, Any], question: str) -> int:
+        if not self.reasoning:
+            return 0
+        effort = req.get("reasoning_effort") or self.default_effort
+        base = EFFORT_TOKENS.get(effort, EFFORT_TOKENS["medium"])
+        return base + (_spread(question) if base else 0)
+
+
+def _azure_route(path: str, query: str, headers: dict[str, str]) -> Rejection | str:
+    """Two URL shapes (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/api-version-lifecycle):
+    the v1 API ``/openai/v1/chat/completions`` (no api-version; key as ``api-key`` or a bearer token) and the
+    deployment API ``/openai/deployments/{deployment}/chat/completions?api-version=...`` (``api-key``)."""
+    not_found = (404, {"error": {"code": "404", "message": "Resource not found"}})
+    if path == "/openai/v1/chat/completions":
+        if not (headers.get("api-key") or headers.get("authorization", "").startswith("Bearer ")):
+            return 401, _azure_denied()
+        return ""
+    parts = path.strip("/").split("/")
+    if len(parts) == 5 and parts[:2] == ["openai", "deployments"] and parts[3:] == ["chat", "completions"]:
+        if "api-version=" not in query:
+            return not_found
+        if not headers.get("api-key") and not headers.get("authorization", "").startswith("Bearer "):
+            return 401, _azure_denied()
+        return parts[2]
+    return not_found
+
+
+def _azure_denied() -> dict[str, Any]:
+    return {"error": {"code": "401", "message": "Access denied due to invalid subscription key or wrong API "
+                      "endpoint. Make sure to provide a valid key for an active subscription and use a correct "
+                      "regional API endpoint for your resource."}}
+
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (
+    # Today's behaviour: every knob taken, logprobs and cached tokens returned.
+    # https://platform.openai.com/docs/api-reference/chat/create
+    Profile("openai-chat", model="gpt-4o-mini", base_path="/v1", strict_paths=False,
+            docs=("https://platform.openai.com/docs/api-reference/chat/create",
+                  "https://platform.openai.com/docs/api-reference/chat/object")),
+    # gpt-5 family and o-series: temperature/top_p other than 1, max_tokens and logprobs refused;
+    # reasoning tokens in usage.completion_tokens_details, counted inside completion_tokens.
+    Profile("openai-reasoning", model="gpt-5-mini", base_path="/v1", refusal=reasoning_refusal,
+            reasoning=True, logprobs=False,
+            docs=("https://platform.openai.com/docs/guides/reasoning",
+                  "https://platform.openai.com/docs/api-reference/chat/object")),
+    # Azure OpenAI serving a reasoning deployment: the same refusals, Azure's URL shapes and key header,
+    # content-filter fields in the reply.
+    Profile("azure", model="gpt-5-mini", base_path="/openai/v1", refusal=reasoning_refusal, shape=shape_azure,
+            reasoning=True, logprobs=False, key_header="api-key",
+            error=lambda m: {"error": {"code": "400", "message": m}},
+            docs=("https://learn.microsoft.com/en-us/azure/ai-foundry/openai/api-version-lifecycle",
+                  "https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference")),
+    # vLLM: guided decoding for json_schema/json_object, logprobs returned, no cached-token details.
+    Profile("vllm", model="meta-llama/Llama-3.1-8B-Instruct", base_path="/v1", shape=shape_vllm,
+            refusal=lambda req: None, reports_cached=False, error=vllm_error,
+            docs=("https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
+                  "https://docs.vllm.ai/en/latest/features/structured_outputs.html")),
+    # Ollama: a subset of the API; response_format (json_schema/json_object), seed, temperature, top_p,
+    # max_tokens and logprobs accepted; usage without details; any key accepted.
+    Profile("ollama", model="llama3.1", base_path="/v1", shape=shape_ollama, refusal=lambda req: None,
+            reports_cached=False,
+            docs=("https://docs.ollama.com/api/openai-compatibility",)),
+    # Gemini's OpenAI endpoint: json_schema honoured, reasoning_effort maps to thinking, unknown fields
+    # (logprobs, seed) refused in a Google error list.
+    Profile("gemini-openai", model="gemini-2.5-flash", base_path="/v1beta/openai", shape=shape_plain,
+            refusal=gemini_refusal, logprobs=False, reports_cached=False, error=lambda m: google_error(m),
+            docs=("https://ai.google.dev/gemini-api/docs/openai",)),
+    # Anthropic's OpenAI SDK compatibility: response_format, logprobs, seed and reasoning_effort are
+    # accepted and ignored; temperature capped at 1; usage without details.
+    Profile("anthropic-openai", model="claude-sonnet-4-5", base_path="/v1", shape=shape_plain,
+            refusal=lambda req: None, ignores_response_format=True, logprobs=False, reports_cached=False,
+            error=lambda m: {"type": "error", "error": {"type": "invalid_request_error", "message": m}},
+            docs=("https://platform.claude.com/docs/en/api/openai-sdk",)),
+)}
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile {name!r}; choose one of: {', '.join(PROFILES)}") from None
