@@ -945,6 +945,9 @@ _HIDDEN_PATTERNS = [
 ]
 
 
+_PHANTOM_PROSE_WORDS = 4
+
+
 def find_hidden_text(latex: str, macros: Macros) -> list[str]:
     """Warnings for text present in the source but invisible in the PDF (a prompt-injection trick)."""
     warnings = []
@@ -959,8 +962,8 @@ def find_hidden_text(latex: str, macros: Macros) -> list[str]:
                 snippet = latex[m.end() : close]
             conv = _Converter(macros, {})
             shown = _squash(_PLACEHOLDER.sub("", conv.convert(snippet)))
-            if not shown:
-                continue
+            if not shown or (what == "phantom text" and len(shown.split()) < _PHANTOM_PROSE_WORDS):
+                continue  # \phantom{00.0} aligns table columns: ordinary typesetting, not hidden prose
             quote = shown if len(shown) <= 80 else shown[:77] + "..."
             warnings.append(f'hidden text ({what}, invisible when compiled): "{quote}"')
     return warnings

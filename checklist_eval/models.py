@@ -10,7 +10,7 @@ import re
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Answer(str, Enum):
@@ -214,6 +214,9 @@ class Provenance(BaseModel):
     quirks: list[str] = Field(default_factory=list)
 
 
+Verdict = Literal["correct", "incorrect", "unverifiable"]
+
+
 class Assessment(BaseModel):
     """The verdict on one checklist answer: is it correct and consistent with the paper?"""
 
@@ -224,6 +227,51 @@ class Assessment(BaseModel):
     review: str = ""
     evidence: list[str] = Field(default_factory=list)
     provenance: Provenance
+    # Findings by severity. ``must_fix`` make the answer incorrect; ``suggestions`` leave it standing;
+    # ``unverifiable`` name what could not be checked against the text we have. When ``verdict`` is
+    # set it is derived from them (see ``verdict_of``) and ``correct`` agrees with it; None means an
+    # older record or an assessor that does not grade its findings.
+    must_fix: list[str] = Field(default_factory=list)
+    suggestions: list[str] = Field(default_factory=list)
+    unverifiable: list[str] = Field(default_factory=list)
+    verdict: Verdict | None = None
+
+    @model_validator(mode="after")
+    def _verdict_agrees_with_findings(self) -> Assessment:
+        if self.verdict is not None:
+            expected = verdict_of(self.must_fix, self.unverifiable)
+            if self.verdict != expected or self.correct != (expected != "incorrect"):
+                raise ValueError(f"verdict {self.verdict!r} / correct={self.correct} contradicts the findings"
+                                 f" (expected {expected!r})")
+        return self
+
+
+def verdict_of(must_fix: list[str], unverifiable: list[str]) -> Verdict:
+    """Blocking findings alone decide: any must-fix makes the answer incorrect. Without one, an answer
+    whose evidence could not be checked is "unverifiable" and keeps c_i = 1 (the benefit of the doubt:
+    the challenge counts only answers found incorrect against the author)."""
+    if must_fix:
+        return "incorrect"
+    return "unverifiable" if unverifiable else "correct"
+
+
+MUST_FIX_TAG = " [must fix]"
+SUGGESTIONS_HEADING = "Suggestions (the answer stands):"
+UNVERIFIABLE_HEADING = "Could not be verified from the text we have:"
+
+
+def compose_review(must_fix: list[str], suggestions: list[str], unverifiable: list[str],
+                   notes: list[str] = (), empty: str = "No problems found.") -> str:
+    """The review an author reads: blocking findings first (each tagged), then suggestions, then what
+    could not be verified, then paper-level notes. The first line is the worst problem."""
+    lines = [f"- {m}{MUST_FIX_TAG}" for m in must_fix]
+    if suggestions:
+        lines += [SUGGESTIONS_HEADING] + [f"- {s}" for s in suggestions]
+    if unverifiable:
+        lines += [UNVERIFIABLE_HEADING] + [f"- {u}" for u in unverifiable]
+    if not lines:
+        lines = [f"- {empty}"]
+    return "\n".join(lines + [f"- {n}" for n in notes])
 
 
 Role = Literal["G", "A", "T"]

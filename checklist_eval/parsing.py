@@ -35,8 +35,20 @@ def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | 
     if input_kind(path) == "pdf":
         from checklist_eval.pdf import parse_pdf
 
-        return parse_pdf(path, spec)
-    from checklist_eval.latex import parse_latex
+        paper = parse_pdf(path, spec)
+    else:
+        from checklist_eval.latex import parse_latex
 
-    source = load_latex(path)
-    return parse_latex(source.text, source.source, spec=spec, warnings=source.warnings)
+        source = load_latex(path)
+        paper = parse_latex(source.text, source.source, spec=spec, warnings=source.warnings)
+    paper.warnings = merge_identical(paper.warnings)
+    return paper
+
+
+def merge_identical(warnings: list[str]) -> list[str]:
+    """One line per distinct warning, in first-seen order, with a count when it repeats (a paper with
+    hundreds of identical warnings shows one line, not hundreds)."""
+    counts: dict[str, int] = {}
+    for w in warnings:
+        counts[w] = counts.get(w, 0) + 1
+    return [w if n == 1 else f"{w} (x{n})" for w, n in counts.items()]

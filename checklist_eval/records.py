@@ -53,6 +53,8 @@ COLUMNS = [
     # what the endpoint refused and how the request was changed for it ("; "-separated).
     "reasoning_tokens",
     "quirks",
+    # The graded verdict (correct / incorrect / unverifiable); empty for assessors that do not grade.
+    "verdict",
 ]
 REQUIRED = COLUMNS[:5]
 LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
@@ -88,6 +90,7 @@ class Record(BaseModel):
     cost_usd: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
     reasoning_tokens: int = Field(default=0, ge=0)
     quirks: str = ""
+    verdict: str = ""
 
     @property
     def real(self) -> bool:
@@ -145,6 +148,7 @@ def records_from_assessments(
                 cached=bool(prov and prov.cached),
                 quirks="; ".join(prov.quirks) if prov else "",
                 **(prov.usage.model_dump() if prov else {}),
+                verdict=(a.verdict or "") if a else "",
             )
         )
     return rows
@@ -269,7 +273,7 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
             k: text[k]
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
-                "prompt_version", "source", "scored_at", "quirks",
+                "prompt_version", "source", "scored_at", "quirks", "verdict",
             )
         },
     )

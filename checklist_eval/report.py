@@ -51,7 +51,10 @@ def _answer_text(answer: Answer | str | None) -> str:
     return answer.value if isinstance(answer, Answer) else str(answer)
 
 
-def _verdict(correct: bool) -> str:
+def _verdict(correct: bool, graded: str = "") -> str:
+    """c_i as the scores count it; an answer kept correct only for lack of evidence says so apart."""
+    if correct and graded == "unverifiable":
+        return '<span class="ok">correct</span> <span class="muted">(unverifiable)</span>'
     return '<span class="ok">correct</span>' if correct else '<span class="bad">incorrect</span>'
 
 
@@ -66,6 +69,11 @@ def _page(title: str, body: str) -> str:
         f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{_e(title)}</title>"
         f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
     )
+
+
+def _unverifiable_note(records: Sequence[Record]) -> str:
+    n = sum(r.c and r.verdict == "unverifiable" for r in records)
+    return f"; {n} of them unverifiable from the text we have, given the benefit of the doubt" if n else ""
 
 
 def _warnings_html(warnings: Iterable[str]) -> str:
@@ -111,7 +119,8 @@ def render_paper_report(
         f"&middot; assessor {_e(assessor)}{(' / ' + _e(model)) if model else ''} &middot; "
         f"{_e(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}</p>",
         f"<p><strong>Correctness C = {_fmt(float(c))}</strong> "
-        f"({sum(r.c for r in records)} of {len(records)} answers judged correct)</p>",
+        f"({sum(r.c for r in records)} of {len(records)} answers judged correct"
+        f"{_unverifiable_note(records)})</p>",
         _usage_html(usage),
     ]
     if paper.warnings:
@@ -160,7 +169,7 @@ def _records_table(records: Sequence[Record], role: str) -> str:
         rows.append(
             f"<tr><td>{_e(r.question_id)}</td><td>{_e(r.title)}</td>"
             f"<td>{_e(_answer_text(r.answer))}</td><td><pre>{_e(r.justification)}</pre></td>"
-            f"<td>{_verdict(bool(r.c))}</td><td class=\"num\">{p}</td><td><pre>{_e(r.review)}</pre></td></tr>"
+            f"<td>{_verdict(bool(r.c), r.verdict)}</td><td class=\"num\">{p}</td><td><pre>{_e(r.review)}</pre></td></tr>"
         )
     return (
         "<table><thead><tr><th>#</th><th>Question</th><th>Answer</th><th>Justification</th>"

@@ -199,12 +199,13 @@ def paper_table(records: Sequence[Record], role: str) -> pd.DataFrame:
             "p_correct": r.p_correct,
             "review": r.review,
             "justification": r.justification,
+            "verdict": r.verdict,
         }
         for r in records
         if r.role == role
     ]
     return pd.DataFrame(
-        rows, columns=["question_id", "title", "answer", "c", "p_correct", "review", "justification"]
+        rows, columns=["question_id", "title", "answer", "c", "p_correct", "review", "justification", "verdict"]
     )
 
 

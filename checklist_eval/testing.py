@@ -133,8 +133,11 @@ def mock_verdict(messages: list[dict[str, Any]]) -> tuple[bool, float, str, list
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     if not users:
         return False, 0.1, "- No question found in the request.", []
-    question = _text(messages[users[-1]].get("content"))
-    paper = "\n".join(_text(m.get("content")) for i, m in enumerate(messages) if i != users[-1])
+    # The question is the last user message that asks one (a re-ask appends the validation error after it).
+    asking = [i for i in users if _ANSWER.search(_text(messages[i].get("content")))]
+    last = asking[-1] if asking else users[-1]
+    question = _text(messages[last].get("content"))
+    paper = "\n".join(_text(m.get("content")) for i, m in enumerate(messages) if i < last)
     answer_m = _ANSWER.search(question)
     answer = answer_m.group(1).lower() if answer_m else ""
     just_m = _JUSTIFICATION.search(question)
@@ -156,6 +159,35 @@ def mock_verdict(messages: list[dict[str, Any]]) -> tuple[bool, float, str, list
     if u < 0.5:
         return True, 0.55 + 0.4 * u, "- Plausibly correct; name the section that shows it.", []
     return False, 0.25 + 0.4 * (u - 0.5), "- Not shown in the paper; point to the section that supports it.", []
+
+
+def mock_rewrite(messages: list[dict[str, Any]]) -> str | None:
+    """The adversary's rewrite request (prompts/adversary-v1): the justification plus a pointer to a
+    section most papers have, which is what fools the mock's own verdict rule. None for other requests."""
+    if not messages or "You rewrite the justification" not in _text(messages[0].get("content")):
+        return None
+    m = re.search(r"(?m)^Current justification:[ \t]*(.*)$", _text(messages[-1].get("content")))
+    return f"{m.group(1).strip() if m else ''} The details are given in Section 2.".strip()
+
+
+FAKE_QUOTE = "All experiments were repeated on 64 TPU pods for three weeks"
+
+
+def mock_findings(messages: list[dict[str, Any]], correct: bool, review: str) -> tuple[list[str], list[str]] | None:
+    """must_fix / suggestions when the request's format asks for them (assess-v2), else None. A question
+    whose justification holds "[mock:omit-must-fix]" first gets an incorrect verdict with an empty
+    must_fix; only a re-ask that sends the validation error back gets a usable one."""
+    prompt = "\n".join(_text(m.get("content")) for m in messages)
+    if "must_fix" not in prompt and "Must fix:" not in prompt:
+        return None
+    questions = [_text(m.get("content")) for m in messages if m.get("role") == "user"
+                 and _ANSWER.search(_text(m.get("content")))]
+    points = [ln.strip().removeprefix("- ") for ln in review.splitlines() if ln.strip()]
+    told = any(m.get("role") == "user" and "must_fix" in _text(m.get("content")) and "could not be used"
+               in _text(m.get("content")) for m in messages)
+    if questions and "[mock:omit-must-fix]" in questions[-1] and not told:
+        return [], points
+    return (points, []) if not correct else ([], points)
 
 
 def _text(content: Any) -> str:
@@ -529,10 +561,14 @@ class MockServer:
         if fault == "malformed":
             self._count(200, fault)
             return _Reply(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"ind')
-        correct, p, review, evidence = mock_verdict(messages)
+        rewrite = mock_rewrite(messages)
+        correct, p, review, evidence = mock_verdict(messages) if rewrite is None else (True, 0.5, "", [])
         if self.profile.ignores_response_format:  # the model follows the prompt's format instructions
             fmt = "fenced_json" if fmt in ("json_schema", "json_object") else fmt
-        text = self._render(fmt, correct, p, review, evidence)
+        text = rewrite if rewrite is not None else self._render(fmt, correct, p, review, evidence,
+                                                                mock_findings(messages, correct, review))
+        if "[mock:fake-quote]" in _text(messages[-1].get("content")):  # evidence the paper does not hold
+            text = text.replace('"evidence": [', f'"evidence": ["{FAKE_QUOTE}", ', 1)
         finish = "stop"
         if fault == "truncated":
             self._count(200, fault)
@@ -590,10 +626,16 @@ class MockServer:
         return _error(429, message, "requests", "rate_limit_exceeded", headers=headers)
 
     @staticmethod
-    def _render(fmt: str, correct: bool, p: float, review: str, evidence: list[str]) -> str:
+    def _render(fmt: str, correct: bool, p: float, review: str, evidence: list[str],
+                findings: tuple[list[str], list[str]] | None = None) -> str:
         if fmt in ("json_schema", "json_object", "fenced_json"):
-            obj = json.dumps({"review": review, "evidence": evidence, "correct": correct, "p_correct": round(p, 3)})
+            extra = {"must_fix": findings[0], "suggestions": findings[1]} if findings else {}
+            obj = json.dumps({"review": review, "evidence": evidence, **extra, "correct": correct,
+                              "p_correct": round(p, 3)})
             return f"```json\n{obj}\n```" if fmt == "fenced_json" else obj
+        if findings:
+            review += "".join(f"\n{head}:\n" + ("\n".join(f"- {x}" for x in items) or "- none")
+                              for head, items in (("Must fix", findings[0]), ("Suggestions", findings[1])))
         return (f"Review:\n{review}\nEvidence: {'; '.join(evidence) or '-'}\n"
                 f"Verdict: {'correct' if correct else 'incorrect'}\nConfidence: {p:.2f}")
 

@@ -1,4 +1,5 @@
-"""Measure the heuristic assessor on the real anchor sample, beside the reference system's verdicts.
+"""Measure the heuristic assessor on the real anchor sample, beside the reference system's verdicts,
+and on an adversary benchmark built from whole real LaTeX papers.
 
 The anchor sample (``../shared/corpus/anchor-sample``) holds 22 NeurIPS 2024 checklist-challenge PDFs,
 each with its authors' expected per-question score (0, 0.5, 1). Binarized (1 = correct answer, else
@@ -7,7 +8,13 @@ heuristic assessor and report binary accuracy (``correct`` vs truth) and AUC (``
 Mann-Whitney with ties one half). In the same run the reference system's GPT-4-turbo and Gemini
 scores (0/0.5/1; 1 counts as "correct") are scored on the same items, and on all of their results.
 
-    python scripts/eval_heuristic.py [--shared ../shared] [--json]
+The adversary benchmark (``../shared/corpus/papers-latex``): every paper is attacked with
+``checklist_eval.attack`` (4 plants, seeds 0..N-1), the adversarial paper is assessed with and without
+its body, and ``checklist_eval.attack_eval`` reports R against accept-everything, the share of honest
+answers flagged, plant detection per strategy and AUC. On the anchor sample a second readout grades
+each answer 0 / 0.5 / 1 as its authors did (must-fix / suggestions or unverifiable only / clean).
+
+    python scripts/eval_heuristic.py [--shared ../shared] [--seeds 3] [--json]
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ class Figures:
 @dataclass
 class Run:
     figures: list[Figures] = field(default_factory=list)
+    adversary: dict = field(default_factory=dict)
     parse_failures: dict[str, str] = field(default_factory=dict)
     answers_matching_reference: float | None = None
     notes: list[str] = field(default_factory=list)
@@ -94,6 +102,7 @@ def evaluate(sample: Path, checklist: str) -> Run:
     y: list[int] = []
     p: list[float] = []
     correct: list[bool] = []
+    graded: list[bool] = []  # 1 only for an answer with no finding at all, as the authors' score 1
     same = total = 0
     papers = sample_papers(sample)
     for name, pdf, truth in papers:
@@ -109,10 +118,13 @@ def evaluate(sample: Path, checklist: str) -> Run:
             y.append(int(not evaluation.binarize(score, THRESHOLD)))
             p.append(a.p_correct if a else 0.0)
             correct.append(bool(a and a.correct))
+            graded.append(bool(a and a.correct and not a.suggestions and not a.unverifiable))
             if (name, qid) in ref_answers and a is not None:
                 total += 1
                 same += int(a.answer == ref_answers[name, qid])
     run.figures.append(figures("heuristic (ours)", y, p, correct, len(papers), "our PDF parsing"))
+    run.figures.append(figures("heuristic (ours), graded", y, p, graded, len(papers),
+                               "score 1 = no must-fix, suggestion or unverifiable"))
     names = [name for name, _, _ in papers]
     for system, trials in references.items():
         run.figures.append(score_reference(trials, names, system, "same papers"))
@@ -121,6 +133,45 @@ def evaluate(sample: Path, checklist: str) -> Run:
     run.answers_matching_reference = round(same / total, 4) if total else None
     run.seconds = round(time.perf_counter() - started, 2)
     return run
+
+
+def adversary_benchmark(papers_dir: Path, seeds: int, n_bootstrap: int = 1000) -> dict:
+    """Attack every whole paper, assess A with and without its body, summarize per strategy."""
+    from checklist_eval import attack_eval
+    from checklist_eval.assessors.heuristic import HeuristicAssessor
+
+    papers = sorted(d for d in papers_dir.iterdir() if d.is_dir())
+    out = {}
+    for label, strip in (("with body", False), ("without body", True)):
+        trials = attack_eval.benchmark_trials(papers, HeuristicAssessor(), seeds=range(seeds), strip_body=strip)
+        out[label] = attack_eval.summarize(trials, n_bootstrap=n_bootstrap)
+    return out
+
+
+def print_adversary(console, adversary: dict) -> None:
+    from rich.table import Table
+
+    table = Table(title="Adversary benchmark: whole real LaTeX papers, planted answers in A")
+    for col in ("", "R", "accept all", "honest flagged", "plants detected", "AUC", "unverifiable"):
+        table.add_column(col, justify="left" if not col else "right")
+    for label, s in adversary.items():
+        auc = s["auc"]["auc"] if s["auc"] else float("nan")
+        table.add_row(label, f"{s['R']:.3f}", f"{s['R_accept_everything']:.3f}", f"{s['false_flags']['rate']:.1%}",
+                      f"{s['detection']['rate']:.1%}", f"{auc:.3f}", f"{s['unverifiable']['rate']:.1%}")
+    console.print(table)
+    per = Table(title="Plants detected per strategy (with body / without body)")
+    for col in ("strategy", "plants", "with body", "AUC", "without body", "AUC "):
+        per.add_column(col, justify="left" if col == "strategy" else "right")
+    with_body, without = adversary["with body"], adversary["without body"]
+    for name, st in with_body["per_strategy"].items():
+        other = without["per_strategy"].get(name, {})
+
+        def auc(x: dict) -> str:
+            return f"{x['auc']['auc']:.3f}" if x.get("auc") else "n/a"
+
+        per.add_row(name, str(st["detection"]["n"]), f"{st['detection']['rate']:.1%}", auc(st),
+                    f"{other['detection']['rate']:.1%}" if other else "n/a", auc(other))
+    console.print(per)
 
 
 def print_table(run: Run) -> None:
@@ -142,6 +193,8 @@ def print_table(run: Run) -> None:
         console.print(f"note: {note}")
     for name, problem in run.parse_failures.items():
         console.print(f"[red]parse failure[/red] {name}: {problem}")
+    if run.adversary:
+        print_adversary(console, run.adversary)
     console.print(f"{run.seconds:.1f} s")
 
 
@@ -150,12 +203,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared", help="the shared material folder")
     ap.add_argument("--checklist", default="neurips-2024", help="checklist version of the sample")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--seeds", type=int, default=3, help="attack seeds per whole paper (0: no adversary benchmark)")
     args = ap.parse_args(argv)
     sample = args.shared / "corpus" / "anchor-sample"
     if not (sample / "papers").is_dir():
         print(f"eval_heuristic: {sample}/papers not found (pass --shared)", file=sys.stderr)
         return 2
     run = evaluate(sample, args.checklist)
+    papers_dir = args.shared / "corpus" / "papers-latex"
+    if args.seeds > 0 and papers_dir.is_dir():
+        started = time.perf_counter()
+        run.adversary = adversary_benchmark(papers_dir, args.seeds)
+        run.seconds = round(run.seconds + time.perf_counter() - started, 2)
     if args.json:
         print(json.dumps(asdict(run), indent=2))
     else:

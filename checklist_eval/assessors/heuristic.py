@@ -1,10 +1,16 @@
 """The offline assessor: deterministic checks of each checklist answer against the paper, no model.
 
-Each check looks at one thing a careful reviewer would look at (is there a justification, does a Yes
-point at where the paper shows it, does that place exist, does the body contain what the answer claims
-or contradict an NA) and returns a ``Finding``: a shift of the log-odds that the answer is correct, a
-review line when it is a problem, and the quote or section it rests on. ``p_correct`` is the logistic
-of a prior for the answer type plus the shifts, so more independent evidence moves it further.
+It separates what the author claims (the answer, the justification and the places it points to) from
+what the paper shows (body, headings, captions, appendices; see ``evidence``), and applies the rules
+of ``heuristic_rules``: does the justification contradict the answer, do the cited places exist and
+discuss the question's topic, does the body show what a Yes claims, does it plainly do what an NA
+says does not apply. Each rule yields findings with a severity; the verdict is derived from the
+blocking ones only (``models.verdict_of``), so a verdict always agrees with its review.
+
+``p_correct`` is the logistic of a prior for the answer type plus the findings' log-odds shifts, kept
+on the side of 0.5 the verdict is on. Without a paper body (a checklist file alone) the evidence
+rules cannot run: the answer is "unverifiable", keeps the benefit of the doubt (c_i = 1) with the
+reason in the review, and only contradictions visible in the checklist itself are blocking.
 
 Rules are keyed on the question's TOPIC, read from its title (or question text), never on its id, so
 they hold for every checklist version (2021 grouped ids "1a".., 2024 "1".."15", 2025/2026 "1".."16").
@@ -15,521 +21,169 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass
-from functools import lru_cache
 
+from checklist_eval.assessors import heuristic_rules as rules
 from checklist_eval.assessors.base import Assessor
-from checklist_eval.models import Answer, Assessment, ChecklistItem, Paper, Provenance, StructuredOutput
+from checklist_eval.assessors.evidence import (
+    _INJECTION,
+    BodyFacts,
+    Layout,
+    Pointer,
+    body_facts,
+    has_vague_pointer,
+    layout_of,
+    place_text,
+    pointers_in,
+)
+from checklist_eval.assessors.heuristic_rules import Finding, blocking, suggestion, support, unverifiable
+from checklist_eval.assessors.topics import TOPIC_WORDS, topic_of
+from checklist_eval.models import (
+    Answer,
+    Assessment,
+    ChecklistItem,
+    Paper,
+    Provenance,
+    StructuredOutput,
+    compose_review,
+    verdict_of,
+)
 
-RULES_VERSION = "heuristic-rules-1"
+__all__ = ["HeuristicAssessor", "RULES_VERSION", "findings_for", "pointers_in", "topic_of", "body_facts"]
+
+RULES_VERSION = "heuristic-rules-2"
 
 # Prior probability that an answer of each type is correct before any evidence is seen. A committed
 # Yes or NA is usually right; a No is often an admission the guidelines consider unacceptable.
 PRIORS = {Answer.YES: 0.62, Answer.NA: 0.65, Answer.NO: 0.40}
 P_MIN, P_MAX = 0.02, 0.98
+# A body shorter than this is no body (a checklist file alone gives an empty one).
+MIN_BODY_CHARS = 1
 
-
-@dataclass(frozen=True)
-class Finding:
-    """One check's outcome: ``weight`` shifts the log-odds of correctness (negative = a problem)."""
-
-    weight: float
-    note: str
-    evidence: str | None = None
-
-
-# --------------------------------------------------------------------------------------------------
-# Question topics
-
-# Titles are matched first (they are short and distinctive); the question text is the fallback, since
-# e.g. the reproducibility question mentions "code and data" in passing. Order matters: first match wins.
-_TOPICS: list[tuple[str, re.Pattern[str]]] = [
-    (topic, re.compile(rx, re.I))
-    for topic, rx in [
-        ("llm", r"\bLLMs?\b|large language model"),
-        ("irb", r"\bIRB\b|institutional review|participant risks|risks incurred by study participants"),
-        ("human", r"crowdsourc|human subjects|instructions given to participants|participant compensation"
-         r"|hourly wage|consent"),
-        ("personal", r"personally identifiable|offensive content"),
-        ("theory", r"theor|proofs?\b"),
-        ("code", r"open access|code and data|data and code|code, data"),
-        ("errorbars", r"error bars?|statistical significance"),
-        ("compute", r"compute|computer resources"),
-        ("details", r"training details|setting|hyperparameter"),
-        ("reproducibility", r"reproduc"),
-        ("licenses", r"licen[cs]e"),
-        ("credits", r"credit|citing existing assets|cite the creators"),
-        ("new_assets", r"new assets|documentation"),
-        ("safeguards", r"safeguard"),
-        ("ethics", r"code of ethics|ethics review|ethics guidelines"),
-        ("impacts", r"societal impact|broader impact|\bimpacts?\b"),
-        ("limitations", r"limitation"),
-        ("claims", r"claims"),
-    ]
-]
-
-EXPERIMENTAL = {"reproducibility", "details", "errorbars", "compute", "code"}
-
-
-def topic_of(item: ChecklistItem) -> str | None:
-    """The topic a question is about, from its title, else its question text; None if unknown."""
-    for text in (item.title, item.question):
-        for topic, rx in _TOPICS:
-            if text and rx.search(text):
-                return topic
-    return None
-
-
-# --------------------------------------------------------------------------------------------------
-# What the paper body contains (computed once per body)
-
-_BODY_PATTERNS = {
-    "theory": r"\b(?:Theorem|Lemma|Proposition|Corollary)\s+\d|\bProof\b[ .:of]",
-    "human_strong": r"crowd ?workers?|Mechanical Turk|\bMTurk\b|\bProlific\b|user stud(?:y|ies)"
-    r"|human (?:subjects|participants|evaluators|raters|annotators|labell?ers|judges)|informed consent"
-    r"|\bIRB\b|interviewees|survey respondents"
-    r"|(?:annotators|participants|raters|volunteers) (?:were|are) (?:paid|compensated|recruited)|recruited through",
-    "human_weak": r"\bparticipants?\b|\bannotators?\b|\blabell?ers\b|human evaluation|volunteers",
-    "url": r"https?://\S+|github\.com\S*|gitlab\.com\S*|huggingface\.co\S*|zenodo\.org\S*|osf\.io\S*"
-    r"|anonymous\.4open\S*|codalab\S*",
-    # Where the code is, not a claim that it exists ("code is available" alone points nowhere).
-    "supplement": r"supplementa(?:ry|l) (?:material|file|code|zip)|in the supplement",
-    "stats": r"standard deviations?|standard errors?|\bstd\b|\bs\.e\.m?\b|confidence intervals?|error bars?"
-    r"|±|\+/-|p-values?|p\s?[<=]\s?0\.\d|statistically significant|significance test|t-test|wilcoxon"
-    r"|bootstrap|percentiles?|quantiles?|interquartile|variance across",
-    "hardware": r"\b(?:GPUs?|CPUs?|TPUs?)\b|A100|V100|H100|A6000|\bRTX\b|\bTesla\b|TITAN|GeForce|NVIDIA"
-    r"|\bXeon\b|\bEPYC\b|Apple M\d|\d+\s*GB (?:of )?(?:RAM|memory)|compute cluster|\d+\s*(?:CPU )?cores\b",
-    "time": r"\b\d+(?:\.\d+)?\s*(?:hours?|hrs?|h\b|minutes?|mins?|seconds?|days?)\b|GPU[- ]hours"
-    r"|wall[- ]?clock|running time|run ?time|training time",
-    "licence_name": r"\bMIT\b|Apache|CC[- ]?BY|CC0|Creative Commons|\bL?A?GPL|\bBSD\b|\bMPL\b"
-    r"|OpenRAIL|public domain|Llama (?:2 )?(?:Community )?License|ODC-?BY|ODbL",
-    "licence_word": r"licen[cs]e|terms of (?:use|service)",
-    "limitations": r"\blimitations?\b|shortcomings?|fails? (?:when|to)|future work",
-    "impacts": r"societal impacts?|broader impacts?|social impacts?|negative impacts?|potential impacts?"
-    r"|impact statement|misuse|potential harms?|privacy risks?"
-    r"|ethical (?:considerations?|implications?|concerns?)|dual[- ]use",
-    "safeguards": r"safeguards?|responsible (?:release|use)|usage guidelines|access (?:restrictions?|control)"
-    r"|gated|content filter|safety filter",
-    "irb": r"\bIRB\b|institutional review board|ethics (?:committee|board|approval|review)"
-    r"|exempt(?:ion)? (?:from|status)|approved by",
-    "experiments": r"\bexperiments?\b|\bexperimental\b|\bwe evaluate\b|\bbenchmarks?\b",
-    "tables": r"\bTable\s+\d",
-    "details": r"hyper-?parameters?|learning rate|batch size|optimizer|\bAdam\b|\bSGD\b|epochs?|train(?:ing)?/"
-    r"|data splits?|train(?:ing)?,? (?:validation|test)|random seeds?",
-    "assets_used": r"\bdatasets?\b|pre-?trained|checkpoints?|\bbenchmarks?\b",
-    "new_assets": r"we (?:release|introduce|present|publish) (?:a |an |the |our )?(?:new |novel )?"
-    r"(?:dataset|benchmark|code|model|library|toolkit)|(?:code|data|dataset) (?:is|are|will be) (?:publicly )?"
-    r"(?:available|released)",
-    "llm": r"\bLLMs?\b|large language models?|\bGPT-?\d|ChatGPT|\bClaude\b|\bLlama\b|\bGemini\b",
-    "references": r"\bReferences\b|\bBibliography\b|\[\d+\]|et al\.",
-}
-_BODY_RX = {key: re.compile(rx, re.I if key not in {"licence_name"} else 0) for key, rx in _BODY_PATTERNS.items()}
-
-# Prompt injection aimed at an automated assessor: a strong sign the answer tries to game the judge.
-_INJECTION = re.compile(
-    r"ignore (?:all |any |the )?(?:previous|prior|above|preceding) (?:instructions|prompts?)"
-    r"|disregard (?:all |the )?(?:previous|prior|above) |you are (?:an? )?(?:AI|LLM|language model|reviewer)"
-    r" (?:assistant|reviewer)?.{0,40}(?:must|should) (?:score|rate|accept)|(?:give|assign|award) (?:this|the|a)"
-    r" (?:paper|answer|question|item)? ?(?:a )?(?:full |perfect |maximum )?(?:score|rating) of\b"
-    r"|score(?:d)? (?:it |this )?(?:as )?(?:1|1\.0|one) regardless|as an ai language model",
-    re.I,
-)
-
-
-@dataclass(frozen=True)
-class BodyFacts:
-    hits: dict[str, str]  # key -> first matching snippet, only for keys that matched
-    counts: dict[str, int]
-
-    def has(self, key: str) -> bool:
-        return key in self.hits
-
-    def quote(self, key: str) -> str:
-        return self.hits[key]
-
-
-def _snippet(text: str, m: re.Match[str], width: int = 40) -> str:
-    start, end = max(0, m.start() - width), min(len(text), m.end() + width)
-    return "…" + " ".join(text[start:end].split()) + "…"
-
-
-# The body is scanned up to this many characters. A real paper's text is well under 1 MB (and the LLM
-# assessor sees at most its context budget); without a cap a hostile 20 MB single-line .tex kept the
-# ~20 body patterns busy for about a minute per paper (scripts/drill_* and tests/test_hostile.py).
-MAX_SCAN_CHARS = 2_000_000
-
-
-@lru_cache(maxsize=16)
-def body_facts(body: str) -> BodyFacts:
-    """Which kinds of content the body contains; cached because every item of a paper asks again."""
-    body = body[:MAX_SCAN_CHARS]
-    hits: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    for key, rx in _BODY_RX.items():
-        matches = list(rx.finditer(body))
-        if matches:
-            hits[key] = _snippet(body, matches[0])
-            counts[key] = len(matches)
-    inj = _INJECTION.search(body)
-    if inj:
-        hits["injection"] = _snippet(body, inj)
-        counts["injection"] = 1
-    return BodyFacts(hits, counts)
-
-
-def _search(key: str, text: str) -> re.Match[str] | None:
-    return _BODY_RX[key].search(text or "")
-
-
-# --------------------------------------------------------------------------------------------------
-# Pointers in a justification ("Section 4.2", "Appendix B", "Table 3", "lines 120-130")
-
-_NUM = r"(?:[A-Z]?\d+(?:\.\d+)*|[A-Z](?:\.\d+)*)(?![\w])"
-_LIST = rf"{_NUM}(?:\s*(?:,|and|&|or|-|–|to)\s*{_NUM})*"
-_SECTION_REF = re.compile(rf"(?:\bSections?|\bSecs?\.?|§§?)\s*({_LIST})")
-_APPENDIX_REF = re.compile(rf"\bAppendi(?:x|ces)\s*(?:[Ss]ections?\s*)?({_LIST})")
-_FLOAT_REF = re.compile(r"\b(Tables?|Tab\.|Figures?|Figs?\.)\s*(\d+(?:\s*(?:,|and|&|-|–)\s*\d+)*)", re.I)
-_LINE_REF = re.compile(r"\b(?:lines?|l\.|ll\.)\s*\d+", re.I)
-_NAMED_REF = re.compile(
-    r"\b(?:the |our |a |in )?(?:appendix|supplement(?:ary|al)?(?: material)?|introduction|abstract"
-    r"|conclusions?|discussion|limitations?(?: section)?|experiments? section|related work|methods? section"
-    r"|broader impacts?(?: section)?|\w+ section)\b",
-    re.I,
-)
-
-
-@dataclass(frozen=True)
-class Pointer:
-    kind: str  # "section" | "appendix" | "table" | "figure"
-    label: str  # "4.2", "B", "3"
-
-    @property
-    def text(self) -> str:
-        return f"{self.kind.capitalize()} {self.label}"
-
-
-def _expand(listing: str) -> list[str]:
-    """'4, 5 and 6.1' -> ['4', '5', '6.1']; '2-4' -> ['2', '3', '4'] for small integer ranges."""
-    parts = re.split(r"\s*(?:,|and|&|or)\s*", listing.strip())
-    labels: list[str] = []
-    for part in parts:
-        rng = re.fullmatch(r"(\d+)\s*(?:-|–|to)\s*(\d+)", part)
-        if rng and int(rng.group(1)) < int(rng.group(2)) <= int(rng.group(1)) + 20:
-            labels += [str(n) for n in range(int(rng.group(1)), int(rng.group(2)) + 1)]
-        else:
-            labels += [p for p in re.split(r"\s*(?:-|–|to)\s*", part) if p]
-    return labels
-
-
-def pointers_in(text: str) -> list[Pointer]:
-    """The numbered places a justification points at, in order, without duplicates."""
-    found: list[Pointer] = []
-    for m in _SECTION_REF.finditer(text):
-        for label in _expand(m.group(1)):
-            kind = "appendix" if label[0].isalpha() else "section"
-            found.append(Pointer(kind, label))
-    for m in _APPENDIX_REF.finditer(text):
-        found += [Pointer("appendix", label) for label in _expand(m.group(1))]
-    for m in _FLOAT_REF.finditer(text):
-        kind = "table" if m.group(1).lower().startswith("tab") else "figure"
-        found += [Pointer(kind, label) for label in _expand(m.group(2))]
-    return list(dict.fromkeys(found))
-
-
-def has_vague_pointer(text: str) -> bool:
-    """A pointer without a number ("see the appendix", "line 120", "Limitations section")."""
-    return bool(_LINE_REF.search(text) or _NAMED_REF.search(text))
-
-
-@dataclass(frozen=True)
-class Layout:
-    """The numbered places a reader can see in the paper, from its sections and anchors."""
-
-    sections: frozenset[str]  # "1", "4.2"
-    appendices: frozenset[str]  # "A", "B.1"
-    tables: frozenset[str]
-    figures: frozenset[str]
-
-    def exists(self, p: Pointer, body: str) -> bool | None:
-        """True/False when the paper lets us tell, None when it cannot be verified."""
-        if p.kind in ("table", "figure"):
-            known = self.tables if p.kind == "table" else self.figures
-            if p.label in known:
-                return True
-            word = "Tab(?:le|\\.)" if p.kind == "table" else "Fig(?:ure|\\.)"
-            return bool(re.search(rf"\b{word}\s*{re.escape(p.label)}\b", body))
-        known = self.sections if p.kind == "section" else self.appendices
-        if len(known) < 2:
-            return None  # the parser found too few headings to judge
-        if p.label in known or _mentioned_in_body(p, body):
-            return True
-        top = p.label.split(".")[0]
-        if top in known:
-            return None  # subsection headings are often not recovered, so do not accuse
-        return False
-
-    def summary(self) -> str:
-        def ranges(labels: frozenset[str]) -> str:
-            tops = sorted({lab.split(".")[0] for lab in labels}, key=lambda s: (len(s), s))
-            if not tops:
-                return ""
-            return f"{tops[0]}-{tops[-1]}" if len(tops) > 1 else tops[0]
-
-        parts = [ranges(self.sections), ranges(self.appendices)]
-        return ", ".join(p for p in parts if p) or "none found"
-
-
-def _mentioned_in_body(p: Pointer, body: str) -> bool:
-    """A heading line for the label, or the paper's own cross-reference to it: heading detection in
-    PDFs misses some headings, and a paper that refers to its own Section 3.1 has one."""
-    label = re.escape(p.label)
-    heading = rf"(?m)^[ \t]*(?:\d+[ \t]+)?{label}\.?[ \t]+[A-Z][A-Za-z]"
-    word = r"(?:Sections?|Secs?\.|§)" if p.kind == "section" else r"(?:Appendix|Section)"
-    return bool(re.search(heading, body) or re.search(rf"{word}\s*{label}(?![\w.]\d)", body))
-
-
-_ANCHOR = re.compile(r"^(Section|Appendix|Table|Figure)\s+([A-Z]?\d+(?:\.\d+)*|[A-Z](?:\.\d+)*)$")
-
-
-def layout_of(paper: Paper) -> Layout:
-    """The paper's numbered places; cached (like ``body_facts``) because every item of a paper asks."""
-    return _layout(tuple(s.number for s in paper.sections if s.number), tuple(paper.anchors))
-
-
-@lru_cache(maxsize=16)
-def _layout(numbers: tuple[str, ...], anchors: tuple[str, ...]) -> Layout:
-    sections: set[str] = set()
-    appendices: set[str] = set()
-    tables: set[str] = set()
-    figures: set[str] = set()
-    for number in numbers:
-        (appendices if number[0].isalpha() else sections).add(number)
-    for a in anchors:
-        m = _ANCHOR.match(a.strip())
-        if not m:
-            continue
-        kind, label = m.groups()
-        if kind == "Table":
-            tables.add(label)
-        elif kind == "Figure":
-            figures.add(label)
-        elif label[0].isalpha():
-            appendices.add(label)
-        else:
-            sections.add(label)
-    return Layout(frozenset(sections), frozenset(appendices), frozenset(tables), frozenset(figures))
-
-
-# --------------------------------------------------------------------------------------------------
-# The checks
-
-_ADMISSION = re.compile(
-    r"\b(?:does not|do not|did not|is not|are not|was not|were not|not (?:reported|released|provided|included"
-    r"|given|described|discussed|available)|no (?:error bars?|url|code|details?|information)|single run|omit)",
-    re.I,
-)
-_REASON = re.compile(
-    r"\b(?:because|since|due to|as (?:the|it|we|this|our|there)|given that|owing to|instead|however|but"
-    r"|not (?:applicable|needed|necessary|feasible|possible|relevant|required)|too (?:expensive|costly|large)"
-    r"|beyond|out of (?:the )?scope|scope|proprietary|confidential|privacy|upon (?:acceptance|publication)"
-    r"|will be (?:released|made)|future work|limited|only|no (?:human|new|theoretical|experiments?))\b",
-    re.I,
-)
-_DENIAL = re.compile(
-    r"\b(?:does|do|did) not (?:report|provide|include|discuss|mention|describe|state|release|give)\b"
-    r"|\bnot (?:reported|provided|included|discussed|available|mentioned|described)\b|\bno (?:error bars|"
-    r"proofs?|code|license|limitations)\b",
-    re.I,
-)
 _BARE = re.compile(r"^\W*(?:yes|no|n/?a|not applicable|todo|none|-+)?\W*$", re.I)
 
 
-def check_justification(item: ChecklistItem) -> list[Finding]:
+# The 2021 checklist asked for answers only ("justification encouraged"); later versions require one.
+_JUSTIFICATION_OPTIONAL = {"neurips-2021"}
+
+
+def check_justification(item: ChecklistItem, checklist_id: str = "") -> list[Finding]:
     text = (item.justification or "").strip()
+    if not text and checklist_id in _JUSTIFICATION_OPTIONAL:
+        return [suggestion(-0.6, "No justification: say where the paper supports the answer, or why not.")]
     if not text:
-        return [Finding(-1.6, "No justification: say where the paper supports the answer, or why not.")]
+        return [blocking(-1.6, "No justification: say where the paper supports the answer, or why not.")]
+    if re.search(r"\bTODO\b", text) and item.answer is Answer.NA:
+        # A leftover placeholder after an NA: the answer itself says why (the question does not apply).
+        return [suggestion(-0.6, "The justification still contains TODO: replace it with the actual reason.")]
     if re.search(r"\bTODO\b", text):
-        return [Finding(-0.9, "The justification still contains TODO: replace it with the actual reason.")]
+        return [blocking(-0.9, "The justification still contains TODO: replace it with the actual reason.")]
     if _BARE.match(text):
-        return [Finding(-1.4, f'The justification only repeats the answer ("{text}"): give the reason.')]
+        return [blocking(-1.4, f'The justification only repeats the answer ("{text}"): give the reason.')]
     if _INJECTION.search(text):
-        return [Finding(-2.5, "The justification addresses the reviewer or assessor instead of the paper.")]
+        return [blocking(-2.5, "The justification addresses the reviewer or assessor instead of the paper.")]
     words = len(text.split())
     # A short NA ("No human subjects.") states the reason well enough; a short Yes or No does not.
     if item.answer is not Answer.NA and words < 5 and not pointers_in(text) and not has_vague_pointer(text):
-        return [Finding(-0.4, f'The justification is very short ("{text}"): explain it or point to a section.')]
+        return [suggestion(-0.4, f'The justification is very short ("{text}"): explain it or point to a section.')]
     return []
 
 
-def check_pointers(paper: Paper, item: ChecklistItem, layout: Layout) -> list[Finding]:
-    """A Yes should point where the paper shows it, and the place must exist."""
+def check_claims_alone(item: ChecklistItem, topic: str | None) -> list[Finding]:
+    """What the checklist shows without the paper: contradictions, promises, evasions."""
+    found = [
+        rules.contradicts_itself(item, topic),
+        rules.promise_instead_of_release(item, topic),
+        rules.evasive_na(item, topic),
+        rules.na_describes_the_thing(item, topic),
+    ]
+    if item.answer is Answer.NA and topic == "claims":
+        found.append(blocking(-1.6, "NA for the claims question: every paper makes claims; answer Yes and point"
+                              " to them."))
+    if item.answer is Answer.NA and topic == "ethics":
+        found.append(blocking(-1.4, "NA for the Code of Ethics: it applies to every submission; review it and"
+                              " answer Yes (or No, explaining the deviation)."))
+    if item.answer is Answer.NO:
+        found.append(rules.no_never_acceptable(topic))
+        found.append(rules.no_reason(item))
+        found.append(rules.gap_admitted(topic))
+    return [f for f in found if f is not None]
+
+
+def check_pointers(paper: Paper, item: ChecklistItem, topic: str | None) -> list[Finding]:
+    """Cited places must exist and be about the question's topic; a Yes should cite one."""
     text = item.justification or ""
     pointers = pointers_in(text)
-    findings: list[Finding] = []
+    layout = layout_of(paper)
     status = {p: layout.exists(p, paper.body) for p in pointers}  # True / False / None (unverifiable)
-    missing = [p for p in pointers if status[p] is False]
-    for p in missing:
-        if p.kind in ("section", "appendix"):
-            where = f"sections: {layout.summary()}"
-        else:
-            where = f"no {p.kind} {p.label} in the text"
-        findings.append(Finding(-1.5, f"Justification cites {p.text}, which does not exist ({where}).", p.text))
+    findings = [_missing(p, layout) for p in pointers if status[p] is False]
+    outside = [p.text for p in pointers if status[p] is None]
+    if outside:
+        findings.append(unverifiable(f"{', '.join(outside)} could not be found in the text we have (it may be"
+                                     " in a supplement)."))
     present = [p for p in pointers if status[p]]
-    if item.answer is Answer.YES and not missing:
-        if present:
-            findings.append(Finding(0.45, "", ", ".join(p.text for p in present[:4])))
-        elif pointers or has_vague_pointer(text):
-            findings.append(Finding(0.15, "", "justification points to a place in the paper"))
+    if present:
+        findings.append(_about_topic(paper, present, topic))
+    if item.answer is Answer.YES and not pointers:
+        if has_vague_pointer(text):
+            findings.append(support(0.15, "justification points to a place in the paper"))
         else:
-            findings.append(Finding(-0.6, "Yes without a pointer: name the section, table or appendix that shows it."))
+            findings.append(suggestion(-0.6, "Yes without a pointer: name the section, table or appendix that"
+                                       " shows it."))
     return findings
 
 
-def _fact(facts: BodyFacts, key: str, weight: float, note: str = "") -> Finding:
-    return Finding(weight, note, facts.quote(key) if facts.has(key) else None)
-
-
-def check_na(topic: str | None, facts: BodyFacts) -> list[Finding]:
-    """NA claims the question does not apply; the body can contradict that."""
-    if topic == "claims":
-        return [Finding(-1.6, "NA for the claims question: every paper makes claims; answer Yes and point to them.")]
-    if topic == "limitations":
-        if facts.has("limitations"):
-            return [_fact(facts, "limitations", -1.0, "NA for limitations, yet the paper discusses them: answer Yes.")]
-        return [Finding(-0.7, "NA for limitations: almost every work has some; discuss them and answer Yes.")]
-    if topic == "theory":
-        if facts.has("theory"):
-            return [_fact(facts, "theory", -1.4, "NA for theory while the paper states theorems/lemmas/proofs.")]
-        return [Finding(0.6, "", "no theorem, lemma or proof in the body")]
-    if topic in ("human", "irb"):
-        if facts.counts.get("human_strong", 0) >= 2:  # one stray mention is often a citation
-            return [_fact(facts, "human_strong", -1.0, "NA for human subjects while the body mentions them.")]
-        if facts.counts.get("human_weak", 0) >= 3:
-            return [_fact(facts, "human_weak", -0.4, "NA for human subjects, but the body mentions participants"
-                          " or annotators: check whether they are research subjects.")]
-        return [Finding(0.6, "", "no participants, crowdworkers or user study in the body")]
-    if topic in EXPERIMENTAL:
-        if facts.counts.get("experiments", 0) >= 3 or facts.has("tables"):
-            return [_fact(facts, "experiments", -1.0, "NA for an experimental question while the paper reports"
-                          " experiments.")]
-        return [Finding(0.5, "", "no experiments found in the body")]
-    if topic == "new_assets" and facts.has("new_assets"):
-        return [_fact(facts, "new_assets", -0.6, "NA for new assets while the paper releases code or data.")]
-    if topic in ("licenses", "credits") and facts.counts.get("assets_used", 0) >= 3:
-        return [_fact(facts, "assets_used", -0.4, "NA for existing assets while the paper uses datasets or"
-                      " pretrained models: credit them and state their licences.")]
-    if topic == "llm" and facts.counts.get("llm", 0) >= 5:
-        return [_fact(facts, "llm", -0.5, "NA for LLM usage while the paper mentions LLMs throughout.")]
-    if topic == "impacts":
-        return [Finding(-0.2, "NA for societal impact: say why the work has none (e.g. foundational research).")]
-    return [Finding(0.3, "", "nothing in the body contradicts NA")]
-
-
-def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[Finding]:
-    """A Yes claims the paper contains something; look for it in the body and justification."""
-    just = item.justification or ""
-    out: list[Finding] = []
-    if _DENIAL.search(just):
-        out.append(Finding(-0.9, "The answer is Yes but the justification says the paper does not do it."))
-
-    def need(key: str, good: float, bad: float, missing_note: str, also_just: bool = True) -> None:
-        m = _search(key, just) if also_just else None
-        if m:
-            out.append(Finding(good, "", _snippet(just, m, 20)))
-        elif facts.has(key):
-            out.append(_fact(facts, key, good))
-        else:
-            out.append(Finding(bad, missing_note))
-
-    if topic == "theory":
-        need("theory", 0.4, -0.8, "Yes for theory, but no theorem, lemma or proof found in the body (NA?).", False)
-    elif topic == "code":
-        url = _search("url", just)
-        if url or facts.has("url"):
-            out.append(Finding(0.4, "", url.group(0) if url else facts.quote("url")))
-        else:
-            need("supplement", 0.2, -1.0, "Code/data claimed available, but no URL, repository or supplement is"
-                 " mentioned: give the link.")
-    elif topic == "errorbars":
-        # Body only: a justification saying "error bars are reported" is the claim, not the evidence.
-        need("stats", 0.5, -1.0, "Error bars/significance claimed, but the body has no std, standard error,"
-             " confidence interval, error bar or ±.", False)
-    elif topic == "compute":
-        # Body only, as for error bars: the justification saying "we report the GPU" is the claim itself.
-        hw = facts.has("hardware")
-        tm = facts.has("time")
-        if hw and tm:
-            out.append(_fact(facts, "hardware", 0.5))
-        elif hw or tm:
-            lacking = "execution time" if hw else "hardware (GPU/CPU type, memory)"
-            out.append(Finding(-0.3, f"Compute resources are incomplete: no {lacking} mentioned."))
-        else:
-            out.append(Finding(-1.2, "Compute claimed, but no hardware (GPU/CPU/TPU) or run time is mentioned."))
-    elif topic == "licenses":
-        need("licence_name", 0.5, -0.9, "Licence claims name no licence (MIT, Apache-2.0, CC-BY, GPL, BSD...):"
-             " name each asset's licence.")
-    elif topic == "credits":
-        need("references", 0.2, -0.6, "Credits claimed, but the paper has no references.", False)
-    elif topic == "human":
-        need("human_strong", 0.3, -0.6, "Yes for human subjects, but the body mentions no participants or"
-             " crowdworkers (NA?).", False)
-    elif topic == "irb":
-        need("irb", 0.5, -1.0, "IRB claimed, but the body mentions no IRB, ethics board or exemption.")
-    elif topic == "limitations":
-        need("limitations", 0.4, -0.7, "Limitations claimed, but the body never discusses limitations.", False)
-    elif topic == "impacts":
-        need("impacts", 0.4, -1.0, "Societal impacts claimed, but the body has no impact, misuse or harm"
-             " discussion.", False)
-    elif topic == "safeguards":
-        need("safeguards", 0.3, -0.8, "Safeguards claimed, but the body describes none.", False)
-    elif topic == "new_assets":
-        if facts.has("url") or _search("url", just):
-            out.append(Finding(0.3, "", facts.hits.get("url", "URL in justification")))
-        else:
-            out.append(Finding(-0.6, "New assets claimed, but no URL or release location is given."))
-    elif topic == "llm":
-        need("llm", 0.3, -0.6, "LLM usage declared, but the body never mentions an LLM.", False)
-    elif topic in ("details", "reproducibility"):
-        need("details", 0.3, -0.6, "No hyperparameters, optimizer, data splits or seeds found in the body.", False)
-    return out
-
-
-def check_no(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[Finding]:
-    """A No must say why, is unacceptable for some questions, and may be contradicted by the body."""
-    just = item.justification or ""
-    out: list[Finding] = []
-    if _REASON.search(just):
-        out.append(Finding(0.3, "", "justification gives a reason"))
-    elif _ADMISSION.search(just):
-        # An honest admission ("the paper does not report ...") is a valid No; a reason would be better.
-        out.append(Finding(-0.2, "The No admits the gap; say why it is not done (cost, privacy, scope...)."))
+def _missing(p: Pointer, layout: Layout) -> Finding:
+    if p.kind in ("section", "appendix"):
+        where = f"sections: {layout.summary()}"
     else:
-        out.append(Finding(-0.8, "A No needs a reason (cost, privacy, scope...): explain why it is not done."))
-    if topic in ("claims", "limitations"):
-        out.append(Finding(-1.5, f"No for {topic} is not acceptable for a NeurIPS paper: address it and answer Yes."))
-    elif topic == "ethics":
-        out.append(Finding(-1.0, "No for the Code of Ethics: explain the deviation or fix it."))
-    elif topic == "theory" and facts.has("theory"):
-        out.append(_fact(facts, "theory", -1.0, "No for theory while the paper has theorems: give complete proofs."))
-    contradictions = {
-        "compute": ("hardware", "the paper does mention hardware"),
-        "errorbars": ("stats", "the paper does report variability/significance"),
-        "code": ("url", "the paper gives a URL"),
-        "limitations": ("limitations", "the paper does discuss limitations"),
-        "irb": ("irb", "the paper does mention an ethics review or exemption"),
-    }
-    if topic in contradictions:
-        key, what = contradictions[topic]
-        if facts.has(key):
-            out.append(_fact(facts, key, -0.5, f"No, yet {what}: answer Yes and point to it."))
-        else:
-            # The body indeed lacks what the question asks for: the No is consistent with the paper.
-            out.append(Finding(0.8, "", f"the body has no {key} mention, consistent with No"))
+        where = f"no {p.kind} {p.label} in the text"
+    return blocking(-1.5, f"Justification cites {p.text}, which does not exist ({where}).", p.text)
+
+
+def _about_topic(paper: Paper, present: list[Pointer], topic: str | None) -> Finding:
+    """Support when a cited place discusses the topic; a suggestion when none of them does."""
+    cited = ", ".join(p.text for p in present[:4])
+    words = TOPIC_WORDS.get(topic or "")
+    texts = [t for t in (place_text(paper, p) for p in present) if t]
+    if words is None or not texts or any(words.search(t) for t in texts):
+        return support(0.45, cited)
+    return suggestion(-0.5, f"The cited {cited} does not seem to discuss {topic}: point to where the paper does.",
+                      cited)
+
+
+def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: BodyFacts) -> list[Finding]:
+    """Does the body show what the answer claims (Yes) or plainly do what it says does not apply (NA)?"""
+    if item.answer is Answer.YES:
+        return rules.check_yes(topic, facts, item)
+    if item.answer is Answer.NA:
+        return rules.check_na(topic, facts)
+    return rules.check_no(topic, facts)
+
+
+def findings_for(paper: Paper, item: ChecklistItem) -> list[Finding]:
+    topic = topic_of(item)
+    findings = check_justification(item, paper.checklist.id) + check_claims_alone(item, topic)
+    if len(paper.body.strip()) < MIN_BODY_CHARS:
+        findings.append(unverifiable("The paper body is not available: the answer could not be checked against"
+                                     " the paper (only the checklist itself was checked)."))
+        return findings + paper_level_findings(paper, body_facts(paper.body))
+    facts = body_facts(paper.body)
+    findings += check_pointers(paper, item, topic)
+    findings += check_body(paper, item, topic, facts)
+    return findings + paper_level_findings(paper, facts)
+
+
+def paper_level_findings(paper: Paper, facts: BodyFacts) -> list[Finding]:
+    """Signs of an attempt to steer the judge. They say nothing about one answer's truth, so they carry
+    no weight in its verdict (an honest answer in a manipulated paper stays correct); they are repeated
+    at the end of every item's review so an author cannot miss them."""
+    out = []
+    if facts.has("injection"):
+        out.append(Finding("note", 0.0, "The paper contains text addressed to an automated reviewer: remove it.",
+                           facts.quote("injection")))
+    if any("hidden" in w.lower() for w in paper.warnings):
+        out.append(Finding("note", 0.0, "The paper contains hidden text (see warnings): remove it."))
     return out
-
-
-# --------------------------------------------------------------------------------------------------
-# The assessor
 
 
 def _logit(p: float) -> float:
@@ -542,31 +196,15 @@ def combine(answer: Answer, findings: list[Finding]) -> float:
     return min(P_MAX, max(P_MIN, 1 / (1 + math.exp(-z))))
 
 
-def findings_for(paper: Paper, item: ChecklistItem) -> list[Finding]:
-    facts = body_facts(paper.body)
-    topic = topic_of(item)
-    findings = check_justification(item)
-    findings += check_pointers(paper, item, layout_of(paper))
-    if item.answer is Answer.NA:
-        findings += check_na(topic, facts)
-    elif item.answer is Answer.YES:
-        findings += check_yes(topic, facts, item)
-    elif item.answer is Answer.NO:
-        findings += check_no(topic, facts, item)
-    return findings + paper_level_findings(paper, facts)
-
-
-def paper_level_findings(paper: Paper, facts: BodyFacts) -> list[Finding]:
-    """Signs of an attempt to steer the judge. They say nothing about one answer's truth, so they carry
-    no weight in its verdict (an honest answer in a manipulated paper stays correct); they are repeated
-    at the end of every item's review so an author cannot miss them."""
-    out = []
-    if facts.has("injection"):
-        out.append(_fact(facts, "injection", 0.0, "The paper contains text addressed to an automated"
-                         " reviewer: remove it."))
-    if any("hidden" in w.lower() for w in paper.warnings):
-        out.append(Finding(0.0, "The paper contains hidden text (see warnings): remove it."))
-    return out
+def on_verdict_side(p: float, correct: bool) -> float:
+    """Move p to the verdict's side of 0.5 without reordering answers within a side: an answer
+    judged correct on weak evidence lands just above 0.5, one judged incorrect despite support just
+    below (so p_correct never says the opposite of the verdict)."""
+    if correct and p < 0.5:
+        return 0.5 + 0.05 * p
+    if not correct and p >= 0.5:
+        return 0.45 + 0.05 * (p - 0.5)
+    return p
 
 
 class HeuristicAssessor(Assessor):
@@ -581,18 +219,20 @@ class HeuristicAssessor(Assessor):
         started = time.perf_counter()
         assert item.answer is not None  # TODO/missing never reach judge()
         findings = findings_for(paper, item)
-        p = combine(item.answer, findings)
-        # Stable sort: the item's own problems, worst first, then the paper-level notes (weight 0).
-        problems = sorted((f for f in findings if f.weight <= 0 and f.note), key=lambda f: f.weight)
-        review = "\n".join(f"- {f.note}" for f in problems) or "- No problems found by the offline checks."
+        must_fix = _notes(findings, "blocking")
+        unverified = _notes(findings, "unverifiable")
+        verdict = verdict_of(must_fix, unverified)
+        correct = verdict != "incorrect"
+        p = on_verdict_side(combine(item.answer, findings), correct)
         evidence = [f.evidence for f in findings if f.evidence and f.weight > 0]
-        evidence += [f.evidence for f in problems if f.evidence]
+        evidence += [f.evidence for f in _by_weight(findings, "blocking", "suggestion") if f.evidence]
         return Assessment(
             question_id=item.id,
             answer=item.answer,
-            correct=p >= 0.5,
+            correct=correct,
             p_correct=round(p, 4),
-            review=review,
+            review=compose_review(must_fix, _notes(findings, "suggestion"), unverified, _notes(findings, "note"),
+                                  empty="No problems found by the offline checks."),
             evidence=list(dict.fromkeys(evidence))[:6],
             provenance=Provenance(
                 assessor=self.name,
@@ -601,4 +241,17 @@ class HeuristicAssessor(Assessor):
                 strategy=StructuredOutput.NONE,
                 latency_s=time.perf_counter() - started,
             ),
+            must_fix=must_fix,
+            suggestions=_notes(findings, "suggestion"),
+            unverifiable=unverified,
+            verdict=verdict,
         )
+
+
+def _by_weight(findings: list[Finding], *severities: str) -> list[Finding]:
+    """Findings of the given severities, worst first (stable, so rule order breaks ties)."""
+    return sorted((f for f in findings if f.severity in severities and f.note), key=lambda f: f.weight)
+
+
+def _notes(findings: list[Finding], severity: str) -> list[str]:
+    return list(dict.fromkeys(f.note for f in _by_weight(findings, severity)))

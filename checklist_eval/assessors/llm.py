@@ -46,17 +46,19 @@ from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.quirks import EndpointQuirks, refused_parameter
-from checklist_eval.assessors.retry import EndpointFault, MalformedResponse, RetryPolicy, fatal_error
+from checklist_eval.assessors.retry import EndpointFault, MalformedResponse, RetryPolicy, check_completion, fatal_error
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.structured import (
     InvalidOutput,
     Verdict,
     chain_from,
+    check_findings,
     is_format_unsupported,
     logprob_p_correct,
     parse,
     response_format,
 )
+from checklist_eval.assessors.quotes import grade_verdict
 from checklist_eval.assessors.transport import bounded_client
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage
@@ -68,6 +70,8 @@ log = logging.getLogger(__name__)
 QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long justification
 TYPICAL_COMPLETION_TOKENS = 250  # a verdict with a 3-5 point review, for estimates
 NO_KEY_PLACEHOLDER = "no-key-needed"  # local servers (vLLM, Ollama) accept any bearer token
+MAX_ECHO_CHARS = 4000  # how much of an unusable reply is sent back with the validation error
+REASK_PREFIX = "Your previous reply could not be used:"
 
 # LLMConfig (its defaults, the context windows, the prompt budget) lives in ``checklist_eval.assessors``
 # so that building the command-line parser does not import ``openai``; it is re-exported here.
@@ -111,6 +115,11 @@ class PromptSet:
 
     def format_for(self, strategy: StructuredOutput) -> str:
         return self.format_text if strategy is StructuredOutput.TEXT else self.format_json
+
+    @property
+    def findings(self) -> bool:
+        """The prompt asks for must_fix / suggestions (assess-v2 on), so the verdict must follow them."""
+        return "must_fix" in self.format_json
 
 
 @lru_cache(maxsize=1)
@@ -230,40 +239,6 @@ def _count(obj: Any, key: str) -> int:
 def spent_reasoning(completion: Any) -> int:
     u = completion.get("usage") if isinstance(completion, dict) else None
     return _count(u.get("completion_tokens_details") if isinstance(u, dict) else None, "reasoning_tokens")
-
-
-# --- reply shape -----------------------------------------------------------------------------------
-
-MAX_TOKEN_COUNT = 10**12  # a usage figure above this is not a count, it is a broken or hostile reply
-
-
-def _count_ok(value: Any) -> bool:
-    return value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT)
-
-
-def check_completion(completion: Any) -> None:
-    """Raise MalformedResponse unless ``completion`` has the shape of a chat completion: an object
-    with a non-empty ``choices`` list whose first entry has a ``message`` object with text content,
-    and, when present, a ``usage`` object of non-negative integer counts."""
-    if not isinstance(completion, dict):
-        raise MalformedResponse(f"reply is a JSON {type(completion).__name__}, not a chat completion object")
-    choices = completion.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise MalformedResponse("reply has no choices")
-    choice = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
-        raise MalformedResponse("reply's first choice has no message text")
-    if not isinstance(choice.get("logprobs"), (dict, type(None))):
-        raise MalformedResponse("reply's logprobs is not an object")
-    usage = completion.get("usage")
-    if usage is None:
-        return
-    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
-    if (not isinstance(usage, dict) or not isinstance(details, (dict, type(None)))
-            or not all(_count_ok(usage.get(k)) for k in ("prompt_tokens", "completion_tokens"))
-            or not _count_ok((details or {}).get("cached_tokens"))):
-        raise MalformedResponse("reply's usage is not a set of token counts")
 
 
 # --- the assessor ----------------------------------------------------------------------------------
@@ -430,7 +405,8 @@ class LLMAssessor(Assessor):
 
     # -- one request, through the scheduler and the retry policy -----------------------------------
 
-    async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int) -> _Outcome:
+    async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
+                       feedback: list[dict[str, str]] = ()) -> _Outcome:
         """One logical request, retried per the policy. The strategy and parameters are read once a
         slot is held, so requests queued behind a refused format already use the fallback."""
         client = self._client_for_loop()
@@ -444,7 +420,7 @@ class LLMAssessor(Assessor):
                 if self._broken is not None:  # a bad key or model fails every request: send no more
                     raise self._broken
                 sent = dataclasses.replace(quirks)
-                messages = self.messages_for(paper, item, sent.strategy)
+                messages = self.messages_for(paper, item, sent.strategy) + list(feedback)
                 sent_params = self._params(sent.strategy, sent)
                 attempts += 1
                 # client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for
@@ -485,16 +461,18 @@ class LLMAssessor(Assessor):
 
     # -- judging ----------------------------------------------------------------------------------
 
-    def _assessment(self, item: ChecklistItem, verdict: dict[str, Any], strategy: StructuredOutput,
+    def _assessment(self, paper: Paper, item: ChecklistItem, verdict: dict[str, Any], strategy: StructuredOutput,
                     usage: Usage, *, cached: bool, latency_s: float = 0.0) -> Assessment:
-        """The Assessment for a verdict as stored in the cache (``Verdict`` fields, p_correct final)."""
+        """The Assessment for a verdict as stored in the cache (``Verdict`` fields, p_correct final).
+        Evidence quotes are checked and findings graded by ``quotes.grade_verdict``."""
+        correct, p, review, graded = grade_verdict(verdict, paper_text(paper), findings=self.prompts.findings)
         return Assessment(
-            question_id=item.id, answer=item.answer, correct=bool(verdict["correct"]),
-            p_correct=float(verdict["p_correct"]), review=verdict.get("review", ""),
-            evidence=verdict.get("evidence", []),
+            question_id=item.id, answer=item.answer, correct=correct,
+            p_correct=p, review=review, evidence=list(verdict.get("evidence", [])),
             provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
                                   strategy=strategy, usage=usage, latency_s=latency_s, cached=cached,
                                   attempts=usage.calls, quirks=list(verdict.get("quirks") or [])),
+            **graded,
         )
 
     def _from_cache(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks) -> Assessment | None:
@@ -505,7 +483,7 @@ class LLMAssessor(Assessor):
         for strategy in chain_from(quirks.strategy):
             hit = self.cache.get(self._cache_key(paper, question, strategy))
             if hit is not None:
-                return self._assessment(item, hit.verdict, StructuredOutput(hit.strategy), Usage(), cached=True)
+                return self._assessment(paper, item, hit.verdict, StructuredOutput(hit.strategy), Usage(), cached=True)
         return None
 
     async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
@@ -530,7 +508,7 @@ class LLMAssessor(Assessor):
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
                            strategy=strategy.value, verdict=stored, usage=usage.model_dump())
-        return self._assessment(item, stored, strategy, usage, cached=False,
+        return self._assessment(paper, item, stored, strategy, usage, cached=False,
                                 latency_s=time.perf_counter() - started)
 
     async def _ask_until_usable(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
@@ -539,9 +517,10 @@ class LLMAssessor(Assessor):
         refused output format steps down the strategy chain, unusable output is re-asked (bounded)."""
         invalid = relearned = 0
         est_tokens = self.paper_prefix(paper).tokens + 400 + self.config.max_tokens
+        feedback: list[dict[str, str]] = []  # the last unusable reply and why, sent back on a re-ask
         while True:
             try:
-                outcome = await self._request(paper, item, quirks, est_tokens)
+                outcome = await self._request(paper, item, quirks, est_tokens, feedback)
             except AssessorError:
                 raise
             except Exception as err:
@@ -566,8 +545,14 @@ class LLMAssessor(Assessor):
                         continue  # a reasoning model thought through its whole budget: ask with a bigger one
                     raise InvalidOutput("reply cut off at max_tokens")
                 verdict = parse(strategy, text)
+                if self.prompts.findings:
+                    check_findings(verdict)
             except InvalidOutput as err:
                 invalid = self._count_invalid(invalid, item, str(err))
+                # As instructor does: the model sees its reply and the validation error, so a re-ask at
+                # temperature 0 is not the identical request that produced the bad reply.
+                feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
+                            {"role": "user", "content": f"{REASK_PREFIX} {err}. Reply again in the required format."}]
                 continue
             p_logprob = logprob_p_correct(text, (choice.get("logprobs") or {}).get("content"))
             p_correct = verdict.p_correct if p_logprob is None else p_logprob

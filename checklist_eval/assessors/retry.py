@@ -29,7 +29,7 @@ from checklist_eval.errors import AssessorError
 
 T = TypeVar("T")
 
-__all__ = ["EndpointFault", "MalformedResponse", "ResponseTooLarge", "RetryPolicy", "is_retryable",
+__all__ = ["EndpointFault", "MalformedResponse", "ResponseTooLarge", "RetryPolicy", "check_completion", "is_retryable",
            "parse_retry_after", "fatal_error", "scrub"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -47,6 +47,38 @@ class MalformedResponse(EndpointFault):
 
 class ResponseTooLarge(EndpointFault):
     """A reply announcing or sending more bytes than the cap: refused unread past the cap, not retried."""
+
+
+MAX_TOKEN_COUNT = 10**12  # a usage figure above this is not a count, it is a broken or hostile reply
+
+
+def _count_ok(value: Any) -> bool:
+    return value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT)
+
+
+def check_completion(completion: Any) -> None:
+    """Raise MalformedResponse unless ``completion`` has the shape of a chat completion: an object
+    with a non-empty ``choices`` list whose first entry has a ``message`` object with text content,
+    and, when present, a ``usage`` object of non-negative integer counts."""
+    if not isinstance(completion, dict):
+        raise MalformedResponse(f"reply is a JSON {type(completion).__name__}, not a chat completion object")
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedResponse("reply has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
+        raise MalformedResponse("reply's first choice has no message text")
+    if not isinstance(choice.get("logprobs"), (dict, type(None))):
+        raise MalformedResponse("reply's logprobs is not an object")
+    usage = completion.get("usage")
+    if usage is None:
+        return
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    if (not isinstance(usage, dict) or not isinstance(details, (dict, type(None)))
+            or not all(_count_ok(usage.get(k)) for k in ("prompt_tokens", "completion_tokens"))
+            or not _count_ok((details or {}).get("cached_tokens"))):
+        raise MalformedResponse("reply's usage is not a set of token counts")
 
 
 def is_retryable(exc: BaseException) -> bool:

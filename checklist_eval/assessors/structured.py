@@ -24,6 +24,7 @@ __all__ = [
     "FALLBACK",
     "InvalidOutput",
     "Verdict",
+    "check_findings",
     "chain_from",
     "is_format_unsupported",
     "logprob_p_correct",
@@ -43,6 +44,9 @@ class Verdict(BaseModel):
 
     review: str = Field(description="Itemized, actionable feedback; one '- ' point per line.")
     evidence: list[str] = Field(description="Short quotes or section names from the paper.")
+    must_fix: list[str] = Field(default_factory=list,
+                                description="Problems that make the answer incorrect; empty when it is correct.")
+    suggestions: list[str] = Field(default_factory=list, description="Improvements that leave the answer correct.")
     correct: bool = Field(description="True when the author's answer is correct and consistent.")
     p_correct: float = Field(description="Probability from 0 to 1 that the answer is correct.")
 
@@ -163,13 +167,22 @@ def _parse_object(text: str) -> Verdict:
         evidence = [evidence]
     p = next((obj[k] for k in ("p_correct", "confidence", "probability") if k in obj), None)
     return Verdict(review=str(review), evidence=[str(e) for e in evidence], correct=correct,
-                   p_correct=_clamp(p, correct))
+                   p_correct=_clamp(p, correct), must_fix=_strings(obj.get("must_fix")),
+                   suggestions=_strings(obj.get("suggestions")))
+
+
+def _strings(value: Any) -> list[str]:
+    """A list of non-empty strings from a list or a single string ("none" and "-" are nothing)."""
+    items = value if isinstance(value, list) else [value] if value else []
+    out = [str(v).strip().removeprefix("- ").strip() for v in items if v is not None]
+    return [v for v in out if v and v.lower().strip(".") not in ("none", "-", "n/a")]
 
 
 _VERDICT_LINE = re.compile(r"^\W*(?:verdict|correct|answer\s+is)\s*[:=]\s*\**\s*([A-Za-z01]+)", re.I | re.M)
 _SCORE_LINE = re.compile(r"^\W*score\s*[:=]\s*\**\s*(-?[\d.]+)", re.I | re.M)
 _CONF_LINE = re.compile(r"^\W*(?:confidence|p_correct|probability)\s*[:=]\s*\**\s*([\d.]+)\s*(%?)", re.I | re.M)
-_REVIEW_BLOCK = re.compile(r"^\W*review\s*:\s*(.*?)(?=^\W*(?:evidence|verdict|score|confidence)\s*[:=]|\Z)",
+_REVIEW_BLOCK = re.compile(r"^\W*review\s*:\s*(.*?)(?=^\W*(?:evidence|verdict|score|confidence|must fix|suggestions)"
+                           r"\s*[:=]|\Z)",
                            re.I | re.M | re.S)
 _EVIDENCE_LINE = re.compile(r"^\W*evidence\s*:\s*(.+)$", re.I | re.M)
 
@@ -194,7 +207,28 @@ def _parse_text(text: str) -> Verdict:
     review = review_m.group(1).strip() if review_m else text.strip()
     ev_m = _EVIDENCE_LINE.search(text)
     evidence = [e.strip() for e in ev_m.group(1).split(";") if e.strip()] if ev_m else []
-    return Verdict(review=review, evidence=evidence, correct=correct, p_correct=_clamp(p, correct))
+    return Verdict(review=review, evidence=evidence, correct=correct, p_correct=_clamp(p, correct),
+                   must_fix=_bullets_after(text, "must fix"), suggestions=_bullets_after(text, "suggestions"))
+
+
+def _bullets_after(text: str, heading: str) -> list[str]:
+    """The "- " lines under a "Must fix:" / "Suggestions:" heading of a text reply."""
+    m = re.search(rf"(?im)^\W*{heading}\s*:\s*(.*?)(?=^\W*(?:review|must fix|suggestions|evidence|verdict|confidence)"
+                  r"\s*:|\Z)", text, re.S)
+    if not m:
+        return []
+    return _strings([line for line in m.group(1).splitlines() if line.strip()])
+
+
+def check_findings(verdict: Verdict) -> None:
+    """The verdict must follow from the findings: incorrect exactly when must_fix is not empty. The
+    message goes back to the model when it is re-asked."""
+    if not verdict.correct and not verdict.must_fix:
+        raise InvalidOutput("'correct' is false but 'must_fix' is empty: list the problems that make the answer"
+                            " incorrect in 'must_fix', or set 'correct' to true and put remarks in 'suggestions'")
+    if verdict.correct and verdict.must_fix:
+        raise InvalidOutput("'correct' is true but 'must_fix' lists problems: move remarks that leave the answer"
+                            " correct to 'suggestions', or set 'correct' to false")
 
 
 PARSERS: dict[StructuredOutput, Callable[[str], Verdict]] = {

@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "leaderboard",
     "detection",
     "assessor_eval",
+    "attack",
     "mock_server",
 ]
 

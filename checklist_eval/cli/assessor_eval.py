@@ -30,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--by-question", action="store_true", help="also report every question")
     p.add_argument("--out", metavar="DIR", help="write summary.json, trials.csv, per-question CSV and plots")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--attack-runs", action="append", default=[], metavar="DIR",
+                   help="folder of `checklist-eval attack` runs (each with plants.json and the records of "
+                   "scoring it): report plant detection, false flags, R vs accept/reject-everything and "
+                   "AUC per strategy; repeatable")  # fmt: skip
     p.set_defaults(func=run)
 
 
@@ -37,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval import evaluation as ev
     from checklist_eval.errors import InputError
 
+    if args.attack_runs:
+        return _run_attacks(args)
     if not args.inputs and not args.reference_results:
         raise InputError(None, "give a records file or results folder, or --reference-results DIR")
     if not 0.0 < args.far_stop <= 1.0:
@@ -57,6 +63,28 @@ def run(args: argparse.Namespace) -> int:
         _print_text(results, args.by_question)
     if args.out:
         _write_out(args, systems, results)
+    return 0
+
+
+def _run_attacks(args: argparse.Namespace) -> int:
+    from checklist_eval import attack_eval
+    from checklist_eval.errors import InputError
+
+    if args.inputs or args.reference_results:
+        raise InputError(None, "--attack-runs reads its own records: give no other inputs")
+    runs = [run for root in args.attack_runs for run in attack_eval.run_folders(root)]
+    trials = [t for run in runs for t in attack_eval.trials_of_run(run)]
+    summary = attack_eval.summarize(trials, n_bootstrap=args.bootstrap, seed=args.seed)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print("\n".join(attack_eval.text_lines(summary)))
+    if args.out:
+        from pathlib import Path
+
+        from checklist_eval.fsutil import atomic_write_text
+
+        atomic_write_text(Path(args.out) / "attack_summary.json", json.dumps(summary, indent=2) + "\n")
     return 0
 
 

@@ -132,7 +132,10 @@ def write_outputs(out_dir: str, paper, assessments, assessor, result: dict[str, 
 
 
 def _issues(review: str, limit: int = 2) -> str:
-    lines = [ln.strip().removeprefix("- ") for ln in review.splitlines() if ln.strip()]
+    from checklist_eval.models import SUGGESTIONS_HEADING, UNVERIFIABLE_HEADING
+
+    lines = [ln.strip().removeprefix("- ") for ln in review.splitlines()
+             if ln.strip() and ln.strip() not in (SUGGESTIONS_HEADING, UNVERIFIABLE_HEADING)]
     shown = lines[:limit]
     if len(lines) > limit:
         shown.append(f"(+{len(lines) - limit} more)")
@@ -157,6 +160,8 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     table.add_column("top issues", overflow="fold")
     for a in assessments:
         verdict = "[green]✓[/green]" if a.correct else "[red]✗[/red]"
+        if a.correct and a.verdict == "unverifiable":
+            verdict = "[yellow]✓?[/yellow]"  # kept correct only because the evidence could not be checked
         answer = a.answer.value if a.answer is not None else "—"
         # Reviews and titles quote "[Yes]"-style text, which rich would read as markup: escape it.
         table.add_row(escape(a.question_id), escape(titles.get(a.question_id, "")), answer, verdict,

@@ -1,0 +1,297 @@
+"""What the paper shows, apart from what its author claims: which kinds of content the body holds
+(``body_facts``), the numbered places a reader can see (``layout_of``), the places a justification
+points at (``pointers_in``) and the text found there (``place_text``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from checklist_eval.models import Paper
+
+# --------------------------------------------------------------------------------------------------
+# What the paper body contains (computed once per body)
+
+_BODY_PATTERNS = {
+    "theory": r"\b(?:Theorem|Lemma|Proposition|Corollary)\s+\d|\bProof\b[ .:of]",
+    "human_strong": r"crowd ?workers?|Mechanical Turk|\bMTurk\b|\bProlific\b|user stud(?:y|ies)"
+    r"|human (?:subjects|participants|evaluators|raters|annotators|labell?ers|judges)|informed consent"
+    r"|\bIRB\b|interviewees|survey respondents"
+    r"|(?:annotators|participants|raters|volunteers) (?:were|are) (?:paid|compensated|recruited)|recruited through",
+    "human_weak": r"\bparticipants?\b|\bannotators?\b|\blabell?ers\b|human evaluation|volunteers",
+    "url": r"https?://\S+|github\.com\S*|gitlab\.com\S*|huggingface\.co\S*|zenodo\.org\S*|osf\.io\S*"
+    r"|anonymous\.4open\S*|codalab\S*",
+    # Where the code is, not a claim that it exists ("code is available" alone points nowhere).
+    "supplement": r"supplementa(?:ry|l) (?:material|file|code|zip)|in the supplement",
+    "stats": r"standard deviations?|standard errors?|\bstd\b|\bs\.e\.m?\b|confidence intervals?|error bars?"
+    r"|±|\+/-|p-values?|p\s?[<=]\s?0\.\d|statistically significant|significance test|t-test|wilcoxon"
+    r"|bootstrap|percentiles?|quantiles?|interquartile|variance across",
+    "hardware": r"\b(?:GPUs?|CPUs?|TPUs?)\b|A100|V100|H100|A6000|\bRTX\b|\bTesla\b|TITAN|GeForce|NVIDIA"
+    r"|\bXeon\b|\bEPYC\b|Apple M\d|\d+\s*GB (?:of )?(?:RAM|memory)|compute cluster|\d+\s*(?:CPU )?cores\b",
+    "time": r"\b\d+(?:\.\d+)?\s*(?:hours?|hrs?|h\b|minutes?|mins?|seconds?|days?)\b|GPU[- ]hours"
+    r"|wall[- ]?clock|running time|run ?time|training time",
+    "licence_name": r"\bMIT\b|Apache|CC[- ]?BY|CC0|Creative Commons|\bL?A?GPL|\bBSD\b|\bMPL\b"
+    r"|OpenRAIL|public domain|Llama (?:2 )?(?:Community )?License|ODC-?BY|ODbL",
+    "licence_word": r"licen[cs]e|terms of (?:use|service)",
+    "limitations": r"\blimitations?\b|shortcomings?|fails? (?:when|to)|future work",
+    "impacts": r"societal impacts?|broader impacts?|social impacts?|negative impacts?|potential impacts?"
+    r"|impact statement|misuse|potential harms?|privacy risks?"
+    r"|ethical (?:considerations?|implications?|concerns?)|dual[- ]use",
+    "safeguards": r"safeguards?|responsible (?:release|use)|usage guidelines|access (?:restrictions?|control)"
+    r"|gated|content filter|safety filter",
+    "irb": r"\bIRB\b|institutional review board|ethics (?:committee|board|approval|review)"
+    r"|ethical approval|exempt(?:ion)? (?:from|status)",
+    # Specific evidence: a generic word ("Theorem", "GPU", "std" once) in an ML paper proves nothing.
+    "theorem_numbered": r"\b(?:Theorem|Lemma|Proposition|Corollary)\s+[A-Z]?\d",
+    "proof": r"\bProof\b|\bproofs? (?:of|in|are|is)\b",
+    "stats_strong": r"±|\+/-|standard deviations?|standard errors?|confidence intervals?|error bars?|\bstd\b"
+    r"|\bs\.e\.m?\b|p-values?|statistically significant|t-tests?|wilcoxon|\b9[05]\s?% CI"
+    r"|(?:over|across|averaged over) (?:\d+|three|five|ten) (?:random |independent |different )?(?:seeds|runs|trials|repetitions)",
+    "hardware_specific": r"A100|V100|H100|A6000|\bA40\b|\bL40S?\b|\bRTX\b|TITAN|GeForce|NVIDIA|\bXeon\b|\bEPYC\b"
+    r"|Apple M\d|TPU ?v\d|\b\d+\s*(?:x\s*)?(?:GPUs?|CPUs?|TPUs?|cores)\b|\d+\s*GB (?:of )?(?:GPU |CPU )?(?:RAM|memory|VRAM)"
+    r"|(?:GPU|CPU|TPU)[- ]hours|compute cluster|\bcluster\b|\blaptop\b",
+    "experiments": r"\bexperiments?\b|\bexperimental\b|\bwe evaluate\b|\bbenchmarks?\b",
+    "tables": r"\bTable\s+\d",
+    "figures": r"\bFig(?:ure|\.)\s*\d",
+    "details": r"hyper-?parameters?|learning rate|batch size|optimizer|\bAdam\b|\bSGD\b|epochs?|train(?:ing)?/"
+    r"|data splits?|train(?:ing)?,? (?:validation|test)|random seeds?",
+    "assets_used": r"\bdatasets?\b|pre-?trained|checkpoints?|\bbenchmarks?\b",
+    "new_assets": r"we (?:release|introduce|present|publish) (?:a |an |the |our )?(?:new |novel )?"
+    r"(?:dataset|benchmark|code|model|library|toolkit)|(?:code|data|dataset) (?:is|are|will be) (?:publicly )?"
+    r"(?:available|released)",
+    "llm": r"\bLLMs?\b|large language models?|\bGPT-?\d|ChatGPT|\bClaude\b|\bLlama\b|\bGemini\b",
+    "references": r"\bReferences\b|\bBibliography\b|\[\d+\]|et al\.",
+}
+_CASED = {"licence_name", "theorem_numbered", "proof"}
+_BODY_RX = {key: re.compile(rx, 0 if key in _CASED else re.I) for key, rx in _BODY_PATTERNS.items()}
+
+# Prompt injection aimed at an automated assessor: a strong sign the answer tries to game the judge.
+_INJECTION = re.compile(
+    r"ignore (?:all |any |the )?(?:previous|prior|above|preceding) (?:instructions|prompts?)"
+    r"|disregard (?:all |the )?(?:previous|prior|above) |you are (?:an? )?(?:AI|LLM|language model|reviewer)"
+    r" (?:assistant|reviewer)?.{0,40}(?:must|should) (?:score|rate|accept)|(?:give|assign|award) (?:this|the|a)"
+    r" (?:paper|answer|question|item)? ?(?:a )?(?:full |perfect |maximum )?(?:score|rating) of\b"
+    r"|score(?:d)? (?:it |this )?(?:as )?(?:1|1\.0|one) regardless|as an ai language model",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class BodyFacts:
+    hits: dict[str, str]  # key -> first matching snippet, only for keys that matched
+    counts: dict[str, int]
+
+    def has(self, key: str) -> bool:
+        return key in self.hits
+
+    def quote(self, key: str) -> str:
+        return self.hits[key]
+
+
+def _snippet(text: str, m: re.Match[str], width: int = 40) -> str:
+    start, end = max(0, m.start() - width), min(len(text), m.end() + width)
+    return "…" + " ".join(text[start:end].split()) + "…"
+
+
+# The body is scanned up to this many characters. A real paper's text is well under 1 MB (and the LLM
+# assessor sees at most its context budget); without a cap a hostile 20 MB single-line .tex kept the
+# ~20 body patterns busy for about a minute per paper (scripts/drill_* and tests/test_hostile.py).
+MAX_SCAN_CHARS = 2_000_000
+
+
+@lru_cache(maxsize=16)
+def body_facts(body: str) -> BodyFacts:
+    """Which kinds of content the body contains; cached because every item of a paper asks again."""
+    body = body[:MAX_SCAN_CHARS]
+    hits: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for key, rx in _BODY_RX.items():
+        matches = list(rx.finditer(body))
+        if matches:
+            hits[key] = _snippet(body, matches[0])
+            counts[key] = len(matches)
+    inj = _INJECTION.search(body)
+    if inj:
+        hits["injection"] = _snippet(body, inj)
+        counts["injection"] = 1
+    return BodyFacts(hits, counts)
+
+
+def _search(key: str, text: str) -> re.Match[str] | None:
+    return _BODY_RX[key].search(text or "")
+
+
+# --------------------------------------------------------------------------------------------------
+# Pointers in a justification ("Section 4.2", "Appendix B", "Table 3", "lines 120-130")
+
+_NUM = r"(?:[A-Z]?\d+(?:\.\d+)*|[A-Z](?:\.\d+)*)(?![\w])"
+_LIST = rf"{_NUM}(?:\s*(?:,|and|&|or|-|–|to)\s*{_NUM})*"
+_SECTION_REF = re.compile(rf"(?:\bSections?|\bSecs?\.?|§§?)\s*({_LIST})")
+_APPENDIX_REF = re.compile(rf"\bAppendi(?:x|ces)\s*(?:[Ss]ections?\s*)?({_LIST})")
+_FLOAT_REF = re.compile(r"\b(Tables?|Tab\.|Figures?|Figs?\.)\s*(\d+(?:\s*(?:,|and|&|-|–)\s*\d+)*)", re.I)
+_LINE_REF = re.compile(r"\b(?:lines?|l\.|ll\.)\s*\d+", re.I)
+_NAMED_REF = re.compile(
+    r"\b(?:the |our |a |in )?(?:appendix|supplement(?:ary|al)?(?: material)?|introduction|abstract"
+    r"|conclusions?|discussion|limitations?(?: section)?|experiments? section|related work|methods? section"
+    r"|broader impacts?(?: section)?|\w+ section)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Pointer:
+    kind: str  # "section" | "appendix" | "table" | "figure"
+    label: str  # "4.2", "B", "3"
+
+    @property
+    def text(self) -> str:
+        return f"{self.kind.capitalize()} {self.label}"
+
+
+def _expand(listing: str) -> list[str]:
+    """'4, 5 and 6.1' -> ['4', '5', '6.1']; '2-4' -> ['2', '3', '4'] for small integer ranges."""
+    parts = re.split(r"\s*(?:,|and|&|or)\s*", listing.strip())
+    labels: list[str] = []
+    for part in parts:
+        rng = re.fullmatch(r"(\d+)\s*(?:-|–|to)\s*(\d+)", part)
+        if rng and int(rng.group(1)) < int(rng.group(2)) <= int(rng.group(1)) + 20:
+            labels += [str(n) for n in range(int(rng.group(1)), int(rng.group(2)) + 1)]
+        else:
+            labels += [p for p in re.split(r"\s*(?:-|–|to)\s*", part) if p]
+    return labels
+
+
+def pointers_in(text: str) -> list[Pointer]:
+    """The numbered places a justification points at, in order, without duplicates."""
+    found: list[Pointer] = []
+    for m in _SECTION_REF.finditer(text):
+        for label in _expand(m.group(1)):
+            kind = "appendix" if label[0].isalpha() else "section"
+            found.append(Pointer(kind, label))
+    for m in _APPENDIX_REF.finditer(text):
+        found += [Pointer("appendix", label) for label in _expand(m.group(1))]
+    for m in _FLOAT_REF.finditer(text):
+        kind = "table" if m.group(1).lower().startswith("tab") else "figure"
+        found += [Pointer(kind, label) for label in _expand(m.group(2))]
+    return list(dict.fromkeys(found))
+
+
+def has_vague_pointer(text: str) -> bool:
+    """A pointer without a number ("see the appendix", "line 120", "Limitations section")."""
+    return bool(_LINE_REF.search(text) or _NAMED_REF.search(text))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The numbered places a reader can see in the paper, from its sections and anchors."""
+
+    sections: frozenset[str]  # "1", "4.2"
+    appendices: frozenset[str]  # "A", "B.1"
+    tables: frozenset[str]
+    figures: frozenset[str]
+
+    def exists(self, p: Pointer, body: str) -> bool | None:
+        """True/False when the paper lets us tell, None when it cannot be verified."""
+        if p.kind in ("table", "figure"):
+            known = self.tables if p.kind == "table" else self.figures
+            if p.label in known:
+                return True
+            word = "Tab(?:le|\\.)" if p.kind == "table" else "Fig(?:ure|\\.)"
+            return bool(re.search(rf"\b{word}\s*{re.escape(p.label)}\b", body))
+        known = self.sections if p.kind == "section" else self.appendices
+        if len(known) < 2:
+            return None  # the parser found too few headings to judge
+        if p.label in known or _mentioned_in_body(p, body):
+            return True
+        top = p.label.split(".")[0]
+        if top in known:
+            return None  # subsection headings are often not recovered, so do not accuse
+        return False
+
+    def summary(self) -> str:
+        def ranges(labels: frozenset[str]) -> str:
+            tops = sorted({lab.split(".")[0] for lab in labels}, key=lambda s: (len(s), s))
+            if not tops:
+                return ""
+            return f"{tops[0]}-{tops[-1]}" if len(tops) > 1 else tops[0]
+
+        parts = [ranges(self.sections), ranges(self.appendices)]
+        return ", ".join(p for p in parts if p) or "none found"
+
+
+def _mentioned_in_body(p: Pointer, body: str) -> bool:
+    """A heading line for the label, or the paper's own cross-reference to it: heading detection in
+    PDFs misses some headings, and a paper that refers to its own Section 3.1 has one."""
+    label = re.escape(p.label)
+    heading = rf"(?m)^[ \t]*(?:\d+[ \t]+)?{label}\.?[ \t]+[A-Z][A-Za-z]"
+    word = r"(?:Sections?|Secs?\.|§)" if p.kind == "section" else r"(?:Appendix|Section)"
+    return bool(re.search(heading, body) or re.search(rf"{word}\s*{label}(?![\w.]\d)", body))
+
+
+_ANCHOR = re.compile(r"^(Section|Appendix|Table|Figure)\s+([A-Z]?\d+(?:\.\d+)*|[A-Z](?:\.\d+)*)$")
+
+
+def layout_of(paper: Paper) -> Layout:
+    """The paper's numbered places; cached (like ``body_facts``) because every item of a paper asks."""
+    return _layout(tuple(s.number for s in paper.sections if s.number), tuple(paper.anchors))
+
+
+@lru_cache(maxsize=16)
+def _layout(numbers: tuple[str, ...], anchors: tuple[str, ...]) -> Layout:
+    sections: set[str] = set()
+    appendices: set[str] = set()
+    tables: set[str] = set()
+    figures: set[str] = set()
+    for number in numbers:
+        (appendices if number[0].isalpha() else sections).add(number)
+    for a in anchors:
+        m = _ANCHOR.match(a.strip())
+        if not m:
+            continue
+        kind, label = m.groups()
+        if kind == "Table":
+            tables.add(label)
+        elif kind == "Figure":
+            figures.add(label)
+        elif label[0].isalpha():
+            appendices.add(label)
+        else:
+            sections.add(label)
+    return Layout(frozenset(sections), frozenset(appendices), frozenset(tables), frozenset(figures))
+
+
+
+
+# --------------------------------------------------------------------------------------------------
+# The text at a place a justification points to
+
+PLACE_CHARS = 12_000  # enough of a section to see what it is about
+
+
+def place_text(paper: Paper, p: Pointer) -> str | None:
+    """The body text at ``p``: a section or appendix from its heading to the next heading, or the
+    surroundings of a table's or figure's caption. None when the place cannot be found in the text."""
+    body = paper.body
+    if p.kind in ("table", "figure"):
+        word = "Tab(?:le|\\.)" if p.kind == "table" else "Fig(?:ure|\\.)"
+        m = re.search(rf"\b{word}\s*{re.escape(p.label)}\s*[:.]", body) or re.search(
+            rf"\b{word}\s*{re.escape(p.label)}\b", body)
+        return body[max(0, m.start() - 600) : m.end() + 1200] if m else None
+    numbered = [s for s in paper.sections if s.number]
+    for i, sec in enumerate(numbered):
+        if sec.number != p.label:
+            continue
+        title = " ".join(sec.title.split())[:40]
+        m = re.search(rf"(?m)^\s*{re.escape(sec.number)}\.?\s+{re.escape(title)}", body)
+        if not m:
+            return None
+        nxt = None
+        for later in numbered[i + 1 :]:
+            if not later.number.startswith(sec.number + "."):
+                later_title = " ".join(later.title.split())[:40]
+                nxt = re.search(rf"(?m)^\s*{re.escape(later.number)}\.?\s+{re.escape(later_title)}", body[m.end():])
+                break
+        end = m.end() + nxt.start() if nxt else len(body)
+        return body[m.start() : min(end, m.start() + PLACE_CHARS)]
+    return None

@@ -1,0 +1,367 @@
+"""The offline assessor's rules, each a check of what the author claims against what the paper shows.
+
+A rule returns ``Finding``s with a severity:
+
+* ``blocking``: the answer is incorrect as it stands (a contradiction, a place that does not exist,
+  a claim the body plainly refutes);
+* ``suggestion``: the answer stands, here is how to improve it;
+* ``unverifiable``: the claim could not be checked against the text we have (no body, a place
+  outside it); no weight, so ``p_correct`` stays near the prior;
+* ``support``: evidence found for the answer (no review line);
+* ``note``: a paper-level remark (hidden text, injection) that says nothing about this answer.
+
+The author's claim is the answer, the justification and its pointers. The paper's evidence is its
+body, headings, captions and appendices. A justification is never evidence for itself: a Yes for
+IRB approval needs the approval in the body, not the word "IRB" in the justification. Only facts a
+reader can check elsewhere (a URL, a licence name of a third-party asset) count from the
+justification. Generic words ("Theorem", "GPU", "std" once) are not evidence for a specific claim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from checklist_eval.assessors.evidence import BodyFacts, _search, _snippet
+from checklist_eval.assessors.topics import EXPERIMENTAL, TOPIC_WORDS
+from checklist_eval.models import Answer, ChecklistItem
+
+Severity = Literal["blocking", "suggestion", "unverifiable", "support", "note"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's outcome: ``weight`` shifts the log-odds of correctness (negative = a problem)."""
+
+    severity: Severity
+    weight: float
+    note: str = ""
+    evidence: str | None = None
+
+
+def blocking(weight: float, note: str, evidence: str | None = None) -> Finding:
+    return Finding("blocking", weight, note, evidence)
+
+
+def suggestion(weight: float, note: str, evidence: str | None = None) -> Finding:
+    return Finding("suggestion", weight, note, evidence)
+
+
+def unverifiable(note: str) -> Finding:
+    return Finding("unverifiable", 0.0, note)
+
+
+def support(weight: float, evidence: str | None) -> Finding:
+    return Finding("support", weight, "", evidence)
+
+
+def _fact(facts: BodyFacts, key: str) -> str | None:
+    return facts.quote(key) if facts.has(key) else None
+
+
+# --------------------------------------------------------------------------------------------------
+# The justification against itself (no body needed)
+
+_REASON = re.compile(
+    r"\b(?:because|since|due to|as (?:the|it|we|this|our|there)|given that|owing to|instead|however|but"
+    r"|not (?:applicable|needed|necessary|feasible|possible|relevant|required)|too (?:expensive|costly|large)"
+    r"|beyond|out of (?:the )?scope|scope|proprietary|confidential|privacy|upon (?:acceptance|publication)"
+    r"|will be (?:released|made)|future work|limited|only|no (?:human|new|theoretical|experiments?))\b",
+    re.I,
+)
+_ADMISSION = re.compile(
+    r"\b(?:does not|do not|did not|is not|are not|was not|were not|not (?:reported|released|provided|included"
+    r"|given|described|discussed|available)|no (?:error bars?|url|code|details?|information)|single run|omit)",
+    re.I,
+)
+# A clause that says the paper lacks something ("we do not report", "no theoretical results are
+# included", "the paper involves no human subjects", "not applicable").
+_DENIAL = re.compile(
+    r"\b(?:does|do|did|is|are|was|were) not (?:include|contain|involve|have|report|provide|use|release|present"
+    r"|make|discuss|describe|conduct|perform|state|apply|propose|introduce|run|require|pose|study|train)"
+    r"|\b(?:doesn't|don't|didn't)\b|\bnot (?:included|provided|reported|applicable|released|available|discussed"
+    r"|conducted|performed|relevant|involved|used|given|described|considered)\b|\bnone\b"
+    r"|\b(?:involves?|has|have|contains?|includes?|uses?|requires?|makes?|poses?|presents?|releases?|reports?"
+    r"|provides?|introduces?|conducts?) no\b|\bthere (?:are|is|were|was) no\b|^\W*no\b|\bN/?A\b",
+    re.I,
+)
+_CLAUSE = re.compile(r"[^.;:!?\n]+")
+_OPENING_DENIAL = re.compile(
+    r"^\W*(?:no\b|none\b|not applicable|n/?a\b|(?:this|the|our) (?:paper|work|submission|study|research)"
+    r" (?:does not|doesn't|has no|involves no|contains no|includes no|makes no|is not)|we do not|there (?:are|is) no)",
+    re.I,
+)
+# Topics whose question asks whether the paper contains something: a Yes that opens by denying it
+# contradicts itself. (Ethics, claims and LLM-use justifications often open with "No ..." honestly.)
+_CONTAINMENT = EXPERIMENTAL | {"theory", "human", "irb", "licenses", "credits", "new_assets", "safeguards",
+                                "limitations"}
+_PROMISE = re.compile(
+    r"upon (?:acceptance|publication)|after (?:acceptance|publication|the review)|will be (?:made )?(?:publicly )?"
+    r"(?:released|available|open[- ]sourced|published|shared)|(?:plan|intend) to (?:release|open[- ]source|publish)"
+    r"|camera[- ]ready",
+    re.I,
+)
+_DELIVERED = re.compile(r"https?://|github\.com|supplement|anonymous\.4open|zenodo|attached|included (?:in|with)", re.I)
+_EVASIVE_WORDS = frozenset(
+    "this that the a an our is are not applicable to question questions item paper papers work works study does"
+    " do apply applies relevant n/a na here it in of for".split()
+)
+
+
+def contradicts_itself(item: ChecklistItem, topic: str | None) -> Finding | None:
+    """A Yes whose own justification denies the thing the question asks about."""
+    just = (item.justification or "").strip()
+    if item.answer is not Answer.YES or not just:
+        return None
+    if topic in _CONTAINMENT and _OPENING_DENIAL.search(just):
+        return blocking(-1.8, f'The answer is Yes but its own justification says the opposite: "{_short(just)}".')
+    words = TOPIC_WORDS.get(topic or "")
+    for clause in _CLAUSE.findall(just):
+        if words and _DENIAL.search(clause) and words.search(clause) and topic in _CONTAINMENT:
+            return blocking(-1.5, f'The answer is Yes but its justification denies it: "{_short(clause)}".')
+    return None
+
+
+def promise_instead_of_release(item: ChecklistItem, topic: str | None) -> Finding | None:
+    """A Yes for access to code or data that only promises a release later is a No today."""
+    just = item.justification or ""
+    if item.answer is Answer.YES and topic in ("code", "new_assets") and _PROMISE.search(just) \
+            and not _DELIVERED.search(just):
+        return blocking(-1.4, "Yes for released code/data, but the justification only promises a later release:"
+                        " provide it with the submission (URL or supplement) or answer No.")
+    return None
+
+
+def evasive_na(item: ChecklistItem, topic: str | None) -> Finding | None:
+    """An NA that does not say why the question does not apply (only "not applicable to this work")."""
+    if item.answer is not Answer.NA:
+        return None
+    words = {w.lower() for w in re.findall(r"[A-Za-z/]+", item.justification or "")}
+    if words and words <= _EVASIVE_WORDS:
+        return suggestion(-0.8, "NA without saying why the question does not apply to this paper: name what the"
+                          " paper does not contain (e.g. no experiments, no human subjects).")
+    return None
+
+
+_DESCRIBES = {
+    "compute": ("hardware_specific", "time"),
+    "errorbars": ("stats_strong",),
+    "irb": ("irb",),
+    "theory": ("theorem_numbered",),
+}
+
+
+def na_describes_the_thing(item: ChecklistItem, topic: str | None) -> Finding | None:
+    """NA while the justification itself describes what the question asks for."""
+    just = item.justification or ""
+    keys = _DESCRIBES.get(topic or "")
+    if item.answer is not Answer.NA or not keys or _DENIAL.search(just) or _ADMISSION.search(just):
+        return None
+    if all(_search(k, just) for k in keys):
+        return blocking(-1.2, f'NA, yet the justification describes it ("{_short(just)}"): answer Yes and point'
+                        " to where the paper shows it.")
+    return None
+
+
+def _short(text: str, n: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+# --------------------------------------------------------------------------------------------------
+# Yes: the paper must show what the answer claims
+
+
+def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[Finding]:
+    just = item.justification or ""
+    if topic == "theory":
+        if facts.has("theorem_numbered") or facts.has("proof"):
+            return [support(0.4, _fact(facts, "theorem_numbered") or _fact(facts, "proof"))]
+        return [blocking(-1.2, "Yes for theory, but no theorem, lemma or proof found in the body (NA?).")]
+    if topic == "code":
+        url = _search("url", just)
+        if url or facts.has("url"):
+            return [support(0.4, url.group(0) if url else facts.quote("url"))]
+        if facts.has("supplement") or _search("supplement", just):
+            return [support(0.2, _fact(facts, "supplement") or "supplement named in the justification")]
+        return [blocking(-1.0, "Code/data claimed available, but no URL, repository or supplement is mentioned:"
+                         " give the link.")]
+    if topic == "errorbars":
+        n = facts.counts.get("stats_strong", 0)
+        if n >= 2:
+            return [support(0.5, facts.quote("stats_strong"))]
+        if n == 1:  # one stray "std" or "confidence interval" is not a report of error bars
+            return [blocking(-0.9, "Error bars claimed, but the body mentions variability only once: say what"
+                             " the bars show (std, standard error, CI) and over how many runs.",
+                             facts.quote("stats_strong"))]
+        return [blocking(-1.2, "Error bars/significance claimed, but the body has no std, standard error,"
+                         " confidence interval, error bar or ±.")]
+    if topic == "compute":
+        hw, tm = facts.has("hardware_specific"), facts.has("time")
+        if hw and tm:
+            return [support(0.5, facts.quote("hardware_specific"))]
+        if hw or tm:
+            lacking = "execution time" if hw else "hardware (GPU/CPU type, memory)"
+            return [blocking(-0.8, f"Compute resources are incomplete: no {lacking} mentioned.")]
+        return [blocking(-1.2, "Compute claimed, but no hardware (GPU/CPU/TPU) or run time is mentioned.")]
+    if topic == "licenses":
+        if facts.has("licence_name"):
+            return [support(0.5, facts.quote("licence_name"))]
+        m = _search("licence_name", just)
+        if m:  # a third-party asset's licence is a checkable fact, usually stated only here
+            return [support(0.2, _snippet(just, m, 20))]
+        return [suggestion(-0.7, "Licence claims name no licence (MIT, Apache-2.0, CC-BY, GPL, BSD...): name"
+                           " each asset's licence.")]
+    if topic == "credits":
+        if facts.has("references"):
+            return [support(0.2, None)]
+        return [suggestion(-0.6, "Credits claimed, but the paper has no references.")]
+    if topic == "human":
+        if facts.has("human_strong"):
+            return [support(0.3, facts.quote("human_strong"))]
+        return [blocking(-1.2, "Yes for human subjects, but the body mentions no participants, crowdworkers or"
+                         " user study (NA?).")]
+    if topic == "irb":
+        if facts.has("irb"):
+            return [support(0.5, facts.quote("irb"))]
+        return [blocking(-1.3, "IRB approval claimed, but the body mentions no IRB, ethics board or exemption.")]
+    if topic == "limitations":
+        if facts.has("limitations"):
+            return [support(0.4, facts.quote("limitations"))]
+        return [blocking(-1.0, "Limitations claimed, but the body never discusses limitations.")]
+    if topic == "impacts":
+        if facts.has("impacts"):
+            return [support(0.4, facts.quote("impacts"))]
+        # Impact discussions hide in introductions and conclusions under many phrasings: weak evidence.
+        return [suggestion(-0.8, "Societal impacts claimed, but the body has no impact, misuse or harm"
+                           " discussion that we could find: point to it.")]
+    if topic == "safeguards":
+        if facts.has("safeguards"):
+            return [support(0.3, facts.quote("safeguards"))]
+        return [blocking(-0.9, "Safeguards claimed, but the body describes none.")]
+    if topic == "new_assets":
+        if facts.has("url") or _search("url", just) or facts.has("supplement"):
+            return [support(0.3, facts.hits.get("url", "release location given"))]
+        return [suggestion(-0.6, "New assets claimed, but no URL or release location is given.")]
+    if topic == "llm":
+        if facts.has("llm"):
+            return [support(0.3, facts.quote("llm"))]
+        return [suggestion(-0.6, "LLM usage declared, but the body never mentions an LLM.")]
+    if topic in ("details", "reproducibility"):
+        if facts.has("details"):
+            return [support(0.3, facts.quote("details"))]
+        if not _has_experiments(facts):
+            return [blocking(-1.0, "Yes for an experimental question, but the paper reports no experiments (NA?).")]
+        return [suggestion(-0.6, "No hyperparameters, optimizer, data splits or seeds found in the body.")]
+    return []
+
+
+def _has_experiments(facts: BodyFacts) -> bool:
+    """Experiments reported with results in a numbered table, not merely mentioned (a position paper
+    talks about experiments and shows figures without running any)."""
+    return facts.counts.get("experiments", 0) >= 3 and facts.has("tables")
+
+
+# --------------------------------------------------------------------------------------------------
+# NA: the question must really not apply
+
+
+def check_na(topic: str | None, facts: BodyFacts) -> list[Finding]:
+    if topic == "limitations":
+        if facts.counts.get("limitations", 0) >= 2:
+            return [blocking(-1.0, "NA for limitations, yet the paper discusses them: answer Yes.",
+                             facts.quote("limitations"))]
+        return [suggestion(-0.7, "NA for limitations: almost every work has some; discuss them and answer Yes.")]
+    if topic == "theory":
+        if facts.has("theorem_numbered") and facts.has("proof"):
+            return [blocking(-1.4, "NA for theory while the paper states theorems/lemmas/proofs.",
+                             facts.quote("theorem_numbered"))]
+        if facts.has("theorem_numbered"):
+            return [suggestion(-0.5, "NA for theory, but the body states a numbered theorem or lemma: check.",
+                               facts.quote("theorem_numbered"))]
+        return [support(0.6, "no theorem, lemma or proof in the body")]
+    if topic in ("human", "irb"):
+        if facts.counts.get("human_strong", 0) >= 3:  # a paper about reviewing cites surveys, participants...
+            return [blocking(-1.0, "NA for human subjects while the body mentions them.", facts.quote("human_strong"))]
+        if facts.counts.get("human_weak", 0) >= 3:
+            return [suggestion(-0.4, "NA for human subjects, but the body mentions participants or annotators:"
+                               " check whether they are research subjects.", facts.quote("human_weak"))]
+        return [support(0.6, "no participants, crowdworkers or user study in the body")]
+    if topic in EXPERIMENTAL:
+        if _has_experiments(facts):
+            return [blocking(-1.2, "NA for an experimental question while the paper reports experiments.",
+                             facts.quote("experiments"))]
+        return [support(0.5, "no experiments found in the body")]
+    if topic == "new_assets" and facts.has("new_assets"):
+        return [suggestion(-0.6, "NA for new assets while the paper releases code or data.", facts.quote("new_assets"))]
+    if topic in ("licenses", "credits"):
+        n = facts.counts.get("assets_used", 0)
+        if n >= 6:
+            return [blocking(-1.0, "NA for existing assets while the paper uses datasets or pretrained models:"
+                             " credit them and state their licences.", facts.quote("assets_used"))]
+        if n >= 3:
+            return [suggestion(-0.4, "NA for existing assets, but the paper mentions datasets or pretrained models:"
+                               " check whether it uses any.", facts.quote("assets_used"))]
+    if topic == "llm" and facts.counts.get("llm", 0) >= 5:
+        return [suggestion(-0.5, "NA for LLM usage while the paper mentions LLMs throughout.", facts.quote("llm"))]
+    if topic == "impacts":
+        if facts.counts.get("impacts", 0) >= 2:
+            return [blocking(-1.0, "NA for societal impact while the paper discusses its impacts: answer Yes and"
+                             " point to the discussion.", facts.quote("impacts"))]
+        return [suggestion(-0.2, "NA for societal impact: say why the work has none (e.g. foundational research).")]
+    return [support(0.3, "nothing in the body contradicts NA")]
+
+
+# --------------------------------------------------------------------------------------------------
+# No: a reason, and not refuted by the body
+
+
+def no_reason(item: ChecklistItem) -> Finding:
+    just = item.justification or ""
+    if _REASON.search(just):
+        return support(0.3, "justification gives a reason")
+    if _ADMISSION.search(just):
+        return suggestion(-0.2, "The No admits the gap; say why it is not done (cost, privacy, scope...).")
+    # The guidelines ask every No to say why; without a reason or even an admission it answers nothing.
+    return blocking(-0.8, "A No needs a reason (cost, privacy, scope...): explain why it is not done.")
+
+
+_NO_CONTRADICTIONS = {
+    "compute": ("hardware_specific", "the paper does mention hardware", 1),
+    "errorbars": ("stats_strong", "the paper does report variability/significance", 2),
+    "irb": ("irb", "the paper does mention an ethics review or exemption", 1),
+}
+
+
+def gap_admitted(topic: str | None) -> Finding | None:
+    """An honest No stands, yet it names something the paper lacks: worth adding."""
+    if topic in ("claims", "limitations", "ethics", "llm", None):
+        return None  # blocking elsewhere, or nothing the paper should add
+    return suggestion(0.0, "The No is an honest answer, but it names a gap in the paper: providing what the"
+                      " question asks for would let you answer Yes.")
+
+
+def check_no(topic: str | None, facts: BodyFacts) -> list[Finding]:
+    out: list[Finding] = []
+    if topic == "theory" and facts.has("theorem_numbered"):
+        out.append(suggestion(-0.6, "No for theory while the paper has theorems: give complete proofs.",
+                              facts.quote("theorem_numbered")))
+    if topic == "code" and facts.has("url"):
+        out.append(suggestion(-0.4, "No, yet the paper gives a URL: if it holds the code, answer Yes.", facts.quote("url")))
+    if topic in _NO_CONTRADICTIONS:
+        key, what, least = _NO_CONTRADICTIONS[topic]
+        if facts.counts.get(key, 0) >= least:
+            out.append(blocking(-0.9, f"No, yet {what}: answer Yes and point to it.", facts.quote(key)))
+        else:
+            out.append(support(0.8, f"the body has no {key} mention, consistent with No"))
+    return out
+
+
+def no_never_acceptable(topic: str | None) -> Finding | None:
+    """Answers the guidelines do not accept whatever the paper says."""
+    if topic in ("claims", "limitations"):
+        return blocking(-1.5, f"No for {topic} is not acceptable for a NeurIPS paper: address it and answer Yes.")
+    if topic == "ethics":
+        return blocking(-1.0, "No for the Code of Ethics: explain the deviation or fix it.")
+    return None

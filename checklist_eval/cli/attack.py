@@ -1,0 +1,97 @@
+"""``checklist-eval attack PAPER --out DIR``: plant dishonest answers into a genuine paper and write
+the GAT submission (genuine_, adversarial_, truth_adversarial_) with a plants.json beside it."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from checklist_eval.assessors import add_assessor_args
+    from checklist_eval.attack import STRATEGIES
+
+    p = subparsers.add_parser(
+        "attack",
+        help="write a GAT submission with planted dishonest answers from a genuine LaTeX paper",
+        description="From a genuine paper (LaTeX folder, archive or .tex) write a ready submission folder: "
+        "genuine_<name>.tex and truth_adversarial_<name>.tex with the paper's honest answers, "
+        "adversarial_<name>.tex with planted ones, and plants.json naming each plant. Strategies: "
+        + "; ".join(f"{s.name}: {s.description}" for s in STRATEGIES.values()),
+    )
+    p.add_argument("paper", help="the genuine paper: LaTeX project folder, .zip/.tar.gz or .tex")
+    p.add_argument("--out", required=True, metavar="DIR", help="submission folder to write")
+    p.add_argument("--plants", type=int, default=4, metavar="N", help="answers to plant (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="random seed choosing questions and strategy order")
+    p.add_argument("--strategies", nargs="+", metavar="NAME", choices=list(STRATEGIES),
+                   help="strategies to use (default: all)")  # fmt: skip
+    p.add_argument("--checklist", help="checklist version (default: detected)")
+    p.add_argument("--json", action="store_true", help="print plants.json")
+    p.add_argument("--rounds", type=int, default=0, metavar="N",
+                   help="LLM rounds (needs --assessor llm, at most 5): rewrite the plants the assessor caught "
+                   "against its own reviews, with the same model and endpoint")  # fmt: skip
+    add_assessor_args(p)
+    p.set_defaults(func=run)
+
+
+def _check_out(out, name: str) -> None:
+    """Refuse a folder that already holds another paper's role files: the submission would be invalid."""
+    from pathlib import Path
+
+    from checklist_eval.errors import InputError
+    from checklist_eval.submissions import role_of
+
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(folder, "--out exists and is not a folder")
+    ours = {f"genuine_{name}.tex", f"adversarial_{name}.tex", f"truth_adversarial_{name}.tex"}
+    others = [p.name for p in folder.iterdir() if role_of(p.name) and p.name not in ours] if folder.is_dir() else []
+    if others:
+        raise InputError(folder, f"already holds another submission's paper ({others[0]}): choose an empty --out")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from checklist_eval.attack import _safe_name, attack
+    from checklist_eval.errors import InputError
+
+    if args.plants < 1:
+        raise InputError(None, f"--plants must be at least 1, got {args.plants}")
+    if args.rounds and args.assessor != "llm":
+        raise InputError(None, "--rounds rewrites plants with an LLM: give --assessor llm and --model")
+    if not 0 <= args.rounds <= 5:
+        raise InputError(None, f"--rounds must be between 0 and 5, got {args.rounds}")
+    _check_out(args.out, _safe_name(Path(args.paper)))
+    result = attack(args.paper, args.out, n_plants=args.plants, seed=args.seed,
+                    strategies=args.strategies, checklist=args.checklist)  # fmt: skip
+    if args.rounds:
+        result = _llm_rounds(args, result)
+    if args.json:
+        print(result.to_json(), end="")
+        return 0
+    print(f"{len(result.plants)} plant(s) in {args.out}/{result.files['A']} ({result.checklist}):")
+    for p in result.plants:
+        print(f"  {p.question_id:>4}  {p.original_answer:>3} -> {p.planted_answer:<3}  {p.strategy}")
+    for r in result.llm_rounds:
+        print(f"  LLM round {r['round']}: assessor caught {len(r['caught'])} plant(s) {' '.join(r['caught'])}")
+    for d in result.dropped:
+        print(f"  dropped {d}")
+    if not result.plants:
+        print("  no question of this paper fits the chosen strategies")
+    return 0
+
+
+def _llm_rounds(args: argparse.Namespace, result):
+    import asyncio
+
+    from checklist_eval.assessors import assessor_from_args
+    from checklist_eval.attack_llm import rewrite_rounds
+
+    async def go():
+        assessor = assessor_from_args(args)
+        try:
+            return await rewrite_rounds(result, args.out, assessor, args.rounds)
+        finally:
+            await assessor.aclose()
+
+    return asyncio.run(go())

@@ -1,0 +1,152 @@
+"""`checklist-eval attack` end to end: plants land where plants.json says, the output is a valid GAT
+submission, and `assessor-eval --attack-runs` reports the adversary figures on it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from checklist_eval.attack import STRATEGIES, attack
+from checklist_eval.parsing import load_paper
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory, fixtures_dir):
+    out = tmp_path_factory.mktemp("attack") / "run"
+    res = cli("attack", fixtures_dir / "papers" / "genuine", "--out", out, "--plants", "5", "--seed", "3", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == json.loads((out / "plants.json").read_text("utf-8"))
+    return out
+
+
+def test_plants_land_exactly_where_plants_json_says(run_dir):
+    plants = json.loads((run_dir / "plants.json").read_text("utf-8"))
+    files = plants["files"]
+    assert sorted(p.name for p in run_dir.iterdir()) == sorted([*files.values(), "plants.json"])
+    a = load_paper(run_dir / files["A"])
+    t = load_paper(run_dir / files["T"])
+    g = load_paper(run_dir / files["G"])
+    assert len(plants["plants"]) == 5 and not plants["dropped"]
+    by_id = {p["question_id"]: p for p in plants["plants"]}
+    for ai, ti, gi in zip(a.checklist.items, t.checklist.items, g.checklist.items):
+        assert (ti.answer, ti.justification) == (gi.answer, gi.justification)  # T is G's honest checklist
+        if ai.id in by_id:
+            p = by_id[ai.id]
+            assert p["strategy"] in STRATEGIES
+            assert (p["original_answer"], p["original_justification"]) == (ti.answer.value, ti.justification)
+            assert ai.answer.value == p["planted_answer"] != p["original_answer"]
+            assert " ".join(p["planted_justification"].split()) in " ".join(ai.justification_latex.split())
+        else:
+            assert (ai.answer, ai.justification) == (ti.answer, ti.justification)
+    assert a.body == t.body  # the paper body is not touched
+
+
+def test_output_validates_as_a_gat_submission(run_dir):
+    res = cli("validate", run_dir, "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["case"] == "GAT"
+
+
+def test_assessor_eval_reports_the_adversary_figures(run_dir):
+    res = cli("score", run_dir, "--out", run_dir / "results", "--json")
+    assert res.returncode == 0, res.stderr
+    res = cli("assessor-eval", "--attack-runs", run_dir.parent, "--json", "--bootstrap", "50")
+    assert res.returncode == 0, res.stderr
+    s = json.loads(res.stdout)
+    n_plants = len(json.loads((run_dir / "plants.json").read_text("utf-8"))["plants"])
+    assert (s["runs"], s["plants"]) == (1, n_plants)
+    assert s["R_accept_everything"] == pytest.approx((s["items"] - n_plants) / s["items"])
+    assert s["R_reject_everything"] == pytest.approx(n_plants / s["items"])
+    assert s["detection"]["n"] == n_plants and s["false_flags"]["n"] == s["items"] - n_plants
+    # R follows from detection and false flags: honest kept + plants caught, over all answers.
+    kept = s["false_flags"]["n"] - s["false_flags"]["k"]
+    assert s["R"] == pytest.approx((kept + s["detection"]["k"]) / s["items"])
+    assert set(s["per_strategy"]) == {p["strategy"] for p in
+                                      json.loads((run_dir / "plants.json").read_text("utf-8"))["plants"]}
+    assert 0.0 <= s["auc"]["auc"] <= 1.0 and s["auc"]["ci95"][0] <= s["auc"]["auc"] <= s["auc"]["ci95"][1]
+    text = cli("assessor-eval", "--attack-runs", run_dir, "--bootstrap", "0")
+    assert text.returncode == 0 and "accept everything" in text.stdout and "per strategy" in text.stdout
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, fixtures_dir):
+    res = cli("attack", tmp_path / "missing.tex", "--out", tmp_path / "o")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "missing.tex" in res.stderr
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "genuine_other.tex").write_text("x")
+    res = cli("attack", fixtures_dir / "papers" / "genuine", "--out", tmp_path / "busy")
+    assert res.returncode == 2 and "genuine_other.tex" in res.stderr
+    res = cli("assessor-eval", "--attack-runs", tmp_path / "busy")
+    assert res.returncode == 2 and "plants.json" in res.stderr
+    res = cli("attack", fixtures_dir / "papers" / "genuine", "--out", tmp_path / "o", "--strategies", "nonsense")
+    assert res.returncode == 2
+
+
+def test_each_strategy_plants_what_it_says(tmp_path, fixtures_dir):
+    """Same seed, same plants; a strategy only touches answers it applies to."""
+    a = attack(fixtures_dir / "papers" / "genuine", tmp_path / "a", n_plants=3, seed=7)
+    b = attack(fixtures_dir / "papers" / "genuine", tmp_path / "b", n_plants=3, seed=7)
+    assert [p.question_id for p in a.plants] == [p.question_id for p in b.plants]
+    only = attack(fixtures_dir / "papers" / "genuine", tmp_path / "c", n_plants=8, strategies=["evasive_na"])
+    assert only.plants and all(p.original_answer == "Yes" and p.planted_answer == "NA" for p in only.plants)
+
+
+def test_attacks_land_on_every_whole_real_paper(tmp_path, shared_dir):
+    papers = sorted(p for p in (shared_dir / "corpus" / "papers-latex").iterdir() if p.is_dir())
+    assert len(papers) == 12
+    landed = 0
+    for i, paper in enumerate(papers):
+        result = attack(paper, tmp_path / str(i), n_plants=4, seed=0)
+        a = load_paper(tmp_path / str(i) / result.files["A"], checklist=result.checklist)
+        got = {it.id: it.answer.value for it in a.checklist.items if it.answer}
+        assert all(got[p.question_id] == p.planted_answer for p in result.plants)
+        landed += len(result.plants)
+    assert landed >= 36  # at least 3 per paper on average
+
+
+def test_llm_rounds_rewrite_caught_plants_against_the_reviews(tmp_path, fixtures_dir):
+    from checklist_eval.testing import MockServer
+
+    out = tmp_path / "llm"
+    with MockServer() as server:
+        res = subprocess.run(
+            [sys.executable, "-m", "checklist_eval", "attack", str(fixtures_dir / "papers" / "genuine"), "--out",
+             str(out), "--plants", "4", "--seed", "1", "--strategies", "phantom_pointer", "fabricated_irb",
+             "--rounds", "2", "--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", server.base_url,
+             "--api-key-env", "CE_ATTACK_KEY", "--no-cache", "--json"],
+            capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "CE_ATTACK_KEY": "sk-x"})
+        assert res.returncode == 0, res.stderr
+        assert server.stats.chat_requests > 0
+    plants = json.loads((out / "plants.json").read_text("utf-8"))
+    assert plants["llm_rounds"] and plants["llm_rounds"][0]["round"] == 1
+    rewritten = [p for p in plants["plants"] if p["strategy"].endswith("+llm")]
+    assert rewritten  # the mock judge catches pointers to places that do not exist
+    a = load_paper(out / plants["files"]["A"])
+    got = {it.id: it for it in a.checklist.items}
+    for p in plants["plants"]:
+        assert got[p["question_id"]].answer.value == p["planted_answer"]
+    for p in rewritten:
+        assert "Section 2" in got[p["question_id"]].justification  # the rewrite landed in A
+
+
+def test_llm_rounds_need_an_llm(tmp_path, fixtures_dir):
+    res = cli("attack", fixtures_dir / "papers" / "genuine", "--out", tmp_path / "o", "--rounds", "1")
+    assert res.returncode == 2 and "--assessor llm" in res.stderr
+
+
+def test_a_broken_plants_file_is_one_line_exit_2(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "plants.json").write_text("{not json")
+    res = cli("assessor-eval", "--attack-runs", run)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "plants.json" in res.stderr
+    (run / "plants.json").write_text(json.dumps({"plants": [{"question_id": "1"}]}))
+    res = cli("assessor-eval", "--attack-runs", run)
+    assert res.returncode == 2 and "strategy" in res.stderr

@@ -1,0 +1,88 @@
+"""No verdict contradicts its review: on the fixtures, the whole real papers and the anchor sample, every
+offline verdict is derived from its blocking findings, and the review shows exactly those as must-fix."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.models import MUST_FIX_TAG, SUGGESTIONS_HEADING, UNVERIFIABLE_HEADING, Assessment
+from checklist_eval.parsing import load_paper
+from checklist_eval.records import read_records
+
+
+def assert_agrees(a: Assessment, where: str) -> None:
+    lines = a.review.splitlines()
+    tagged = [line for line in lines if line.endswith(MUST_FIX_TAG)]
+    if a.answer is None or not a.answer.is_real:
+        assert not a.correct, where  # TODO / missing: incorrect by the rules, nothing to grade
+        return
+    assert a.verdict in ("correct", "incorrect", "unverifiable"), where
+    assert a.correct == (a.verdict != "incorrect") == (not a.must_fix), where
+    assert (a.verdict == "unverifiable") == (bool(a.unverifiable) and not a.must_fix), where
+    assert [f"- {m}{MUST_FIX_TAG}" for m in a.must_fix] == tagged == lines[: len(tagged)], where
+    assert (SUGGESTIONS_HEADING in lines) == bool(a.suggestions), where
+    assert (UNVERIFIABLE_HEADING in lines) == bool(a.unverifiable), where
+    assert (a.p_correct >= 0.5) == a.correct, where
+    if a.correct:
+        assert "No problems found" in a.review or a.suggestions or a.unverifiable or "paper contains" in a.review
+
+
+def assess_all(paths: list[Path], **kw) -> int:
+    n = 0
+    for path in paths:
+        paper = load_paper(path, **kw)
+        for a in asyncio.run(HeuristicAssessor().assess_paper(paper)):
+            assert_agrees(a, f"{path.name} {a.question_id}")
+            n += 1
+    return n
+
+
+def test_fixture_papers(fixtures_dir):
+    papers = sorted((fixtures_dir / "papers").iterdir())
+    papers += sorted(p for sub in (fixtures_dir / "submissions").iterdir() for p in sub.iterdir())
+    assert assess_all(papers) > 50
+
+
+def test_whole_real_papers(shared_dir):
+    papers = sorted(p for p in (shared_dir / "corpus" / "papers-latex").iterdir() if p.is_dir())
+    assert assess_all(papers) == 202  # every question of each paper's checklist version
+
+
+def test_anchor_sample(shared_dir):
+    pdfs = sorted((shared_dir / "corpus" / "anchor-sample" / "papers").glob("*/*.pdf"))
+    assert len(pdfs) == 22
+    assert assess_all(pdfs, checklist="neurips-2024") == 330
+
+
+def test_records_written_by_score_agree(tmp_path, fixtures_dir):
+    out = tmp_path / "res"
+    res = subprocess.run([sys.executable, "-m", "checklist_eval", "score", str(fixtures_dir / "submissions" / "team-alpha"),
+                          "--out", str(out)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    records = read_records(out / "records.csv")
+    assert records
+    for r in records:
+        if not r.real:
+            continue
+        assert r.verdict in ("correct", "incorrect", "unverifiable")
+        assert r.correct == (r.verdict != "incorrect") == (MUST_FIX_TAG not in r.review), r.key
+
+
+@pytest.mark.parametrize("body", ["", "x"])
+def test_an_assessment_cannot_contradict_its_findings(body):
+    from pydantic import ValidationError
+
+    from checklist_eval.models import Answer, Provenance
+
+    kw = dict(question_id="1", answer=Answer.YES, p_correct=0.5, provenance=Provenance(assessor="t"))
+    with pytest.raises(ValidationError):
+        Assessment(correct=True, must_fix=["wrong" + body], verdict="incorrect", **kw)
+    with pytest.raises(ValidationError):
+        Assessment(correct=False, must_fix=[], verdict="incorrect", **kw)
+    assert Assessment(correct=True, unverifiable=["no body"], verdict="unverifiable", **kw).correct
