@@ -41,6 +41,22 @@ def prepare_out(out: str | Path) -> Path:
     return out
 
 
+def check_out(out: str | Path) -> Path:
+    """Refuse now an ``out`` that cannot become a results folder, without creating it (the folder may
+    sit inside the very submission being scored, which must not change before it is read)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "results path exists and is not a folder")
+    parent = out
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(out, f"cannot create the results folder: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(out, f"cannot create the results folder: {parent} is not writable (read-only or no permission)")
+    return out
+
+
 @contextmanager
 def locked_out(out: str | Path) -> Iterator[Path]:
     """Hold the results folder's lock for the block; refuse (InputError) when another run holds it."""

@@ -105,9 +105,9 @@ def run(args: argparse.Namespace) -> int:
             print_plan(plan)
         return 0
     if args.out:
-        from checklist_eval.outdir import prepare_out
+        from checklist_eval.outdir import check_out
 
-        prepare_out(args.out)  # unusable: exit 2 now, before any request is paid for
+        check_out(args.out)  # unusable: exit 2 now, before any request is paid for
     assessor = assessor_from_args(args)
     assessments = asyncio.run(_assess(assessor, paper))
     result = result_object(paper, assessments, assessor)

@@ -43,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from checklist_eval.batch import write_submission_outputs
-    from checklist_eval.outdir import locked_out, prepare_out
+    from checklist_eval.outdir import check_out, locked_out
 
     if args.out:
-        prepare_out(args.out)  # unusable: exit 2 now, before any request is paid for
+        check_out(args.out)  # unusable: exit 2 now, before any request is paid for
     result = asyncio.run(_score(args))
     if args.out:
         with locked_out(args.out) as out:
