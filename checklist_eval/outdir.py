@@ -53,7 +53,8 @@ def check_out(out: str | Path) -> Path:
     if not parent.is_dir():
         raise InputError(out, f"cannot create the results folder: {parent} is not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(out, f"cannot create the results folder: {parent} is not writable (read-only or no permission)")
+        raise InputError(out, f"cannot create the results folder: {parent} is not writable "
+                              "(read-only or no permission)")
     return out
 
 
