@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "detection",
     "assessor_eval",
     "attack",
+    "contamination",
     "mock_server",
 ]
 
