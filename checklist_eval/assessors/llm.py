@@ -338,6 +338,13 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
                                   timeout=self.config.timeout, max_retries=0, http_client=http)
 
+    def files_client(self, max_bytes: int, deadline: float) -> openai.AsyncOpenAI:
+        """A client for whole files (provider batch input and output): the same bounded transport with
+        a cap and a deadline sized for a file, not for one chat reply; the caller caps what it keeps."""
+        http = bounded_client(verify=shared_tls_context(), timeout=deadline, max_bytes=max_bytes)
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                  timeout=deadline, max_retries=0, http_client=http)
+
     def _client_for_loop(self) -> openai.AsyncOpenAI:
         # An httpx connection pool belongs to one event loop; a second asyncio.run gets a new client.
         loop = asyncio.get_running_loop()
