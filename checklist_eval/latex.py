@@ -26,10 +26,10 @@ from checklist_eval import checklists
 from checklist_eval.errors import NoChecklistError
 from checklist_eval.models import (
     Answer,
-    ChecklistItem,
-    HiddenRun,
     Checklist,
+    ChecklistItem,
     ChecklistSpec,
+    HiddenRun,
     Paper,
     Section,
     normalize_answer,

@@ -43,8 +43,14 @@ class RunProgress:
     def __enter__(self) -> RunProgress:
         if self.enabled:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(
                 TextColumn(self.unit), BarColumn(), MofNCompleteColumn(), TextColumn("eta"),

@@ -300,9 +300,8 @@ def write_submission_report(
 
 def print_scores_table(console: Console, scores: Sequence[SubmissionScore], *, title: str = "Scores") -> None:
     """One row per submission, rounded for display only."""
-    from rich.table import Table
-
     from rich.markup import escape
+    from rich.table import Table
 
     table = Table(title=escape(title))
     table.add_column("submission")
@@ -322,9 +321,8 @@ def print_scores_table(console: Console, scores: Sequence[SubmissionScore], *, t
 
 def print_submission_summary(console: Console, score: SubmissionScore, records: Sequence[Record]) -> None:
     """Scores plus the A-vs-T agreement table when the submission has both."""
-    from rich.table import Table
-
     from rich.markup import escape
+    from rich.table import Table
 
     from checklist_eval.scoring import agreement_rows
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import re
+from fractions import Fraction
 
 from checklist_eval.models import (
     Answer,

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-from checklist_eval.assessors.calllog import CURRENT_PAPER, CallLog
 from checklist_eval import redact
+from checklist_eval.assessors.calllog import CURRENT_PAPER, CallLog
 
 __all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",
            "MIGRATIONS"]

@@ -46,11 +46,12 @@ from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
-from checklist_eval.assessors.spending import SpendingAndEvidence
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.quirks import EndpointQuirks, refused_parameter
+from checklist_eval.assessors.quotes import grade_verdict
 from checklist_eval.assessors.retry import EndpointFault, MalformedResponse, RetryPolicy, check_completion, fatal_error
 from checklist_eval.assessors.scheduler import Scheduler
+from checklist_eval.assessors.spending import SpendingAndEvidence
 from checklist_eval.assessors.structured import (
     InvalidOutput,
     Verdict,
@@ -61,7 +62,6 @@ from checklist_eval.assessors.structured import (
     parse,
     response_format,
 )
-from checklist_eval.assessors.quotes import grade_verdict
 from checklist_eval.assessors.transport import bounded_client
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage

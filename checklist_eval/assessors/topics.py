@@ -7,7 +7,6 @@ import re
 
 from checklist_eval.models import ChecklistItem
 
-
 # Titles are matched first (they are short and distinctive); the question text is the fallback, since
 # e.g. the reproducibility question mentions "code and data" in passing. Order matters: first match wins.
 _TOPICS: list[tuple[str, re.Pattern[str]]] = [

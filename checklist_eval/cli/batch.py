@@ -44,13 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _run(args: argparse.Namespace, progress_enabled: bool):
-    import asyncio
 
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import run_batch
-    from checklist_eval.progress import RunProgress
     from checklist_eval.isolation import ParseLimits
     from checklist_eval.outdir import prepare_out
+    from checklist_eval.progress import RunProgress
     from checklist_eval.submissions import find_submissions
 
     out = Path(args.out)

@@ -94,9 +94,8 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.cli.common import body_warning, output_folder
     from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
-    from checklist_eval.progress import RunProgress, wanted
-
     from checklist_eval.isolation import ParseLimits
+    from checklist_eval.progress import RunProgress, wanted
 
     output_folder(args.out)
     paper = load(args.path, args.checklist, ParseLimits.from_args(args), args.root)

@@ -68,12 +68,11 @@ def _validate(args: argparse.Namespace) -> int:
 def _score(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from checklist_eval import trojai
     from checklist_eval.detection import plot_det, plot_roc, report_table, score_files
     from checklist_eval.errors import InputError
     from checklist_eval.evaluation import jsonable
     from checklist_eval.fsutil import atomic_write_text
-
-    from checklist_eval import trojai
 
     kinds, sweep_plot = _plots(args)
     if kinds and not args.out:

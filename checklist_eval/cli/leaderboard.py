@@ -31,10 +31,9 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
+    from checklist_eval.cli.common import output_file
     from checklist_eval.export import build_leaderboard, leaderboard_csv_text, leaderboard_json
     from checklist_eval.fsutil import atomic_write_text
-
-    from checklist_eval.cli.common import output_file
 
     for flag, path in (("--csv", args.csv), ("--html", args.html)):
         output_file(path, flag)

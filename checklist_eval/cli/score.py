@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 async def _score(args: argparse.Namespace):
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import score_path
-    from checklist_eval.isolation import ParserPool, ParseLimits
+    from checklist_eval.isolation import ParseLimits, ParserPool
     from checklist_eval.progress import RunProgress, wanted
 
     if getattr(args, "via", "online") != "online":

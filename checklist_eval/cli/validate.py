@@ -47,11 +47,10 @@ def summarize(loaded) -> dict:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from checklist_eval.isolation import ParserPool, ParseLimits
-    from checklist_eval.submissions import load_submission, open_submission
-
     from checklist_eval.cli.common import has_no_body
     from checklist_eval.errors import InputError
+    from checklist_eval.isolation import ParseLimits, ParserPool
+    from checklist_eval.submissions import load_submission, open_submission
 
     with ParserPool(1, ParseLimits.from_args(args)) as pool:
         loaded = load_submission(open_submission(args.submission), loader=pool)

@@ -78,9 +78,8 @@ def _say(quiet: bool):
 
 
 def write_run_file(out: Path, record: dict[str, Any]) -> None:
-    from checklist_eval.fsutil import atomic_write_text
-
     from checklist_eval.batch_api import public_url
+    from checklist_eval.fsutil import atomic_write_text
 
     options = {k: (str(v) if isinstance(v, Path) else v) for k, v in record["options"].items()}
     options["base_url"] = public_url(options.get("base_url"))
@@ -110,7 +109,7 @@ async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet:
     before scoring (requests written, batches submitted)."""
     from checklist_eval.batch import run_batch
     from checklist_eval.batch_api import run_rounds
-    from checklist_eval.isolation import ParserPool, ParseLimits
+    from checklist_eval.isolation import ParseLimits, ParserPool
     from checklist_eval.submissions import find_submissions
 
     _check(args)
@@ -142,7 +141,7 @@ async def score_via(args: argparse.Namespace):
     from checklist_eval.assessors import default_cache_path
     from checklist_eval.batch import score_path
     from checklist_eval.batch_api import run_rounds
-    from checklist_eval.isolation import ParserPool, ParseLimits
+    from checklist_eval.isolation import ParseLimits, ParserPool
 
     _check(args)
     options = _options(args, None)
