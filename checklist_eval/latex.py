@@ -160,9 +160,9 @@ _group_tables: list[tuple[str, dict[int, int]]] = []
 
 
 def _group_table(text: str) -> dict[int, int]:
-    for cached, table in _group_tables:
+    for cached, cached_table in _group_tables:
         if cached is text:
-            return table
+            return cached_table
     table: dict[int, int] = {}
     stack: list[int] = []
     for m in _BRACE_TOKEN.finditer(text):
@@ -1195,6 +1195,13 @@ class Mark:
     arg: str | None  # the [..] or {..} text right after the macro
 
 
+def _bracket_mark(m: re.Match[str]) -> Mark:
+    """A plain ``[Yes]``; _ANSWER_BRACKET matches only spellings normalize_answer knows."""
+    answer = normalize_answer(m.group(1))
+    assert answer is not None, m.group(1)
+    return Mark(answer, m.start(), m.end(), None)
+
+
 def _answer_marks(region: str) -> list[Mark]:
     marks = []
     found = list(_ANSWER_MACRO.finditer(region))
@@ -1219,12 +1226,12 @@ def _answer_marks(region: str) -> list[Mark]:
         marks.append(Mark(Answer(m.group(1)), m.start(), j, arg))
     if not marks:
         for m in _ANSWER_BRACKET.finditer(region):
-            marks.append(Mark(normalize_answer(m.group(1)), m.start(), m.end(), None))
+            marks.append(_bracket_mark(m))
     else:
         # plain [Yes] after an "Answer:" label counts even when other answers use macros
         for m in _ANSWER_BRACKET.finditer(region):
             if re.search(r"Answer\s*:?\s*\}?\s*:?\s*$", region[max(0, m.start() - 30) : m.start()]):
-                marks.append(Mark(normalize_answer(m.group(1)), m.start(), m.end(), None))
+                marks.append(_bracket_mark(m))
         marks.sort(key=lambda mk: mk.start)
     return marks
 

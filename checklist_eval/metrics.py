@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Callable, Literal
 
 import numpy as np
@@ -629,7 +630,7 @@ def _sweep_counts(n_pos: int, n_neg: int, pct: int) -> tuple[int, int]:
 def prevalence_sweep(
     y_true: object,
     y_prob: object,
-    rates: object = range(1, 100),
+    rates: Iterable[int] = range(1, 100),
     reps: int = 10,
     seed: int | None = 0,
 ) -> Sweep:

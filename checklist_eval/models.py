@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -275,7 +276,7 @@ UNVERIFIABLE_HEADING = "Could not be verified from the text we have:"
 
 
 def compose_review(must_fix: list[str], suggestions: list[str], unverifiable: list[str],
-                   notes: list[str] = (), empty: str = "No problems found.") -> str:
+                   notes: Sequence[str] = (), empty: str = "No problems found.") -> str:
     """The review an author reads: blocking findings first (each tagged), then suggestions, then what
     could not be verified, then paper-level notes. The first line is the worst problem."""
     lines = [f"- {m}{MUST_FIX_TAG}" for m in must_fix]

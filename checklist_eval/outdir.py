@@ -79,7 +79,10 @@ def locked_out(out: str | Path) -> Iterator[Path]:
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())
         except OSError as err:
-            raise environment_error(err, out) from None
+            refused = environment_error(err, out)
+            if refused is None:  # not the environment refusing: a bug, raised as itself (not `raise None`)
+                raise
+            raise refused from None
         yield out
     finally:
         os.close(fd)  # releases the lock

@@ -545,7 +545,7 @@ def _old_blocks(text: str, lo: int) -> tuple[list[_Block], int]:
     if first is None:
         return [], lo
     groups = groups[first:]
-    seen = []
+    seen: list[re.Match[str]] = []
     for g in groups:  # the group numbers count up 1, 2, 3...; anything else ends the checklist
         if int(g.group(1)) != len(seen) + 1:
             break
@@ -619,14 +619,14 @@ def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, li
         found[qid] = block
     items = []
     for q in spec.questions:
-        block = found.get(q.id)
-        answer, note = _answer_of(block.answer_raw) if block else (None, None)
+        found_block = found.get(q.id)
+        answer, note = _answer_of(found_block.answer_raw) if found_block else (None, None)
         if note:
             warnings.append(f"question {q.id} ({q.title}): {note}")
-        if block is not None and answer is None:
+        if found_block is not None and answer is None:
             warnings.append(f"question {q.id} ({q.title}): no answer found")
         items.append(
-            ChecklistItem.for_question(q, answer, (block.justification or None) if block else None)
+            ChecklistItem.for_question(q, answer, (found_block.justification or None) if found_block else None)
         )
     missing = [q.id for q in spec.questions if q.id not in found]
     if missing:
@@ -686,8 +686,8 @@ def find_sections(body: str) -> list[Section]:
     # "1 Introduction" and "1. Introduction" are both house styles, but one paper uses one of them;
     # the other is usually an enumerated list ("1. Identifying errors: ...").
     plain = _longest_heading_chain([c for c in numbered if not (len(c[0]) == 1 and c[3])])
-    dotted = _longest_heading_chain([c for c in numbered if not (len(c[0]) == 1 and not c[3])])
-    chain = plain if len(plain) >= len(dotted) else dotted
+    dotted_chain = _longest_heading_chain([c for c in numbered if not (len(c[0]) == 1 and not c[3])])
+    chain = plain if len(plain) >= len(dotted_chain) else dotted_chain
     sections = [Section(number=n, title=t, level=len(p)) for p, n, t, _ in chain]
     appendix = []
     for m in _APPENDIX.finditer(body, _appendix_start(body, sections)):

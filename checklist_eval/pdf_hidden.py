@@ -26,7 +26,9 @@ are runs under :data:`MIN_SENTENCE_WORDS` words inside figures or off the page.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -69,10 +71,10 @@ Box = tuple[float, float, float, float]  # left, bottom, right, top in page spac
 Matrix = tuple[float, float, float, float, float, float]
 
 
-def _untyped(fn: object, restype: object = ctypes.c_int) -> object:
+def _untyped(fn: Any, restype: Any = ctypes.c_int) -> Callable[..., Any]:
     """The same pdfium function without ctypes' per-argument conversion, which costs more than the
     call itself (a page walk measured 3-4x faster). Callers pass only pointer objects and ints."""
-    fast = type(fn)(ctypes.cast(fn, ctypes.c_void_p).value)  # type: ignore[call-arg]
+    fast = type(fn)(ctypes.cast(fn, ctypes.c_void_p).value)
     fast.restype = restype
     return fast
 
@@ -95,7 +97,7 @@ _CLIP = pdfium_c.FPDF_TEXTRENDERMODE_CLIP
 _FILL = pdfium_c.FPDF_TEXTRENDERMODE_FILL
 
 
-def _address(obj: object) -> int:
+def _address(obj: Any) -> int:
     return ctypes.cast(obj, ctypes.c_void_p).value or 0
 
 

@@ -23,6 +23,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from checklist_eval.errors import InputError, UnsafeArchiveError
 from checklist_eval.latex import find_region, strip_dead
@@ -256,7 +257,7 @@ def _safe_member_name(archive: Path, name: str) -> str:
     return posixpath.normpath("/".join(p for p in parts if p not in ("", "."))) or "."
 
 
-def _read_capped(stream: io.BufferedIOBase, limit: int, archive: Path, name: str) -> bytes:
+def _read_capped(stream: IO[bytes], limit: int, archive: Path, name: str) -> bytes:
     """Read at most ``limit`` bytes; one byte more means the member is too big (headers can lie).
     Chunked into one buffer: a single large read() of a zip member concatenates its pieces and
     can hold several copies of the data at once."""

@@ -254,6 +254,7 @@ def _load_entry(entry: PaperEntry, sub: Submission, loader: PaperLoader) -> Pape
         # Archive submissions are parsed from memory, never extracted.
         return loader.load_entry(f"{sub.path}!{entry.name}", entry.name, entry.is_dir, entry.members)
     _check_inside(entry, sub)
+    assert entry.path is not None  # an entry has members (archive) or a path (folder)
     return loader.load_paper(entry.path)
 
 

@@ -41,6 +41,7 @@ the same seed and order fails the same requests.
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 import math
@@ -335,8 +336,7 @@ class MockServer:
     def stats(self) -> ServerStats:
         """A consistent snapshot, with the prefix shares computed."""
         with self._lock:
-            snap = ServerStats(**{k: (dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v)
-                                  for k, v in asdict(self._stats).items()})
+            snap = copy.deepcopy(self._stats)
             total = sum(n for n, _ in self._chains)
             shared = 0
             for n, chain in self._chains:
@@ -435,7 +435,7 @@ class MockServer:
             elif isinstance(event, h11.Data):
                 body += event.data
             elif isinstance(event, h11.EndOfMessage):
-                return request, bytes(body)
+                return (request, bytes(body)) if request is not None else None  # h11 sends Request first
             elif isinstance(event, (h11.ConnectionClosed,)) or event is h11.PAUSED:
                 return None
 
@@ -633,17 +633,19 @@ class MockServer:
     async def _misbehaving_chat(self, headers: dict[str, str], body: bytes) -> _Reply:
         from checklist_eval import misbehave
 
-        early = misbehave.early_reply(self.misbehave, headers)
+        mode = self.misbehave
+        assert mode is not None  # only called when the server was started with a misbehaviour
+        early = misbehave.early_reply(mode, headers)
         if isinstance(early, misbehave.Streamed):
-            self._count(200, self.misbehave)
+            self._count(200, mode)
             return _Reply(200, b"", streamed=early)
         if early is not None:
-            self._count(early[0], self.misbehave)
+            self._count(early[0], mode)
             return _json(*early)
         reply = await self._chat(body)
         if reply.status != 200:
             return reply
-        return _json(200, misbehave.spoil(self.misbehave, headers, json.loads(reply.body)))
+        return _json(200, misbehave.spoil(mode, headers, json.loads(reply.body)))
 
     def _too_many(self, wait: float, message: str) -> _Reply:
         headers = [("retry-after", str(max(1, math.ceil(wait)))), ("retry-after-ms", str(int(wait * 1000)))]
@@ -698,7 +700,8 @@ def sample_paper(n_questions: int = 6, body_chars: int = 4000, source: str = "sa
 
     filler = "We study calibrated assessment of checklists and report results with error bars. "
     sections = ["1 Introduction", "2 Method", "3 Experiments", "Table 1: Main results."]
-    body_parts, i = [], 0
+    body_parts: list[str] = []
+    i = 0
     while sum(len(p) for p in body_parts) < body_chars:
         body_parts.append(f"{sections[i % len(sections)]}\n{filler * 4}")
         i += 1

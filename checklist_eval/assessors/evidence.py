@@ -289,7 +289,7 @@ def place_text(paper: Paper, p: Pointer) -> str | None:
         return body[max(0, m.start() - 600) : m.end() + 1200] if m else None
     numbered = [s for s in paper.sections if s.number]
     for i, sec in enumerate(numbered):
-        if sec.number != p.label:
+        if sec.number is None or sec.number != p.label:
             continue
         title = " ".join(sec.title.split())[:40]
         m = re.search(rf"(?m)^\s*{re.escape(sec.number)}\.?\s+{re.escape(title)}", body)
@@ -297,9 +297,10 @@ def place_text(paper: Paper, p: Pointer) -> str | None:
             return None
         nxt = None
         for later in numbered[i + 1 :]:
-            if not later.number.startswith(sec.number + "."):
+            later_number = later.number or ""  # never empty: `numbered` holds numbered sections only
+            if not later_number.startswith(sec.number + "."):
                 later_title = " ".join(later.title.split())[:40]
-                nxt = re.search(rf"(?m)^\s*{re.escape(later.number)}\.?\s+{re.escape(later_title)}", body[m.end():])
+                nxt = re.search(rf"(?m)^\s*{re.escape(later_number)}\.?\s+{re.escape(later_title)}", body[m.end():])
                 break
         end = m.end() + nxt.start() if nxt else len(body)
         return body[m.start() : min(end, m.start() + PLACE_CHARS)]

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import httpx2
 import openai
@@ -306,7 +306,8 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> verdict of the request in flight
         mode = CacheMode.OFF if config.no_cache or config.cache_path is None else (
             CacheMode.REFRESH if config.refresh else CacheMode.USE)
-        self.cache = Cache(config.cache_path, mode) if mode != CacheMode.OFF else Cache("unused", CacheMode.OFF)
+        self.cache = (Cache(config.cache_path, mode) if mode != CacheMode.OFF and config.cache_path is not None
+                      else Cache("unused", CacheMode.OFF))
         self.warnings: list[str] = []
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
         self._prefixes: dict[tuple[Any, ...], _PaperPrefix] = {}
@@ -428,7 +429,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
     # -- one request, through the scheduler and the retry policy -----------------------------------
 
     async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
-                       feedback: list[dict[str, str]] = ()) -> _Outcome:
+                       feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
         """One logical request, retried per the policy. The strategy and parameters are read once a
         slot is held, so requests queued behind a refused format already use the fallback."""
         client = self._client_for_loop()
@@ -547,7 +548,8 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         usage = spent.usage
         # The transport already redacted the reply; this second pass guards what is stored and shown.
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
-        stored = redact.redact_obj(verdict.model_dump()) | {"p_correct": p_correct, "quirks": list(quirks.learned)}
+        # redact_obj maps a dict to a dict; its signature says object because it takes any JSON value.
+        stored = cast("dict[str, Any]", redact.redact_obj(verdict.model_dump())) | {"p_correct": p_correct, "quirks": list(quirks.learned)}
         shared.set_result((stored, strategy))
         if self.cache.writes:
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)

@@ -9,13 +9,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checklist_eval.assessors.calllog import CallLog
 from checklist_eval.models import Assessment, ChecklistItem, Paper, StructuredOutput, Usage
 
+if TYPE_CHECKING:
+    from checklist_eval.assessors import LLMConfig
+    from checklist_eval.assessors.budget import Budget
+    from checklist_eval.assessors.cache import Cache
+    from checklist_eval.assessors.llm import PromptSet, _PaperPrefix
+    from checklist_eval.assessors.quirks import EndpointQuirks
+
 
 class SpendingAndEvidence:
+    if TYPE_CHECKING:  # what the host class (LLMAssessor) provides; declared so the mixin is checked
+        budget: Budget | None
+        config: LLMConfig
+        cache: Cache
+        prompts: PromptSet
+        endpoint: str
+        model: str | None
+        prompt_version: str | None
+        _in_flight: dict[str, asyncio.Future]
+
+        def quirks(self) -> EndpointQuirks: ...
+        def paper_prefix(self, paper: Paper, strategy: StructuredOutput = ...) -> _PaperPrefix: ...
+        def _params(self, strategy: StructuredOutput, quirks: EndpointQuirks) -> dict[str, Any]: ...
+        def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str: ...
+        def _usage_of(self, completion: Any, attempts: int) -> Usage: ...
+        def _assessment(self, paper: Paper, item: ChecklistItem, verdict: dict[str, Any],
+                        strategy: StructuredOutput, usage: Usage, *, cached: bool,
+                        latency_s: float = 0.0) -> Assessment: ...
+
     async def _reserve(self, messages: list[dict[str, str]]) -> float:
         if self.budget is None:
             return 0.0

@@ -193,9 +193,9 @@ def _parse_text(text: str) -> Verdict:
     # "- Correct: the paper ..." are skipped because "the" is neither.
     for m in _VERDICT_LINE.finditer(text):
         correct = _as_bool(m.group(1)) if _as_bool(m.group(1)) is not None else correct
-    if correct is None and (m := _SCORE_LINE.search(text)):
+    if correct is None and (score := _SCORE_LINE.search(text)):
         try:  # the reference system's "Score: 1 / 0.5 / 0"
-            correct = float(m.group(1)) >= 0.5
+            correct = float(score.group(1)) >= 0.5
         except ValueError:
             correct = None
     if correct is None:
