@@ -183,6 +183,8 @@ def _locate(text: str, item: ChecklistItem, start: int, end: int, nth: int) -> t
     """(answer start, answer end, justification start, justification end) of ``item`` in ``text``;
     ``nth`` counts the earlier questions carrying the very same justification."""
     just = item.justification_latex or ""
+    if item.answer is None:  # only answered questions are planted, so there is always one to find
+        return None
     candidates = [just] + sorted((p for p in just.split("\n") if len(p.strip()) > 15), key=len, reverse=True)
     for piece in candidates:
         hits = [m.start() for m in re.finditer(re.escape(piece), text[start:end])]
@@ -261,6 +263,7 @@ def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: 
     """Write the GAT submission for ``paper_path`` into ``out`` and return what was planted."""
     from checklist_eval.fsutil import atomic_write_text
     from checklist_eval.latex import parse_latex
+    from checklist_eval import checklists
     from checklist_eval.parsing import resolve_spec
     from checklist_eval.sources import load_latex
 
@@ -271,7 +274,7 @@ def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: 
         raise InputError(None, f"unknown strategy {unknown[0]!r} (known: {', '.join(STRATEGIES)})")
     source = load_latex(path)
     genuine = parse_latex(source.text, source.source, spec=resolve_spec(checklist), warnings=source.warnings)
-    spec = resolve_spec(genuine.checklist.id)
+    spec = checklists.load(genuine.checklist.id)
     ctx = _context(genuine)
     chosen = choose_plants(genuine, n_plants, seed, names)
     wanted = {item.id: (item, strat, *strat.plant(item, ctx)) for item, strat in chosen}
@@ -293,7 +296,8 @@ def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: 
     else:
         raise InputError(path, "planted answers could not be read back consistently")
     result.plants = [
-        Plant(item.id, item.title, strat.name, item.answer.value, item.justification, answer.value, just)
+        Plant(item.id, item.title, strat.name, item.answer.value if item.answer else "", item.justification,
+              answer.value, just)
         for item, strat, answer, just in wanted.values()
     ]
     result.plants.sort(key=lambda p: spec.ids.index(p.question_id))

@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from checklist_eval import metrics
 from checklist_eval.errors import InputError
@@ -72,7 +73,7 @@ def summarize(trials: Iterable[Trial], *, n_bootstrap: int = 1000, seed: int = 0
     plants = [t for t in trials if t.planted]
     honest = [t for t in trials if not t.planted]
     n = len(trials)
-    out = {
+    out: dict[str, Any] = {
         "runs": len({t.run for t in trials}),
         "items": n,
         "plants": len(plants),
@@ -85,7 +86,7 @@ def summarize(trials: Iterable[Trial], *, n_bootstrap: int = 1000, seed: int = 0
         "auc": _auc(trials, n_bootstrap, seed),
         "per_strategy": {},
     }
-    for name in sorted({t.strategy for t in plants}):
+    for name in sorted({t.strategy for t in plants if t.strategy is not None}):  # plants all have one
         mine = [t for t in plants if t.strategy == name]
         out["per_strategy"][name] = {
             "detection": _rate(sum(not t.correct for t in mine), len(mine)),

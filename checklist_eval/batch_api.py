@@ -29,13 +29,16 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from checklist_eval.assessors.batch_replay import CHAT_URL, BatchAssessor, answer_state
 from checklist_eval.assessors.retry import fatal_error
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes
+
+if TYPE_CHECKING:
+    from openai.types import Batch
 
 __all__ = ["BatchFlow", "Job", "Limits", "MAX_ROUNDS", "TERMINAL", "read_jobs"]
 
@@ -321,15 +324,17 @@ class BatchFlow:
                     self._update(job, input_file_id=f.id, status="uploaded")
                     self.say(f"uploaded {job.requests} requests ({job.bytes} bytes) as {f.id}")
                 if job.batch_id is None:
+                    file_id = job.input_file_id
+                    assert file_id is not None  # uploaded just above if it was not before
                     # A file uploaded by this process has no batch yet; one uploaded by a killed run may.
                     adopted = None if job.name in self._fresh else await self._adopt(job)
-                    batch = adopted or await self._call("create", lambda: client.batches.create(
-                        input_file_id=job.input_file_id, endpoint=CHAT_URL, completion_window="24h",
+                    batch = adopted if adopted is not None else await self._call("create", lambda: client.batches.create(
+                        input_file_id=file_id, endpoint=CHAT_URL, completion_window="24h",
                         metadata={"checklist_eval_job": job.name}))
                     self._update(job, batch_id=batch.id, status=batch.status)
                     self.say(f"batch {batch.id} created ({job.requests} requests)")
 
-    async def _adopt(self, job: Job) -> Any:
+    async def _adopt(self, job: Job) -> Batch | None:
         """The batch a killed run created for ``job`` but did not record, if the provider lists it."""
         client = self.assessor._client_for_loop()
         try:
@@ -344,8 +349,9 @@ class BatchFlow:
     async def refresh(self, job: Job) -> None:
         """One status read; a finished job is downloaded."""
         client = self.assessor._client_for_loop()
-        if job.batch_id and job.status not in TERMINAL:
-            b = await self._call("status", lambda: client.batches.retrieve(job.batch_id))
+        batch_id = job.batch_id
+        if batch_id and job.status not in TERMINAL:
+            b = await self._call("status", lambda: client.batches.retrieve(batch_id))
             counts = b.request_counts.model_dump() if b.request_counts else {}
             self._update(job, status=b.status, output_file_id=b.output_file_id, error_file_id=b.error_file_id,
                          counts_json=json.dumps(counts))

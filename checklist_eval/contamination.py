@@ -200,7 +200,7 @@ def weighted_scores(scored: list[tuple[int, dict[str, float | None]]], methods) 
     model's context, so a slope over the whole paper would mix unrelated runs)."""
     out: dict[str, float | None] = {}
     for m in methods:
-        pairs = [(n, s[m]) for n, s in scored if s.get(m) is not None]
+        pairs = [(n, v) for n, s in scored if (v := s.get(m)) is not None]
         total = sum(n for n, _ in pairs)
         out[m] = sum(n * v for n, v in pairs) / total if total else None
     return out

@@ -376,8 +376,8 @@ def report_table(result: ScoreResult) -> str:
     lines = ["Metric|Value"]
     for key, value in result.system.items():
         lines.append(f"{key}|{value}")
-    for key, value in result.metrics.items():
-        lines.append(f"{metric_label(key, result.far_stop)}|{_fmt(value)}")
+    for key, figure in result.metrics.items():
+        lines.append(f"{metric_label(key, result.far_stop)}|{_fmt(figure)}")
     return "\n".join(lines) + "\n"
 
 

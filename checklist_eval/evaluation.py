@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from checklist_eval.errors import InputError
 
@@ -69,7 +69,7 @@ def read_ground_truth(path: str | Path) -> dict[str, float]:
             raise InputError(path, f"not valid JSON ({err.msg})") from None
         if not isinstance(raw, dict):
             raise InputError(path, "ground truth must be a JSON object of question: score")
-        items = [(str(k), v, None) for k, v in raw.items()]
+        items: list[tuple[str, Any, int | None]] = [(str(k), v, None) for k, v in raw.items()]
     else:
         items = []
         for n, line in enumerate(text.splitlines(), start=1):

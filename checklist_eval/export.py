@@ -140,7 +140,7 @@ def read_failures(folder: Path) -> list[dict[str, str]]:
 
 def failure_rows(failures: Sequence[dict[str, str]], scored: set[str]) -> list[dict[str, object]]:
     """Failed submissions as leaderboard rows: no scores, the reason in ``status``."""
-    rows = []
+    rows: list[dict[str, object]] = []
     for f in failures:
         if f["submission_id"] in scored:
             continue

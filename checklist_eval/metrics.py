@@ -42,8 +42,8 @@ Rules that differ between tools, and the choice made here:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Callable, Literal
 
 import numpy as np

@@ -7,8 +7,8 @@ one, an LLM assessor for the heuristic one) without the others noticing.
 from __future__ import annotations
 
 import re
-from enum import Enum
 from collections.abc import Sequence
+from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator

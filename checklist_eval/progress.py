@@ -36,8 +36,8 @@ class RunProgress:
         self.assessor = assessor
         self.enabled = enabled
         self.unit = unit
-        self.bar = None
-        self.task = None
+        self.bar: Any = None  # a rich Progress once started; rich is imported only when shown
+        self.task: Any = None
         self._ticker: asyncio.Task | None = None
 
     def __enter__(self) -> RunProgress:

@@ -176,7 +176,9 @@ def _vllm_view(entries, text: str) -> PromptView | None:
     which vLLM does not report, is what the others leave of the prompt."""
     if not isinstance(entries, list) or not entries:
         return None
-    tokens, values, tops = [], [], []
+    tokens: list[str | None] = []
+    values: list[float | None] = []
+    tops: list[dict[str, float] | None] = []
     for entry in entries:
         if not isinstance(entry, dict) or not entry:
             tokens.append(None)

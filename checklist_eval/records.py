@@ -291,7 +291,7 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
     text = {k: ("" if row.get(k) is None else str(row.get(k))) for k in COLUMNS}
     return Record(
         submission_id=sid,
-        role=role,  # type: ignore[arg-type]
+        role=role,
         question_id=qid,
         answer=_parse_answer(row.get("answer"), where, path),
         correct=_parse_bool(row.get("correct"), where, path),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -56,7 +56,7 @@ def correctness(rows: Sequence[Record]) -> Fraction:
     return Fraction(sum(r.c for r in rows), len(rows))
 
 
-def agreement_rows(records: Sequence[Record]) -> list[dict[str, object]]:
+def agreement_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     """Per question of T (in T's order): a_i, t_i, g_i, c_i of A, whether it counts for R and agrees.
 
     A question T answered for real but A lacks counts with a = missing, c_A = 0 and g = 0 (a != t).

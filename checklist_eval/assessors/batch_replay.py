@@ -21,7 +21,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Final
 
 import httpx2
 import openai
@@ -34,7 +34,7 @@ from checklist_eval.models import Assessment, ChecklistItem, Paper, Usage
 __all__ = ["BatchAssessor", "PendingAnswer", "RETRY_VIA", "answer_state"]
 
 RETRY_VIA = ("online", "batch-api", "jsonl")
-CHAT_URL = "/v1/chat/completions"
+CHAT_URL: Final = "/v1/chat/completions"  # Final: typed as the literal the SDK expects
 
 
 _ASKED: ContextVar[set[str] | None] = ContextVar("batch_asked", default=None)

@@ -53,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
 def subparser_of(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
     """The parser of ``command`` (the top-level parser when there is none)."""
     for action in parser._subparsers._group_actions if parser._subparsers else ():
-        if command in getattr(action, "choices", {}):
-            return action.choices[command]
+        choices = getattr(action, "choices", None)
+        if isinstance(choices, dict) and command in choices:  # a subparsers action maps names to parsers
+            return choices[command]
     return parser
 
 

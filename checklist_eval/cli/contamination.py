@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 _NGRAM_METHODS = ("slope_ngram", "slope_mean", "slope_z")
 
@@ -127,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
         texts = [fetch(f"chunk-{i}", chunk) for i, chunk in enumerate(chunks)]
     finally:
         client.close()
-    rows = [{"id": t.id, "n_tokens": t.n_tokens, "scores": c.score_text(t, methods, args.k)} for t in texts]
+    rows: list[dict[str, Any]] = [{"id": t.id, "n_tokens": t.n_tokens, "scores": c.score_text(t, methods, args.k)}
+                                  for t in texts]
     notes = _notes(texts, methods)
     if skipped:
         notes.append(f"{skipped} chunk(s) past --max-chunks {args.max_chunks} not scored")
@@ -197,7 +199,8 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.bootstrap < 0:
         raise InputError(None, f"--bootstrap must be >= 0, got {args.bootstrap}")
     fetch, client = _fetcher(args, methods)
-    results, all_texts = {}, []
+    results: dict[str, dict] = {}
+    all_texts = []
     try:
         for path in args.datasets:
             texts = ce.load_dataset(path, fetch)

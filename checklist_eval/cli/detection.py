@@ -112,7 +112,8 @@ def _plots(args: argparse.Namespace) -> tuple[list[str], str | None]:
     """(roc/det kinds for --out, the sweep plot's file) from the --plot values."""
     from checklist_eval.errors import InputError
 
-    kinds, files = [], []
+    kinds: list[str] = []
+    files: list[str] = []
     for value in args.plot or []:
         (kinds if value in ("roc", "det") else files).append(value)
     if files and not args.prevalence_sweep:
