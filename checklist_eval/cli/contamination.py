@@ -115,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, "give either a PAPER (with --model and --base-url) or --logprobs FILE")
     if args.logprobs:
         texts = c.read_logprob_jsonl(args.logprobs)
-        rows = [{"id": t.id, "n_tokens": t.n_tokens, "scores": c.score_text(t, methods, args.k)} for t in texts]
+        rows: list[dict[str, Any]] = [
+            {"id": t.id, "n_tokens": t.n_tokens, "scores": c.score_text(t, methods, args.k)} for t in texts]
         _report({"texts": rows}, methods, _notes(texts, methods), args, None)
         return 0
     if args.chunk_words < 1 or args.max_chunks < 1:
@@ -128,8 +129,7 @@ def run(args: argparse.Namespace) -> int:
         texts = [fetch(f"chunk-{i}", chunk) for i, chunk in enumerate(chunks)]
     finally:
         client.close()
-    rows: list[dict[str, Any]] = [{"id": t.id, "n_tokens": t.n_tokens, "scores": c.score_text(t, methods, args.k)}
-                                  for t in texts]
+    rows = [{"id": t.id, "n_tokens": t.n_tokens, "scores": c.score_text(t, methods, args.k)} for t in texts]
     notes = _notes(texts, methods)
     if skipped:
         notes.append(f"{skipped} chunk(s) past --max-chunks {args.max_chunks} not scored")
