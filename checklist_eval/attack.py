@@ -242,7 +242,7 @@ def _safe_name(path: Path) -> str:
 def _landed(planted: Paper, genuine: Paper, plants: dict[str, tuple[Answer, str]]) -> dict[str, str]:
     """Question id -> why it did not land, for every question whose parsed answer is not as intended."""
     problems = {}
-    for g, a in zip(genuine.checklist.items, planted.checklist.items):
+    for g, a in zip(genuine.checklist.items, planted.checklist.items, strict=False):
         if g.id in plants:
             want, just = plants[g.id]
             if a.answer is not want:
@@ -261,9 +261,9 @@ def _squash(text: str) -> str:
 def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: int = 0,
            strategies: list[str] | None = None, checklist: str | None = None) -> AttackResult:
     """Write the GAT submission for ``paper_path`` into ``out`` and return what was planted."""
+    from checklist_eval import checklists
     from checklist_eval.fsutil import atomic_write_text
     from checklist_eval.latex import parse_latex
-    from checklist_eval import checklists
     from checklist_eval.parsing import resolve_spec
     from checklist_eval.sources import load_latex
 

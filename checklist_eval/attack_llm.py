@@ -68,7 +68,7 @@ async def rewrite_rounds(result: AttackResult, out: str | Path, assessor, rounds
             })) for p in caught))
         text = a_path.read_text("utf-8")
         edits = []
-        for plant, reply in zip(caught, replies):
+        for plant, reply in zip(caught, replies, strict=True):
             new = latex_escape(_clean(reply))
             at = _position(text, plant, result)
             if new and at is not None:

@@ -117,7 +117,7 @@ async def assess_loaded(
     results = await gather_all(*(assess(r) for r in roles))
     scored_at = now_iso()
     records: list[Record] = []
-    for role, assessments in zip(roles, results):
+    for role, assessments in zip(roles, results, strict=True):
         records += records_from_assessments(
             loaded.id, role, loaded.papers[role], assessments, case=loaded.case, scored_at=scored_at
         )

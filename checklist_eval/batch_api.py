@@ -315,10 +315,12 @@ class BatchFlow:
         client = self.assessor._client_for_loop()
         async with self.assessor.files_client(max_bytes=1 << 20, deadline=FILE_DEADLINE_S) as files:
             for job in self.jobs():
+                # The lambdas below (B023) are awaited, retries included, before the loop moves on.
                 if job.input_file_id is None:
                     with open(job.path, "rb") as fh:  # streamed by the SDK, rewound for each attempt
                         f = await self._call("upload", lambda: files.files.create(
-                            file=(Path(job.path).name, _rewound(fh), "application/jsonl"), purpose="batch"))
+                            file=(Path(job.path).name, _rewound(fh), "application/jsonl"),  # noqa: B023
+                            purpose="batch"))
                     self.uploaded_files += 1
                     self._fresh.add(job.name)
                     self._update(job, input_file_id=f.id, status="uploaded")
@@ -328,9 +330,11 @@ class BatchFlow:
                     assert file_id is not None  # uploaded just above if it was not before
                     # A file uploaded by this process has no batch yet; one uploaded by a killed run may.
                     adopted = None if job.name in self._fresh else await self._adopt(job)
-                    batch = adopted if adopted is not None else await self._call("create", lambda: client.batches.create(
-                        input_file_id=file_id, endpoint=CHAT_URL, completion_window="24h",
-                        metadata={"checklist_eval_job": job.name}))
+                    batch = adopted
+                    if batch is None:
+                        batch = await self._call("create", lambda: client.batches.create(
+                            input_file_id=file_id, endpoint=CHAT_URL, completion_window="24h",  # noqa: B023
+                            metadata={"checklist_eval_job": job.name}))  # noqa: B023
                     self._update(job, batch_id=batch.id, status=batch.status)
                     self.say(f"batch {batch.id} created ({job.requests} requests)")
 
@@ -342,7 +346,8 @@ class BatchFlow:
         except Exception:  # noqa: BLE001 - listing is an optimisation; creating is still correct
             return None
         for batch in page.data:
-            if (batch.metadata or {}).get("checklist_eval_job") == job.name and batch.input_file_id == job.input_file_id:
+            if ((batch.metadata or {}).get("checklist_eval_job") == job.name
+                    and batch.input_file_id == job.input_file_id):
                 return batch
         return None
 

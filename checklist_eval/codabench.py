@@ -76,7 +76,8 @@ def to_yaml(value: Any, indent: int = 0) -> str:
             if isinstance(v, (dict, list)) and v:
                 out.append(f"{pad}{k}:\n{to_yaml(v, indent + 2)}")
             else:
-                out.append(f"{pad}{k}: {_scalar(v) if not isinstance(v, (dict, list)) else ('{}' if isinstance(v, dict) else '[]')}\n")
+                empty = "{}" if isinstance(v, dict) else "[]"
+                out.append(f"{pad}{k}: {_scalar(v) if not isinstance(v, (dict, list)) else empty}\n")
         return "".join(out)
     if isinstance(value, list):
         out = []

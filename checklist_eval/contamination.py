@@ -148,7 +148,7 @@ def min_k_pp_tokens(text: TokenText) -> np.ndarray | None:
         mu, sigma = text.vocab_mu, text.vocab_sigma
     elif text.top_logprobs is not None:
         pairs = [topk_moments(tok, float(v), top) if top else (math.nan, math.nan)
-                 for tok, v, top in zip(text.tokens, lp, text.top_logprobs)]  # fmt: skip
+                 for tok, v, top in zip(text.tokens, lp, text.top_logprobs, strict=False)]  # fmt: skip
         mu = np.array([a for a, _ in pairs])
         sigma = np.array([b for _, b in pairs])
     else:

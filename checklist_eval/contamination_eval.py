@@ -79,7 +79,7 @@ def evaluate(texts: list[TokenText], methods, *, k: float = 0.2, n_bootstrap: in
     for m in methods:
         keep = np.array([s[m] is not None for s in scored])
         y = labels[keep]
-        s = np.array([sc[m] for sc, ok in zip(scored, keep) if ok], dtype=np.float64)
+        s = np.array([sc[m] for sc, ok in zip(scored, keep, strict=True) if ok], dtype=np.float64)
         out["methods"][m] = _method_figures(y, s, n_bootstrap, level, seed)
     return out
 
@@ -142,7 +142,7 @@ def plot(results: dict[str, dict], methods, path: str | Path) -> Path:
 
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 5), dpi=110, squeeze=False)
-    for ax, (d, res) in zip(axes[0], results.items()):
+    for ax, (d, res) in zip(axes[0], results.items(), strict=True):
         ax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1)
         for m in methods:
             f = res["methods"][m]

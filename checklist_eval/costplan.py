@@ -75,7 +75,7 @@ def plan_papers(labelled: list[tuple[str, Paper]], args: Any, cache_path: Path |
         if db is not None:
             db.close()
     rows = []
-    for (label, paper), per in zip(labelled, est["papers"]):
+    for (label, paper), per in zip(labelled, est["papers"], strict=False):
         row = {"paper": label, "source": paper.source, **{k: per[k] for k in TOKEN_FIELDS},
                "truncated": per["truncated"]}
         row["cost_usd"] = None if price is None else round(price.cost(

@@ -137,7 +137,7 @@ def _data_rows(reader, path: str, columns: list[str]):
             malformed.append(Problem(path, reader.line_num, f"malformed row: {len(cells)} cells, the header "
                                                              f"has {len(columns)}"))  # fmt: skip
             continue
-        rows.append(dict(zip(columns, cells)))
+        rows.append(dict(zip(columns, cells, strict=True)))
         lines.append(reader.line_num)
     return rows, lines, malformed
 
@@ -162,7 +162,7 @@ def _header_problems(path: str, columns: list[str], required: tuple[str, ...]) -
 def _index_ids(index: Table, v: Validation) -> dict[str, int]:
     """FileID -> row position in the index, reporting empty and repeated FileIDs of the index."""
     ids: dict[str, int] = {}
-    for k, (row, line) in enumerate(zip(index.rows, index.lines)):
+    for k, (row, line) in enumerate(zip(index.rows, index.lines, strict=True)):
         fid = row["FileID"]
         if not fid:
             v.problems.append(Problem(index.path, line, "empty FileID in the index"))
@@ -227,7 +227,7 @@ def _read_and_validate(index_path, sysout_path):
         return v, index, sysout, {}
     ids = _index_ids(index, v)
     seen: dict[str, int] = {}
-    for row, line in zip(sysout.rows, sysout.lines):
+    for row, line in zip(sysout.rows, sysout.lines, strict=True):
         _check_sysout_row(row, line, sysout.path, ids, index, seen, v)
     for fid, k in ids.items():
         if fid not in seen:
@@ -270,7 +270,7 @@ def _reference_targets(ref_path: str | Path, ids: dict[str, int], v: Validation)
     if ref is None:
         return {}
     targets: dict[str, bool] = {}
-    for row, line in zip(ref.rows, ref.lines):
+    for row, line in zip(ref.rows, ref.lines, strict=True):
         flag = row["IsTarget"].upper()
         if flag not in ("Y", "N"):
             v.problems.append(Problem(ref.path, line, f"IsTarget must be Y or N, got {row['IsTarget']!r}"))
@@ -357,7 +357,8 @@ def metric_label(key: str, far_stop: float) -> str:
     names = {
         "n": "NumTrials", "n_target": "NumTarget", "n_nontarget": "NumNonTarget", "auc": "AUC",
         "pauc": f"pAUC@FPR={f}", "pauc_mcclish": f"pAUC_McClish@FPR={f}",
-        "tpr_at_fpr": f"TPR@FPR={f}", "eer": "EER", "eer_interp": "EER_interpolated", "eer_nearest": "EER_nearest_point",
+        "tpr_at_fpr": f"TPR@FPR={f}", "eer": "EER", "eer_interp": "EER_interpolated",
+        "eer_nearest": "EER_nearest_point",
         "brier": "Brier", "cross_entropy": "CrossEntropy",
     }  # fmt: skip
     if key in names:

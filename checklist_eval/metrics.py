@@ -659,7 +659,7 @@ def prevalence_sweep(
         for rep in range(reps):
             idx = np.r_[rng.permutation(pos_idx)[:k_pos], rng.permutation(neg_idx)[:k_neg]]
             rows.append((pct / 100.0, rep, *_subset_metrics(y[idx], p[idx], pct / 100.0)))
-    cols = list(zip(*rows)) if rows else [()] * 7
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 7
     return Sweep(*(np.asarray(c) for c in cols))
 
 

@@ -9,7 +9,8 @@ the batch path is tested over real HTTP with the real ``openai`` client.
 Endpoints: ``POST /v1/files`` (multipart, purpose ``batch``), ``GET /v1/files/{id}``,
 ``GET /v1/files/{id}/content``; ``POST /v1/batches``, ``GET /v1/batches``, ``GET /v1/batches/{id}``,
 ``POST /v1/batches/{id}/cancel``. A batch moves on when it is retrieved (or cancelled): the first
-retrieve after ``delay`` runs its lines, in the server's thread, as a provider's workers would. The input file is checked the way the provider documents it (JSON
+retrieve after ``delay`` runs its lines, in the server's thread, as a provider's workers would. The input file
+is checked the way the provider documents it (JSON
 lines, unique ``custom_id``, ``POST`` to the batch's endpoint, one model per file, at most
 ``max_requests`` lines and ``max_file_bytes`` bytes); a bad file makes a ``failed`` batch with
 ``errors``. Each line is answered by the server's own chat reply generator, so a batch verdict equals

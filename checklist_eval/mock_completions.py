@@ -95,7 +95,7 @@ def _choice(index: int, prompt: str, echo: bool, k: int | None, generate: bool) 
             pos += len(t)
         logprobs = {
             "tokens": tokens, "token_logprobs": lps, "text_offset": offsets,
-            "top_logprobs": [None if lp is None else _top(t, lp, k) for t, lp in zip(tokens, lps)] if k > 0
+            "top_logprobs": [None if lp is None else _top(t, lp, k) for t, lp in zip(tokens, lps, strict=True)] if k > 0
             else None,
         }  # fmt: skip
     text = (prompt if echo else "") + (GENERATED if generate else "")
@@ -109,7 +109,7 @@ def _token_id(token: str) -> str:
 def _vllm_prompt_logprobs(prompt: str, k: int) -> list[dict[str, Any] | None]:
     tokens, lps = prompt_logprobs(prompt)
     out: list[dict[str, Any] | None] = []
-    for tok, lp in zip(tokens, lps):
+    for tok, lp in zip(tokens, lps, strict=True):
         if lp is None:
             out.append(None)
             continue
@@ -150,7 +150,7 @@ def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
     if pk is not None:
         if not isinstance(pk, int) or isinstance(pk, bool) or not 0 <= pk <= MAX_TOP:
             return 400, _error(f"prompt_logprobs must be an integer in [0, {MAX_TOP}]")
-        for c, p in zip(choices, prompts):
+        for c, p in zip(choices, prompts, strict=True):
             c["prompt_logprobs"] = _vllm_prompt_logprobs(p, pk)
     n_prompt = sum(len(tokenize(p)) for p in prompts)
     n_out = len(prompts) if max_tokens > 0 else 0

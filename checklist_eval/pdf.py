@@ -118,8 +118,8 @@ def _largest_font_text(textpage: pdfium.PdfTextPage) -> str | None:
     chars = [chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, i)) for i in range(n)]
     sizes = [pdfium_c.FPDFText_GetFontSize(textpage.raw, i) for i in range(n)]
     # pdfium's own line breaks and spaces carry size 1 or whitespace: they never end a run
-    generated = [size <= 1.0 or ch.isspace() for ch, size in zip(chars, sizes)]
-    candidates = sorted({round(s, 1) for s, g in zip(sizes, generated) if not g}, reverse=True)
+    generated = [size <= 1.0 or ch.isspace() for ch, size in zip(chars, sizes, strict=True)]
+    candidates = sorted({round(s, 1) for s, g in zip(sizes, generated, strict=True) if not g}, reverse=True)
     for biggest in candidates[:3]:
         title = _font_run(chars, sizes, generated, biggest)
         if title and not title.lower().startswith("arxiv"):
@@ -129,7 +129,7 @@ def _largest_font_text(textpage: pdfium.PdfTextPage) -> str | None:
 
 def _font_run(chars: list[str], sizes: list[float], generated: list[bool], size: float) -> str:
     out: list[str] = []
-    for ch, sz, gen in zip(chars, sizes, generated):
+    for ch, sz, gen in zip(chars, sizes, generated, strict=True):
         if not gen and abs(sz - size) <= 0.5:
             out.append(ch)
         elif gen and out:
@@ -276,7 +276,7 @@ def _strip_run(
         return lines, expect
     numbered = {idx for idx, _ in run}
     lines = list(lines)
-    for (a, va), (b, vb) in zip(run, run[1:]):
+    for (a, va), (b, vb) in zip(run, run[1:], strict=False):
         for missing in range(va + 1, vb):
             _drop_inline_number(lines, a, b, missing)
     out = []
@@ -314,7 +314,7 @@ def clean_pages(raw_pages: list[str]) -> list[str]:
     page_runs = [_number_runs(lines) for lines in pages]
     if _numbered_document(page_runs):
         last_number: int | None = None
-        for i, (lines, runs) in enumerate(zip(pages, page_runs)):
+        for i, (lines, runs) in enumerate(zip(pages, page_runs, strict=True)):
             pages[i], last_number = _strip_run(lines, _pick_run(runs, last_number), last_number)
     pages = [_strip_page_number(lines) for lines in pages]
     repeated = _running_lines(pages)

@@ -314,7 +314,7 @@ def _holds_centre(outer: Box, inner: Box) -> bool:
 
 
 def _close(a: tuple[int, int, int], b: tuple[int, int, int] | None) -> bool:
-    return b is not None and all(abs(x - y) <= COLOUR_TOLERANCE for x, y in zip(a, b))
+    return b is not None and all(abs(x - y) <= COLOUR_TOLERANCE for x, y in zip(a, b, strict=True))
 
 
 def _background(seq: int, box: Box, shapes: list[_Shape]) -> tuple[int, int, int] | None:

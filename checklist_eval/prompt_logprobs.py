@@ -109,7 +109,10 @@ class LogprobClient:
     def _views(self, prompts: list[str], k: int) -> list[PromptView | None]:
         choices = sorted(self._create(prompts if len(prompts) > 1 else prompts[0], k).choices or [],
                          key=lambda c: c.index)  # fmt: skip
-        return [self._view(c, text) for c, text in zip(choices, prompts)]
+        # Matched by index, not by position: a reply missing a choice must not shift the others onto
+        # the wrong prompt; a prompt without its choice has no view.
+        by_index = {c.index: c for c in choices}
+        return [self._view(by_index[i], text) if i in by_index else None for i, text in enumerate(prompts)]
 
     def _view(self, choice, text: str) -> PromptView | None:
         if self._vllm_prompt_logprobs:
@@ -135,7 +138,7 @@ class LogprobClient:
         if self.top_k > 0 and view.tops:
             out.top_logprobs = [view.tops[i] for i in keep]
         if ngram > 0:
-            in_text = [text[o:o + len(t)] == t for o, t in zip(view.offsets, view.tokens)]
+            in_text = [text[o:o + len(t)] == t for o, t in zip(view.offsets, view.tokens, strict=False)]
             out.ngram_logprobs = self._ngram(view.tokens, keep, ngram, in_text)
         return out
 
@@ -164,7 +167,8 @@ def _echo_view(lp, generated: int) -> PromptView | None:
     n = len(lp.tokens) - generated
     if n <= 0:
         return None
-    offsets = list(lp.text_offset) if lp.text_offset and len(lp.text_offset) == len(lp.tokens) else _cumulative(lp.tokens)
+    given = lp.text_offset and len(lp.text_offset) == len(lp.tokens)
+    offsets = list(lp.text_offset) if given else _cumulative(lp.tokens)
     values = [None if v is None or not math.isfinite(v) else float(v) for v in lp.token_logprobs[:n]]
     tops = [_top_dict(t) for t in lp.top_logprobs[:n]] if lp.top_logprobs else None
     return PromptView(list(lp.tokens[:n]), offsets[:n], values, tops)
@@ -218,7 +222,7 @@ def _target_logprob(view: PromptView | None, boundary: int) -> float:
     if view is None:
         return math.nan
     total, found = 0.0, False
-    for off, tok, v in zip(view.offsets, view.tokens, view.logprobs):
+    for off, tok, v in zip(view.offsets, view.tokens, view.logprobs, strict=False):
         if off < boundary < off + len(tok):
             return math.nan
         if off >= boundary:

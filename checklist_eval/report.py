@@ -196,7 +196,8 @@ def _records_table(records: Sequence[Record], role: str) -> str:
         rows.append(
             f"<tr><td>{_e(r.question_id)}</td><td>{_e(r.title)}</td>"
             f"<td>{_e(_answer_text(r.answer))}</td><td><pre>{_e(r.justification)}</pre></td>"
-            f"<td>{_verdict(bool(r.c), r.verdict)}</td><td class=\"num\">{p}</td><td><pre>{_e(r.review)}</pre></td></tr>"
+            f"<td>{_verdict(bool(r.c), r.verdict)}</td><td class=\"num\">{p}</td>"
+            f"<td><pre>{_e(r.review)}</pre></td></tr>"
         )
     return (
         "<table><thead><tr><th>#</th><th>Question</th><th>Answer</th><th>Justification</th>"

@@ -316,8 +316,8 @@ def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True
     declared_total = 0
     read_total = 0
     names = [_safe_member_name(path, info.filename) for info in infos]
-    _refuse_duplicates(path, [n for n, i in zip(names, infos) if not i.is_dir()],
-                       {n for n, i in zip(names, infos) if i.is_dir()})
+    _refuse_duplicates(path, [n for n, i in zip(names, infos, strict=True) if not i.is_dir()],
+                       {n for n, i in zip(names, infos, strict=True) if i.is_dir()})
     with zf:
         for info in infos:
             name = _safe_member_name(path, info.filename)

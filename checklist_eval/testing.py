@@ -10,7 +10,8 @@ the ``openai`` SDK itself uses; no web framework).
 parameters and error bodies, URL shape, key header, usage fields and reasoning tokens.
 
 Endpoints: ``GET /v1/models``; ``POST /v1/completions`` (``echo`` + ``logprobs``: prompt
-log-probabilities, see :mod:`checklist_eval.mock_completions`); ``POST /v1/chat/completions`` (``response_format`` json_schema /
+log-probabilities, see :mod:`checklist_eval.mock_completions`); ``POST /v1/chat/completions``
+(``response_format`` json_schema /
 json_object / none, ``logprobs`` + ``top_logprobs``, ``usage.prompt_tokens_details.cached_tokens``);
 ``/v1/files`` and ``/v1/batches`` (``checklist_eval.mock_batches``); and for a server in another
 process, ``GET /_stats`` and ``POST /_reset``.
@@ -535,7 +536,8 @@ class MockServer:
             with self._lock:
                 self._stats.in_flight -= 1
 
-    def _chat_reply(self, n: int, body: bytes, deployment: str | None = None) -> _Reply:
+    # One branch per request field a real provider validates; the server moves to its own package later.
+    def _chat_reply(self, n: int, body: bytes, deployment: str | None = None) -> _Reply:  # noqa: C901
         try:
             req = json.loads(body)
             messages = req["messages"]
@@ -684,8 +686,8 @@ class MockServer:
                 alts = [(tok, -0.001)]
                 lp = -0.001
             content.append({"token": tok, "logprob": lp, "bytes": list(tok.encode("utf-8")),
-                            "top_logprobs": [{"token": t, "logprob": l, "bytes": list(t.encode("utf-8"))}
-                                             for t, l in alts[: max(top, 0)]]})
+                            "top_logprobs": [{"token": t, "logprob": alt, "bytes": list(t.encode("utf-8"))}
+                                             for t, alt in alts[: max(top, 0)]]})
         return {"content": content, "refusal": None}
 
 

@@ -170,7 +170,8 @@ def run_to_end(cmd: list[str]) -> tuple[int, str, str, float]:
     return proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - t0
 
 
-def run_and_kill(cmd: list[str], server: RecordingServer, segment: str, target: int, jitter: float) -> tuple[bool, float]:
+def run_and_kill(cmd: list[str], server: RecordingServer, segment: str, target: int,
+                 jitter: float) -> tuple[bool, float]:
     """Start the batch and SIGKILL it once the server has received ``target`` of its requests, plus
     ``jitter`` s (so kills land in flight, between requests and during result writes alike).
     Returns (killed, seconds it ran); killed is False when the batch finished first."""

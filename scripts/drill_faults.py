@@ -149,8 +149,10 @@ def print_table(result: dict[str, Any]) -> None:
     console.print(table)
     same = "[green]identical[/green]" if result["identical"] else "[red]DIFFERENT[/red]"
     console.print(f"{result['verdicts_compared']} verdicts and {result['submissions']} score rows compared: {same} "
-                  f"({result['verdict_differences']} verdict differences: {result['verdicts_mismatched']} judged differently, "
-                  f"{result['verdicts_missing']} missing from one run; {result['score_differences']} score differences); "
+                  f"({result['verdict_differences']} verdict differences: "
+                  f"{result['verdicts_mismatched']} judged differently, "
+                  f"{result['verdicts_missing']} missing from one run; "
+                  f"{result['score_differences']} score differences); "
                   f"lost {result['lost']}, failed submissions {result['failed_submissions']}")
     for r in result["runs"]:
         for err in r["failures"]:

@@ -112,8 +112,8 @@ def drill(papers: tuple[str, ...] = ("genuine_sga", "adversarial_sga")) -> list[
             for placement in PLACEMENTS:
                 row = measure(TEMPLATE / f"{name}.tex", placement, Path(tmp))
                 row["C_without"] = base["C"]
-                row["changed"] = sum(a != b for a, b in zip(base["verdicts"], row["verdicts"]))
-                row["mean_dp"] = sum(b - a for a, b in zip(base["p"], row["p"])) / len(row["p"])
+                row["changed"] = sum(a != b for a, b in zip(base["verdicts"], row["verdicts"], strict=False))
+                row["mean_dp"] = sum(b - a for a, b in zip(base["p"], row["p"], strict=False)) / len(row["p"])
                 rows.append(row)
     for r in rows:
         r.pop("verdicts")

@@ -68,7 +68,7 @@ def sample_papers(sample: Path) -> list[tuple[str, Path, dict[str, float]]]:
 
 
 def figures(system: str, y: list[int], p: list[float], correct: list[bool], papers: int, note: str = "") -> Figures:
-    acc = sum(int(c) == t for c, t in zip(correct, y)) / len(y)
+    acc = sum(int(c) == t for c, t in zip(correct, y, strict=False)) / len(y)
     return Figures(system, len(y), papers, round(acc, 4), round(metrics.auc(y, p), 4), sum(y), note)
 
 
@@ -98,7 +98,8 @@ def evaluate(sample: Path, checklist: str) -> Run:
     for system, trials in references.items():
         run.notes += [f"{system}: {note}" for note in trials.notes]
     gpt = references[GPT].frame
-    ref_answers = {(pa, q): normalize_answer(a) for pa, q, a in zip(gpt["paper"], gpt["question_id"], gpt["answer"])}
+    ref_answers = {(pa, q): normalize_answer(a)
+                   for pa, q, a in zip(gpt["paper"], gpt["question_id"], gpt["answer"], strict=True)}
     y: list[int] = []
     p: list[float] = []
     correct: list[bool] = []

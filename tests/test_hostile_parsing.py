@@ -23,10 +23,11 @@ import zlib
 from pathlib import Path
 
 import pytest
-from test_hostile import GOOD_ANSWERS, GOOD_TEX, assert_one_line_error, paper_with, snapshot, zip_bytes
 
 from checklist_eval import worstcases
 from checklist_eval.errors import InputError
+
+from test_hostile import GOOD_ANSWERS, GOOD_TEX, assert_one_line_error, paper_with, snapshot, zip_bytes
 
 # The whole process tree's peak resident memory; the parsing worker's own limit is 2048 MB by default,
 # and every case here stays far below it.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-
 import httpx2
 import openai
 import pytest

@@ -12,9 +12,10 @@ import ctypes
 import re
 from pathlib import Path
 
+import pytest
+
 import pypdfium2 as pdfium  # a required dependency: a broken install must fail, not skip
 import pypdfium2.raw as pdfium_c  # noqa: E402
-import pytest
 
 from checklist_eval import checklists  # noqa: E402
 from checklist_eval.errors import InputError, NoChecklistError  # noqa: E402

@@ -25,7 +25,6 @@ from checklist_eval.pdf import extract_pages
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from drill_hidden_text import SENTENCE, add_text, doctor  # noqa: E402
 from drill_hidden_text import TECHNIQUES as HIDDEN  # noqa: E402  how it is hidden -> the technique named
-
 SOURCE = "11_genuine_AutoSurvey"
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
+
+import re
 
 from checklist_eval.models import (
     Answer,

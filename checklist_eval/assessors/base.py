@@ -97,5 +97,5 @@ class Assessor(ABC):
             provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version),
         )
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - a no-op default, not abstract: only network assessors hold anything
         """Release connections and flush caches; safe to call twice."""

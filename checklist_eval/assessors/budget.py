@@ -4,7 +4,8 @@ Before a request is sent its worst-case cost is reserved: the prompt at the full
 provider prefix-cache discount) and the whole ``max_tokens`` budget at the output price. When the
 money already spent plus this reservation would pass the cap, the request is refused with
 ``BudgetExceeded`` and every later one too (the cap is sticky, so a run stops instead of trickling on);
-when only the reservations of requests in flight stand in the way, it waits for them to settle. Requests already in flight finish and are cached, so rerunning with a higher
+when only the reservations of requests in flight stand in the way, it waits for them to settle. Requests
+already in flight finish and are cached, so rerunning with a higher
 cap resumes without repeating a call.
 """
 
@@ -71,5 +72,6 @@ class Budget:
 
     def message(self) -> str:
         return (f"stopped by --max-cost {_usd(self.cap)}: {_usd(self.spent)} spent, and the next request "
-                f"(up to {_usd(self.refused_amount)}) could pass the cap. Every answer received is cached: rerun the same command with a "
+                f"(up to {_usd(self.refused_amount)}) could pass the cap. Every answer received is cached: "
+                f"rerun the same command with a "
                 f"higher --max-cost to resume (no call is repeated; use the same --cache / results folder)")

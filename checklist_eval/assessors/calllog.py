@@ -86,7 +86,7 @@ def read_calls(path: str | Path, *, submission: str | None = None, question: str
             "prompt_version", "strategy", "params", "prefix_digest", "question", "response", "outcome")
     out = []
     for row in reversed(rows):
-        d = dict(zip(keys, row))
+        d = dict(zip(keys, row, strict=False))
         d["params"] = json.loads(d["params"])
         d["response"] = json.loads(d["response"])
         out.append(d)

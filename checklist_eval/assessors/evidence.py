@@ -47,9 +47,11 @@ _BODY_PATTERNS = {
     "proof": r"\bProof\b|\bproofs? (?:of|in|are|is)\b",
     "stats_strong": r"±|\+/-|standard deviations?|standard errors?|confidence intervals?|error bars?|\bstd\b"
     r"|\bs\.e\.m?\b|p-values?|statistically significant|t-tests?|wilcoxon|\b9[05]\s?% CI"
-    r"|(?:over|across|averaged over) (?:\d+|three|five|ten) (?:random |independent |different )?(?:seeds|runs|trials|repetitions)",
+    r"|(?:over|across|averaged over) (?:\d+|three|five|ten) (?:random |independent |different )?"
+    r"(?:seeds|runs|trials|repetitions)",
     "hardware_specific": r"A100|V100|H100|A6000|\bA40\b|\bL40S?\b|\bRTX\b|TITAN|GeForce|NVIDIA|\bXeon\b|\bEPYC\b"
-    r"|Apple M\d|TPU ?v\d|\b\d+\s*(?:x\s*)?(?:GPUs?|CPUs?|TPUs?|cores)\b|\d+\s*GB (?:of )?(?:GPU |CPU )?(?:RAM|memory|VRAM)"
+    r"|Apple M\d|TPU ?v\d|\b\d+\s*(?:x\s*)?(?:GPUs?|CPUs?|TPUs?|cores)\b"
+    r"|\d+\s*GB (?:of )?(?:GPU |CPU )?(?:RAM|memory|VRAM)"
     r"|(?:GPU|CPU|TPU)[- ]hours|compute cluster|\bcluster\b|\blaptop\b",
     "experiments": r"\bexperiments?\b|\bexperimental\b|\bwe evaluate\b|\bbenchmarks?\b",
     "tables": r"\bTable\s+\d",
@@ -73,7 +75,8 @@ _INJECTION = re.compile(
     r" (?:assistant|reviewer)?.{0,40}(?:must|should) (?:score|rate|accept)|(?:give|assign|award) (?:this|the|a)"
     r" (?:paper|answer|question|item)? ?(?:a )?(?:full |perfect |maximum )?(?:score|rating) of\b"
     r"|score(?:d)? (?:it |this )?(?:as )?(?:1|1\.0|one) regardless|as an ai language model"
-    r"|mark (?:all|every|each) (?:of the )?(?:checklist )?(?:answers?|items?|questions?) as (?:correct|consistent|valid)"
+    r"|mark (?:all|every|each) (?:of the )?(?:checklist )?(?:answers?|items?|questions?)"
+    r" as (?:correct|consistent|valid)"
     r"|note to the (?:reviewing |automated |ai )?(?:assistant|llm|language model|ai reviewer)",
     re.I,
 )

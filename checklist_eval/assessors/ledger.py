@@ -6,7 +6,8 @@ the page it was taken from, overridden model by model by a user file (``--prices
 Prompt tokens served from the provider's prefix cache are priced at ``cached_input``; reasoning tokens are
 part of ``completion_tokens`` and priced at ``output`` with them; ``batch_input``/``batch_output`` are the
 Batch API's prices; a model without them has its batch calls priced at the standard rates, with one
-warning per model ("batch price unknown"): an upper bound, never an assumed discount. A model that matches no entry has an unknown price: its calls are counted in
+warning per model ("batch price unknown"): an upper bound, never an assumed discount. A model that matches no
+entry has an unknown price: its calls are counted in
 ``Usage.unpriced_calls`` and shown as "price unknown", never as $0, with one warning per model. A cached
 answer (our SQLite cache) costs nothing new.
 """

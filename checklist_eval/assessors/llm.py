@@ -17,7 +17,8 @@ way (``quirks.py``) and recorded in ``Provenance.quirks``.
 Context budget: the prompt may hold ``4 * (context_tokens - max_tokens)`` characters (4 characters per
 token, the usual English ratio); the paper gets what the system message, the checklist message and
 ``QUESTION_BLOCK_CHARS`` for the question block leave, less a 10 % margin for text that tokenizes
-denser (LaTeX, numbers). A longer paper is cut there and gets a warning. The cut is the same for every question of a paper, so
+denser (LaTeX, numbers). A longer paper is cut there and gets a warning. The cut is the same for every question
+of a paper, so
 the shared prefix stays shared.
 """
 
@@ -180,7 +181,8 @@ def cut_paper(text: str, budget: int) -> tuple[str, bool]:
 
 
 def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
-                    strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA) -> tuple[list[dict[str, str]], str | None]:
+                    strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA,
+                    ) -> tuple[list[dict[str, str]], str | None]:
     """The system + paper messages shared by every question of ``paper``; a warning when cut.
 
     The reply-format instructions sit in the system message: they are fixed per endpoint for a run,
@@ -191,7 +193,8 @@ def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
     full = paper_text(paper)
     text, truncated = cut_paper(full, budget)
     content = prompts.user_paper.format_map({
-        "source": Path(paper.source).name, "title": defuse_fence(paper.title or "(untitled)").replace('"', "'"), "paper": text,
+        "source": Path(paper.source).name, "title": defuse_fence(paper.title or "(untitled)").replace('"', "'"),
+        "paper": text,
     })
     warning = None
     if truncated:
@@ -549,13 +552,14 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         # The transport already redacted the reply; this second pass guards what is stored and shown.
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
         # redact_obj maps a dict to a dict; its signature says object because it takes any JSON value.
-        stored = cast("dict[str, Any]", redact.redact_obj(verdict.model_dump())) | {"p_correct": p_correct, "quirks": list(quirks.learned)}
+        stored = cast("dict[str, Any]", redact.redact_obj(verdict.model_dump())) | {
+            "p_correct": p_correct, "quirks": list(quirks.learned)}
         shared.set_result((stored, strategy))
         if self.cache.writes:
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)
-            self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
-                           strategy=strategy.value, verdict=stored, usage=usage.model_dump(),
-                           call=self._call_log(paper, item, strategy, spent.reply, "verdict"))
+            self.cache.put(key, endpoint=self.endpoint, model=self.model or "",
+                           prompt_version=self.prompt_version or "", strategy=strategy.value, verdict=stored,
+                           usage=usage.model_dump(), call=self._call_log(paper, item, strategy, spent.reply, "verdict"))
         return self._assessment(paper, item, stored, strategy, usage, cached=False,
                                 latency_s=time.perf_counter() - started)
 

@@ -9,7 +9,8 @@ sends one, else exponential backoff with full jitter. Everything else (400 conte
 404 unknown model, 422) fails on the first attempt with an ``AssessorError`` whose message never holds
 the API key. A 400 that refuses a parameter the request sent is not retried here either: the assessor
 learns it (``quirks.refused_parameter``), stops sending it and sends the request once more; a parameter
-can be learned only while it is sent, so that never loops. The SDK's own retries are off (``max_retries=0``) so the two layers do not multiply.
+can be learned only while it is sent, so that never loops. The SDK's own retries are off (``max_retries=0``) so
+the two layers do not multiply.
 """
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ def match_scores(spec: ChecklistSpec, text: str) -> dict[str, float]:
     text_mass = sum(index.weight(t) for t in toks)
     scores = {}
     for qid, vocab, title, vmass, tmass in zip(
-        index.ids, index.vocab, index.titles, index.vocab_mass, index.title_mass
+        index.ids, index.vocab, index.titles, index.vocab_mass, index.title_mass, strict=True
     ):
         shared = toks & vocab
         if not shared:

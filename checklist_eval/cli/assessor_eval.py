@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if common_note:
         for r in results:
             r["notes"].insert(0, common_note)
-    for t, r in zip(systems, results):
+    for t, r in zip(systems, results, strict=True):
         r["ci_levels"] = list(levels)
         if args.prevalence_sweep:
             y = t.frame["target"].to_numpy(dtype=bool)
@@ -103,9 +103,10 @@ def restrict_to_common_trials(systems) -> str | None:
     common = set.intersection(*keys)
     if all(len(k) == len(common) for k in keys):
         return None
-    sizes = ", ".join(f"{t.system}: {len(k)}" for t, k in zip(systems, keys))
+    sizes = ", ".join(f"{t.system}: {len(k)}" for t, k in zip(systems, keys, strict=True))
     if not common:
-        return f"the systems were scored on different trials ({sizes}) and share none: each is reported on its own set, which makes them not comparable"
+        return (f"the systems were scored on different trials ({sizes}) and share none: each is reported on its "
+                "own set, which makes them not comparable")
     for t in systems:
         mask = [k in common for k in t.frame[TRIAL_KEY].astype(str).itertuples(index=False, name=None)]
         t.frame = t.frame[mask].reset_index(drop=True)

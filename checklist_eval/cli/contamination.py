@@ -16,7 +16,8 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--model", help="model name on the endpoint")
     g.add_argument("--base-url", help="endpoint base URL, e.g. http://127.0.0.1:8000/v1")
     g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="NAME",
-                   help="environment variable holding the key (default OPENAI_API_KEY; local servers need none)")  # fmt: skip
+                   help="environment variable holding the key (default OPENAI_API_KEY; "
+                        "local servers need none)")  # fmt: skip
     g.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per request (default 120)")
     g.add_argument("--top-k", type=int, default=5, metavar="K",
                    help="top log-probabilities per token, for Min-K%%++ (default 5, at most 20)")  # fmt: skip
@@ -41,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paper", nargs="?", metavar="PAPER", help="paper: .tex, LaTeX folder, archive or PDF")
     p.add_argument("--logprobs", metavar="FILE",
-                   help="JSONL of {id, tokens, logprobs[, top_logprobs, ngram_logprobs, label]} instead of a paper")  # fmt: skip
+                   help="JSONL of {id, tokens, logprobs[, top_logprobs, ngram_logprobs, label]} "
+                        "instead of a paper")  # fmt: skip
     p.add_argument("--chunk-words", type=int, default=128, metavar="N", help="words per chunk (default 128)")
     p.add_argument("--max-chunks", type=int, default=200, metavar="N", help="score at most N chunks (default 200)")
     _method_args(p)
@@ -180,7 +182,7 @@ def _report(payload: dict, methods, notes, args, paper) -> None:
     rows = [[r["id"], str(r["n_tokens"]), *(_fmt(r["scores"][m]) for m in methods)] for r in payload["texts"]]
     widths = [max(len(x[i]) for x in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:
-        lines.append("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths))))
+        lines.append("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths, strict=True))))
     if paper is None:
         lines += ["", *(f"{m}: {MEANINGS[m]}" for m in methods)]
     print("\n".join(lines))

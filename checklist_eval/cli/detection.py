@@ -36,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     s.add_argument("--json", action="store_true", help="print JSON instead of the table")
     s.add_argument("--ci", action="append", metavar="LEVEL",
-                   help="log-score interval level(s): 0.90, 0.95, 0.98, 0.99 (repeatable or comma list; default 0.95)")  # fmt: skip
+                   help="log-score interval level(s): 0.90, 0.95, 0.98, 0.99 "
+                        "(repeatable or comma list; default 0.95)")  # fmt: skip
     s.add_argument("--prevalence-sweep", action="store_true",
                    help="also the log score at target rates 1-99%% (10 seeded subsets each)")  # fmt: skip
     s.set_defaults(func=_score)

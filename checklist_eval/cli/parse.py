@@ -71,7 +71,8 @@ def _print_table(paper) -> None:
     console = Console()
     answered = sum(1 for it in paper.checklist.items if it.answer is not None)
     table = Table(
-        title=escape(f"{paper.title or paper.source} — {paper.checklist.id} ({answered}/{len(paper.checklist.items)} answered)"),
+        title=escape(f"{paper.title or paper.source} — {paper.checklist.id} "
+                     f"({answered}/{len(paper.checklist.items)} answered)"),
         show_lines=False,
     )
     table.add_column("id", no_wrap=True)

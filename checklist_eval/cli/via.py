@@ -45,7 +45,8 @@ def _check(args: argparse.Namespace) -> None:
     if args.via != "batch-api" and args.submit_only:
         raise InputError(None, "--submit-only goes with --via batch-api")
     if getattr(args, "refresh", False):
-        raise InputError(None, f"--refresh is for online runs; for fresh --via {args.via} answers use a new --cache file")
+        raise InputError(None, f"--refresh is for online runs; for fresh --via {args.via} answers "
+                               "use a new --cache file")
 
 
 def build_assessor(options: dict[str, Any], retry_via: str):
