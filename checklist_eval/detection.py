@@ -214,7 +214,8 @@ def validate_sysout(index_path: str | Path, sysout_path: str | Path) -> Validati
     return _read_and_validate(index_path, sysout_path)[0]
 
 
-def _read_and_validate(index_path, sysout_path):
+def _read_and_validate(index_path: str | Path, sysout_path: str | Path,
+                       ) -> tuple[Validation, Table | None, Table | None, dict[str, int]]:
     """(validation, index table, system-output table, index FileID -> row): the tables are read once,
     for the checks and for the scoring that follows them."""
     v = Validation()
@@ -329,6 +330,7 @@ def score_files(
         first = v.problems[0]
         raise InputError(first.path, f"{'line ' + str(first.line) + ': ' if first.line else ''}"
                                      f"{first.message}{more}")  # fmt: skip
+    assert sysout is not None  # an unreadable system output is a validation problem, raised above
     rows = [r for r in sysout.rows if r["FileID"] in ids]
     y = np.array([targets[r["FileID"]] for r in rows])
     s = np.array([float(r["ConfidenceScore"]) for r in rows])
