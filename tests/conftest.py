@@ -22,3 +22,13 @@ def shared_dir() -> Path:
     if not (SHARED / "README.md").is_file():
         pytest.skip(f"../shared is absent ({SHARED}); real-material tests need it")
     return SHARED
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers from what a test uses, so no test file has to carry them: ``shared_material`` for
+    tests that need ``../shared``, ``drill`` for the fault and crash drills (scripts/drill_*.py)."""
+    for item in items:
+        if "shared_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared_material)
+        if item.path.name == "test_drills.py":
+            item.add_marker(pytest.mark.drill)
