@@ -27,11 +27,13 @@ from pydantic import BaseModel, Field, ValidationError
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
+from checklist_eval.isolation import ParseLimits, ParserPool
 from checklist_eval.models import Assessment, Usage
 from checklist_eval.records import Record, records_from_assessments, write_records
 from checklist_eval.scoring import SubmissionScore, score_submission
 from checklist_eval.submissions import (
     LoadedSubmission,
+    PaperLoader,
     find_submissions,
     load_submission,
     open_submission,
@@ -130,19 +132,21 @@ async def assess_loaded(
     )
 
 
-def _parse_submission(path: Path, submission_id: str | None = None) -> LoadedSubmission:
+def _parse_submission(path: Path, submission_id: str | None = None,
+                      loader: PaperLoader | None = None) -> LoadedSubmission:
     """Validate and parse one submission (no hashing: callers fingerprint it once, themselves)."""
-    return load_submission(open_submission(path), submission_id=submission_id)
+    return load_submission(open_submission(path), submission_id=submission_id, loader=loader)
 
 
-def _parse_and_fingerprint(path: Path) -> tuple[LoadedSubmission, str]:
-    return _parse_submission(path), source_fingerprint(path)
+def _parse_and_fingerprint(path: Path, loader: PaperLoader | None) -> tuple[LoadedSubmission, str]:
+    return _parse_submission(path, loader=loader), source_fingerprint(path)
 
 
-async def score_path(path: str | Path, assessor: Assessor) -> SubmissionResult:
-    """Validate, parse and assess one submission folder or zip."""
+async def score_path(path: str | Path, assessor: Assessor, loader: PaperLoader | None = None) -> SubmissionResult:
+    """Validate, parse and assess one submission folder or zip (``loader``: how papers are parsed,
+    in this process by default)."""
     path = Path(path)
-    loaded, fingerprint = await asyncio.to_thread(_parse_and_fingerprint, path)
+    loaded, fingerprint = await asyncio.to_thread(_parse_and_fingerprint, path, loader)
     return await assess_loaded(loaded, assessor, source=str(path), fingerprint=fingerprint)
 
 
@@ -193,12 +197,14 @@ class BatchRunner:
     """Scores every submission under ``root`` into ``out`` with one shared assessor."""
 
     def __init__(self, root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
-                 on_progress: ProgressHook | None = None):
+                 on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None):
         self.root = Path(root)
         self.out = Path(out)
         self.assessor = assessor
         self.jobs = max(1, jobs)
         self.on_progress = on_progress or (lambda event, done, total: None)
+        self.parse_limits = parse_limits
+        self.pool: ParserPool | None = None
 
     def _result_path(self, sid: str) -> Path:
         return self.out / "submissions" / sid / RESULT_NAME
@@ -215,7 +221,7 @@ class BatchRunner:
     async def _one(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore) -> SubmissionResult:
         """Parse and assess one submission; ``fingerprint`` was computed once, by ``run``."""
         async with sem:
-            loaded = await asyncio.to_thread(_parse_submission, path, sid)
+            loaded = await asyncio.to_thread(_parse_submission, path, sid, self.pool)
             result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
             await asyncio.to_thread(write_submission_outputs, self._result_path(sid).parent, result)
             return result
@@ -241,6 +247,12 @@ class BatchRunner:
         return ids
 
     async def run(self) -> BatchOutcome:
+        # Papers are parsed in isolated worker processes, one per core: a paper that crashes, hangs
+        # or exhausts its worker fails alone, and the native PDF library never runs in two threads.
+        with ParserPool(None, self.parse_limits) as self.pool:
+            return await self._run()
+
+    async def _run(self) -> BatchOutcome:
         started = time.perf_counter()
         started_at = now_iso()
         paths = find_submissions(self.root)
@@ -316,5 +328,6 @@ class BatchRunner:
 
 
 async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
-                    on_progress: ProgressHook | None = None) -> BatchOutcome:
-    return await BatchRunner(root, out, assessor, jobs=jobs, on_progress=on_progress).run()
+                    on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None) -> BatchOutcome:
+    return await BatchRunner(root, out, assessor, jobs=jobs, on_progress=on_progress,
+                             parse_limits=parse_limits).run()

@@ -8,15 +8,20 @@ The formats are the pipe-separated files of NIST's 2024 GenAI text-to-text discr
 * system output: ``DatasetID|TaskID|DiscriminatorID|ModelVersion|FileID|ConfidenceScore`` with a score
   in [0, 1], higher meaning more likely AI-generated.
 
-Cells and header names are stripped of surrounding blanks and a trailing ``|`` is tolerated, since the
-plan's own examples are written ``a | b | c |``. Rows are reported by their line number in the file
-(the header is line 1). Every file is read as text (``keep_default_na=False``) so a FileID like
-``NA`` stays a FileID.
+Files are read with the csv module, every cell as text (a FileID like ``NA`` stays a FileID). Cells
+and header names are stripped of surrounding blanks; a trailing ``|`` closing the last column is
+accepted on the header and on any row alike, since the plan's own examples are written ``a | b | c |``.
+A column named twice is refused however it is spaced; a row with more or fewer cells than the header is
+refused. TaskID is compared with the index without regard to case (the plan writes both "Detection"
+and "detection"); DiscriminatorID and ModelVersion may not be empty. Rows are reported by their line
+number in the file (the header is line 1). A system output may also be given as its submission package
+(``.tgz``, see :mod:`checklist_eval.nist_package`).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 from dataclasses import dataclass, field
@@ -68,47 +73,81 @@ class Validation:
 
 
 def read_table(path: str | Path, required: tuple[str, ...]) -> tuple[Table | None, list[Problem]]:
-    """Read a pipe-separated file; problems instead of exceptions for anything malformed."""
-    import pandas as pd
+    """Read a pipe-separated file with the csv module (every cell is text, nothing is inferred);
+    problems instead of exceptions for anything malformed. A ``.tgz`` submission package is read
+    through its one CSV member."""
+    p = str(path)
+    data, problems = _file_bytes(path)
+    if data is None:
+        return None, problems
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None, [Problem(p, None, "not UTF-8 text")]
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="|", quoting=csv.QUOTE_NONE)
+    try:
+        header = next(reader, None)
+        while header is not None and not "".join(header).strip():
+            header = next(reader, None)  # blank lines before the header
+        if header is None:
+            return None, [Problem(p, None, "empty file")]
+        columns = _cells(header)
+        if columns and columns[-1] == "":
+            columns.pop()  # "a | b | c |": the trailing pipe closes the last column
+        problems = _header_problems(p, columns, required)
+        if problems:
+            return None, problems
+        rows, lines, malformed = _data_rows(reader, p, columns)
+    except csv.Error as err:
+        return None, [Problem(p, reader.line_num or None, f"malformed row: {err}")]
+    if malformed:
+        return None, malformed
+    return Table(p, columns, rows, lines), []
+
+
+def _file_bytes(path: str | Path) -> tuple[bytes | None, list[Problem]]:
+    from checklist_eval.nist_package import is_package, read_package
 
     p = str(path)
     if not Path(path).is_file():
         return None, [Problem(p, None, "file not found")]
-    try:
-        df = pd.read_csv(
-            path, sep="|", dtype=str, keep_default_na=False, na_values=[], quoting=csv.QUOTE_NONE,
-            skip_blank_lines=False, encoding="utf-8",
-        )  # fmt: skip
-    except pd.errors.EmptyDataError:
-        return None, [Problem(p, None, "empty file")]
-    except pd.errors.ParserError as err:
-        m = re.search(r"line (\d+)", str(err))
-        msg = " ".join(str(err).split()).removeprefix("Error tokenizing data. C error: ")
-        return None, [Problem(p, int(m.group(1)) if m else None, f"malformed row: {msg}")]
-    except UnicodeDecodeError:
-        return None, [Problem(p, None, "not UTF-8 text")]
-    df.columns = [str(c).strip() for c in df.columns]
-    # "a | b | c |" leaves an unnamed, empty last column
-    if df.columns[-1].startswith("Unnamed") and (df.iloc[:, -1].fillna("").str.strip() == "").all():
-        df = df.iloc[:, :-1]
-    problems = _header_problems(p, list(df.columns), required)
-    if problems:
-        return None, problems
-    df = df.fillna("")  # short rows
-    rows, lines = [], []
-    for i, rec in enumerate(df.to_dict(orient="records")):
-        cells = {k: str(v).strip() for k, v in rec.items()}
-        if not any(cells.values()):
+    if is_package(path):
+        try:
+            return read_package(path)[1], []
+        except InputError as err:
+            return None, [Problem(p, None, err.problem)]
+    return Path(path).read_bytes(), []
+
+
+def _cells(row: list[str]) -> list[str]:
+    return [c.strip() for c in row]
+
+
+def _data_rows(reader, path: str, columns: list[str]):
+    """Rows keyed by column with their line numbers; a row may end in a trailing pipe whether or not
+    the header does. Rows whose cell count differs from the header's are problems."""
+    rows, lines, malformed = [], [], []
+    for raw in reader:
+        cells = _cells(raw)
+        if not any(cells):
             continue  # a blank line
-        rows.append(cells)
-        lines.append(i + 2)
-    return Table(p, list(df.columns), rows, lines), []
+        if len(cells) == len(columns) + 1 and cells[-1] == "":
+            cells.pop()
+        if len(cells) != len(columns):
+            malformed.append(Problem(path, reader.line_num, f"malformed row: {len(cells)} cells, the header "
+                                                             f"has {len(columns)}"))  # fmt: skip
+            continue
+        rows.append(dict(zip(columns, cells)))
+        lines.append(reader.line_num)
+    return rows, lines, malformed
 
 
 def _header_problems(path: str, columns: list[str], required: tuple[str, ...]) -> list[Problem]:
     missing = [c for c in required if c not in columns]
     dupes = sorted({c for c in columns if columns.count(c) > 1})
     out = []
+    if "" in columns:
+        out.append(Problem(path, 1, f"header has an empty column name (column {columns.index('') + 1})"))
     if missing:
         out.append(Problem(path, 1, f"header lacks column(s) {', '.join(missing)}; "
                                     f"expected {'|'.join(required)}"))  # fmt: skip
@@ -158,6 +197,18 @@ def _filename_checks(path: Path, v: Validation) -> None:
                                                     "(NIST asks for e.g. 'cutoff-50' for 0.5)"))  # fmt: skip
 
 
+def _output_name(sysout_path: str | Path) -> Path:
+    """The system output's file name: the CSV inside a package, else the file itself."""
+    from checklist_eval.nist_package import is_package, read_package
+
+    if is_package(sysout_path) and Path(sysout_path).is_file():
+        try:
+            return Path(sysout_path) / read_package(sysout_path)[0]
+        except InputError:
+            pass  # reported when the table is read
+    return Path(sysout_path)
+
+
 def validate_sysout(index_path: str | Path, sysout_path: str | Path) -> Validation:
     """Every check of NIST's validator on a system output against its index."""
     return _read_and_validate(index_path, sysout_path)[0]
@@ -167,7 +218,7 @@ def _read_and_validate(index_path, sysout_path):
     """(validation, index table, system-output table, index FileID -> row): the tables are read once,
     for the checks and for the scoring that follows them."""
     v = Validation()
-    _filename_checks(Path(sysout_path), v)
+    _filename_checks(_output_name(sysout_path), v)
     index, probs = read_table(index_path, INDEX_COLUMNS)
     v.problems += probs
     sysout, probs = read_table(sysout_path, SYSOUT_COLUMNS)
@@ -192,6 +243,9 @@ def _check_sysout_row(row, line, path, ids, index, seen, v: Validation) -> None:
     problem = _score_problem(row["ConfidenceScore"])
     if problem:
         v.problems.append(Problem(path, line, problem))
+    for col in ("DiscriminatorID", "ModelVersion"):
+        if not row[col]:
+            v.problems.append(Problem(path, line, f"empty {col}"))
     if not fid:
         v.problems.append(Problem(path, line, "empty FileID"))
         return
@@ -204,7 +258,8 @@ def _check_sysout_row(row, line, path, ids, index, seen, v: Validation) -> None:
         return
     expected = index.rows[ids[fid]]
     for col in ("DatasetID", "TaskID"):
-        if row[col] != expected[col]:
+        same = row[col].casefold() == expected[col].casefold() if col == "TaskID" else row[col] == expected[col]
+        if not same:
             v.problems.append(Problem(path, line, f"{col} {row[col]!r} differs from the index's "
                                                   f"{expected[col]!r} for {fid}"))  # fmt: skip
 
@@ -302,7 +357,7 @@ def metric_label(key: str, far_stop: float) -> str:
     names = {
         "n": "NumTrials", "n_target": "NumTarget", "n_nontarget": "NumNonTarget", "auc": "AUC",
         "pauc": f"pAUC@FPR={f}", "pauc_mcclish": f"pAUC_McClish@FPR={f}",
-        "tpr_at_fpr": f"TPR@FPR={f}", "eer": "EER", "eer_interp": "EER_interpolated",
+        "tpr_at_fpr": f"TPR@FPR={f}", "eer": "EER", "eer_interp": "EER_interpolated", "eer_nearest": "EER_nearest_point",
         "brier": "Brier", "cross_entropy": "CrossEntropy",
     }  # fmt: skip
     if key in names:
@@ -310,6 +365,9 @@ def metric_label(key: str, far_stop: float) -> str:
     m = re.match(r"auc_ci(\d+)_(low|high)$", key)
     if m:
         return f"AUC_CI{m.group(1)}_{m.group(2)}"
+    m = re.match(r"cross_entropy_ci(\d+)(?:_(low|high))?$", key)
+    if m:  # the half-width under TrojAI's name (CrossEntropy95CI), the bounds like AUC's
+        return f"CrossEntropy_CI{m.group(1)}_{m.group(2)}" if m.group(2) else f"CrossEntropy{m.group(1)}CI"
     return key
 
 

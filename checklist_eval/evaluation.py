@@ -383,10 +383,19 @@ def overall_lines(result: dict) -> list[str]:
         f"  pAUC@FPR={fs:<5} {_num(f['pauc'])}{_ci(f, 'pauc')}  (McClish {_num(f['pauc_mcclish'])}"
         f"{_ci(f, 'pauc_mcclish')})",
         f"  TPR@FPR={fs:<6} {_num(f['tpr_at_fpr'])}{_ci(f, 'tpr_at_fpr')}",
-        f"  EER            {_num(f['eer'])}{_ci(f, 'eer')}  (interpolated {_num(f['eer_interp'])})",
-        f"  Brier          {_num(f['brier'])} ± {_num(f['brier_ci'][lv])}",
-        f"  Cross-entropy  {_num(f['cross_entropy'])} ± {_num(f['cross_entropy_ci'][lv])}",
+        f"  EER            {_num(f['eer'])}{_ci(f, 'eer')}  (FPR = FNR; nearest ROC point {_num(f['eer_nearest'])})",
+        f"  Brier          {_num(f['brier'])}{_halves(f['brier_ci'], result, lv)}",
+        f"  Cross-entropy  {_num(f['cross_entropy'])}{_halves(f['cross_entropy_ci'], result, lv)}",
     ]
+
+
+def _halves(halves: dict, result: dict, default: str) -> str:
+    """' ± h' at the default level, or ' ± h (90%), ± h (99%)' at the levels asked for
+    (``ci_levels``, TrojAI's z values)."""
+    levels = [str(x) for x in result.get("ci_levels", [])]
+    if not levels or levels == [default]:
+        return f" ± {_num(halves[default])}"
+    return " " + ", ".join(f"± {_num(halves[lv])} ({lv}%)" for lv in levels)
 
 
 def question_table(result: dict) -> str:

@@ -35,6 +35,7 @@ LEADERBOARD_COLUMNS = [
     "model",
     "prompt_version",
     "scored_at",
+    "manipulation",  # roles whose paper is flagged, with the kinds ("A:hidden_text"): see manipulation.py
 ]
 
 
@@ -73,6 +74,13 @@ def _joined(values: Sequence[str]) -> str:
     return ";".join(sorted({v for v in values if v}))
 
 
+def _manipulation(recs: Sequence[Record]) -> str:
+    from checklist_eval.manipulation import kinds
+
+    roles = sorted({r.role for r in recs}, key="GAT".index)
+    return ";".join(f"{role}:{k}" for role in roles for k in kinds(r.manipulation for r in recs if r.role == role))
+
+
 def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore]) -> list[dict[str, object]]:
     """One row per scored submission; assessor/model/prompt/time come from its records."""
     by_sid = group_by_submission(records)
@@ -94,6 +102,7 @@ def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore
                 "model": _joined([r.model for r in recs]),
                 "prompt_version": _joined([r.prompt_version for r in recs]),
                 "scored_at": max((r.scored_at for r in recs), default=""),
+                "manipulation": _manipulation(recs),
             }
         )
     return rows

@@ -17,6 +17,7 @@ The pipeline for one flattened document (see :func:`parse_latex`):
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from checklist_eval.errors import NoChecklistError
 from checklist_eval.models import (
     Answer,
     ChecklistItem,
+    HiddenRun,
     Checklist,
     ChecklistSpec,
     Paper,
@@ -130,8 +132,7 @@ def strip_dead(text: str) -> str:
 # --- small scanning helpers -----------------------------------------------------------------------
 
 
-def group_end(text: str, start: int) -> int:
-    """Index just past the brace group opening at ``text[start] == '{'`` (end of text if unbalanced)."""
+def _scan_group_close(text: str, start: int) -> int:
     depth = 0
     i = start
     n = len(text)
@@ -147,14 +148,68 @@ def group_end(text: str, start: int) -> int:
             if depth == 0:
                 return i + 1
         i += 1
-    return n
+    return -1
+
+
+_BRACE_TOKEN = re.compile(r"\\.|[{}]", re.S)
+# Scanning a long text brace by brace for every group in it is quadratic when groups never close
+# (one unclosed "{" per answer): long texts get every group's end from one pass, kept for the few
+# texts most recently asked about (the same document is asked about many times in a row).
+_TABLE_MIN_CHARS = 4096
+_group_tables: list[tuple[str, dict[int, int]]] = []
+
+
+def _group_table(text: str) -> dict[int, int]:
+    for cached, table in _group_tables:
+        if cached is text:
+            return table
+    table: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _BRACE_TOKEN.finditer(text):
+        tok = m.group(0)
+        if tok == "{":
+            stack.append(m.start())
+        elif tok == "}" and stack:
+            table[stack.pop()] = m.end()
+    _group_tables.insert(0, (text, table))
+    del _group_tables[4:]
+    return table
+
+
+def clear_scan_caches() -> None:
+    """Drop the brace tables and landmarks kept for recent texts (a long-lived worker calls this
+    between papers so one paper's tables do not outlive it)."""
+    _group_tables.clear()
+    _Landmarks._cache.clear()
+
+
+def group_close(text: str, start: int) -> int:
+    """Index just past the brace group opening at ``text[start] == '{'``, or -1 when it never closes."""
+    if len(text) < _TABLE_MIN_CHARS:
+        return _scan_group_close(text, start)
+    end = _group_table(text).get(start)
+    if end is None and start > 0 and text[start - 1] == "\\":
+        return _scan_group_close(text, start)  # an escaped brace, which the table skips
+    return -1 if end is None else end
+
+
+def group_end(text: str, start: int) -> int:
+    """Index just past the brace group opening at ``text[start] == '{'`` (end of text if unbalanced)."""
+    end = group_close(text, start)
+    return len(text) if end < 0 else end
+
+
+# An optional argument is short; a "[" with no "]" this close is read as a literal bracket rather
+# than scanning the rest of the document for every one of them.
+MAX_OPTIONAL_ARG_CHARS = 10_000
 
 
 def bracket_end(text: str, start: int) -> int:
-    """Index just past an optional argument ``[...]`` opening at ``start`` (braces respected)."""
+    """Index just past an optional argument ``[...]`` opening at ``start`` (braces respected); just
+    past the "[" when no "]" closes it within ``MAX_OPTIONAL_ARG_CHARS``."""
     depth = 0
     i = start + 1
-    n = len(text)
+    n = min(len(text), start + MAX_OPTIONAL_ARG_CHARS)
     while i < n:
         ch = text[i]
         if ch == "\\":
@@ -167,7 +222,7 @@ def bracket_end(text: str, start: int) -> int:
         elif ch == "]" and depth <= 0:
             return i + 1
         i += 1
-    return n
+    return n if n == len(text) else start + 1
 
 
 _ENV_TOKEN = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
@@ -263,9 +318,16 @@ def collect_macros(text: str) -> Macros:
 _MACRO_NAME = re.compile(r"\\([a-zA-Z@]+)(?![a-zA-Z@])(?:\{\})?")
 
 
+# Expansion stops growing a text past this many times its size (plus a margin for a short text):
+# \def\a{\a\a} doubles at every round.
+MAX_EXPANSION_GROWTH = 4
+EXPANSION_MARGIN_CHARS = 4096
+
+
 def expand_text_macros(text: str, macros: Macros, depth: int = 3) -> str:
     if not macros.text:
         return text
+    limit = MAX_EXPANSION_GROWTH * len(text) + EXPANSION_MARGIN_CHARS
     for _ in range(depth):
         changed = False
 
@@ -277,9 +339,10 @@ def expand_text_macros(text: str, macros: Macros, depth: int = 3) -> str:
             changed = True
             return body
 
-        text = _MACRO_NAME.sub(repl, text)
-        if not changed:
+        expanded = _MACRO_NAME.sub(repl, text)
+        if not changed or len(expanded) > limit:
             break
+        text = expanded
     return text
 
 
@@ -422,6 +485,8 @@ class Converted:
     anchors: list[str]
 
 
+# Characters all user-macro expansions of one document may add to its reading text.
+MAX_EXPANSION_CHARS = 4 * 1024 * 1024
 _SUBCOUNTER = {"chapter": "section", "section": "subsection", "subsection": "subsubsection"}
 
 
@@ -447,6 +512,9 @@ class _Converter:
         self.float_stack: list[str] = []
         self.sub_counter = 0
         self.depth = 0
+        self.expanding: set[str] = set()
+        self.expanded: dict[str, str] = {}  # reading text of macros whose expansion has no side effect
+        self.expansion_budget = MAX_EXPANSION_CHARS
 
     # counters
     def _step(self, name: str) -> int:
@@ -480,6 +548,30 @@ class _Converter:
         anchor = target.anchor
         if anchor not in self.anchors:
             self.anchors.append(anchor)
+
+    def _expand(self, name: str) -> str:
+        """A user text macro's reading text. A macro met again inside its own expansion (directly or
+        through others) reads as nothing, and all expansions of a document together stay under a
+        budget, so \\def\\a{\\a\\a} or a chain of doubling macros cannot grow without bound."""
+        if name in self.expanding or self.expansion_budget <= 0:
+            return ""
+        body = self.macros.text[name]
+        self.expansion_budget -= len(body)
+        if name in self.expanded:
+            return self.expanded[name]
+        state = self._numbering_state()
+        self.expanding.add(name)
+        try:
+            text = self.convert(body)
+        finally:
+            self.expanding.discard(name)
+        if not self.expanding and self._numbering_state() == state:
+            self.expanded[name] = text  # it numbered or referenced nothing: the same text every time
+        return text
+
+    def _numbering_state(self) -> tuple:
+        return (len(self.refs), len(self.sections), len(self.targets), self.last_target, self.title,
+                self.in_appendix, tuple(self.counters.items()))
 
     # main loop
     def convert(self, text: str) -> str:
@@ -542,7 +634,7 @@ class _Converter:
         star = name.endswith("*")
         base = name.rstrip("*")
         if base in self.macros.text:
-            out.append(self.convert(expand_text_macros("\\" + base, self.macros)))
+            out.append(self._expand(base))
             return pos
         if base in ("begin", "end"):
             return self._environment(base, text, pos, out)
@@ -950,7 +1042,17 @@ _PHANTOM_PROSE_WORDS = 4
 
 def find_hidden_text(latex: str, macros: Macros) -> list[str]:
     """Warnings for text present in the source but invisible in the PDF (a prompt-injection trick)."""
-    warnings = []
+    return [hidden_warning(run) for run in find_hidden_runs(latex, macros)]
+
+
+def hidden_warning(run: HiddenRun) -> str:
+    quote = run.text if len(run.text) <= 80 else run.text[:77] + "..."
+    return f'hidden text ({run.technique}, invisible when compiled): "{quote}"'
+
+
+def find_hidden_runs(latex: str, macros: Macros) -> list[HiddenRun]:
+    """Text present in the source but invisible in the PDF, one run per hiding command."""
+    runs = []
     for what, pattern in _color_patterns(latex) + _HIDDEN_PATTERNS:
         for m in pattern.finditer(latex):
             start = m.end() - 1 if latex[m.end() - 1] == "{" else m.end()
@@ -964,9 +1066,8 @@ def find_hidden_text(latex: str, macros: Macros) -> list[str]:
             shown = _squash(_PLACEHOLDER.sub("", conv.convert(snippet)))
             if not shown or (what == "phantom text" and len(shown.split()) < _PHANTOM_PROSE_WORDS):
                 continue  # \phantom{00.0} aligns table columns: ordinary typesetting, not hidden prose
-            quote = shown if len(shown) <= 80 else shown[:77] + "..."
-            warnings.append(f'hidden text ({what}, invisible when compiled): "{quote}"')
-    return warnings
+            runs.append(HiddenRun(technique=what, text=shown[:200]))
+    return runs
 
 
 def _enclosing_group_end(text: str, pos: int) -> int:
@@ -1096,7 +1197,8 @@ class Mark:
 
 def _answer_marks(region: str) -> list[Mark]:
     marks = []
-    for m in _ANSWER_MACRO.finditer(region):
+    found = list(_ANSWER_MACRO.finditer(region))
+    for index, m in enumerate(found):
         end = m.end()
         arg_parts = []
         j = end
@@ -1106,9 +1208,13 @@ def _answer_marks(region: str) -> list[Mark]:
             j = k
         k = _skip_space_inline(region, j)
         if k < len(region) and region[k] == "{":
-            e = group_end(region, k)
+            e = group_close(region, k)
+            if e < 0:  # never closed: it runs to the paragraph's end or the next answer, not the document's
+                stops = [_next_at(_Landmarks.of(region).pars, k), len(region)]
+                stops += [found[index + 1].start()] if index + 1 < len(found) else []
+                e = min(x for x in stops if x >= 0) + 1
             arg_parts.append(region[k + 1 : e - 1])
-            j = e
+            j = min(e, len(region))
         arg = " ".join(p for p in arg_parts if p.strip()) or None
         marks.append(Mark(Answer(m.group(1)), m.start(), j, arg))
     if not marks:
@@ -1135,14 +1241,50 @@ def _skip_space_inline(text: str, i: int) -> int:
     return j
 
 
+class _Landmarks:
+    """Where items, list ends, environments and paragraph breaks start in a region, found once: every
+    answer asks for the nearest ones, and scanning the region again per answer is quadratic when
+    they are far or missing."""
+
+    _cache: list[tuple[str, _Landmarks]] = []
+
+    def __init__(self, region: str):
+        self.items = [m.start() for m in _ITEM.finditer(region)]
+        self.list_ends = [m.start() for m in _LIST_END.finditer(region)]
+        self.begins = [m.start() for m in re.finditer(r"\\begin\{", region)]
+        self.pars = [m.start() for m in re.finditer(r"\n(?=\n)", region)]
+
+    @classmethod
+    def of(cls, region: str) -> _Landmarks:
+        for cached, marks in cls._cache:
+            if cached is region:
+                return marks
+        marks = cls(region)
+        cls._cache.insert(0, (region, marks))
+        del cls._cache[2:]
+        return marks
+
+
+def _next_at(starts: list[int], pos: int) -> int:
+    """The first start at or after ``pos``, or -1."""
+    i = bisect.bisect_left(starts, pos)
+    return starts[i] if i < len(starts) else -1
+
+
+def _last_before(starts: list[int], pos: int) -> int:
+    """The last start before ``pos``, or -1."""
+    i = bisect.bisect_left(starts, pos)
+    return starts[i - 1] if i > 0 else -1
+
+
 def _unit_bounds(region: str, pos: int) -> tuple[int, int]:
     """The \\item (or paragraph) around ``pos``."""
-    prev_item = max((m.start() for m in _ITEM.finditer(region, 0, pos)), default=0)
-    prev_par = region.rfind("\n\n", 0, pos)
+    marks = _Landmarks.of(region)
+    prev_item = max(0, _last_before(marks.items, pos))
+    # a paragraph break "\n\n" ending before pos (rfind semantics: it may end at pos + 1)
+    prev_par = _last_before(marks.pars, pos - 1)
     start = max(prev_item, prev_par if prev_par >= 0 else 0)
-    nxt = _ITEM.search(region, pos)
-    nxt_par = region.find("\n\n", pos)
-    ends = [x for x in (nxt.start() if nxt else -1, nxt_par) if x >= 0]
+    ends = [x for x in (_next_at(marks.items, pos), _next_at(marks.pars, pos)) if x >= 0]
     return start, min(ends) if ends else len(region)
 
 
@@ -1154,10 +1296,9 @@ def _is_instruction(region: str, mark: Mark) -> bool:
 
 def _tail(region: str, pos: int) -> tuple[str, int]:
     """Text after an answer up to the next \\item or the end of the list."""
-    ends = [m.start() for m in (_ITEM.search(region, pos), _LIST_END.search(region, pos)) if m]
-    begin = region.find("\\begin{", pos)
-    if begin >= 0:
-        ends.append(begin)
+    marks = _Landmarks.of(region)
+    ends = [x for x in (_next_at(marks.items, pos), _next_at(marks.list_ends, pos), _next_at(marks.begins, pos))
+            if x >= 0]
     end = min(ends) if ends else len(region)
     return region[pos:end], end
 
@@ -1174,6 +1315,10 @@ def _is_trivial(text: str) -> bool:
     return not re.sub(r"[\s.,;:\\{}~]+", "", text)
 
 
+_EMPTY_ITEM_LABEL = re.compile(r"\s*\[\s*\]\s*")
+_UNIT_WORD = re.compile(r"(?:\\(?:textbf|emph|textit)\s*)?\{?\s*(\w+)\s*:?")
+
+
 def _justification_after(region: str, mark: Mark) -> tuple[str | None, int]:
     """Raw LaTeX justification for ``mark`` and the index where the next question's text begins."""
     pieces = [mark.arg] if mark.arg and not _is_trivial(mark.arg) else []
@@ -1183,12 +1328,10 @@ def _justification_after(region: str, mark: Mark) -> tuple[str | None, int]:
         pieces.append(tail_text)
     nxt = _ITEM.match(region, end)
     if nxt:
-        unit_start = nxt.end()
-        rest = region[unit_start:]
-        m = re.match(r"\s*\[\s*\]\s*", rest)
+        m = _EMPTY_ITEM_LABEL.match(region, nxt.end())
         if m:
-            body_start = unit_start + m.end()
-            label = re.match(r"(?:\\(?:textbf|emph|textit)\s*)?\{?\s*(\w+)\s*:?", region[body_start:])
+            body_start = m.end()
+            label = _UNIT_WORD.match(region, body_start)
             word = (label.group(1).lower() if label else "")
             if word not in ("question", "answer", "guidelines"):
                 unit_text, unit_end = _tail(region, body_start)
@@ -1332,6 +1475,12 @@ def readable(latex: str, macros: Macros, targets: dict[str, Target]) -> str:
     return _squash(out.replace("\u00a0", " "))
 
 
+# Answers past the questions' count that get a warning line each; the rest are counted in one line.
+MAX_MARK_WARNINGS = 20
+# Real justifications are a few sentences; one of megabytes is an attack on the reader (and the prompt).
+MAX_JUSTIFICATION_CHARS = 20_000
+
+
 def extract_checklist(
     text: str, region: Region, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target]
 ) -> tuple[Checklist, list[str], int]:
@@ -1342,20 +1491,30 @@ def extract_checklist(
     found: dict[str, tuple[Answer, str | None]] = {}
     warnings: list[str] = []
     seg_start = 0
+    unused = 0
     for mark in marks:
         if mark.start < seg_start:
             continue  # an answer mark inside the previous justification
         segment = raw[seg_start : mark.start]
         justification, seg_start = _justification_after(raw, mark)
         qid = _best_match(spec, segment)
-        if qid is None:
-            shown = _squash(readable(segment[-160:], macros, targets))[-80:]
-            warnings.append(f"answer [{mark.answer.value}] not matched to a question of {spec.id} (after: \"{shown}\")")
+        if qid is None or qid in found:
+            unused += 1
+            if unused > MAX_MARK_WARNINGS:
+                continue  # a hostile checklist can hold thousands: each costs a conversion and a line
+            if qid is None:
+                shown = _squash(readable(segment[-160:], macros, targets))[-80:]
+                warnings.append(f"answer [{mark.answer.value}] not matched to a question of {spec.id} (after: \"{shown}\")")
+            else:
+                warnings.append(f"question {qid} answered twice; kept the first answer")
             continue
-        if qid in found:
-            warnings.append(f"question {qid} answered twice; kept the first answer")
-            continue
+        if justification and len(justification) > MAX_JUSTIFICATION_CHARS:
+            warnings.append(f"justification of question {qid} is {len(justification)} characters long; "
+                            f"kept the first {MAX_JUSTIFICATION_CHARS}")
+            justification = justification[:MAX_JUSTIFICATION_CHARS]
         found[qid] = (mark.answer, justification)
+    if unused > MAX_MARK_WARNINGS:
+        warnings.append(f"{unused - MAX_MARK_WARNINGS} more answers not matched or repeated")
     items = []
     for q in spec.questions:
         answer, just = found.get(q.id, (None, None))
@@ -1400,7 +1559,8 @@ def parse_latex(
     if answered == 0:
         raise NoChecklistError(source, f"a checklist section is present but no answer could be matched to a {spec.id} question")
     warnings.extend(check_warnings)
-    warnings.extend(find_hidden_text(text, macros))
+    hidden = find_hidden_runs(text, macros)
+    warnings.extend(hidden_warning(run) for run in hidden)
     return Paper(
         source=source,
         format="latex",
@@ -1411,6 +1571,7 @@ def parse_latex(
         anchors=converted.anchors,
         checklist=result,
         warnings=warnings,
+        hidden_text=hidden,
     )
 
 

@@ -7,7 +7,9 @@ better the further it reads, which is what a memorized text is expected to show.
 
 Two normalizations make slopes comparable between texts whose tokens are easier or harder overall:
 
-* **mean**: slope / mean probability (the rise relative to the typical probability);
+* **mean**: slope / |mean probability| (the rise relative to the typical probability). The absolute
+  value matters after n-gram normalization, whose mean can be negative: dividing by a negative mean
+  would turn a rising text into a falling one;
 * **z-score**: slope / standard deviation of the probabilities (ddof=0), i.e. the slope of the line
   fitted to the z-scored probabilities.
 
@@ -18,8 +20,8 @@ fitted to ``p(token | whole prefix) - p(token | n preceding tokens)``.
 The slopes are scores for a detector (higher = more likely a member of the training data) and can be
 evaluated with :mod:`checklist_eval.metrics` against known members and non-members.
 
-Library API (issue 5): no command of the tool calls this module (it needs token log-probabilities the
-assessors do not request); it is kept for membership-inference analyses run from Python.
+``checklist-eval contamination`` and ``contamination-eval`` (:mod:`checklist_eval.contamination`)
+get the token log-probabilities from a completions endpoint or a JSONL file and score them with this.
 """
 
 from __future__ import annotations
@@ -91,4 +93,4 @@ def perplexity_slope(probabilities: object, *, reference: object | None = None) 
         p = p - r
     slope, intercept = least_squares_line(p)
     mean, std = float(p.mean()), float(p.std())
-    return Slope(slope, intercept, mean, std, _ratio(slope, mean), _ratio(slope, std), int(p.size))
+    return Slope(slope, intercept, mean, std, _ratio(slope, abs(mean)), _ratio(slope, std), int(p.size))

@@ -25,9 +25,11 @@ Rules that differ between tools, and the choice made here:
   is returned; otherwise TPR is interpolated linearly between the last point left of the FPR and the
   first point right of it. ``rule="max"`` returns the best TPR actually reachable by a threshold whose
   FPR does not exceed the request (no interpolation).
-* **EER** (:func:`eer`): the default ``rule="nearest"`` is the rule of NIST's scorer lineage: the ROC
-  point where |FPR - FNR| is smallest (first one on a tie), reporting (FPR + FNR) / 2 there.
-  ``rule="interpolated"`` walks the ROC polyline and returns the exact point where FNR = FPR.
+* **EER** (:func:`eer`): the default ``rule="interpolated"`` is the definition of the NIST GenAI plan
+  (section 6.4), the point where FPR = FNR: it walks the ROC polyline and returns the exact crossing.
+  ``rule="nearest"`` is the rule of NIST's older scorer lineage: the ROC point where |FPR - FNR| is
+  smallest (first one on a tie), reporting (FPR + FNR) / 2 there; :func:`summarize` reports it as
+  ``eer_nearest``.
 * **Partial AUC** (:func:`partial_auc`): the raw area under the ROC curve from FPR 0 to ``max_fpr``,
   closing the last segment by linear interpolation at ``max_fpr`` (as scikit-learn does); NIST's scorer
   instead drops the segment crossing ``max_fpr`` (``interpolate=False``). :func:`partial_auc_mcclish`
@@ -346,9 +348,9 @@ def det_points(y_true: object, y_score: object) -> Det:
 
 
 def eer(
-    y_true: object, y_score: object, *, rule: Literal["nearest", "interpolated"] = "nearest"
+    y_true: object, y_score: object, *, rule: Literal["nearest", "interpolated"] = "interpolated"
 ) -> float:
-    """Equal error rate; ``nearest`` (default, NIST scorer lineage) or ``interpolated``."""
+    """Equal error rate: where FPR = FNR (default ``interpolated``), or at the ``nearest`` ROC point."""
     return _eer(roc_points(y_true, y_score), rule)
 
 
@@ -543,7 +545,8 @@ def bootstrap_ci(
 
 
 def ranking_metrics(roc: Roc, far_stop: float = 0.1) -> dict[str, float]:
-    """The ranking figures of one ROC: AUC, raw and McClish pAUC, TPR@FPR (NIST rule), both EERs."""
+    """The ranking figures of one ROC: AUC, raw and McClish pAUC, TPR@FPR (NIST rule), EER (the
+    FPR = FNR crossing; ``eer_interp`` repeats it under its former name)."""
     _check_fpr(far_stop, "far_stop")
     area = float(_auc_from_counts(np.diff(roc.tp), np.diff(roc.fp)))  # the exact count path of auc()
     raw = _partial_area(roc.fpr, roc.tpr, far_stop, True)
@@ -552,7 +555,7 @@ def ranking_metrics(roc: Roc, far_stop: float = 0.1) -> dict[str, float]:
         "pauc": raw,
         "pauc_mcclish": area if far_stop == 1.0 else _mcclish(raw, far_stop),
         "tpr_at_fpr": _tpr_at(roc, far_stop, "nist"),
-        "eer": _eer(roc, "nearest"),
+        "eer": _eer(roc, "interpolated"),
         "eer_interp": _eer(roc, "interpolated"),
     }
 
@@ -638,8 +641,8 @@ def prevalence_sweep(
     TrojAI's own script sweeps 1-98 %; the default here includes 99 %. AUC is NaN on a subset with
     one class.
 
-    Library API (issue 5): no command or script calls it; it is for analyses of how the figures
-    depend on the share of untruthful answers, run from Python.
+    ``--prevalence-sweep`` of ``assessor-eval`` and ``detection score`` reports it per rate
+    (:mod:`checklist_eval.trojai`).
     """
     y = _labels(y_true)
     p = np.asarray(y_prob, dtype=np.float64)
@@ -687,9 +690,11 @@ def summarize(
     out: dict[str, float | int] = {"n": int(y.size), "n_target": n_pos, "n_nontarget": y.size - n_pos}
     nan = float("nan")
     try:
-        out.update(ranking_metrics(roc_points(y, s), far_stop))
+        roc = roc_points(y, s)
+        out.update(ranking_metrics(roc, far_stop))
+        out["eer_nearest"] = _eer(roc, "nearest")
     except SingleClassError:
-        out.update(auc=nan, pauc=nan, pauc_mcclish=nan, tpr_at_fpr=nan, eer=nan, eer_interp=nan)
+        out.update(auc=nan, pauc=nan, pauc_mcclish=nan, tpr_at_fpr=nan, eer=nan, eer_interp=nan, eer_nearest=nan)
     p = s if y_prob is None else _scores(y_prob, y.size, "probabilities")
     if ((p >= 0) & (p <= 1)).all():
         out.update(brier=brier(y, p), cross_entropy=cross_entropy(y, p))

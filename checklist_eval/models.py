@@ -141,6 +141,15 @@ class Section(BaseModel):
     level: int = 1
 
 
+class HiddenRun(BaseModel):
+    """Text the paper carries but a reader cannot see. A PDF's runs are cut from the body and the
+    justifications; a LaTeX source's stay in the body (flagged), as its hiding command shows them."""
+
+    technique: str  # PDF: a key of pdf_hidden.TECHNIQUES ("background", "tiny"...); LaTeX: "white text"...
+    text: str  # the run's first words
+    page: int | None = None  # 1-based PDF page; None for LaTeX
+
+
 class Paper(BaseModel):
     """A parsed paper: the body text an assessor receives plus the checklist read out of it."""
 
@@ -155,6 +164,8 @@ class Paper(BaseModel):
     anchors: list[str] = Field(default_factory=list)
     checklist: Checklist
     warnings: list[str] = Field(default_factory=list)
+    # Hidden runs found (and removed from body and justifications) in a PDF; each also has a warning.
+    hidden_text: list[HiddenRun] = Field(default_factory=list)
 
 
 class Usage(BaseModel):

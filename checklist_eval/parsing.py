@@ -52,3 +52,21 @@ def merge_identical(warnings: list[str]) -> list[str]:
     for w in warnings:
         counts[w] = counts.get(w, 0) + 1
     return [w if n == 1 else f"{w} (x{n})" for w, n in counts.items()]
+
+
+def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
+    """Parse a paper held in memory (a member, or a folder of members, of a submission archive);
+    ``label`` names it in messages and in ``Paper.source``. Nothing is written to disk."""
+    from checklist_eval.sources import latex_from_members
+
+    if not is_dir and (name.lower().endswith(".pdf") or members[name].startswith(b"%PDF-")):
+        from checklist_eval.pdf import parse_pdf
+
+        paper = parse_pdf(Path(label), None, data=members[name]).model_copy(update={"source": label})
+    else:
+        from checklist_eval.latex import parse_latex
+
+        source = latex_from_members(label, name, is_dir, members)
+        paper = parse_latex(source.text, label, warnings=source.warnings)
+    paper.warnings = merge_identical(paper.warnings)
+    return paper

@@ -24,7 +24,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from checklist_eval import checklists
+from checklist_eval import checklists, pdf_hidden
 from checklist_eval.errors import InputError, NoChecklistError
 from checklist_eval.models import (
     Answer,
@@ -45,8 +45,9 @@ _MIN_CHARS_PER_PAGE = 20
 
 @dataclass
 class _Extracted:
-    pages: list[str]
+    pages: list[str]  # what a reader sees: hidden runs are cut out
     title: str | None
+    hidden: list[pdf_hidden.HiddenRun]
 
 
 # Conference papers with appendices run to tens of pages; these stop files built to tie up a batch.
@@ -54,12 +55,17 @@ MAX_PDF_BYTES = 100 * 1024 * 1024
 MAX_PDF_PAGES = 1000
 
 
-def extract_pages(path: Path) -> _Extracted:
-    """Each page's raw text (extracted exactly once) and the first page's largest-font text."""
-    if path.stat().st_size > MAX_PDF_BYTES:
+def extract_pages(path: Path, data: bytes | None = None) -> _Extracted:
+    """Each page's raw text (extracted exactly once) and the first page's largest-font text; from
+    ``data`` when given (a PDF held in memory), else from the file, read under the size limit."""
+    if data is None:
+        from checklist_eval.sources import read_regular
+
+        data = read_regular(path, MAX_PDF_BYTES, "PDF")
+    if len(data) > MAX_PDF_BYTES:
         raise InputError(path, f"PDF larger than {MAX_PDF_BYTES // 2**20} MB")
     try:
-        doc = pdfium.PdfDocument(str(path))
+        doc = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as err:
         raise InputError(path, _pdfium_problem(str(err))) from None
     except (OSError, ValueError) as err:
@@ -68,11 +74,12 @@ def extract_pages(path: Path) -> _Extracted:
         if len(doc) > MAX_PDF_PAGES:
             raise InputError(path, f"PDF has {len(doc)} pages, more than {MAX_PDF_PAGES}")
         pages: list[str] = []
+        cutter = pdf_hidden.Cutter()
         title = None
         for i in range(len(doc)):
             page = doc[i]
             textpage = page.get_textpage()
-            pages.append(textpage.get_text_range())
+            pages.append(cutter.visible_text(page, textpage, i + 1))
             if i == 0:
                 title = _largest_font_text(textpage)
             textpage.close()
@@ -86,7 +93,7 @@ def extract_pages(path: Path) -> _Extracted:
     visible = sum(len(p) - p.count(" ") - p.count("\n") - p.count("\r") for p in pages)
     if visible < _MIN_CHARS_PER_PAGE * len(pages):
         raise InputError(path, "no text layer (scanned PDF?)")
-    return _Extracted(pages, title)
+    return _Extracted(pages, cutter.visible_title(title), cutter.runs)
 
 
 def _pdfium_problem(message: str) -> str:
@@ -791,13 +798,13 @@ def find_abstract(body: str, sections: list[Section]) -> str | None:
 # --- entry point ----------------------------------------------------------------------------------
 
 
-def parse_pdf(path: Path, spec: ChecklistSpec | None = None) -> Paper:
+def parse_pdf(path: Path, spec: ChecklistSpec | None = None, data: bytes | None = None) -> Paper:
     """Parse a paper PDF: its body for the assessor and its checklist matched to ``spec`` (or to
-    the version detected from the checklist text)."""
+    the version detected from the checklist text). ``data``: the PDF's bytes, when held in memory."""
     path = Path(path)
-    if not path.is_file():
+    if data is None and not path.is_file():
         raise InputError(path, "file not found")
-    extracted = extract_pages(path)
+    extracted = extract_pages(path, data)
     text = "\n".join(clean_pages(extracted.pages))
     region = find_checklist(text)
     if region is None or not region.blocks:
@@ -819,5 +826,6 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None) -> Paper:
         sections=sections,
         anchors=find_anchors(body, sections),
         checklist=checklist,
-        warnings=warnings,
+        warnings=warnings + [pdf_hidden.warning(run) for run in extracted.hidden],
+        hidden_text=extracted.hidden,
     )

@@ -53,6 +53,8 @@ COLUMNS = [
     "quirks",
     # The graded verdict (correct / incorrect / unverifiable); empty for assessors that do not grade.
     "verdict",
+    # Signs the paper tries to steer its assessor (hidden text, text addressed to it): see manipulation.py.
+    "manipulation",
 ]
 REQUIRED = COLUMNS[:5]
 LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
@@ -87,6 +89,7 @@ class Record(BaseModel):
     reasoning_tokens: int = Field(default=0, ge=0)
     quirks: str = ""
     verdict: str = ""
+    manipulation: str = ""
 
     @property
     def real(self) -> bool:
@@ -118,7 +121,10 @@ def records_from_assessments(
     A question the assessor did not return (should not happen) is recorded as incorrect rather than
     dropped, so n stays the size of the checklist version.
     """
+    from checklist_eval.manipulation import paper_flag
+
     by_id = {a.question_id: a for a in assessments}
+    flag = paper_flag(paper)
     rows = []
     for item in paper.checklist.items:
         a = by_id.get(item.id)
@@ -145,6 +151,7 @@ def records_from_assessments(
                 quirks="; ".join(prov.quirks) if prov else "",
                 **(prov.usage.model_dump() if prov else {}),
                 verdict=(a.verdict or "") if a else "",
+                manipulation=flag,
             )
         )
     return rows
@@ -265,7 +272,7 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
             k: text[k]
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
-                "prompt_version", "source", "scored_at", "quirks", "verdict",
+                "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation",
             )
         },
     )

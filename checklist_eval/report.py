@@ -80,6 +80,25 @@ def _warnings_html(warnings: Iterable[str]) -> str:
     return "".join(f'<div class="warn">{_e(w)}</div>' for w in warnings)
 
 
+def _listed(lines_by_role: dict[str, list[str]]) -> str:
+    return "".join(f"<li>{_e(role + ': ' if role else '')}{_e(line)}</li>"
+                   for role, lines in lines_by_role.items() for line in lines)
+
+
+def _hidden_html(lines_by_role: dict[str, list[str]]) -> str:
+    """The "Hidden text" section: each run a reader of the paper cannot see (cut before assessment
+    for a PDF, flagged in the body for LaTeX), per role; empty when there are none."""
+    items = _listed(lines_by_role)
+    return items and ("<h2>Hidden text</h2><p class=\"warn\">The paper carries text a reader cannot see, "
+                      "a way to steer an automated assessor. In a PDF it was removed before assessment.</p>"
+                      f"<ul>{items}</ul>")
+
+
+def _injection_html(lines_by_role: dict[str, list[str]]) -> str:
+    items = _listed(lines_by_role)
+    return items and f"<h2>Text addressed to the assessor</h2><ul>{items}</ul>"
+
+
 def _usage_html(usage: Usage | None) -> str:
     if usage is None:
         return ""
@@ -123,6 +142,10 @@ def render_paper_report(
         f"{_unverifiable_note(records)})</p>",
         _usage_html(usage),
     ]
+    from checklist_eval.manipulation import describe, injection_passages
+
+    body.append(_hidden_html({"": [describe(run) for run in paper.hidden_text]}))
+    body.append(_injection_html({"": injection_passages(paper)}))
     if paper.warnings:
         body.append("<h2>Parser warnings</h2>" + _warnings_html(paper.warnings))
     body.append("<h2>Answers</h2>" + _records_table(records, "G"))
@@ -201,6 +224,15 @@ def _agreement_html(score: SubmissionScore, records: Sequence[Record]) -> str:
     )
 
 
+def _manipulation_sections(by_role: dict[str, list[Record]]) -> list[str]:
+    from checklist_eval.manipulation import HIDDEN, INJECTION, entries
+
+    flags = {role: next((r.manipulation for r in by_role[role] if r.manipulation), "") for role in "GAT"
+             if role in by_role}
+    return [_hidden_html({role: entries(flag, HIDDEN) for role, flag in flags.items()}),
+            _injection_html({role: entries(flag, INJECTION) for role, flag in flags.items()})]
+
+
 def render_submission_report(
     score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None
 ) -> str:
@@ -220,6 +252,7 @@ def render_submission_report(
             "<p class=\"muted\">Case GT: the adversarial paper A is T's paper with G's checklist "
             "answers.</p>"
         )
+    body += _manipulation_sections(by_role)
     if "A" in by_role and "T" in by_role:
         body.append(_agreement_html(score, records))
     for role in ("G", "A", "T"):

@@ -11,12 +11,15 @@ stops at the limit instead of filling memory.
 
 from __future__ import annotations
 
+import codecs
 import io
+import os
 import posixpath
 import re
 import stat
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,28 +72,52 @@ class LatexSource:
 
 def input_kind(path: str | Path) -> str:
     """``"pdf"``, ``"zip"``, ``"tar"``, ``"folder"`` or ``"tex"``, from the content (magic bytes)
-    rather than the name, so a PDF called paper.tex is still read as a PDF."""
+    rather than the name, so a PDF called paper.tex is still read as a PDF. Anything but a folder or
+    a regular file (a FIFO, a device, a socket) is refused before it is opened."""
     path = Path(path)
     if path.is_dir():
         return "folder"
-    if not path.exists():
-        raise InputError(path, "no such file or folder")
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(512)
-    except OSError as err:
-        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    head = read_regular(path, 512, "file", whole=False)
     if not head:
         raise InputError(path, "empty file")
     if head.startswith(_PDF_MAGIC):
         return "pdf"
     if head.startswith((_ZIP_MAGIC, _EMPTY_ZIP_MAGIC)):
         return "zip"
-    if head.startswith(_GZIP_MAGIC) or _looks_like_tar(path):
+    if head.startswith(_GZIP_MAGIC) or head[257:262] == b"ustar" or _looks_like_tar(path):
         return "tar"
     if path.suffix.lower() == ".pdf":
         raise InputError(path, "named .pdf but is not a PDF file")
+    if path.suffix.lower() == ".zip":
+        raise InputError(path, "named .zip but is not a zip archive")
     return "tex"
+
+
+def read_regular(path: Path, limit: int, what: str, *, whole: bool = True) -> bytes:
+    """The bytes of a regular file, at most ``limit`` of them: larger files are refused (``whole``)
+    or cut (a sniff). The type is checked before opening (a FIFO would block, /dev/zero never ends)
+    and again on the open descriptor, which is opened non-blocking in case it changed in between."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(path, "no such file or folder") from None
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(path, "not a regular file (a device, FIFO or socket); not read")
+    if whole and st.st_size > limit:
+        raise InputError(path, f"{what} larger than {limit // 2**20} MB")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(path, "not a regular file (a device, FIFO or socket); not read")
+        data = fh.read(limit + 1 if whole else limit)
+    if len(data) > limit:  # it grew after the stat
+        raise InputError(path, f"{what} larger than {limit // 2**20} MB")
+    return data
 
 
 def _looks_like_tar(path: Path) -> bool:
@@ -112,6 +139,16 @@ def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
         raise InputError(name, f"LaTeX file larger than {MAX_TEX_BYTES // 2**20} MB")
     if not data.strip():
         raise InputError(name, "empty file")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # A Windows editor's "Unicode": TeX engines would not read it, but its text is clear.
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise InputError(name, "UTF-16 file that is not valid UTF-16") from None
+        warnings.append(f"{name}: UTF-16 encoded (TeX expects UTF-8); decoded as UTF-16")
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        raise InputError(name, "UTF-32 encoded: unsupported encoding (save the file as UTF-8)")
     if b"\x00" in data:
         raise InputError(name, "binary file (contains NUL bytes), not LaTeX source")
     try:
@@ -122,6 +159,7 @@ def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+_ENDINPUT = re.compile(r"\\endinput(?![a-zA-Z@])")
 _LATEX_HINT = re.compile(r"\\[a-zA-Z]{2,}")
 
 
@@ -162,9 +200,15 @@ class _Project:
         return self._raw[name]
 
     def live(self, name: str) -> str:
-        """The file without comments, \\iffalse blocks and comment environments."""
+        """The file without comments, \\iffalse blocks and comment environments, and nothing after
+        an ``\\endinput`` (TeX finishes that line and stops reading the file)."""
         if name not in self._live:
-            self._live[name] = strip_dead(self.text(name))
+            live = strip_dead(self.text(name))
+            end = _ENDINPUT.search(live)
+            if end is not None:
+                line_end = live.find("\n", end.end())
+                live = live[: end.start()] + (live[end.end() : line_end] if line_end >= 0 else live[end.end() :])
+            self._live[name] = live
         return self._live[name]
 
 
@@ -178,7 +222,7 @@ def _folder_project(folder: Path) -> _Project:
                 path.resolve().relative_to(root)
             except ValueError:
                 continue
-        if path.is_file() and path.suffix.lower() in TEXT_SUFFIXES:
+        if path.suffix.lower() in TEXT_SUFFIXES and path.is_file():  # is_file: regular files only
             names.append(path.relative_to(root).as_posix())
         if len(names) > MAX_MEMBERS:
             raise InputError(folder, f"more than {MAX_MEMBERS} source files")
@@ -189,9 +233,7 @@ def _folder_project(folder: Path) -> _Project:
             path.relative_to(root)
         except ValueError:
             return None
-        if path.stat().st_size > MAX_TEX_BYTES:
-            raise InputError(path, f"LaTeX file larger than {MAX_TEX_BYTES // 2**20} MB")
-        return path.read_bytes()
+        return read_regular(path, MAX_TEX_BYTES, "LaTeX file")
 
     return _Project(str(folder), names, read)
 
@@ -225,20 +267,55 @@ def _read_capped(stream: io.BufferedIOBase, limit: int, archive: Path, name: str
     return bytes(data)
 
 
-def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True) -> dict[str, bytes]:
+def _is_tar(path: Path, data: bytes | None) -> bool:
+    try:
+        if data is not None:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r|*") as tf:
+                return tf.next() is not None
+        return tarfile.is_tarfile(path)
+    except (tarfile.TarError, OSError, EOFError, zlib.error):
+        return False
+
+
+def _refuse_duplicates(path: Path, names: list[str], dirs: set[str]) -> None:
+    """Two members of one name (only one could be read, and which one is the tool's guess) or a file
+    where the archive also has a folder of that name."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise UnsafeArchiveError(path, f"archive has two members named {name!r}")
+        seen.add(name)
+    for name in names:
+        parents = posixpath.dirname(name)
+        while parents:
+            if parents in seen:
+                raise UnsafeArchiveError(path, f"archive has a file and a folder both named {parents!r}")
+            parents = posixpath.dirname(parents)
+    clash = seen & dirs
+    if clash:
+        raise UnsafeArchiveError(path, f"archive has a file and a folder both named {sorted(clash)[0]!r}")
+
+
+def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True,
+                     data: bytes | None = None) -> dict[str, bytes]:
     """The regular files of a zip whose normalised names pass ``keep``, read in memory (never
     extracted to disk) under the member, total and compression-ratio limits. Every member's name and
     type is checked, kept or not, so an archive with one hostile member is rejected whole."""
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(io.BytesIO(data) if data is not None else path)
         infos = zf.infolist()
     except (zipfile.BadZipFile, OSError, EOFError) as err:
+        if _is_tar(path, data):
+            raise InputError(path, "named .zip but is a tar archive; name it .tar or .tar.gz") from None
         raise InputError(path, f"unreadable zip archive: {err}") from None
     if len(infos) > MAX_MEMBERS:
         raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
     files: dict[str, bytes] = {}
     declared_total = 0
     read_total = 0
+    names = [_safe_member_name(path, info.filename) for info in infos]
+    _refuse_duplicates(path, [n for n, i in zip(names, infos) if not i.is_dir()],
+                       {n for n, i in zip(names, infos) if i.is_dir()})
     with zf:
         for info in infos:
             name = _safe_member_name(path, info.filename)
@@ -258,7 +335,7 @@ def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True
                     # Headers can lie: the read itself is capped too.
                     limit = min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES - read_total)
                     data = _read_capped(stream, limit, path, name)
-            except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError) as err:
+            except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError, zlib.error) as err:
                 raise InputError(path, f"unreadable zip member {name!r}: {err}") from None
             read_total += len(data)
             files[name] = data
@@ -274,18 +351,21 @@ def _check_declared_size(path: Path, name: str, size: int, compressed: int, tota
         raise UnsafeArchiveError(path, f"archive member {name!r} has a compression ratio typical of a zip bomb")
 
 
-def _zip_project(path: Path) -> _Project:
-    files = read_zip_members(path, keep=lambda name: name.lower().endswith(TEXT_SUFFIXES))
+def _zip_project(path: Path, data: bytes | None = None) -> _Project:
+    files = read_zip_members(path, keep=lambda name: name.lower().endswith(TEXT_SUFFIXES), data=data)
     return _Project(str(path), sorted(files), files.get)
 
 
-def _tar_project(path: Path) -> _Project:
+def _tar_project(path: Path, data: bytes | None = None) -> _Project:
     files: dict[str, bytes] = {}
     total = 0
     count = 0
+    names: list[str] = []
+    dirs: set[str] = set()
     try:
         # Streaming mode: one pass over the decompressed data; a skipped member is still counted.
-        with tarfile.open(path, mode="r|*") as tf:
+        with tarfile.open(path if data is None else None, mode="r|*",
+                          fileobj=io.BytesIO(data) if data is not None else None) as tf:
             for member in tf:
                 count += 1
                 if count > MAX_MEMBERS:
@@ -295,8 +375,11 @@ def _tar_project(path: Path) -> _Project:
                     raise UnsafeArchiveError(path, f"archive member {member.name!r} is a link")
                 if member.isdev() or member.isfifo():
                     raise UnsafeArchiveError(path, f"archive member {member.name!r} is a device")
+                if member.isdir():
+                    dirs.add(name)
                 if not member.isfile():
                     continue
+                names.append(name)
                 total += member.size
                 # The ratio check needs the compressed size, known only for the whole stream (below).
                 _check_declared_size(path, name, member.size, member.size, total)
@@ -307,9 +390,10 @@ def _tar_project(path: Path) -> _Project:
                     files[name] = _read_capped(stream, MAX_MEMBER_BYTES, path, name)
     except tarfile.TarError as err:
         raise InputError(path, f"unreadable tar archive: {err}") from None
-    except (OSError, EOFError) as err:
-        raise InputError(path, f"unreadable archive: {err}") from None
-    compressed = path.stat().st_size
+    except (OSError, EOFError, zlib.error) as err:
+        raise InputError(path, f"unreadable archive (truncated or corrupt): {err}") from None
+    _refuse_duplicates(path, names, dirs)
+    compressed = len(data) if data is not None else path.stat().st_size
     if total >= RATIO_CHECK_MIN_BYTES and total > MAX_COMPRESSION_RATIO * max(compressed, 1):
         raise UnsafeArchiveError(path, "archive has a compression ratio typical of a decompression bomb")
     return _Project(str(path), sorted(files), files.get)
@@ -317,7 +401,8 @@ def _tar_project(path: Path) -> _Project:
 
 # --- root file and \input resolution --------------------------------------------------------------
 
-_DOCCLASS = re.compile(r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
+# Bounded repeats: an unclosed "[" in each of many \\documentclass lines must not rescan the file.
+_DOCCLASS = re.compile(r"\\documentclass\s*(?:\[[^\]]{0,4000}\])?\s*\{([^}]{0,500})\}")
 _BEGIN_DOC = "\\begin{document}"
 _END_DOC = "\\end{document}"
 _INPUT = re.compile(
@@ -448,10 +533,7 @@ def _load_project(project: _Project, source: str) -> LatexSource:
 def load_tex_file(path: Path) -> LatexSource:
     """A single .tex file (document or fragment); inputs resolve against its folder's files."""
     warnings: list[str] = []
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    data = read_regular(path, MAX_TEX_BYTES, "LaTeX file")
     text = decode_tex(data, str(path), warnings)
     _require_latex(text, str(path))
     folder = path.resolve().parent
@@ -468,9 +550,7 @@ def load_tex_file(path: Path) -> LatexSource:
 
     def read(rel: str) -> bytes | None:  # never asked for the file itself: it is seeded below
         target = sibling(rel)
-        if target is None or target.stat().st_size > MAX_TEX_BYTES:
-            return None
-        return target.read_bytes()
+        return None if target is None else read_regular(target, MAX_TEX_BYTES, "LaTeX file")
 
     class _Lazy(_Project):
         # A lone file's siblings are only looked at when an \input names them, so pointing the tool
@@ -497,3 +577,20 @@ def load_latex(path: str | Path) -> LatexSource:
     if kind == "tar":
         return _load_project(_tar_project(path), str(path))
     return load_tex_file(path)
+
+
+def latex_from_members(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> LatexSource:
+    """A LaTeX paper held in memory: a folder of members, one .tex member, or a nested .zip/.tar
+    member (opened from its bytes, like any project archive)."""
+    if is_dir:
+        texts = {n: d for n, d in members.items() if n.lower().endswith(TEXT_SUFFIXES)}
+        return _load_project(_Project(label, sorted(texts), texts.get), label)
+    data = members[name]
+    low = name.lower()
+    if data.startswith((_ZIP_MAGIC, _EMPTY_ZIP_MAGIC)) or low.endswith(".zip"):
+        return _load_project(_zip_project(Path(label), data), label)
+    if data.startswith(_GZIP_MAGIC) or data[257:262] == b"ustar" or low.endswith((".tar.gz", ".tgz")):
+        return _load_project(_tar_project(Path(label), data), label)
+    project = _Project(label, [name], {name: data}.get)
+    _require_latex(project.text(name), label)
+    return _load_project(project, label)

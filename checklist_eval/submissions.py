@@ -8,20 +8,17 @@ Each paper is a ``.tex`` file, a LaTeX project folder, a ``.zip``/``.tar.gz``/``
 ``.pdf``. Cases: ``G`` (G alone), ``GT`` (G and T; A is then T's paper carrying G's checklist, as the
 2024 challenge did) and ``GAT``. A without T, T without G or two papers of one role are invalid.
 
-A .zip submission is read with the safe archive reader of :mod:`checklist_eval.sources`; the members
-of each paper are then written under a private temporary folder (names already checked, so nothing
-lands outside it) for the parser, and removed afterwards.
+A .zip submission is read with the safe archive reader of :mod:`checklist_eval.sources`, in memory;
+each paper is parsed from its members' bytes, never extracted to disk.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from checklist_eval.errors import InputError
 from checklist_eval.models import Paper, Role
@@ -223,41 +220,41 @@ def find_submissions(root: str | Path) -> list[Path]:
 # ------------------------------------------------------------------------------------------- loading
 
 
-@contextmanager
-def _materialized(entry: PaperEntry) -> Iterator[Path]:
-    """A path load_paper can read for the entry; archive members go to a private temp folder."""
-    if entry.path is not None:
-        yield entry.path
-        return
-    tmp = Path(tempfile.mkdtemp(prefix="checklist-eval-sub-"))
+class PaperLoader(Protocol):
+    """Parses a paper from disk or from memory: in this process, or in an isolated worker."""
+
+    def load_paper(self, path: Path) -> Paper: ...
+
+    def load_entry(self, label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper: ...
+
+
+class InProcessLoader:
+    def load_paper(self, path: Path) -> Paper:
+        from checklist_eval.parsing import load_paper
+
+        return load_paper(path)
+
+    def load_entry(self, label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
+        from checklist_eval.parsing import load_entry
+
+        return load_entry(label, name, is_dir, members)
+
+
+def _check_inside(entry: PaperEntry, sub: Submission) -> None:
+    """A paper that is a link out of the submission is refused unread."""
+    assert entry.path is not None
     try:
-        target = tmp / entry.name
-        assert entry.members is not None
-        for rel, data in entry.members.items():
-            # Names were vetted by the archive reader (no "..", no absolute paths); re-check anyway
-            # because this is the one place we write archive content to disk.
-            dest = (target / rel) if entry.is_dir else target
-            if not dest.resolve().is_relative_to(tmp.resolve()):
-                raise InputError(entry.name, f"archive member {rel!r} escapes its folder")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data)
-        yield target
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        entry.path.resolve().relative_to(sub.path.resolve())
+    except ValueError:
+        raise InputError(f"{sub.path}/{entry.name}", "is a link to outside the submission; not read") from None
 
 
-def _load_entry(entry: PaperEntry, sub: Submission) -> Paper:
-    from checklist_eval.parsing import load_paper
-
-    with _materialized(entry) as path:
-        try:
-            paper = load_paper(path)
-        except InputError as err:
-            # Name the paper as the submission knows it, not the temporary folder.
-            raise InputError(f"{sub.path}/{entry.name}", err.problem) from None
+def _load_entry(entry: PaperEntry, sub: Submission, loader: PaperLoader) -> Paper:
     if entry.members is not None:
-        paper = paper.model_copy(update={"source": f"{sub.path}!{entry.name}"})
-    return paper
+        # Archive submissions are parsed from memory, never extracted.
+        return loader.load_entry(f"{sub.path}!{entry.name}", entry.name, entry.is_dir, entry.members)
+    _check_inside(entry, sub)
+    return loader.load_paper(entry.path)
 
 
 GT_SOURCE_JOIN = " (with the checklist of "
@@ -283,15 +280,18 @@ def gt_adversarial(g: Paper, t: Paper) -> Paper:
     )
 
 
-def load_submission(sub: Submission | str | Path, *, submission_id: str | None = None) -> LoadedSubmission:
+def load_submission(sub: Submission | str | Path, *, submission_id: str | None = None,
+                    loader: PaperLoader | None = None) -> LoadedSubmission:
     """Parse every paper of a valid submission; InputError names the paper that fails.
 
     ``submission_id`` overrides the id taken from the submission's name (a batch disambiguates
-    "team1/" and "team1.zip" this way).
+    "team1/" and "team1.zip" this way). ``loader`` parses each paper (default: in this process;
+    the CLI passes a pool of isolated workers).
     """
     if not isinstance(sub, Submission):
         sub = open_submission(sub)
-    papers: dict[Role, Paper] = {role: _load_entry(e, sub) for role, e in sorted(sub.entries.items())}
+    loader = loader or InProcessLoader()
+    papers: dict[Role, Paper] = {role: _load_entry(e, sub, loader) for role, e in sorted(sub.entries.items())}
     warnings = list(sub.warnings)
     if sub.case == "GT":
         papers["A"] = gt_adversarial(papers["G"], papers["T"])

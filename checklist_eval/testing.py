@@ -9,7 +9,8 @@ the ``openai`` SDK itself uses; no web framework).
 ``profile`` (``checklist_eval/mock_profiles.py``) makes it answer as one provider does: its refused
 parameters and error bodies, URL shape, key header, usage fields and reasoning tokens.
 
-Endpoints: ``GET /v1/models``; ``POST /v1/chat/completions`` (``response_format`` json_schema /
+Endpoints: ``GET /v1/models``; ``POST /v1/completions`` (``echo`` + ``logprobs``: prompt
+log-probabilities, see :mod:`checklist_eval.mock_completions`); ``POST /v1/chat/completions`` (``response_format`` json_schema /
 json_object / none, ``logprobs`` + ``top_logprobs``, ``usage.prompt_tokens_details.cached_tokens``);
 and for a server in another process, ``GET /_stats`` and ``POST /_reset``.
 
@@ -447,8 +448,24 @@ class MockServer:
         if path.endswith("/chat/completions") and method == "POST":
             # Subclasses override _chat(body); only Azure's deployment URL passes the deployment along.
             return await (self._chat(body, deployment=routed) if routed else self._chat(body))
+        if path.endswith("/completions") and method == "POST":
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            return self._completions(body)
         self._count(404)
         return _error(404, f"no route {method} {path}", "invalid_request_error")
+
+    def _completions(self, body: bytes) -> _Reply:
+        """Legacy completions with prompt log-probabilities (see checklist_eval.mock_completions)."""
+        from checklist_eval.mock_completions import completions_reply
+
+        try:
+            req = json.loads(body)
+        except ValueError:
+            req = None
+        status, obj = completions_reply(req, self.model)
+        self._count(status)
+        return _json(status, obj)
 
     # -- chat completions ---------------------------------------------------------------------------
 

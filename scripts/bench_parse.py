@@ -1,6 +1,12 @@
 #!/usr/bin/env python
 """Parse-time benchmark: ms per KB of LaTeX and ms per PDF, against the goals (median on one core:
-<= 1 ms/KB, <= 100 ms/PDF), with pylatexenc walking each whole LaTeX file as a baseline row.
+<= 1 ms/KB, <= 100 ms/PDF), with pylatexenc walking each whole LaTeX file as a baseline row and the
+PDF parse without hidden-text detection (pdf_hidden.visible_text short-circuited) as another.
+
+Then two more tables: batch parse throughput (papers per second through isolated parsing workers,
+one worker as the baseline against the pool of one worker per core), and the generated worst-case
+inputs (``checklist_eval.worstcases``) timed at two sizes: linear scanning shows a time ratio close
+to the size ratio.
 
 Reads ../shared/corpus (LaTeX files and anchor-sample PDFs); without ../shared it benchmarks the
 bundled fixtures and says so. ``--json`` prints the figures as one object.
@@ -48,6 +54,55 @@ def walk_whole(text: str) -> None:
     LatexWalker(text, tolerant_parsing=True).get_latex_nodes()
 
 
+def throughput(papers: list[Path], workers: int | None, rounds: int) -> dict:
+    """Papers per second parsing ``papers`` ``rounds`` times through a warm pool of ``workers``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from checklist_eval.isolation import ParserPool
+
+    def one(pool, path):
+        try:
+            pool.load_paper(path)
+        except InputError:
+            pass
+
+    with ParserPool(workers) as pool, ThreadPoolExecutor(pool.size) as threads:
+        list(threads.map(lambda p: one(pool, p), papers[: pool.size]))  # start and warm every worker
+        t0 = time.perf_counter()
+        list(threads.map(lambda p: one(pool, p), papers * rounds))
+        wall = time.perf_counter() - t0
+        return {"workers": pool.size, "papers": len(papers) * rounds, "wall_s": wall,
+                "papers_per_s": len(papers) * rounds / wall}
+
+
+def worst_cases(sizes_mb: list[float]) -> dict:
+    """Seconds to parse each generated worst case at each size (in this process, one run each)."""
+    import tempfile
+
+    from checklist_eval.worstcases import CASES, write_case
+
+    out = {}
+    for name in CASES:
+        out[name] = {}
+        for mb in sizes_mb:
+            with tempfile.TemporaryDirectory() as folder:
+                path = write_case(folder, name, int(mb * 2**20))
+                t0 = time.perf_counter()
+                parse_quietly(path)
+                out[name][str(mb)] = time.perf_counter() - t0
+    return out
+def without_hidden_text_detection(path: Path) -> None:
+    """The PDF parse as it was before hidden-text detection: every page's text taken as is."""
+    import checklist_eval.pdf_hidden as pdf_hidden
+
+    detect = pdf_hidden.visible_text
+    pdf_hidden.visible_text = lambda page, textpage, text, page_no: (text, [])
+    try:
+        parse_quietly(path)
+    finally:
+        pdf_hidden.visible_text = detect
+
+
 def summarize(values: list[float]) -> dict:
     return {"n": len(values), "median": statistics.median(values) if values else None, "max": max(values) if values else None}
 
@@ -57,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--repeat", type=int, default=5, help="runs per file, best kept (same for every row)")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--rounds", type=int, default=2, help="passes over the papers for the throughput table")
+    ap.add_argument("--worst-sizes", default="0.5,2", metavar="MB,MB",
+                    help="the two sizes of the generated worst cases (default 0.5,2)")
     args = ap.parse_args(argv)
 
     shared = Path(args.shared)
@@ -74,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         pdf_files, note = [], (note or "") + " checklist_eval.pdf not available: PDFs skipped"
 
-    parse_per_kb, walk_per_kb, per_pdf = [], [], []
+    parse_per_kb, walk_per_kb, per_pdf, per_pdf_plain = [], [], [], []
     load_paper_warm = tex_files[:1] + pdf_files[:1]
     for path in load_paper_warm:  # first call pays for imports and pylatexenc's tables
         parse_quietly(path)
@@ -86,11 +144,21 @@ def main(argv: list[str] | None = None) -> int:
         walk_per_kb.append(best_of(lambda: walk_whole(text), args.repeat) / kb)
     for path in pdf_files:
         per_pdf.append(best_of(lambda: parse_quietly(path), args.repeat))
+        per_pdf_plain.append(best_of(lambda: without_hidden_text_detection(path), args.repeat))
+
+    batch_papers = pdf_files + tex_files
+    pool_rows = [throughput(batch_papers, 1, args.rounds), throughput(batch_papers, None, args.rounds)]
+    sizes = [float(x) for x in args.worst_sizes.split(",")][:2]
+    worst = worst_cases(sizes)
 
     figures = {
+        "batch_throughput": pool_rows,
+        "worst_cases_s": worst,
         "latex_ms_per_kb": summarize(parse_per_kb),
         "pylatexenc_walk_ms_per_kb": summarize(walk_per_kb),
         "pdf_ms": summarize(per_pdf),
+        "pdf_ms_without_hidden_text_detection": summarize(per_pdf_plain),
+        "pdf_hidden_text_detection_ms": summarize([on - off for on, off in zip(per_pdf, per_pdf_plain)]),
         "goals": {"latex_ms_per_kb": GOAL_MS_PER_KB, "pdf_ms": GOAL_MS_PER_PDF},
         "repeat": args.repeat,
         "note": note,
@@ -106,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         ("load_paper, LaTeX (ms/KB)", figures["latex_ms_per_kb"], GOAL_MS_PER_KB),
         ("baseline: LatexWalker whole file (ms/KB)", figures["pylatexenc_walk_ms_per_kb"], None),
         ("load_paper, PDF (ms/PDF)", figures["pdf_ms"], GOAL_MS_PER_PDF),
+        ("baseline: PDF, hidden-text detection off", figures["pdf_ms_without_hidden_text_detection"], None),
+        ("  of which hidden-text detection (ms/PDF)", figures["pdf_hidden_text_detection_ms"], None),
     ]
     for label, s, goal in rows:
         if not s["n"]:
@@ -113,6 +183,21 @@ def main(argv: list[str] | None = None) -> int:
             continue
         verdict = "" if goal is None else ("meets goal" if s["median"] <= goal else "MISSES goal")
         print(fmt.format(label, s["n"], f"{s['median']:.3f}", f"{s['max']:.3f}", goal or "-", verdict))
+    print()
+    print(f"batch parse throughput ({len(batch_papers)} papers x {args.rounds}, isolated workers)")
+    tfmt = "{:<38} {:>8} {:>8} {:>10} {:>8}"
+    print(tfmt.format("what", "workers", "papers", "papers/s", "speedup"))
+    base = pool_rows[0]["papers_per_s"]
+    for label, row in zip(("baseline: one worker", "pool (one worker per core)"), pool_rows):
+        print(tfmt.format(label, row["workers"], row["papers"], f"{row['papers_per_s']:.2f}",
+                          f"{row['papers_per_s'] / base:.2f}x"))
+    print()
+    small, big = (str(x) for x in sizes)
+    print(f"generated worst cases, parse time (s) at {small} MB and {big} MB (linear: ratio ~ {sizes[1] / sizes[0]:g})")
+    wfmt = "{:<42} {:>9} {:>9} {:>7}"
+    print(wfmt.format("case", f"{small} MB", f"{big} MB", "ratio"))
+    for name, times in worst.items():
+        print(wfmt.format(name, f"{times[small]:.3f}", f"{times[big]:.3f}", f"{times[big] / max(times[small], 1e-6):.1f}"))
     return 0
 
 

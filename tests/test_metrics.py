@@ -163,8 +163,11 @@ def test_partial_auc_truncation_rule_of_nist():
 def test_eer_rules_differ_where_the_curve_crosses_between_points():
     # ROC (0,0) (0,.5) (1/3,.5) (2/3,.5) (1,.5) (1,1): FNR - FPR = 1, .5, 1/6, -1/6, -.5, -1
     y, s = [1, 0, 0, 0, 1], [5, 4, 3, 2, 1]
-    assert m.eer(y, s) == pytest.approx(5 / 12)  # nearest point (1/3, 1/2): mean of the two
-    assert m.eer(y, s, rule="interpolated") == pytest.approx(0.5)
+    # EER is where FPR = FNR (NIST GenAI plan 6.4): the crossing at 0.5, not the nearest point's 5/12
+    assert m.eer(y, s) == pytest.approx(0.5) == m.eer(y, s, rule="interpolated")
+    assert m.eer(y, s, rule="nearest") == pytest.approx(5 / 12)  # nearest point (1/3, 1/2): mean of the two
+    out = m.summarize(y, s)
+    assert out["eer"] == pytest.approx(0.5) and out["eer_nearest"] == pytest.approx(5 / 12)
     with pytest.raises(ValueError, match="unknown EER rule"):
         m.eer(y, s, rule="bogus")
 

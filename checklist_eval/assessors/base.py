@@ -19,6 +19,19 @@ UNANSWERED_REVIEW = {
 }
 
 
+# Said at the end of every judged answer's review when the paper carries hidden text, whatever the
+# assessor: a model never sees the text a PDF hid (it is cut before assessment), so it cannot say it.
+HIDDEN_TEXT_NOTE = "The paper contains hidden text (see warnings): remove it."
+
+
+def with_paper_notes(paper: Paper, assessment: Assessment) -> Assessment:
+    """The assessment with the paper-level notes every review carries (no weight in the verdict)."""
+    if not paper.hidden_text or HIDDEN_TEXT_NOTE in assessment.review:
+        return assessment
+    review = assessment.review.rstrip()
+    return assessment.model_copy(update={"review": f"{review}\n- {HIDDEN_TEXT_NOTE}".lstrip()})
+
+
 class Assessor(ABC):
     """Judges whether each checklist answer is correct and consistent with the paper."""
 
@@ -40,7 +53,7 @@ class Assessor(ABC):
             return self.unanswered(item)
         assessment = await self.judge(paper, item)
         self.usage = self.usage + assessment.provenance.usage
-        return assessment
+        return with_paper_notes(paper, assessment)
 
     async def assess_paper(self, paper: Paper) -> list[Assessment]:
         """All items of the paper's checklist, in template order."""

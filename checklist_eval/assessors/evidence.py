@@ -73,9 +73,18 @@ _INJECTION = re.compile(
     r"|disregard (?:all |the )?(?:previous|prior|above) |you are (?:an? )?(?:AI|LLM|language model|reviewer)"
     r" (?:assistant|reviewer)?.{0,40}(?:must|should) (?:score|rate|accept)|(?:give|assign|award) (?:this|the|a)"
     r" (?:paper|answer|question|item)? ?(?:a )?(?:full |perfect |maximum )?(?:score|rating) of\b"
-    r"|score(?:d)? (?:it |this )?(?:as )?(?:1|1\.0|one) regardless|as an ai language model",
+    r"|score(?:d)? (?:it |this )?(?:as )?(?:1|1\.0|one) regardless|as an ai language model"
+    r"|mark (?:all|every|each) (?:of the )?(?:checklist )?(?:answers?|items?|questions?) as (?:correct|consistent|valid)"
+    r"|note to the (?:reviewing |automated |ai )?(?:assistant|llm|language model|ai reviewer)",
     re.I,
 )
+
+
+def addresses_assessor(text: str) -> str | None:
+    """The passage of ``text`` addressed to an automated reviewer (prompt injection), if any."""
+    text = text[:MAX_SCAN_CHARS]
+    m = _INJECTION.search(text)
+    return _snippet(text, m) if m else None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import re
 import time
 
 from checklist_eval.assessors import heuristic_rules as rules
-from checklist_eval.assessors.base import Assessor
+from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
 from checklist_eval.assessors.evidence import (
     _INJECTION,
     BodyFacts,
@@ -182,8 +182,8 @@ def paper_level_findings(paper: Paper, facts: BodyFacts) -> list[Finding]:
     if facts.has("injection"):
         out.append(Finding("note", 0.0, "The paper contains text addressed to an automated reviewer: remove it.",
                            facts.quote("injection")))
-    if any("hidden" in w.lower() for w in paper.warnings):
-        out.append(Finding("note", 0.0, "The paper contains hidden text (see warnings): remove it."))
+    if paper.hidden_text or any("hidden" in w.lower() for w in paper.warnings):
+        out.append(Finding("note", 0.0, HIDDEN_TEXT_NOTE))
     return out
 
 

@@ -43,14 +43,20 @@ def load(id: str) -> ChecklistSpec:  # noqa: A002 - "id" is the public keyword n
     return _parse_spec(path, path.read_text(encoding="utf-8"))
 
 
+MAX_SPEC_BYTES = 1024 * 1024
+
+
 def load_file(path: str | Path) -> ChecklistSpec:
     """A user's own question set: a JSON object shaped like the bundled files."""
+    from checklist_eval.sources import read_regular
+
     path = Path(path)
+    if not path.exists():
+        raise InputError(path, "question-set file not found")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(path, "question-set file not found") from None
-    except (OSError, UnicodeDecodeError) as err:
+        # A FIFO or /dev/zero named as the question set is refused unread; a real one is small.
+        text = read_regular(path, MAX_SPEC_BYTES, "question-set file").decode("utf-8")
+    except UnicodeDecodeError as err:
         raise InputError(path, f"cannot read question-set file: {err}") from None
     return _parse_spec(path, text)
 

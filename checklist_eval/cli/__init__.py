@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "detection",
     "assessor_eval",
     "attack",
+    "contamination",
     "mock_server",
 ]
 

@@ -30,6 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--by-question", action="store_true", help="also report every question")
     p.add_argument("--out", metavar="DIR", help="write summary.json, trials.csv, per-question CSV and plots")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--ci", action="append", metavar="LEVEL",
+                   help="log-score (and Brier) interval level(s) printed: 0.90, 0.95, 0.98, 0.99 (repeatable "
+                        "or comma list; default 0.95; the JSON holds all four)")  # fmt: skip
+    p.add_argument("--prevalence-sweep", action="store_true",
+                   help="also the log score at target rates 1-99%% (10 seeded subsets each, TrojAI)")  # fmt: skip
+    p.add_argument("--plot", metavar="FILE", help="with --prevalence-sweep: write the sweep's plot (PNG)")
     p.add_argument("--attack-runs", action="append", default=[], metavar="DIR",
                    help="folder of `checklist-eval attack` runs (each with plants.json and the records of "
                    "scoring it): report plant detection, false flags, R vs accept/reject-everything and "
@@ -49,6 +55,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--far-stop must be in (0, 1], got {args.far_stop}")
     if not 0.0 < args.threshold <= 1.0:
         raise InputError(None, f"--threshold must be in (0, 1], got {args.threshold}")
+    from checklist_eval import trojai
+
+    levels = trojai.parse_ci_levels(args.ci)
+    if args.plot and not args.prevalence_sweep:
+        raise InputError(None, "--plot FILE draws the prevalence sweep: add --prevalence-sweep")
     systems = [ev.load_record_trials(p, args.ground_truth, args.threshold) for p in args.inputs]
     systems += [ev.load_reference_trials(d, args.ground_truth, args.threshold) for d in args.reference_results]
     _unique_names(systems)
@@ -57,6 +68,14 @@ def run(args: argparse.Namespace) -> int:
                     n_bootstrap=args.bootstrap, seed=args.seed)  # fmt: skip
         for t in systems
     ]
+    for t, r in zip(systems, results):
+        r["ci_levels"] = list(levels)
+        if args.prevalence_sweep:
+            y = t.frame["target"].to_numpy(dtype=bool)
+            r["prevalence_sweep"] = trojai.sweep(y, t.frame["score"].to_numpy(dtype=float), seed=args.seed)
+    if args.plot:
+        print(f"wrote {trojai.plot_sweep({r['system']: r['prevalence_sweep'] for r in results}, args.plot)}",
+              file=sys.stderr)
     if args.json:
         print(json.dumps(ev.jsonable(results if len(results) > 1 else results[0]), indent=2))
     else:
@@ -108,6 +127,10 @@ def _print_text(results: list[dict], by_question: bool) -> None:
             print(f"  note: {note}")
         if by_question:
             print(ev.question_table(r), end="")
+        if "prevalence_sweep" in r:
+            from checklist_eval.trojai import sweep_table
+
+            print(sweep_table(r["prevalence_sweep"]), end="")
 
 
 def _write_out(args, systems, results) -> None:

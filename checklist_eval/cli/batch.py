@@ -10,6 +10,7 @@ from checklist_eval.assessors.ledger import format_cost
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.assessors import add_assessor_args
+    from checklist_eval.isolation import add_limit_args
 
     p = subparsers.add_parser(
         "batch",
@@ -32,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print summary.json's counts instead of tables")
     add_assessor_args(p)
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
@@ -89,6 +91,7 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
 
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import run_batch
+    from checklist_eval.isolation import ParseLimits
     from checklist_eval.submissions import find_submissions
 
     out = Path(args.out)
@@ -100,7 +103,8 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
         with _Progress(assessor, progress_enabled) as progress:
             ticker = asyncio.ensure_future(progress.tick())
             try:
-                return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event)
+                return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event,
+                                       parse_limits=ParseLimits.from_args(args))
             finally:
                 ticker.cancel()
     finally:

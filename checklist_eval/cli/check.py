@@ -17,6 +17,7 @@ CHECK_JSON = "check.json"
 
 def register(subparsers: Any) -> None:
     from checklist_eval.assessors import add_assessor_args
+    from checklist_eval.isolation import add_limit_args
 
     p = subparsers.add_parser("check", help="self-check one paper's checklist answers",
                               description=__doc__.splitlines()[0])
@@ -28,13 +29,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="print the calls, tokens and cost the run would spend, without calling")
     add_assessor_args(p)
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
-def load(path: str, checklist: str | None):
-    from checklist_eval.parsing import load_paper
+def load(path: str, checklist: str | None, limits=None):
+    from checklist_eval.isolation import isolated_load_paper
 
-    return load_paper(path, checklist=checklist)
+    return isolated_load_paper(path, checklist=checklist, limits=limits)
 
 
 def result_object(paper, assessments, assessor) -> dict[str, Any]:
@@ -96,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
 
     from checklist_eval.assessors import assessor_from_args
 
-    paper = load(args.path, args.checklist)
+    from checklist_eval.isolation import ParseLimits
+
+    paper = load(args.path, args.checklist, ParseLimits.from_args(args))
     if args.dry_run:
         plan = dry_run(args, paper)
         if args.json:
@@ -176,6 +180,12 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
                       f"completion tokens ({u['cached_tokens']} cached{reasoning}), {format_cost(full)}",
                       highlight=False)
+    if paper.hidden_text:
+        from checklist_eval.manipulation import describe
+
+        console.print("[red]Hidden text[/red] (a reader cannot see it; in a PDF it was removed before assessment):")
+        for run in paper.hidden_text:
+            console.print(f"  - {escape(describe(run))}", highlight=False)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:

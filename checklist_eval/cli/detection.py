@@ -1,16 +1,18 @@
-"""``checklist-eval detection validate|score``: NIST GenAI discriminator files (see checklist_eval.detection)."""
+"""``checklist-eval detection validate|score|package``: NIST GenAI discriminator files (see
+checklist_eval.detection and checklist_eval.nist_package)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "detection",
-        help="validate and score NIST GenAI discriminator files (pipe-separated)",
+        help="validate, score and package NIST GenAI discriminator files (pipe-separated)",
         description="Validate a system output against its index, or score it against the reference, "
         "on the conventions of NIST's GenAI text-to-text discriminator evaluation.",
     )
@@ -26,13 +28,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("-x", "--index", required=True, help="index file")
     s.add_argument("-s", "--sysout", required=True, help="system output file")
     s.add_argument("--far-stop", type=float, default=0.1, help="FPR for pAUC and TPR@FPR (default 0.1)")
-    s.add_argument("--plot", choices=("roc", "det"), action="append",
-                   help="write a ROC or DET plot (PNG) into --out; repeatable (needs matplotlib)")  # fmt: skip
+    s.add_argument("--plot", action="append", metavar="roc|det|FILE",
+                   help="write a ROC or DET plot (PNG) into --out; repeatable (needs matplotlib). With "
+                        "--prevalence-sweep, a FILE (.png) gets the sweep's plot")  # fmt: skip
     s.add_argument("--out", help="directory for scores.txt, scores.json and plots")
     s.add_argument("--bootstrap", type=int, default=1000, help="resamples for the AUC CI (0: none)")
     s.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     s.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    s.add_argument("--ci", action="append", metavar="LEVEL",
+                   help="log-score interval level(s): 0.90, 0.95, 0.98, 0.99 (repeatable or comma list; default 0.95)")  # fmt: skip
+    s.add_argument("--prevalence-sweep", action="store_true",
+                   help="also the log score at target rates 1-99%% (10 seeded subsets each)")  # fmt: skip
     s.set_defaults(func=_score)
+
+    k = sub.add_parser("package", help="build the .tgz submission package of a system output (plan 5.2.2)")
+    k.add_argument("-s", "--sysout", required=True, help="system output CSV")
+    k.add_argument("-x", "--index", help="validate against this index first (an invalid output is not packaged)")
+    k.add_argument("--out", required=True, metavar="SUBMISSION.tgz", help="package to write (.tgz or .tar.gz)")
+    k.set_defaults(func=_package)
 
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
@@ -60,15 +73,28 @@ def _score(args: argparse.Namespace) -> int:
     from checklist_eval.evaluation import jsonable
     from checklist_eval.fsutil import atomic_write_text
 
-    if args.plot and not args.out:
+    from checklist_eval import trojai
+
+    kinds, sweep_plot = _plots(args)
+    if kinds and not args.out:
         raise InputError(None, "--plot needs --out DIR to write the PNG into")
+    levels = trojai.parse_ci_levels(args.ci)
     result = score_files(args.ref, args.index, args.sysout, far_stop=args.far_stop,
                          n_bootstrap=args.bootstrap, seed=args.seed)  # fmt: skip
+    result.metrics.update(trojai.log_score_intervals(result.y, result.score, levels))
     for w in result.warnings:
         print(f"warning: {w}", file=sys.stderr)
     table = report_table(result)
     payload = {"system": result.system, "far_stop": args.far_stop, "metrics": jsonable(result.metrics)}
+    if args.prevalence_sweep:
+        sweep = trojai.sweep(result.y, result.score, seed=args.seed)
+        payload["prevalence_sweep"] = jsonable(sweep)
+        table += "\n" + trojai.sweep_table(sweep)
+        if sweep_plot:
+            label = result.system["ModelVersion"] or "system"
+            print(f"wrote {trojai.plot_sweep({label: sweep}, sweep_plot)}", file=sys.stderr)
     print(json.dumps(payload, indent=2) if args.json else table, end="\n" if args.json else "")
+    args.plot = kinds
     if args.out:
         out = Path(args.out)
         atomic_write_text(out / "scores.txt", table)
@@ -80,4 +106,39 @@ def _score(args: argparse.Namespace) -> int:
             else:
                 path = plot_det(curves, out / "det.png")
             print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _plots(args: argparse.Namespace) -> tuple[list[str], str | None]:
+    """(roc/det kinds for --out, the sweep plot's file) from the --plot values."""
+    from checklist_eval.errors import InputError
+
+    kinds, files = [], []
+    for value in args.plot or []:
+        (kinds if value in ("roc", "det") else files).append(value)
+    if files and not args.prevalence_sweep:
+        raise InputError(None, f"--plot takes roc or det (a file, here {files[0]!r}, needs --prevalence-sweep)")
+    if len(files) > 1:
+        raise InputError(None, "--plot: one sweep plot file only")
+    return kinds, (files[0] if files else None)
+
+
+def _package(args: argparse.Namespace) -> int:
+    from checklist_eval.detection import SYSOUT_COLUMNS, Validation, _filename_checks, read_table, validate_sysout
+    from checklist_eval.nist_package import build_package
+
+    if args.index:
+        v = validate_sysout(args.index, args.sysout)
+    else:
+        v = Validation()
+        _filename_checks(Path(args.sysout), v)
+        v.problems += read_table(args.sysout, SYSOUT_COLUMNS)[1]
+    for w in v.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if not v.ok:
+        for prob in v.problems:
+            print(f"error: {prob}")
+        print(f"{args.sysout}: not packaged ({len(v.problems)} problem(s))")
+        return 2
+    print(f"wrote {build_package(args.sysout, args.out)} (holding {Path(args.sysout).name})")
     return 0

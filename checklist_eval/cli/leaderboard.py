@@ -11,7 +11,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="rank the submissions of a batch results folder (or records file) by S",
         description=(
             "Build the leaderboard from a batch's assessment records: columns rank, submission_id, case, "
-            "C_G, C_A, C_T, R, S, questions, assessor, model, prompt_version, scored_at. Ranked by S "
+            "C_G, C_A, C_T, R, S, questions, assessor, model, prompt_version, scored_at, manipulation. Ranked by S "
             "(descending); equal S share a rank (1, 2, 2, 4), ordered by C_G within a tie."
         ),
     )
@@ -47,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
         )
     console = Console()
     console.print(table)
+    for row in leaderboard_json(df):
+        if row.get("manipulation"):
+            console.print(f"[yellow]manipulation[/yellow] {row['submission_id']}: {row['manipulation']}",
+                          markup=True, highlight=False)
     if args.csv:
         console.print(f"wrote {args.csv}", highlight=False)
     return 0

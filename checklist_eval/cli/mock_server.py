@@ -13,8 +13,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "mock-server",
         help="run a loopback OpenAI-compatible server (deterministic verdicts, injectable faults)",
-        description="Serve /v1/models and /v1/chat/completions on 127.0.0.1 with deterministic verdicts. "
-                    "Point the assessor at it with --base-url. GET /_stats shows counts.",
+        description="Serve /v1/models, /v1/chat/completions and /v1/completions (echo + prompt logprobs) on "
+                    "127.0.0.1 with deterministic verdicts. Point the assessor at it with --base-url. GET /_stats shows counts.",
     )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765, help="0 picks a free port (default 8765)")

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from checklist_eval.isolation import add_limit_args
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -18,6 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--questions", metavar="FILE", help="your own question-set JSON instead of a bundled version")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--with-body", action="store_true", help="with --json: include the paper body text")
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
@@ -46,9 +49,10 @@ def paper_json(paper, with_body: bool = False) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checklist_eval.parsing import load_paper
+    from checklist_eval.isolation import ParseLimits, isolated_load_paper
 
-    paper = load_paper(args.path, checklist=args.checklist, spec_file=args.questions)
+    paper = isolated_load_paper(args.path, checklist=args.checklist, spec_file=args.questions,
+                                limits=ParseLimits.from_args(args))
     if args.json:
         json.dump(paper_json(paper, args.with_body), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")

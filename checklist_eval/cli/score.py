@@ -7,6 +7,7 @@ import argparse
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.assessors import add_assessor_args
+    from checklist_eval.isolation import add_limit_args
 
     p = subparsers.add_parser(
         "score",
@@ -24,16 +25,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print {submission_id, case, C_G, C_A, C_T, R, S, warnings, usage}",
     )
     add_assessor_args(p)
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
 async def _score(args: argparse.Namespace):
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import score_path
+    from checklist_eval.isolation import ParserPool, ParseLimits
 
     assessor = assessor_from_args(args)
     try:
-        return await score_path(args.submission, assessor)
+        with ParserPool(1, ParseLimits.from_args(args)) as pool:
+            return await score_path(args.submission, assessor, loader=pool)
     finally:
         await assessor.aclose()
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from checklist_eval.isolation import add_limit_args
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -18,6 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("submission", help="submission folder or .zip")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
@@ -42,9 +45,11 @@ def summarize(loaded) -> dict:
 def run(args: argparse.Namespace) -> int:
     import json
 
+    from checklist_eval.isolation import ParserPool, ParseLimits
     from checklist_eval.submissions import load_submission, open_submission
 
-    summary = summarize(load_submission(open_submission(args.submission)))
+    with ParserPool(1, ParseLimits.from_args(args)) as pool:
+        summary = summarize(load_submission(open_submission(args.submission), loader=pool))
     if args.json:
         print(json.dumps(summary))
         return 0

@@ -1,0 +1,531 @@
+"""Text a PDF's text layer carries but a reader cannot see: found per page object, cut from the text.
+
+A sentence hidden from the reader still reaches an assessor that reads the text layer, which makes it
+the cheapest prompt injection. Each text object of a page is classified once, through pdfium's raw
+API (one call per property, per object: a LaTeX PDF shows a whole line per object, so a page costs a
+few hundred calls, not one per character):
+
+* render mode 3 (invisible: OCR layers use it) or 7 (adds to the clip path, paints nothing);
+* fill alpha under 10 %;
+* fill colour equal to the colour under it: the topmost filled shape drawn before it under its box's
+  centre, else the white page (an image or shading there: unknown colours, counted as seen). Pages
+  without a non-white filled shape take the fast path; near-white text is checked once more against
+  the shapes inside figures before it is called hidden;
+* a font below :data:`READABLE_PT` (the box is checked first; the font size only for small boxes);
+* a box outside the page's crop box;
+* a box wholly inside an opaque shape drawn after it (page-level shapes only: figures' own paths
+  are many, and a figure covering text is not how papers are made);
+* marked as optional content (a layer) and drawing nothing: pdfium does not say which layers are
+  off, but its renderer obeys them, so the object's region is rendered with and without it.
+
+Only pages with a hidden object pay for the mapping from characters to objects. Runs with fewer than
+:data:`MIN_ALNUM` letters or digits (a white dash in a table rule, a bullet) are left alone, and so
+are runs under :data:`MIN_SENTENCE_WORDS` words inside figures or off the page.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from checklist_eval.models import HiddenRun
+
+__all__ = ["Cutter", "HiddenRun", "TECHNIQUES", "visible_text", "warning"]
+
+# Effective font size below which text is not read. Genuine papers go down to about 2.4 pt (sub-
+# scripts in a scaled-down plot); a hidden sentence is set at 1 pt or less.
+READABLE_PT = 1.5
+MIN_ALNUM = 3  # a run needs this many letters or digits to say anything ("[Yes]" has 3)
+# Inside a figure (a form XObject drawn by another program) and beyond the page edge a hidden run must
+# be a sentence: plots and slides leave white labels and placeholder titles behind ("USELESSLY
+# ELONGATED REVIEW"), and a table too wide for the page pushes cells out of view ("67 65").
+MIN_SENTENCE_WORDS = 5
+COLOUR_TOLERANCE = 24  # per RGB channel (0-255): text this close to what is under it is not seen
+MIN_ALPHA = 26  # fill alpha (0-255) below this (10 %) is not seen
+EXCERPT_CHARS = 200
+
+TECHNIQUES = {
+    "invisible": "render mode 3, invisible",
+    "clip": "render mode 7, clip only",
+    "transparent": "transparent fill",
+    "background": "same colour as the background",
+    "tiny": f"font under {READABLE_PT:g} pt",
+    "off_page": "outside the page",
+    "covered": "covered by a shape",
+    "optional": "optional content switched off",
+}
+
+_TEXT = pdfium_c.FPDF_PAGEOBJ_TEXT
+_PATH = pdfium_c.FPDF_PAGEOBJ_PATH
+_IMAGE = pdfium_c.FPDF_PAGEOBJ_IMAGE
+_SHADING = pdfium_c.FPDF_PAGEOBJ_SHADING
+_FORM = pdfium_c.FPDF_PAGEOBJ_FORM
+_WHITE = (255, 255, 255)
+
+Box = tuple[float, float, float, float]  # left, bottom, right, top in page space
+Matrix = tuple[float, float, float, float, float, float]
+
+
+def _untyped(fn: object, restype: object = ctypes.c_int) -> object:
+    """The same pdfium function without ctypes' per-argument conversion, which costs more than the
+    call itself (a page walk measured 3-4x faster). Callers pass only pointer objects and ints."""
+    fast = type(fn)(ctypes.cast(fn, ctypes.c_void_p).value)  # type: ignore[call-arg]
+    fast.restype = restype
+    return fast
+
+
+_get_type = _untyped(pdfium_c.FPDFPageObj_GetType)
+_page_count = _untyped(pdfium_c.FPDFPage_CountObjects)
+_page_object = _untyped(pdfium_c.FPDFPage_GetObject, pdfium_c.FPDF_PAGEOBJECT)
+_form_count = _untyped(pdfium_c.FPDFFormObj_CountObjects)
+_form_object = _untyped(pdfium_c.FPDFFormObj_GetObject, pdfium_c.FPDF_PAGEOBJECT)
+_render_mode = _untyped(pdfium_c.FPDFTextObj_GetTextRenderMode)
+_fill_colour = _untyped(pdfium_c.FPDFPageObj_GetFillColor)
+_bounds = _untyped(pdfium_c.FPDFPageObj_GetBounds)
+_count_marks = _untyped(pdfium_c.FPDFPageObj_CountMarks)
+_get_mark = _untyped(pdfium_c.FPDFPageObj_GetMark, pdfium_c.FPDF_PAGEOBJECTMARK)
+_mark_name = _untyped(pdfium_c.FPDFPageObjMark_GetName)
+_OC_NAME = "OC\0".encode("utf-16-le")
+_text_object_of = _untyped(pdfium_c.FPDFText_GetTextObject, pdfium_c.FPDF_PAGEOBJECT)
+_INVISIBLE = pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
+_CLIP = pdfium_c.FPDF_TEXTRENDERMODE_CLIP
+_FILL = pdfium_c.FPDF_TEXTRENDERMODE_FILL
+
+
+def _address(obj: object) -> int:
+    return ctypes.cast(obj, ctypes.c_void_p).value or 0
+
+
+class _Calls:
+    """Reusable out-parameters for the raw calls (building them per call costs more than the call)."""
+
+    def __init__(self) -> None:
+        self.rgba = [ctypes.c_uint() for _ in range(4)]
+        self.rgba_refs = [ctypes.byref(v) for v in self.rgba]
+        self.box = [ctypes.c_float() for _ in range(4)]
+        self.box_refs = [ctypes.byref(v) for v in self.box]
+        self.size = ctypes.c_float()
+        self.fill_mode = ctypes.c_int()
+        self.stroke = ctypes.c_int()
+        self.matrix = pdfium_c.FS_MATRIX()
+
+    def colour(self, obj: object) -> tuple[int, int, int, int] | None:
+        if not _fill_colour(obj, *self.rgba_refs):
+            return None
+        r, g, b, a = (v.value for v in self.rgba)
+        return r, g, b, a
+
+    def bounds(self, obj: object, m: Matrix | None) -> Box | None:
+        if not _bounds(obj, *self.box_refs):
+            return None
+        left, bottom, right, top = (v.value for v in self.box)
+        return _transform_box((left, bottom, right, top), m) if m else (left, bottom, right, top)
+
+    def obj_matrix(self, obj: object) -> Matrix | None:
+        if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(self.matrix)):
+            return None
+        mx = self.matrix
+        return mx.a, mx.b, mx.c, mx.d, mx.e, mx.f
+
+    def font_size(self, obj: object) -> float:
+        if not pdfium_c.FPDFTextObj_GetFontSize(obj, ctypes.byref(self.size)):
+            return 0.0
+        return self.size.value
+
+    def filled(self, obj: object) -> bool:
+        ok = pdfium_c.FPDFPath_GetDrawMode(obj, ctypes.byref(self.fill_mode), ctypes.byref(self.stroke))
+        return bool(ok) and self.fill_mode.value != pdfium_c.FPDF_FILLMODE_NONE
+
+
+def _compose(inner: Matrix, outer: Matrix | None) -> Matrix:
+    if outer is None:
+        return inner
+    a, b, c, d, e, f = inner
+    A, B, C, D, E, F = outer
+    return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E, e * B + f * D + F)
+
+
+def _transform_box(box: Box, m: Matrix) -> Box:
+    a, b, c, d, e, f = m
+    if b == 0 and c == 0:  # scale and shift, the usual figure placement
+        x0, x1, y0, y1 = a * box[0] + e, a * box[2] + e, d * box[1] + f, d * box[3] + f
+        return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+    xs, ys = [], []
+    for x in (box[0], box[2]):
+        for y in (box[1], box[3]):
+            xs.append(a * x + c * y + e)
+            ys.append(b * x + d * y + f)
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _scale(m: Matrix | None) -> float:
+    if m is None:
+        return 1.0
+    return abs(m[0] * m[3] - m[1] * m[2]) ** 0.5
+
+
+_TextObj = tuple[object, int, Box, tuple[int, int, int], bool]  # object, painting order, box, colour, in a figure
+
+
+@dataclass
+class _Shape:
+    seq: int  # painting order on the page
+    box: Box
+    rgb: tuple[int, int, int] | None  # None: an image or shading, colours unknown
+    opaque: bool
+    image: bool = False
+
+
+@dataclass
+class _Walk:
+    texts: list[_TextObj] = field(default_factory=list)
+    invisible: list[_TextObj] = field(default_factory=list)  # render mode 3: hidden unless over an image
+    optional: list[_TextObj] = field(default_factory=list)  # inside optional content: drawn only if its layer is on
+    optional_depth: int = 0  # > 0 while inside a form marked as optional content
+    shapes: list[_Shape] = field(default_factory=list)
+    hidden: dict[int, str] = field(default_factory=dict)  # object address -> technique
+    in_figure: set[int] = field(default_factory=set)  # hidden objects drawn inside a form XObject
+    seq: int = 0
+    depth: int = 0
+
+
+# A shape smaller than this (either side, pt) can neither hold nor cover a line of text: table rules,
+# plot markers and glyph-like paths are skipped before any colour is read.
+_MIN_SHAPE_SIDE = 3.0
+# Bounds for hostile pages: text-by-shape comparisons per page (the largest shapes are kept; a real
+# page has a few dozen boxes) and how deep forms inside forms are followed.
+_MAX_COMPARISONS = 2_000_000
+_MAX_FORM_DEPTH = 16
+
+
+def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk, deep: bool) -> None:
+    """Every object in painting order: text classified by its own properties, shapes collected (the
+    page's own always; those inside forms only on the ``deep`` walk, for white text inside figures).
+    The text branch is written out flat: it runs for every text object of every page."""
+    count, get = (_page_count, _page_object) if top else (_form_count, _form_object)
+    get_type, render_mode, get_fill, get_bounds = _get_type, _render_mode, _fill_colour, _bounds
+    count_marks = _count_marks
+    r_ref, g_ref, b_ref, a_ref = calls.rgba_refs
+    l_ref, b0_ref, r0_ref, t_ref = calls.box_refs
+    red, green, blue, alpha = calls.rgba
+    left, bottom, right, top_ = calls.box
+    texts = out.texts
+    in_figure = not top
+    small = READABLE_PT * 1.5
+    for i in range(count(holder)):
+        obj = get(holder, i)
+        kind = get_type(obj)
+        out.seq = seq = out.seq + 1
+        if kind == _TEXT:
+            if deep:
+                continue
+            mode = render_mode(obj)
+            if mode == _INVISIBLE:
+                box = calls.bounds(obj, m)
+                if box is not None:
+                    out.invisible.append((obj, seq, box, _WHITE, in_figure))
+                continue
+            if mode == _CLIP:
+                _hide(out, obj, "clip", in_figure)
+                continue
+            if not (get_fill(obj, r_ref, g_ref, b_ref, a_ref) and get_bounds(obj, l_ref, b0_ref, r0_ref, t_ref)):
+                continue
+            box = (left.value, bottom.value, right.value, top_.value)
+            if m is not None:
+                box = _transform_box(box, m)
+            if out.optional_depth or (count_marks(obj) and _optional_content(obj)):
+                out.optional.append((obj, seq, box, _WHITE, in_figure))
+            if alpha.value < MIN_ALPHA and mode == _FILL:
+                _hide(out, obj, "transparent", in_figure)
+            elif (box[2] - box[0] < small or box[3] - box[1] < small) and _tiny(calls, obj, m):
+                _hide(out, obj, "tiny", in_figure)
+            else:
+                texts.append((obj, seq, box, (red.value, green.value, blue.value), in_figure))
+        elif kind == _FORM and out.depth < _MAX_FORM_DEPTH:
+            inner = calls.obj_matrix(obj)
+            optional = bool(count_marks(obj) and _optional_content(obj))
+            out.depth += 1
+            out.optional_depth += optional
+            _walk(calls, obj, False, _compose(inner, m) if inner else m, out, deep)
+            out.depth -= 1
+            out.optional_depth -= optional
+        elif (top or deep) and kind in (_PATH, _IMAGE, _SHADING):
+            shape = _shape(calls, obj, kind, m, seq)
+            if shape is not None:
+                out.shapes.append(shape)
+
+
+def _optional_content(obj: object) -> bool:
+    """The object sits in a marked-content sequence tagged OC (optional content: a layer that a
+    viewer may switch off, and the document may have off by default)."""
+    name = (ctypes.c_ushort * 8)()
+    length = ctypes.c_ulong()
+    # tagged PDFs mark every object (/P, /Span): this runs per object there, so it stays on raw calls
+    for i in range(_count_marks(obj)):
+        mark = _get_mark(obj, i)
+        if mark and _mark_name(mark, name, ctypes.c_ulong(ctypes.sizeof(name)), ctypes.byref(length)):
+            if bytes(name)[: length.value] == _OC_NAME:
+                return True
+    return False
+
+
+def _hide(out: _Walk, obj: object, technique: str, in_figure: bool) -> None:
+    addr = _address(obj)
+    out.hidden[addr] = technique
+    if in_figure:
+        out.in_figure.add(addr)
+
+
+def _tiny(calls: _Calls, obj: object, m: Matrix | None) -> bool:
+    """The effective font size (font size times the text and form matrices) is below READABLE_PT.
+    A small box alone is not enough: a lone "." or "|" has one."""
+    size = calls.font_size(obj)
+    return size > 0 and size * _scale(calls.obj_matrix(obj)) * _scale(m) < READABLE_PT
+
+
+def _shape(calls: _Calls, obj: object, kind: int, m: Matrix | None, seq: int) -> _Shape | None:
+    box = calls.bounds(obj, m)
+    if box is None or box[2] - box[0] < _MIN_SHAPE_SIDE or box[3] - box[1] < _MIN_SHAPE_SIDE:
+        return None
+    if kind != _PATH:
+        opaque = kind == _IMAGE and not pdfium_c.FPDFPageObj_HasTransparency(obj)
+        return _Shape(seq, box, None, opaque, image=kind == _IMAGE)
+    if not calls.filled(obj):
+        return None
+    colour = calls.colour(obj)
+    if colour is None or colour[3] < MIN_ALPHA:
+        return None
+    return _Shape(seq, box, colour[:3], colour[3] == 255)
+
+
+def _inside(inner: Box, outer: Box, slack: float = 0.5) -> bool:
+    return (inner[0] >= outer[0] - slack and inner[1] >= outer[1] - slack
+            and inner[2] <= outer[2] + slack and inner[3] <= outer[3] + slack)
+
+
+def _holds_centre(outer: Box, inner: Box) -> bool:
+    x, y = (inner[0] + inner[2]) / 2, (inner[1] + inner[3]) / 2
+    return outer[0] <= x <= outer[2] and outer[1] <= y <= outer[3]
+
+
+def _close(a: tuple[int, int, int], b: tuple[int, int, int] | None) -> bool:
+    return b is not None and all(abs(x - y) <= COLOUR_TOLERANCE for x, y in zip(a, b))
+
+
+def _background(seq: int, box: Box, shapes: list[_Shape]) -> tuple[int, int, int] | None:
+    """The colour under a text object: the topmost earlier shape under its centre, else the page.
+    None when that is an image or a shading (colours unknown: the text counts as seen)."""
+    under: tuple[int, int, int] | None = _WHITE
+    for shape in shapes:
+        if shape.seq < seq and _holds_centre(shape.box, box):
+            under = shape.rgb
+    return under
+
+
+def _covered(seq: int, box: Box, shapes: list[_Shape]) -> bool:
+    return any(s.opaque and s.seq > seq and _inside(box, s.box) for s in shapes)
+
+
+_MAX_OPTIONAL_RENDERS = 32  # per page: each optional-content text object costs two small renders
+_MAX_RENDER_PX = 1500
+
+
+def _check_optional(page: object, walk: _Walk) -> None:
+    """Text in optional content is hidden when its layer is off. pdfium's API does not say which
+    layers are off, but its renderer obeys them: a text object whose region renders the same with and
+    without it draws nothing."""
+    set_active = getattr(pdfium_c, "FPDFPageObj_SetIsActive", None)  # pdfium builds from 2024 on
+    if not walk.optional or set_active is None or pdfium_c.FPDFPage_GetRotation(page) != 0:
+        return
+    for obj, _seq, box, _rgb, in_figure in walk.optional[:_MAX_OPTIONAL_RENDERS]:
+        if _address(obj) in walk.hidden:
+            continue
+        before = _render_region(page, box)
+        set_active(obj, False)
+        try:
+            after = _render_region(page, box)
+        finally:
+            set_active(obj, True)
+        if before is not None and before == after:
+            _hide(walk, obj, "optional", in_figure)
+
+
+def _render_region(page: object, box: Box) -> bytes | None:
+    """The pixels of a page region (page space, at most _MAX_RENDER_PX a side) on a white ground."""
+    height = pdfium_c.FPDF_GetPageHeightF(page)
+    width = pdfium_c.FPDF_GetPageWidthF(page)
+    span = max(box[2] - box[0], box[3] - box[1], 1.0)
+    scale = min(2.0, _MAX_RENDER_PX / span)
+    w, h = max(1, int((box[2] - box[0]) * scale) + 2), max(1, int((box[3] - box[1]) * scale) + 2)
+    bitmap = pdfium_c.FPDFBitmap_Create(w, h, 0)
+    if not bitmap:
+        return None
+    try:
+        pdfium_c.FPDFBitmap_FillRect(bitmap, 0, 0, w, h, 0xFFFFFFFF)
+        pdfium_c.FPDF_RenderPageBitmap(bitmap, page, int(-box[0] * scale) + 1, int(-(height - box[3]) * scale) + 1,
+                                       int(width * scale), int(height * scale), 0, 0)
+        stride = pdfium_c.FPDFBitmap_GetStride(bitmap)
+        return ctypes.string_at(pdfium_c.FPDFBitmap_GetBuffer(bitmap), stride * h)
+    finally:
+        pdfium_c.FPDFBitmap_Destroy(bitmap)
+
+
+def _limit(shapes: list[_Shape], n_texts: int) -> list[_Shape]:
+    """At most _MAX_COMPARISONS text-by-shape checks: the largest shapes, in painting order."""
+    keep = _MAX_COMPARISONS // max(1, n_texts)
+    if len(shapes) <= keep:
+        return shapes
+    largest = sorted(shapes, key=lambda s: (s.box[2] - s.box[0]) * (s.box[3] - s.box[1]), reverse=True)
+    return sorted(largest[:keep], key=lambda s: s.seq)
+
+
+def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
+    """Address of each hidden text object of a page -> how it is hidden (a key of TECHNIQUES), and
+    the addresses of those drawn inside a figure (a form XObject)."""
+    calls = _Calls()
+    walk = _Walk()
+    _walk(calls, page, True, None, walk, deep=False)
+    shapes = _limit(walk.shapes, len(walk.texts) + len(walk.invisible))
+    for obj, seq, box, _rgb, in_figure in walk.invisible:
+        # Invisible text over a picture of itself is a scan's OCR layer: the reader sees the picture.
+        if not any(s.image and s.seq < seq and _holds_centre(s.box, box) for s in shapes):
+            _hide(walk, obj, "invisible", in_figure)
+    _check_optional(page, walk)
+    coloured = any(s.rgb != _WHITE for s in shapes)
+    pale = 255 - COLOUR_TOLERANCE
+    x0, y0, x1, y1 = crop
+    candidates = []
+    for text in walk.texts:
+        obj, seq, box, rgb, in_figure = text
+        if box[2] <= x0 or box[0] >= x1 or box[3] <= y0 or box[1] >= y1:
+            _hide(walk, obj, "off_page", in_figure)
+        elif shapes and _covered(seq, box, shapes):
+            _hide(walk, obj, "covered", in_figure)
+        elif coloured:
+            if _close(rgb, _background(seq, box, shapes)):
+                candidates.append(text)
+        elif rgb[0] >= pale and rgb[1] >= pale and rgb[2] >= pale:
+            candidates.append(text)
+    if candidates:
+        # Text the colour of the page may sit on a shape inside a figure: look there before calling it hidden.
+        deep = _Walk()
+        _walk(calls, page, True, None, deep, deep=True)
+        deep_shapes = _limit(deep.shapes, len(candidates))
+        for obj, seq, box, rgb, in_figure in candidates:
+            if _close(rgb, _background(seq, box, deep_shapes)):
+                _hide(walk, obj, "background", in_figure)
+    return walk.hidden, walk.in_figure
+
+
+# --- characters --------------------------------------------------------------------------------
+
+
+def _char_text(textpage: object, text: str) -> str:
+    """The page text with one character per pdfium char index (get_text_range's UTF-16 can differ
+    in length when a page has characters outside the BMP)."""
+    n = pdfium_c.FPDFText_CountChars(textpage)
+    if len(text) == n:
+        return text
+    get = pdfium_c.FPDFText_GetUnicode
+    # pdfium reports its line-end hyphen as 2 here and as U+FFFE in get_text_range: keep the latter
+    return "".join(chr(code) if code != 2 else "\ufffe" for code in (get(textpage, i) for i in range(n)))
+
+
+@dataclass
+class _Run:
+    technique: str
+    chars: list[int] = field(default_factory=list)  # hidden char indices
+    end: int = 0  # index after the last hidden char
+    in_figure: bool = True  # every character of it is drawn inside a form XObject
+
+
+def _runs(textpage: object, text: str, hidden: dict[int, str], in_figure: set[int]) -> list[_Run]:
+    """Consecutive hidden characters of one technique (whitespace and pdfium's generated characters
+    between them belong to the run; a visible character ends it)."""
+    get_obj = _text_object_of
+    runs: list[_Run] = []
+    current: _Run | None = None
+    for i, ch in enumerate(text):
+        obj = get_obj(textpage, i)
+        addr = _address(obj) if obj else 0
+        technique = hidden.get(addr) if addr else None
+        if technique is None:
+            if obj and not ch.isspace():
+                current = None
+            continue
+        if current is None or current.technique != technique:
+            current = _Run(technique)
+            runs.append(current)
+        current.chars.append(i)
+        current.end = i + 1
+        current.in_figure = current.in_figure and addr in in_figure
+    return runs
+
+
+def _excerpt(text: str, run: _Run) -> str:
+    keep = set(run.chars)
+    span = text[run.chars[0]: run.end]
+    shown = "".join(ch if (run.chars[0] + k) in keep or ch.isspace() else " " for k, ch in enumerate(span))
+    return " ".join(shown.replace("\ufffe", "").split())
+
+
+def _says_something(excerpt: str, accidental: bool) -> bool:
+    """Whether a run is long enough to be an instruction (``accidental``: where genuine papers
+    leave short hidden fragments)."""
+    if accidental and len(excerpt.split()) < MIN_SENTENCE_WORDS:
+        return False
+    return sum(ch.isalnum() for ch in excerpt) >= MIN_ALNUM
+
+
+def visible_text(page: object, textpage: object, text: str, page_no: int) -> tuple[str, list[HiddenRun]]:
+    """The page's text without its hidden runs, and the runs (``page_no`` counts from 1)."""
+    hidden, in_figure = hidden_objects(page, _crop_box(page))
+    if not hidden:
+        return text, []
+    chars = _char_text(textpage, text)
+    cut: set[int] = set()
+    found = []
+    for run in _runs(textpage, chars, hidden, in_figure):
+        excerpt = _excerpt(chars, run)
+        if not _says_something(excerpt, run.in_figure or run.technique == "off_page"):
+            continue
+        cut.update(run.chars)
+        found.append(HiddenRun(page=page_no, technique=run.technique, text=excerpt[:EXCERPT_CHARS]))
+    if not cut:
+        return text, []
+    return "".join(ch for i, ch in enumerate(chars) if i not in cut), found
+
+
+class Cutter:
+    """Cuts the hidden runs out of each page's text while a document is read, keeping them in ``runs``."""
+
+    def __init__(self) -> None:
+        self.runs: list[HiddenRun] = []
+
+    def visible_text(self, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, page_no: int) -> str:
+        text, runs = visible_text(page.raw, textpage.raw, textpage.get_text_range(), page_no)
+        self.runs += runs
+        return text
+
+    def visible_title(self, title: str | None) -> str | None:
+        """The title read from the largest font, unless it is hidden text (it goes to the assessor)."""
+        if title and any(title in run.text for run in self.runs if run.page == 1):
+            return None
+        return title
+
+
+def _crop_box(page: object) -> Box:
+    """What a viewer shows: pdfium's bounding box is the crop box clipped to the media box."""
+    rect = pdfium_c.FS_RECTF()
+    if pdfium_c.FPDF_GetPageBoundingBox(page, ctypes.byref(rect)):
+        return rect.left, min(rect.bottom, rect.top), rect.right, max(rect.bottom, rect.top)
+    return 0.0, 0.0, pdfium_c.FPDF_GetPageWidthF(page), pdfium_c.FPDF_GetPageHeightF(page)
+
+
+def warning(run: HiddenRun) -> str:
+    """The paper-level warning for one run, worded like the LaTeX side's."""
+    quote = run.text if len(run.text) <= 80 else run.text[:77] + "..."
+    return f'hidden text ({TECHNIQUES[run.technique]}, page {run.page}, invisible when printed): "{quote}"'

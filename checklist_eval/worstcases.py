@@ -1,0 +1,115 @@
+"""Generated LaTeX inputs built to make a scanner slow: the shapes that were once quadratic or
+unbounded. ``scripts/bench_parse.py`` times them at two sizes (linear growth shows as a constant
+ratio) and the hostile-input tests run them through the CLI at the size limits.
+
+Each generator returns ``{relative path: bytes}`` for a project of about ``size`` bytes; a single-file
+case has one member named ``paper.tex``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+_PREAMBLE = (
+    "\\documentclass{article}\n"
+    "\\newcommand{\\answerYes}[1][]{[Yes] #1}\n"
+    "\\newcommand{\\answerNo}[1][]{[No] #1}\n"
+    "\\newcommand{\\answerNA}[1][]{[NA] #1}\n"
+    "\\begin{document}\n\\section{Introduction}\\label{sec:intro}\nWe study things.\n"
+)
+_HEADING = "\\section*{NeurIPS Paper Checklist}\n"
+_ITEM = (
+    "\\item {\\bf Claims}\n"
+    "\\item[] Question: Do the main claims made in the abstract and introduction accurately reflect the "
+    "paper's contributions and scope?\n"
+    "\\item[] Answer: \\answerYes{}\n"
+    "\\item[] Justification: {JUST}\n"
+)
+
+
+def _checklist(justification: str = "See Section~\\ref{sec:intro}.") -> str:
+    return _HEADING + "\\begin{enumerate}\n" + _ITEM.replace("{JUST}", justification) + "\\end{enumerate}\n"
+
+
+def _repeat_to(unit: str, size: int) -> str:
+    return unit * max(1, size // max(1, len(unit)))
+
+
+def _one(text: str) -> dict[str, bytes]:
+    return {"paper.tex": text.encode()}
+
+
+def self_macro(size: int) -> dict[str, bytes]:
+    """Macros that expand to themselves twice, used all over the body and the checklist."""
+    defs = "\\def\\a{\\a\\a}\n\\newcommand{\\b}{\\b\\b}\\newcommand{\\c}[1]{\\c{#1}\\c{#1}}\n"
+    body = _repeat_to("\\a \\b \\c{x} words ", size)
+    return _one(_PREAMBLE.replace("\\begin{document}", defs + "\\begin{document}") + body + "\n"
+                + _checklist("\\a\\b\\c{y} Section~\\ref{sec:intro}.") + "\\end{document}\n")
+
+
+def unclosed_brace(size: int) -> dict[str, bytes]:
+    """An answer whose argument brace never closes, followed by many more answers."""
+    rest = _repeat_to("\\item[] Answer: \\answerYes{ text {more\n", size)
+    return _one(_PREAMBLE + _HEADING + "\\begin{enumerate}\n\\item[] Answer: \\answerYes{unclosed\n" + rest)
+
+
+def unclosed_verbatim(size: int) -> dict[str, bytes]:
+    """A verbatim environment that never ends, with many \\verb and percent signs after it."""
+    rest = _repeat_to("\\begin{verbatim} % \\verb|x \\url{a%b ", size)
+    return _one(_PREAMBLE + "\\begin{verbatim}\n" + rest + "\n" + _checklist() + "\\end{document}\n")
+
+
+def many_headings(size: int) -> dict[str, bytes]:
+    """Checklist headings by the thousand, each with one answered item."""
+    unit = _checklist()
+    return _one(_PREAMBLE + _repeat_to(unit, size) + "\\end{document}\n")
+
+
+def headings_without_answers(size: int) -> dict[str, bytes]:
+    """Checklist headings and questions, never an answer."""
+    unit = _HEADING + "\\begin{enumerate}\\item {\\bf Claims} \\item[] Question: Do the claims hold?\n"
+    return _one(_PREAMBLE + _repeat_to(unit, size) + "\\end{document}\n")
+
+
+def docclass_bracket(size: int) -> dict[str, bytes]:
+    """A folder project whose files open \\documentclass[ and never close the bracket."""
+    unit = "\\documentclass[ option, \\begin{document} x \\section{A} "
+    files = {f"part{i}.tex": _repeat_to(unit, size // 4).encode() for i in range(4)}
+    files["main.tex"] = (_PREAMBLE + _checklist() + "\\end{document}\n").replace(
+        "\\documentclass{article}", "\\documentclass[" + _repeat_to("a,", size // 8) + "{article}").encode()
+    return files
+
+
+def pointer_justification(size: int) -> dict[str, bytes]:
+    """One justification that is nothing but references, citations and links."""
+    unit = "Section~\\ref{sec:intro}, \\cref{sec:a,sec:b} \\cite{x,y} \\url{http://a} \\href{u}{t} "
+    return _one(_PREAMBLE + _checklist(_repeat_to(unit, size)) + "\\end{document}\n")
+
+
+def deep_braces(size: int) -> dict[str, bytes]:
+    """Nested groups opened and never closed, inside the checklist."""
+    return _one(_PREAMBLE + _checklist("{" * (size // 2) + "x") + "\\end{document}\n")
+
+
+CASES: dict[str, Callable[[int], dict[str, bytes]]] = {
+    "self-referencing macros": self_macro,
+    "unclosed brace in an answer": unclosed_brace,
+    "unclosed verbatim": unclosed_verbatim,
+    "10,000+ checklist headings": many_headings,
+    "headings without answers": headings_without_answers,
+    "\\documentclass[ never closed (folder)": docclass_bracket,
+    "justification full of pointers": pointer_justification,
+    "deeply nested braces": deep_braces,
+}
+
+
+def write_case(folder, name: str, size: int):
+    """Write case ``name`` under ``folder``; returns the path to parse (the .tex file or the folder)."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    files = CASES[name](size)
+    for rel, data in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
+    return folder / "paper.tex" if list(files) == ["paper.tex"] else folder
