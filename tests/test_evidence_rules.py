@@ -147,20 +147,11 @@ def test_a_no_needs_a_reason_not_a_contrast_or_restriction():
         assert not any("reason" in m for m in res.must_fix), just
 
 
-def test_a_licence_yes_must_name_licences_somewhere():
-    """The question asks for credit AND licences: a Yes about citations alone stands only when the
-    paper names the licences."""
-    just = "The paper credits the sources of models and datasets and includes numerous citations."
-    silent = judge(item("12", Answer.YES, just), body=GENERIC + "\nReferences\n[1] A. Author et al.\n")
-    assert not silent.correct and "licence" in silent.must_fix[0]
-    named = judge(item("12", Answer.YES, just),
-                  body=GENERIC + "\nCIFAR-10 is released under the MIT license.\nReferences\n[1] A. Author et al.\n")
-    assert named.correct
-
-
 def test_a_justification_that_only_restates_the_question_is_not_substantiated():
     for qid, just in (("9", "We comply with the NeurIPS code of ethics."),
-                      ("9", "We reviewed the code of ethics and our paper conforms with it.")):
+                      ("9", "We reviewed the code of ethics and our paper conforms with it."),
+                      ("12", "creators or original owners of assets (e.g., code, data, models), used in the paper"
+                             " are cited.")):
         res = judge(item(qid, Answer.YES, just))
         assert not res.correct and "only restates the question" in res.must_fix[0], just
         # visible in the checklist itself: it holds without a body too

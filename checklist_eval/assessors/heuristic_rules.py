@@ -202,9 +202,6 @@ def _short(text: str, n: int = 90) -> str:
 # Yes: the paper must show what the answer claims
 
 
-_LICENCE_TERMS = re.compile(r"licen[cs]|terms of (?:use|service)|copyright", re.I)
-
-
 def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[Finding]:
     just = item.justification or ""
     if topic == "theory":
@@ -238,11 +235,6 @@ def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[
             return [blocking(-0.8, f"Compute resources are incomplete: no {lacking} mentioned.")]
         return [blocking(-1.2, "Compute claimed, but no hardware (GPU/CPU/TPU) or run time is mentioned.")]
     if topic == "licenses":
-        if not _LICENCE_TERMS.search(just) and not facts.has("licence_name"):
-            # The question has two halves, credit and licence; a Yes that speaks only of citing the
-            # creators, in a paper that names no licence, leaves the second half unanswered.
-            return [blocking(-0.9, "The question asks for each asset's licence and terms of use, but neither the"
-                             " justification nor the paper names one: state them (e.g. CC-BY 4.0, MIT).")]
         if facts.has("licence_name"):
             return [support(0.5, facts.quote("licence_name"))]
         m = _search("licence_name", just)
