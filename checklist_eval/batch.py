@@ -24,8 +24,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from checklist_eval.assessors.base import Assessor
-from checklist_eval.errors import InputError
+from checklist_eval.assessors.base import Assessor, gather_all
+from checklist_eval.assessors.calllog import CURRENT_PAPER
+from checklist_eval.errors import BudgetExceeded, InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.isolation import ParseLimits, ParserPool
 from checklist_eval.models import Assessment, Usage
@@ -106,7 +107,12 @@ async def assess_loaded(
 ) -> SubmissionResult:
     """Assess every paper of a parsed submission (all at once: the scheduler bounds the calls)."""
     roles = list(loaded.papers)
-    results = await asyncio.gather(*(assessor.assess_paper(loaded.papers[r]) for r in roles))
+
+    async def assess(role):
+        CURRENT_PAPER.set((loaded.id, role))  # task-local: tells the call log whose call this is
+        return await assessor.assess_paper(loaded.papers[role])
+
+    results = await gather_all(*(assess(r) for r in roles))
     scored_at = now_iso()
     records: list[Record] = []
     for role, assessments in zip(roles, results):
@@ -232,6 +238,8 @@ class BatchRunner:
             return path, await self._one(path, sid, fingerprint, sem), None
         except asyncio.CancelledError:
             raise
+        except BudgetExceeded as err:  # not this submission's fault: it is left for the resumed run
+            return path, None, err
         except Exception as err:
             return path, None, one_line(err)
 
@@ -278,8 +286,12 @@ class BatchRunner:
         self.on_progress("start", done, total)
         sem = asyncio.Semaphore(self.jobs)
         failures_by_path: dict[Path, dict[str, str]] = {}
+        stopped: BudgetExceeded | None = None
         for fut in asyncio.as_completed([self._one_safe(p, ids[p], fp, sem) for p, fp in todo.items()]):
             path, result, err = await fut
+            if isinstance(err, BudgetExceeded):
+                stopped = err
+                continue
             if result is not None:
                 done_by_path[path] = result
                 outcome.scored += 1
@@ -292,6 +304,8 @@ class BatchRunner:
         outcome.usage = self.assessor.usage - usage_before
         outcome.wall_s = time.perf_counter() - started
         outcome.summary_path = self._write_aggregates(outcome, started_at)
+        if stopped is not None:  # the finished submissions are written; the rest wait for the rerun
+            raise stopped
         return outcome
 
     def _write_aggregates(self, outcome: BatchOutcome, started_at: str) -> Path:

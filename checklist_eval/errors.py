@@ -24,3 +24,21 @@ class NoChecklistError(InputError):
 
 class AssessorError(Exception):
     """An assessor call that cannot succeed by retrying (bad key, context too long, bad model)."""
+
+
+EXIT_BUDGET = 3  # the exit code of a run stopped by --max-cost (2 is bad input, 1 an internal error)
+
+
+class BudgetExceeded(Exception):
+    """The next model call would take the run's spending past ``--max-cost``. Everything answered so far
+    is in the cache, so the same command with a higher cap resumes without repeating a call.
+
+    ``describe`` is called when the error is shown, so the message states what was finally spent once
+    the requests already in flight have finished, not what was spent when the first one was refused."""
+
+    def __init__(self, describe):
+        super().__init__()
+        self.describe = describe
+
+    def __str__(self) -> str:
+        return self.describe()

@@ -10,6 +10,7 @@ from exact fractions (see ``scoring``), so equal scores are bit-identical floats
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,7 +37,11 @@ LEADERBOARD_COLUMNS = [
     "prompt_version",
     "scored_at",
     "manipulation",  # roles whose paper is flagged, with the kinds ("A:hidden_text"): see manipulation.py
+    # "scored", or "failed: <reason>" for a submission the batch could not score (ranked last, no rank).
+    "status",
 ]
+FAILURES_NAME = "failures.jsonl"
+MAX_FAILURE_LINES = 100_000  # a results folder may be hostile: read a bounded number of lines
 
 
 def records_path(results: str | Path) -> Path:
@@ -103,8 +108,43 @@ def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore
                 "prompt_version": _joined([r.prompt_version for r in recs]),
                 "scored_at": max((r.scored_at for r in recs), default=""),
                 "manipulation": _manipulation(recs),
+                "status": "scored",
             }
         )
+    return rows
+
+
+def read_failures(folder: Path) -> list[dict[str, str]]:
+    """The batch's failed submissions (``failures.jsonl``), or none when the file is absent. Lines that
+    are not a JSON object with a submission id are skipped: the list is informative, never fatal."""
+    path = folder / FAILURES_NAME
+    if not path.is_file():
+        return []
+    out = []
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh):
+                if n >= MAX_FAILURE_LINES:
+                    break
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(item, dict) and str(item.get("submission_id") or "").strip():
+                    out.append({"submission_id": str(item["submission_id"]), "error": str(item.get("error") or "")})
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    return out
+
+
+def failure_rows(failures: Sequence[dict[str, str]], scored: set[str]) -> list[dict[str, object]]:
+    """Failed submissions as leaderboard rows: no scores, the reason in ``status``."""
+    rows = []
+    for f in failures:
+        if f["submission_id"] in scored:
+            continue
+        reason = " ".join(f["error"].split()) or "unknown error"
+        rows.append({"submission_id": f["submission_id"], "status": f"failed: {reason}"})
     return rows
 
 
@@ -112,15 +152,25 @@ def rank_table(rows: list[dict[str, object]]) -> pd.DataFrame:
     """Rows ranked as the module docstring says; rank is an int column, first."""
     import pandas as pd
 
-    df = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS[1:])
+    scored = [r for r in rows if r.get("status", "scored") == "scored"]
+    failed = sorted((r for r in rows if r.get("status", "scored") != "scored"), key=lambda r: str(r["submission_id"]))
+    df = pd.DataFrame([{**r, "status": "scored"} for r in scored], columns=LEADERBOARD_COLUMNS[1:])
     df = df.sort_values(["S", "C_G", "submission_id"], ascending=[False, False, True], kind="mergesort")
     df.insert(0, "rank", df["S"].rank(method="min", ascending=False).astype(int))
+    if failed:
+        tail = pd.DataFrame(failed, columns=LEADERBOARD_COLUMNS[1:])
+        tail.insert(0, "rank", pd.NA)
+        ints = {"rank": "Int64", "questions": "Int64"}
+        df = pd.concat([df.astype(ints), tail.astype(ints)], ignore_index=True)
     return df.reset_index(drop=True)
 
 
 def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> pd.DataFrame:
-    records, scores = load_scored(records_path(results), overrides)
-    return rank_table(leaderboard_rows(records, scores))
+    path = records_path(results)
+    records, scores = load_scored(path, overrides)
+    rows = leaderboard_rows(records, scores)
+    rows += failure_rows(read_failures(path.parent), {str(r["submission_id"]) for r in rows})
+    return rank_table(rows)
 
 
 def leaderboard_csv_text(df: pd.DataFrame) -> str:
@@ -129,7 +179,10 @@ def leaderboard_csv_text(df: pd.DataFrame) -> str:
 
 
 def leaderboard_json(df: pd.DataFrame) -> list[dict[str, object]]:
+    import pandas as pd
+
     out = []
     for row in df.to_dict(orient="records"):
-        out.append({k: (int(v) if k in ("rank", "questions") else v) for k, v in row.items()})
+        row = {k: (None if v is pd.NA or (isinstance(v, float) and v != v) else v) for k, v in row.items()}
+        out.append({k: (int(v) if k in ("rank", "questions") and v is not None else v) for k, v in row.items()})
     return out

@@ -64,7 +64,8 @@ def _run_task(task: dict) -> dict:
 
     try:
         if task["kind"] == "path":
-            paper = load_paper(task["path"], checklist=task.get("checklist"), spec_file=task.get("spec_file"))
+            paper = load_paper(task["path"], checklist=task.get("checklist"), spec_file=task.get("spec_file"),
+                               root=task.get("root"))
         else:
             paper = load_entry(task["label"], task["name"], task["is_dir"], task["members"])
         return {"paper": paper.model_dump(mode="json")}
@@ -235,9 +236,9 @@ class ParserPool:
         return _paper_from(reply, label)
 
     def load_paper(self, path: str | Path, checklist: str | None = None,
-                   spec_file: str | Path | None = None) -> Paper:
+                   spec_file: str | Path | None = None, root: str | None = None) -> Paper:
         task = {"kind": "path", "path": str(path), "checklist": checklist,
-                "spec_file": str(spec_file) if spec_file else None}
+                "spec_file": str(spec_file) if spec_file else None, "root": root}
         return self.run(task, str(path))
 
     def load_entry(self, label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
@@ -271,7 +272,7 @@ def _paper_from(reply: dict, label: str) -> Paper:
 
 
 def isolated_load_paper(path: str | Path, checklist: str | None = None, spec_file: str | Path | None = None,
-                        limits: ParseLimits | None = None) -> Paper:
+                        limits: ParseLimits | None = None, root: str | None = None) -> Paper:
     """``load_paper`` in a worker process under ``limits``: what single-paper commands use."""
     with ParserPool(1, limits) as pool:
-        return pool.load_paper(path, checklist, spec_file)
+        return pool.load_paper(path, checklist, spec_file, root)

@@ -223,6 +223,9 @@ class Provenance(BaseModel):
     attempts: int = 0
     # What the endpoint refused and how the request was changed for it ("temperature=0.0 refused: ...").
     quirks: list[str] = Field(default_factory=list)
+    endpoint: str | None = None  # host[:port]/path of the endpoint; never a key
+    temperature: float | None = None
+    seed: int | None = None
 
 
 Verdict = Literal["correct", "incorrect", "unverifiable"]

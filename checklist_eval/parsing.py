@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from checklist_eval import checklists
+from checklist_eval.errors import InputError
 from checklist_eval.models import ChecklistSpec, Paper
 
 
@@ -22,24 +23,27 @@ def resolve_spec(checklist: str | None = None, spec_file: str | Path | None = No
     return None
 
 
-def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | Path | None = None) -> Paper:
+def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | Path | None = None,
+               root: str | None = None) -> Paper:
     """Parse a paper (LaTeX file/folder/archive or PDF) into a :class:`Paper`.
 
     Raises ``InputError`` for unreadable or unsafe input and ``NoChecklistError`` when the document
-    holds no live checklist.
+    holds no live checklist. ``root`` names the main .tex file of a LaTeX project.
     """
     from checklist_eval.sources import input_kind, load_latex
 
     path = Path(path)
     spec = resolve_spec(checklist, spec_file)
     if input_kind(path) == "pdf":
+        if root:
+            raise InputError(path, "--root names the main .tex file of a LaTeX project; this is a PDF")
         from checklist_eval.pdf import parse_pdf
 
         paper = parse_pdf(path, spec)
     else:
         from checklist_eval.latex import parse_latex
 
-        source = load_latex(path)
+        source = load_latex(path, root)
         paper = parse_latex(source.text, source.source, spec=spec, warnings=source.warnings)
     paper.warnings = merge_identical(paper.warnings)
     return paper

@@ -55,6 +55,11 @@ COLUMNS = [
     "verdict",
     # Signs the paper tries to steer its assessor (hidden text, text addressed to it): see manipulation.py.
     "manipulation",
+    # Provenance of the verdict, so a row can be reproduced and an appeal checked against the call log.
+    "endpoint",
+    "output_strategy",
+    "temperature",
+    "seed",
 ]
 REQUIRED = COLUMNS[:5]
 LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
@@ -90,6 +95,10 @@ class Record(BaseModel):
     quirks: str = ""
     verdict: str = ""
     manipulation: str = ""
+    endpoint: str = ""
+    output_strategy: str = ""
+    temperature: float | None = None
+    seed: int | None = None
 
     @property
     def real(self) -> bool:
@@ -152,9 +161,18 @@ def records_from_assessments(
                 **(prov.usage.model_dump() if prov else {}),
                 verdict=(a.verdict or "") if a else "",
                 manipulation=flag,
+                **_provenance_columns(prov),
             )
         )
     return rows
+
+
+def _provenance_columns(prov) -> dict[str, object]:
+    if prov is None:
+        return {}
+    strategy = prov.strategy.value if prov.strategy is not None else ""
+    return {"endpoint": prov.endpoint or "", "output_strategy": "" if strategy == "none" else strategy,
+            "temperature": prov.temperature, "seed": prov.seed}
 
 
 # ---------------------------------------------------------------------------------------------- write
@@ -223,6 +241,13 @@ def _parse_number(value: object, where: str, path: Path, column: str, kind: type
     return number
 
 
+def _parse_optional(value: object, where: str, path: Path, column: str, kind: type) -> int | float | None:
+    """An optional number: empty (or absent, in records written before the column existed) is None."""
+    if value is None or (isinstance(value, float) and value != value) or str(value).strip() == "":
+        return None
+    return _parse_number(value, where, path, column, kind)
+
+
 def _parse_answer(value: object, where: str, path: Path) -> Answer | None:
     if value is None or str(value).strip() == "":
         return None
@@ -267,12 +292,15 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
         cached=_parse_bool(row.get("cached") or 0, where, path, column="cached"),
         cost_usd=_parse_number(row.get("cost_usd"), where, path, "cost_usd", float),
         reasoning_tokens=_parse_number(row.get("reasoning_tokens"), where, path, "reasoning_tokens", int),
+        temperature=_parse_optional(row.get("temperature"), where, path, "temperature", float),
+        seed=_parse_optional(row.get("seed"), where, path, "seed", int),
         **{k: _parse_number(row.get(k), where, path, k, int) for k in LEDGER_COUNTS},
         **{
             k: text[k]
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
-                "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation",
+                "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation", "endpoint",
+                "output_strategy",
             )
         },
     )

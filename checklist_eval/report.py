@@ -125,6 +125,7 @@ def render_paper_report(
     assessor: str | None,
     model: str | None,
     usage: Usage | None,
+    prompt_version: str | None = None,
 ) -> str:
     """The HTML text of one paper's report (see ``write_paper_report``)."""
     from checklist_eval.scoring import correctness
@@ -135,7 +136,8 @@ def render_paper_report(
     body = [
         f"<h1>Checklist assessment: {_e(title)}</h1>",
         f"<p class=\"muted\">Source: {_e(paper.source)} &middot; checklist {_e(paper.checklist.id)} "
-        f"&middot; assessor {_e(assessor)}{(' / ' + _e(model)) if model else ''} &middot; "
+        f"&middot; assessor {_e(assessor)}{(' / ' + _e(model)) if model else ''}"
+        f"{(' &middot; prompt ' + _e(prompt_version)) if prompt_version else ''} &middot; "
         f"{_e(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}</p>",
         f"<p><strong>Correctness C = {_fmt(float(c))}</strong> "
         f"({sum(r.c for r in records)} of {len(records)} answers judged correct"
@@ -160,9 +162,11 @@ def write_paper_report(
     assessor: str | None,
     model: str | None,
     usage: Usage | None,
+    prompt_version: str | None = None,
 ) -> Path:
     """Write ``out_dir/report.html`` for one paper (atomically) and return its path."""
-    text = render_paper_report(paper, assessments, assessor=assessor, model=model, usage=usage)
+    text = render_paper_report(paper, assessments, assessor=assessor, model=model, usage=usage,
+                               prompt_version=prompt_version)
     return atomic_write_text(Path(out_dir) / PAPER_REPORT_NAME, text)
 
 
@@ -224,6 +228,20 @@ def _agreement_html(score: SubmissionScore, records: Sequence[Record]) -> str:
     )
 
 
+def _provenance_html(records: Sequence[Record]) -> str:
+    """Who judged: assessor, model, prompt version (and endpoint, strategy when an LLM did)."""
+
+    def joined(attr: str) -> str:
+        values = sorted({str(getattr(r, attr) or "") for r in records} - {""})
+        return ", ".join(values) or "(none)"
+
+    parts = [f"assessor {_e(joined('assessor'))}", f"model {_e(joined('model'))}",
+             f"prompt version {_e(joined('prompt_version'))}"]
+    if any(r.endpoint for r in records):
+        parts += [f"endpoint {_e(joined('endpoint'))}", f"output strategy {_e(joined('output_strategy'))}"]
+    return f"<p class=\"provenance\">Judged by {' &middot; '.join(parts)}</p>"
+
+
 def _manipulation_sections(by_role: dict[str, list[Record]]) -> list[str]:
     from checklist_eval.manipulation import HIDDEN, INJECTION, entries
 
@@ -243,6 +261,7 @@ def render_submission_report(
         f"<h1>Submission {_e(score.submission_id)}</h1>",
         f"<p class=\"muted\">Case {_e(score.case)} &middot; {score.questions} questions &middot; "
         f"S = C_G &times; C_A &times; (1 &minus; R) &times; C_T</p>",
+        _provenance_html(records),
         _scores_html(score),
         _warnings_html(score.warnings),
         _usage_html(usage),

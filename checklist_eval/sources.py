@@ -41,6 +41,7 @@ _READ_CHUNK = 1024 * 1024
 # is under 1 MB), so they only stop inputs built to exhaust memory.
 MAX_TEX_BYTES = 8 * 1024 * 1024  # one .tex file
 MAX_SOURCE_CHARS = 16 * 1024 * 1024  # the whole document once every \input is resolved
+MAX_LISTED_ROOTS = 10  # candidates named when a folder holds several papers
 
 # Files worth reading out of a project: sources \input can name. Images and nested archives are left
 # alone (a nested archive is never opened).
@@ -499,11 +500,14 @@ def _choose_root(project: _Project, warnings: list[str]) -> str:
     if roots:
         # Several documents (main.tex and an old draft, a paper and its supplement): prefer the one
         # whose live content really pulls the checklist in, then the conventional name, then depth.
+        # Several documents that each carry a live checklist are several papers: guessing one would
+        # silently judge the wrong paper, so the user names it.
+        checked = {n: _has_checklist(_Flattener(project, n, []).flatten(n)) for n in roots}
+        _refuse_several_papers(project.label, [n for n in roots if checked[n]])
+
         def rank(name: str) -> tuple[int, int, int, str]:
-            flat = _Flattener(project, name, []).flatten(name)
-            has_checklist = _has_checklist(flat)
             return (
-                0 if has_checklist else 1,
+                0 if checked[name] else 1,
                 0 if posixpath.basename(name).lower() == "main.tex" else 1,
                 name.count("/"),
                 name,
@@ -522,9 +526,25 @@ def _choose_root(project: _Project, warnings: list[str]) -> str:
     raise InputError(project.label, "no root file (\\documentclass + \\begin{document}) found")
 
 
-def _load_project(project: _Project, source: str) -> LatexSource:
+def _refuse_several_papers(label: str, candidates: list[str]) -> None:
+    if len(candidates) < 2:
+        return
+    shown = sorted(candidates)[:MAX_LISTED_ROOTS]
+    more = f" and {len(candidates) - len(shown)} more" if len(candidates) > len(shown) else ""
+    raise InputError(label, f"holds {len(candidates)} papers with a checklist ({', '.join(shown)}{more}): "
+                            "name one with --root FILE, or keep one paper per folder")
+
+
+def _named_root(project: _Project, root: str) -> str:
+    name = root.replace("\\", "/").removeprefix("./")
+    if name not in project.names:
+        raise InputError(project.label, f"--root {root}: no such .tex file in this project")
+    return name
+
+
+def _load_project(project: _Project, source: str, root: str | None = None) -> LatexSource:
     warnings: list[str] = []
-    root = _choose_root(project, warnings)
+    root = _named_root(project, root) if root else _choose_root(project, warnings)
     text = _Flattener(project, root, warnings).flatten(root)
     _require_latex(text, f"{project.label}/{root}")
     return LatexSource(source=source, root=root, text=text, warnings=project.warnings + warnings)
@@ -564,18 +584,19 @@ def load_tex_file(path: Path) -> LatexSource:
     return LatexSource(source=str(path), root=name, text=flat, warnings=warnings + project.warnings)
 
 
-def load_latex(path: str | Path) -> LatexSource:
-    """Any LaTeX input (file, folder, zip, tar) as one flattened live string."""
+def load_latex(path: str | Path, root: str | None = None) -> LatexSource:
+    """Any LaTeX input (file, folder, zip, tar) as one flattened live string. ``root`` names the main
+    .tex file of a project (a folder or archive holding several papers must name one)."""
     path = Path(path)
     kind = input_kind(path)
     if kind == "pdf":
         raise InputError(path, "is a PDF, not LaTeX source")
     if kind == "folder":
-        return _load_project(_folder_project(path), str(path))
+        return _load_project(_folder_project(path), str(path), root)
     if kind == "zip":
-        return _load_project(_zip_project(path), str(path))
+        return _load_project(_zip_project(path), str(path), root)
     if kind == "tar":
-        return _load_project(_tar_project(path), str(path))
+        return _load_project(_tar_project(path), str(path), root)
     return load_tex_file(path)
 
 

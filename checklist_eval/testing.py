@@ -12,7 +12,8 @@ parameters and error bodies, URL shape, key header, usage fields and reasoning t
 Endpoints: ``GET /v1/models``; ``POST /v1/completions`` (``echo`` + ``logprobs``: prompt
 log-probabilities, see :mod:`checklist_eval.mock_completions`); ``POST /v1/chat/completions`` (``response_format`` json_schema /
 json_object / none, ``logprobs`` + ``top_logprobs``, ``usage.prompt_tokens_details.cached_tokens``);
-and for a server in another process, ``GET /_stats`` and ``POST /_reset``.
+``/v1/files`` and ``/v1/batches`` (``checklist_eval.mock_batches``); and for a server in another
+process, ``GET /_stats`` and ``POST /_reset``.
 
 What an endpoint does not support is either ignored or refused with a 400, as real ones do:
 ``supports_json_schema`` / ``supports_json_object`` False refuse that ``response_format``;
@@ -245,6 +246,9 @@ class MockServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.reset_stats()
+        from checklist_eval.mock_batches import BatchService
+
+        self.batches = BatchService(self)  # /v1/files and /v1/batches (see checklist_eval.mock_batches)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -448,6 +452,9 @@ class MockServer:
         if path.endswith("/chat/completions") and method == "POST":
             # Subclasses override _chat(body); only Azure's deployment URL passes the deployment along.
             return await (self._chat(body, deployment=routed) if routed else self._chat(body))
+        batch_reply = self.batches.handle(method, path, headers, body)
+        if batch_reply is not None:
+            return batch_reply
         if path.endswith("/completions") and method == "POST":
             if self.latency > 0:
                 await asyncio.sleep(self.latency)

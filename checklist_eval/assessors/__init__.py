@@ -80,6 +80,7 @@ class LLMConfig:
     context_tokens: int | None = None
     backoff_initial: float = 0.5
     backoff_max: float = 60.0
+    max_cost: float | None = None  # USD cap on the run's spending (see ``budget``)
     reasoning_effort: str | None = None  # sent as reasoning_effort; dropped (announced) where refused
 
     @classmethod
@@ -132,7 +133,7 @@ def default_cache_path() -> Path:
 
 # Flags that map one to one onto an LLMConfig field of the same name.
 _CONFIG_FLAGS = ("model", "base_url", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "max_attempts",
-                 "structured", "prompt_version", "prices", "reasoning_effort")
+                 "structured", "prompt_version", "prices", "temperature", "max_cost", "reasoning_effort")
 
 
 def add_assessor_args(parser: argparse.ArgumentParser) -> None:
@@ -170,12 +171,21 @@ def add_assessor_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--refresh", action="store_true", help="ignore cached answers, store fresh ones")
     g.add_argument("--prices", type=Path, default=None, metavar="FILE",
                    help="JSON price table (USD per 1M tokens) overriding the packaged one")
+    g.add_argument("--temperature", type=float, default=None, metavar="T",
+                   help=f"sampling temperature (default {d('temperature'):g}); recorded with every verdict")
+    if "--seed" not in parser._option_string_actions:  # a command with a --seed of its own keeps it
+        g.add_argument("--seed", dest="sampling_seed", type=int, default=None, metavar="N",
+                       help="sampling seed sent to the endpoint (default none); recorded with every verdict")
+    g.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                   help="stop before the run's spending could pass USD (exit 3; rerun with a higher cap "
+                        "to resume from the cache)")
 
 
 def _config_from_args(args: argparse.Namespace, cache_path: str | Path | None) -> dict[str, Any]:
     """LLMConfig options from the flags; an unset flag stays None, so LLMConfig's default applies."""
     cache = cache_path if cache_path is not None else getattr(args, "cache", None)
     options: dict[str, Any] = {name: getattr(args, name, None) for name in _CONFIG_FLAGS}
+    options["seed"] = getattr(args, "sampling_seed", None)
     options.update(cache_path=Path(cache) if cache is not None else default_cache_path(),
                    no_cache=bool(getattr(args, "no_cache", False)), refresh=bool(getattr(args, "refresh", False)))
     return options

@@ -19,6 +19,15 @@ UNANSWERED_REVIEW = {
 }
 
 
+async def gather_all(*aws):
+    """``asyncio.gather`` that lets every awaitable finish, then raises the first error, if any."""
+    results = await asyncio.gather(*aws, return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return list(results)
+
+
 # Said at the end of every judged answer's review when the paper carries hidden text, whatever the
 # assessor: a model never sees the text a PDF hid (it is cut before assessment), so it cannot say it.
 HIDDEN_TEXT_NOTE = "The paper contains hidden text (see warnings): remove it."
@@ -43,6 +52,8 @@ class Assessor(ABC):
 
     def __init__(self) -> None:
         self.usage = Usage()  # running total over everything this assessor did, for progress/ledger
+        self.questions_planned = 0  # answered questions of the papers started so far (progress display)
+        self.questions_done = 0
 
     @abstractmethod
     async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
@@ -53,13 +64,15 @@ class Assessor(ABC):
             return self.unanswered(item)
         assessment = await self.judge(paper, item)
         self.usage = self.usage + assessment.provenance.usage
+        self.questions_done += 1
         return with_paper_notes(paper, assessment)
 
     async def assess_paper(self, paper: Paper) -> list[Assessment]:
-        """All items of the paper's checklist, in template order."""
-        return list(
-            await asyncio.gather(*(self.assess_item(paper, it) for it in paper.checklist.items))
-        )
+        """All items of the paper's checklist, in template order. When one item fails, the others still
+        run to the end before the error is raised, so no request is abandoned mid-flight (its answer is
+        cached, and a rerun does not pay for it again)."""
+        self.questions_planned += sum(1 for it in paper.checklist.items if it.is_answered)
+        return await gather_all(*(self.assess_item(paper, it) for it in paper.checklist.items))
 
     def unanswered(self, item: ChecklistItem) -> Assessment:
         """TODO or missing answers are incorrect by the challenge rules; no model is asked."""

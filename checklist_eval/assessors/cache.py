@@ -5,7 +5,8 @@ key), model, the prompt (the paper prefix by its sha256, hashed once per paper, 
 message), sampling parameters (temperature, max_tokens, seed), structured-output strategy and prompt
 version. Transport knobs (timeout, concurrency, attempts), what the endpoint taught the run (logprobs
 refused, the max-tokens parameter's name) and anything secret are not in the key; the stored row holds
-the parsed verdict and the usage of the call that produced it.
+the parsed verdict and the usage of the call that produced it. Every reply is also kept as received in
+the call log (``calls``, see ``calllog``) for ``checklist-eval logs``.
 
 Schema changes are named migrations applied once each and recorded in ``_migrations`` (the style of
 simonw/llm), so an old cache file upgrades in place.
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
+
+from checklist_eval.assessors.calllog import CURRENT_PAPER, CallLog
 
 __all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",
            "MIGRATIONS"]
@@ -108,9 +111,77 @@ def _m002_model_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS responses_model ON responses (model, prompt_version)")
 
 
+def _m003_batch_jobs(db: sqlite3.Connection) -> None:
+    # Provider batch jobs and their answers (checklist_eval.batch_api): every id a run needs to resume
+    # after a kill, beside the verdicts those answers become.
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS batch_jobs (
+            name TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            created REAL NOT NULL,
+            updated REAL NOT NULL,
+            endpoint TEXT NOT NULL,
+            base_url TEXT,
+            api_key_env TEXT NOT NULL,
+            model TEXT NOT NULL,
+            path TEXT NOT NULL,
+            requests INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            input_file_id TEXT,
+            batch_id TEXT,
+            status TEXT NOT NULL,
+            output_file_id TEXT,
+            error_file_id TEXT,
+            counts_json TEXT,
+            downloaded INTEGER NOT NULL DEFAULT 0
+        )"""
+    )
+    db.execute("CREATE TABLE IF NOT EXISTS batch_requests (custom_id TEXT NOT NULL, job TEXT NOT NULL, "
+               "PRIMARY KEY (custom_id, job))")
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS batch_answers (
+            custom_id TEXT PRIMARY KEY,
+            job TEXT NOT NULL,
+            created REAL NOT NULL,
+            state TEXT NOT NULL,
+            status_code INTEGER,
+            body_json TEXT,
+            error TEXT
+        )"""
+    )
+def _m004_call_log(db: sqlite3.Connection) -> None:
+    # Every reply as received, for ``checklist-eval logs`` (see ``calllog``); the paper-sized shared
+    # prompt is stored once per digest, not once per question.
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created REAL NOT NULL,
+            key TEXT,
+            submission_id TEXT NOT NULL DEFAULT '',
+            role TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL DEFAULT '',
+            question_id TEXT NOT NULL DEFAULT '',
+            endpoint TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_version TEXT NOT NULL,
+            strategy TEXT NOT NULL,
+            params_json TEXT NOT NULL,
+            prefix_digest TEXT NOT NULL,
+            question TEXT NOT NULL,
+            response_json TEXT NOT NULL,
+            outcome TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS calls_submission ON calls (submission_id, question_id)")
+    db.execute("CREATE INDEX IF NOT EXISTS calls_key ON calls (key)")
+    db.execute("CREATE TABLE IF NOT EXISTS prompts (digest TEXT PRIMARY KEY, messages_json TEXT NOT NULL)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_responses", _m001_responses),
     ("m002_model_index", _m002_model_index),
+    ("m003_batch_jobs", _m003_batch_jobs),
+    ("m004_call_log", _m004_call_log),
 ]
 
 
@@ -179,10 +250,29 @@ class Cache:
         return CachedVerdict(json.loads(row[0]), json.loads(row[1]), row[2], row[3], row[4])
 
     def put(self, key: str, *, endpoint: str, model: str, prompt_version: str, strategy: str,
-            verdict: dict[str, Any], usage: dict[str, Any]) -> None:
+            verdict: dict[str, Any], usage: dict[str, Any], call: CallLog | None = None) -> None:
+        """Store a verdict, and the reply it came from when ``call`` is given."""
+        self._write(key, endpoint=endpoint, model=model, prompt_version=prompt_version, strategy=strategy,
+                    verdict=verdict, usage=usage, call=call)
+
+    def log_call(self, call: CallLog, *, endpoint: str, model: str, prompt_version: str, strategy: str,
+                 key: str | None = None) -> None:
+        """Store a reply that gave no verdict (it is evidence too), or, with ``key``, a verdict reused
+        from the reply stored under that key."""
+        self._write(key, endpoint=endpoint, model=model, prompt_version=prompt_version, strategy=strategy,
+                    call=call)
+
+    def _write(self, key: str | None, *, endpoint: str, model: str, prompt_version: str, strategy: str,
+               verdict: dict[str, Any] | None = None, usage: dict[str, Any] | None = None,
+               call: CallLog | None = None) -> None:
+        """The one place anything reaches the file: data from the endpoint passes here and only here."""
         if not self.writes or self._db is None:
             return
         with self._lock:
+            if call is not None:
+                self._insert_call(key, call, endpoint, model, prompt_version, strategy)
+            if key is None or verdict is None:
+                return
             self._db.execute(
                 """INSERT INTO responses (key, created, endpoint, model, prompt_version, strategy,
                                           verdict_json, usage_json)
@@ -193,6 +283,39 @@ class Cache:
                 (key, time.time(), endpoint, model, prompt_version, strategy,
                  json.dumps(verdict, ensure_ascii=False), json.dumps(usage)),
             )
+
+    def execute(self, sql: str, params: tuple[Any, ...] | list[tuple[Any, ...]] = (), *,
+                many: bool = False) -> list[tuple[Any, ...]]:
+        """One statement (or ``executemany`` in one transaction) on the cache's connection, for the
+        tables other modules own (the batch-job tables); the fetched rows."""
+        if self._db is None:
+            raise RuntimeError("the cache is off")
+        with self._lock:
+            if not many:
+                return self._db.execute(sql, params).fetchall()
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(sql, params)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            return []
+    def _insert_call(self, key: str | None, call: CallLog, endpoint: str, model: str, prompt_version: str,
+                     strategy: str) -> None:
+        assert self._db is not None
+        submission_id, role = CURRENT_PAPER.get()
+        self._db.execute("INSERT OR IGNORE INTO prompts (digest, messages_json) VALUES (?, ?)",
+                         (call.prefix_digest, json.dumps(call.prefix_messages, ensure_ascii=False)))
+        self._db.execute(
+            """INSERT INTO calls (created, key, submission_id, role, source, question_id, endpoint, model,
+                                  prompt_version, strategy, params_json, prefix_digest, question,
+                                  response_json, outcome)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (time.time(), key, submission_id, role, call.source, call.question_id, endpoint, model,
+             prompt_version, strategy, json.dumps(call.params, ensure_ascii=False), call.prefix_digest,
+             call.question, call.response_text(), call.outcome),
+        )
 
     def count(self) -> int:
         if self._db is None:

@@ -5,7 +5,8 @@ Prices are dated data: USD per 1M tokens from the packaged ``prices.json``, each
 the page it was taken from, overridden model by model by a user file (``--prices FILE``, same shape).
 Prompt tokens served from the provider's prefix cache are priced at ``cached_input``; reasoning tokens are
 part of ``completion_tokens`` and priced at ``output`` with them; ``batch_input``/``batch_output`` are the
-Batch API's prices. A model that matches no entry has an unknown price: its calls are counted in
+Batch API's prices; a model without them has its batch calls priced at the standard rates, with one
+warning per model ("batch price unknown"): an upper bound, never an assumed discount. A model that matches no entry has an unknown price: its calls are counted in
 ``Usage.unpriced_calls`` and shown as "price unknown", never as $0, with one warning per model. A cached
 answer (our SQLite cache) costs nothing new.
 """
@@ -37,6 +38,10 @@ class Price:
     batch_output: float | None = None
     as_of: str = ""
     source: str = ""
+
+    @property
+    def has_batch(self) -> bool:
+        return self.batch_input is not None and self.batch_output is not None
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, *,
              batch: bool = False) -> float:
@@ -73,6 +78,7 @@ class PriceTable:
     def __init__(self, prices: dict[str, Price]):
         self.prices = dict(prices)
         self._warned: set[str] = set()
+        self._warned_batch: set[str] = set()
 
     @staticmethod
     def _parse(data: Any, origin: str) -> dict[str, Price]:
@@ -127,3 +133,14 @@ class PriceTable:
         if price is None:
             return 0.0
         return price.cost(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
+
+    def batch_cost(self, model: str | None, usage: Usage) -> float:
+        """What ``usage`` costs when a provider batch job served it (see the module docstring)."""
+        price = self.lookup(model)
+        if price is None:
+            return 0.0
+        if not price.has_batch and (model or "") not in self._warned_batch:
+            self._warned_batch.add(model or "")
+            log.warning("batch price unknown for model %r: batch calls priced at the online rate "
+                        "(add batch_input/batch_output with --prices FILE)", model)
+        return price.cost(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, batch=True)

@@ -31,6 +31,7 @@ import os
 import re
 import ssl
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -42,7 +43,9 @@ import openai
 import checklist_eval
 from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
+from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
+from checklist_eval.assessors.spending import SpendingAndEvidence
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.quirks import EndpointQuirks, refused_parameter
 from checklist_eval.assessors.retry import MalformedResponse, RetryPolicy, fatal_error
@@ -67,6 +70,7 @@ log = logging.getLogger(__name__)
 
 QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long justification
 TYPICAL_COMPLETION_TOKENS = 250  # a verdict with a 3-5 point review, for estimates
+PREFIX_CACHE_MIN_TOKENS = 1024  # OpenAI caches prompt prefixes from this length on
 NO_KEY_PLACEHOLDER = "no-key-needed"  # local servers (vLLM, Ollama) accept any bearer token
 MAX_ECHO_CHARS = 4000  # how much of an unusable reply is sent back with the validation error
 REASK_PREFIX = "Your previous reply could not be used:"
@@ -254,6 +258,7 @@ class _Spent:
     """Usage of one question summed over all its requests, readable even when the question fails."""
 
     usage: Usage = field(default_factory=Usage)
+    reply: Any = None  # the last reply received, for the call log
 
     def add(self, usage: Usage) -> None:
         self.usage = self.usage + usage
@@ -277,7 +282,7 @@ def _prefix_key(paper: Paper, strategy: StructuredOutput) -> tuple[Any, ...]:
     return (strategy, paper.source, paper.title, paper.abstract, paper.body, paper.checklist.id, items)
 
 
-class LLMAssessor(Assessor):
+class LLMAssessor(SpendingAndEvidence, Assessor):
     name: ClassVar[str] = "llm"
     needs_network: ClassVar[bool] = True
 
@@ -294,6 +299,9 @@ class LLMAssessor(Assessor):
         self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
                                  maximum=config.backoff_max, on_retry_after=self.scheduler.pause)
         self.prices = PriceTable.load(config.prices)
+        self.budget = Budget(config.max_cost, self.prices, self.model) if config.max_cost is not None else None
+        self.retries = 0  # attempts beyond the first, over the run (for the progress display)
+        self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> verdict of the request in flight
         mode = CacheMode.OFF if config.no_cache or config.cache_path is None else (
             CacheMode.REFRESH if config.refresh else CacheMode.USE)
         self.cache = Cache(config.cache_path, mode) if mode != CacheMode.OFF else Cache("unused", CacheMode.OFF)
@@ -383,6 +391,13 @@ class LLMAssessor(Assessor):
         params["top_logprobs"] = 5
         return quirks.apply(params, self.config.max_tokens)
 
+    def request_body(self, paper: Paper, item: ChecklistItem, sent: EndpointQuirks,
+                     feedback: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
+        """The chat-completion body for one question (plus the re-ask ``feedback``): what the online path
+        posts and what a batch requests file holds, built in one place so both ask exactly the same."""
+        return {"model": self.model, "messages": self.messages_for(paper, item, sent.strategy) + list(feedback),
+                **self._params(sent.strategy, sent)}
+
     def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str:
         """What changes the answer, and only that: the endpoint, model, prompt (the prefix by its digest),
         the sampling asked for (temperature, budget, seed, reasoning effort), strategy and prompt version.
@@ -416,14 +431,21 @@ class LLMAssessor(Assessor):
                 if self._broken is not None:  # a bad key or model fails every request: send no more
                     raise self._broken
                 sent = dataclasses.replace(quirks)
-                messages = self.messages_for(paper, item, sent.strategy) + list(feedback)
-                sent_params = self._params(sent.strategy, sent)
+                body = self.request_body(paper, item, sent, feedback)
+                held = await self._reserve(body["messages"])
+                sent_params = {k: v for k, v in body.items() if k not in ("model", "messages")}
                 attempts += 1
+                if attempts > 1:
+                    self.retries += 1
                 # client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for
                 # a paper-sized prompt); auth, base URL, timeouts and status errors are the SDK's own.
-                response = await client.post(
-                    "/chat/completions", cast_to=httpx2.Response,
-                    body={"model": self.model, "messages": messages, **sent_params})
+                actual = 0.0
+                try:
+                    response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body)
+                    actual = self._cost_of_body(response.content)
+                finally:
+                    if self.budget is not None:
+                        self.budget.settle(held, actual)
             try:
                 return json.loads(response.content)
             except ValueError:
@@ -465,7 +487,9 @@ class LLMAssessor(Assessor):
             p_correct=p, review=review, evidence=list(verdict.get("evidence", [])),
             provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
                                   strategy=strategy, usage=usage, latency_s=latency_s, cached=cached,
-                                  attempts=usage.calls, quirks=list(verdict.get("quirks") or [])),
+                                  attempts=usage.calls, quirks=list(verdict.get("quirks") or []),
+                                  endpoint=self.endpoint, temperature=self.config.temperature,
+                                  seed=self.config.seed),
             **graded,
         )
 
@@ -475,8 +499,10 @@ class LLMAssessor(Assessor):
         question = question_message(self.prompts, item)
         # Try every strategy still open to this endpoint, so a rerun after a fallback also hits.
         for strategy in chain_from(quirks.strategy):
-            hit = self.cache.get(self._cache_key(paper, question, strategy))
+            key = self._cache_key(paper, question, strategy)
+            hit = self.cache.get(key)
             if hit is not None:
+                self._log_reuse(paper, item, StructuredOutput(hit.strategy), key)
                 return self._assessment(paper, item, hit.verdict, StructuredOutput(hit.strategy), Usage(), cached=True)
         return None
 
@@ -486,6 +512,17 @@ class LLMAssessor(Assessor):
         hit = self._from_cache(paper, item, quirks)
         if hit is not None:
             return hit
+        # Two papers can put the very same question (a GT submission's A is T's paper with G's answers):
+        # while one such request is in flight, its twins wait for that verdict instead of paying again.
+        twin_key = self._cache_key(paper, question_message(self.prompts, item), quirks.strategy)
+        reused = await self._twin_verdict(paper, item, twin_key)
+        if reused is not None:
+            return reused
+        with self._in_flight_as(twin_key) as mine:
+            return await self._judge_fresh(paper, item, quirks, started, mine)
+
+    async def _judge_fresh(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, started: float,
+                           shared: asyncio.Future) -> Assessment:
         spent = _Spent()
         try:
             verdict, p_correct, strategy = await self._ask_until_usable(paper, item, quirks, spent)
@@ -497,10 +534,12 @@ class LLMAssessor(Assessor):
         usage = spent.usage
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
         stored = verdict.model_dump() | {"p_correct": p_correct, "quirks": list(quirks.learned)}
+        shared.set_result((stored, strategy))
         if self.cache.writes:
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "", prompt_version=self.prompt_version or "",
-                           strategy=strategy.value, verdict=stored, usage=usage.model_dump())
+                           strategy=strategy.value, verdict=stored, usage=usage.model_dump(),
+                           call=self._call_log(paper, item, strategy, spent.reply, "verdict"))
         return self._assessment(paper, item, stored, strategy, usage, cached=False,
                                 latency_s=time.perf_counter() - started)
 
@@ -528,6 +567,7 @@ class LLMAssessor(Assessor):
                 raise
             completion, strategy = outcome.completion, outcome.strategy
             spent.add(self._usage_of(completion, outcome.attempts))
+            spent.reply = completion
             choices = completion.get("choices") if isinstance(completion, dict) else None
             choice = choices[0] if choices and isinstance(choices[0], dict) else {}
             text = (choice.get("message") or {}).get("content") or ""
@@ -541,6 +581,9 @@ class LLMAssessor(Assessor):
                 if self.prompts.findings:
                     check_findings(verdict)
             except InvalidOutput as err:
+                self.cache.log_call(self._call_log(paper, item, strategy, completion, f"unusable: {err}"),
+                                    endpoint=self.endpoint, model=self.model or "",
+                                    prompt_version=self.prompt_version or "", strategy=strategy.value)
                 invalid = self._count_invalid(invalid, item, str(err))
                 # As instructor does: the model sees its reply and the validation error, so a re-ask at
                 # temperature 0 is not the identical request that produced the bad reply.
@@ -588,18 +631,42 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
     prompts = PromptSet.load(cfg.prompt_version)
     calls = skipped = prompt_chars = 0
     per_paper = []
+    asked: set[tuple[str, str]] = set()  # identical requests (prefix, question) are sent once per run
+    in_cache = options.get("in_cache")  # (strategy, prefix digest, question) -> already answered?
+    answered_before = 0
     for paper in papers:
         prefix, warning = prefix_messages(prompts, paper, cfg.prompt_char_budget)
         prefix_chars = sum(len(m["content"]) for m in prefix)
-        n = 0
+        digest = digest_messages(prefix)
+        digests = None
+        n = paper_chars = 0
         for item in paper.checklist.items:
             if not item.is_answered:
                 skipped += 1
                 continue
+            question = question_message(prompts, item)
+            if (digest, question) in asked:
+                continue
+            asked.add((digest, question))
+            if in_cache is not None:
+                if digests is None:  # the prefix of every strategy a cached answer may have been asked in
+                    digests = {s: digest_messages(prefix_messages(prompts, paper, cfg.prompt_char_budget, s)[0])
+                               for s in chain_from(StructuredOutput.JSON_SCHEMA)}
+                if any(in_cache(s.value, d, question) for s, d in digests.items()):
+                    answered_before += 1
+                    continue
             n += 1
-            prompt_chars += prefix_chars + len(question_message(prompts, item))
+            paper_chars += prefix_chars + len(question)
         calls += n
-        per_paper.append({"source": paper.source, "calls": n, "truncated": warning is not None})
+        prompt_chars += paper_chars
+        prefix_tokens = prefix_chars // CHARS_PER_TOKEN
+        per_paper.append({
+            "source": paper.source, "calls": n, "truncated": warning is not None,
+            "prompt_tokens": paper_chars // CHARS_PER_TOKEN,
+            # Providers cache a shared prefix of at least PREFIX_CACHE_MIN_TOKENS after its first use.
+            "cached_tokens": prefix_tokens * max(0, n - 1) if prefix_tokens >= PREFIX_CACHE_MIN_TOKENS else 0,
+            "completion_tokens": n * min(TYPICAL_COMPLETION_TOKENS, cfg.max_tokens),
+        })
     prompt_tokens = prompt_chars // CHARS_PER_TOKEN
     completion_tokens = calls * min(TYPICAL_COMPLETION_TOKENS, cfg.max_tokens)
     cost = prices.cost(model, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)) if model else 0.0
@@ -607,6 +674,7 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
         "model": model,
         "calls": calls,
         "skipped_unanswered": skipped,
+        "already_cached": answered_before,
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "cost_usd": round(cost, 6),

@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from checklist_eval.errors import AssessorError, InputError
+from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, InputError
 
 # Order here is the order in ``--help``.
 COMMAND_MODULES = [
@@ -28,6 +28,10 @@ COMMAND_MODULES = [
     "attack",
     "contamination",
     "mock_server",
+    "batch_status",
+    "ingest",
+    "codabench",
+    "logs",
 ]
 
 
@@ -45,14 +49,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def subparser_of(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+    """The parser of ``command`` (the top-level parser when there is none)."""
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        if command in getattr(action, "choices", {}):
+            return action.choices[command]
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        # argparse reports a subcommand's unknown flag against the top-level usage; the user needs
+        # the usage of the command they typed.
+        subparser_of(parser, getattr(args, "command", None)).error(f"unrecognized arguments: {' '.join(extras)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         return int(args.func(args) or 0)
+    except BudgetExceeded as err:
+        print(f"checklist-eval: {err}", file=sys.stderr)
+        return EXIT_BUDGET
     except (InputError, AssessorError) as err:
         print(f"checklist-eval: error: {err}", file=sys.stderr)
         return 2

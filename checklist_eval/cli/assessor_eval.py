@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also the log score at target rates 1-99%% (10 seeded subsets each, TrojAI)")  # fmt: skip
     p.add_argument("--plot", metavar="FILE", help="with --prevalence-sweep: write the sweep's plot (PNG)")
     p.add_argument("--attack-runs", action="append", default=[], metavar="DIR",
-                   help="folder of `checklist-eval attack` runs (each with plants.json and the records of "
+                   help="folder of checklist-eval attack runs (each with plants.json and the records of "
                    "scoring it): report plant detection, false flags, R vs accept/reject-everything and "
                    "AUC per strategy; repeatable")  # fmt: skip
     p.set_defaults(func=run)
@@ -63,11 +63,17 @@ def run(args: argparse.Namespace) -> int:
     systems = [ev.load_record_trials(p, args.ground_truth, args.threshold) for p in args.inputs]
     systems += [ev.load_reference_trials(d, args.ground_truth, args.threshold) for d in args.reference_results]
     _unique_names(systems)
+    common_note = restrict_to_common_trials(systems)
+    if common_note:
+        print(f"warning: {common_note}", file=sys.stderr)
     results = [
         ev.evaluate(t, far_stop=args.far_stop, by_question=args.by_question,
                     n_bootstrap=args.bootstrap, seed=args.seed)  # fmt: skip
         for t in systems
     ]
+    if common_note:
+        for r in results:
+            r["notes"].insert(0, common_note)
     for t, r in zip(systems, results):
         r["ci_levels"] = list(levels)
         if args.prevalence_sweep:
@@ -83,6 +89,28 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         _write_out(args, systems, results)
     return 0
+
+
+TRIAL_KEY = ["paper", "role", "question_id"]
+
+
+def restrict_to_common_trials(systems) -> str | None:
+    """Systems compared on different answers are not comparable: keep the trials every system has and
+    say so. Returns the note to show, or None when the sets already agree."""
+    if len(systems) < 2:
+        return None
+    keys = [set(t.frame[TRIAL_KEY].astype(str).itertuples(index=False, name=None)) for t in systems]
+    common = set.intersection(*keys)
+    if all(len(k) == len(common) for k in keys):
+        return None
+    sizes = ", ".join(f"{t.system}: {len(k)}" for t, k in zip(systems, keys))
+    if not common:
+        return f"the systems were scored on different trials ({sizes}) and share none: each is reported on its own set, which makes them not comparable"
+    for t in systems:
+        mask = [k in common for k in t.frame[TRIAL_KEY].astype(str).itertuples(index=False, name=None)]
+        t.frame = t.frame[mask].reset_index(drop=True)
+    return (f"the systems were scored on different trials ({sizes}); every figure below is on the "
+            f"{len(common)} trials they all share")
 
 
 def _run_attacks(args: argparse.Namespace) -> int:

@@ -32,58 +32,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "by the assessor's --concurrency/--rpm")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print summary.json's counts instead of tables")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the calls, tokens (prompt, cached, completion) and cost per paper and in "
+                        "total, without sending anything or writing RESULTS")
     add_assessor_args(p)
+    from checklist_eval.cli.via import add_via_args
+
+    add_via_args(p)
     add_limit_args(p)
     p.set_defaults(func=run)
-
-
-class _Progress:
-    """Rich progress bar fed by batch events plus a ticker reading the assessor's running usage."""
-
-    def __init__(self, assessor, enabled: bool):
-        self.assessor = assessor
-        self.enabled = enabled
-        self.bar = None
-        self.task = None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("submissions"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-                TimeElapsedColumn(), transient=False, console=Console(stderr=True),
-            )
-            self.bar.__enter__()
-            self.task = self.bar.add_task("batch", total=None, stats="")
-        return self
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.refresh()
-            self.bar.__exit__(*exc)
-
-    def refresh(self) -> None:
-        if self.bar is None:
-            return
-        u = self.assessor.usage
-        self.bar.update(
-            self.task,
-            stats=f"calls {u.calls}  tokens {u.prompt_tokens + u.completion_tokens}  {format_cost(u)}",
-        )
-
-    def event(self, kind: str, done: int, total: int) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, total=total, completed=done)
-            self.refresh()
-
-    async def tick(self) -> None:
-        import asyncio
-
-        while True:
-            self.refresh()
-            await asyncio.sleep(0.25)
 
 
 async def _run(args: argparse.Namespace, progress_enabled: bool):
@@ -91,6 +48,7 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
 
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import run_batch
+    from checklist_eval.progress import RunProgress
     from checklist_eval.isolation import ParseLimits
     from checklist_eval.submissions import find_submissions
 
@@ -98,15 +56,16 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
     cache = args.cache if getattr(args, "cache", None) else out / "cache.sqlite"
     out.mkdir(parents=True, exist_ok=True)
+    if getattr(args, "via", "online") != "online":
+        from checklist_eval.cli.via import run_batch_via
+
+        return await run_batch_via(args, out, Path(cache), quiet=args.quiet or args.json)
     assessor = assessor_from_args(args, cache_path=cache)
     try:
-        with _Progress(assessor, progress_enabled) as progress:
-            ticker = asyncio.ensure_future(progress.tick())
-            try:
-                return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event,
-                                       parse_limits=ParseLimits.from_args(args))
-            finally:
-                ticker.cancel()
+        with RunProgress(assessor, progress_enabled, unit="submissions") as progress:
+            progress.start_ticker()
+            return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event,
+                                   parse_limits=ParseLimits.from_args(args))
     finally:
         await assessor.aclose()
 
@@ -118,8 +77,15 @@ def run(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
-    enabled = not args.quiet and not args.json and sys.stderr.isatty()
+    from checklist_eval.cli.common import output_folder
+
+    output_folder(args.out)
+    if args.dry_run:
+        return dry_run(args)
+    enabled = not args.quiet and not args.json and sys.stderr.isatty() and args.assessor != "heuristic"
     outcome = asyncio.run(_run(args, enabled))
+    if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
+        return 0
     u = outcome.usage
     counts = {
         "submissions": len(outcome.results) + len(outcome.failures),
@@ -148,3 +114,34 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"failed {f['submission_id']}: {f['error']}", highlight=False, markup=False)
     console.print(f"results in {args.out} (failures in {Path(args.out) / 'failures.jsonl'})", highlight=False)
     return 0
+
+
+def dry_run(args: argparse.Namespace) -> int:
+    """The plan of the whole batch: every submission parsed (none assessed); one that does not parse is
+    listed with its reason, as the real run would record it."""
+    import json
+
+    from checklist_eval.batch import one_line
+    from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
+    from checklist_eval.submissions import find_submissions, load_submission, open_submission, submission_id_of
+
+    labelled, failures = [], []
+    for path in find_submissions(args.root):
+        sid = submission_id_of(path)
+        try:
+            loaded = load_submission(open_submission(path), submission_id=sid)
+        except Exception as err:  # the real run records it and goes on; so does its plan
+            failures.append({"submission_id": sid, "source": str(path), "error": one_line(err)})
+            continue
+        labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
+    plan = plan_papers(labelled, args, cache_for_plan(args, Path(args.out) / "cache.sqlite"))
+    plan["failures"] = failures
+    if args.json:
+        print(json.dumps(plan, indent=2))
+    else:
+        print_plan(plan, failures)
+    return 0
+
+
+def _role_order(item) -> int:
+    return "GAT".index(item[0])

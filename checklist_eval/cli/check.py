@@ -20,23 +20,28 @@ def register(subparsers: Any) -> None:
     from checklist_eval.isolation import add_limit_args
 
     p = subparsers.add_parser("check", help="self-check one paper's checklist answers",
-                              description=__doc__.splitlines()[0])
+                              description="An author's self-check of one paper's checklist: a verdict per "
+                                          "question and the correctness score C.")
     p.add_argument("path", metavar="PATH", help="paper: .tex, LaTeX folder, .zip/.tar.gz or .pdf")
     p.add_argument("--checklist", metavar="ID", default=None,
                    help="checklist version (e.g. neurips-2024); detected from the paper by default")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--out", metavar="DIR", default=None, help=f"write {CHECK_JSON} and an HTML report here")
     p.add_argument("--dry-run", action="store_true",
-                   help="print the calls, tokens and cost the run would spend, without calling")
+                   help="print the calls, tokens (prompt, cached, completion) and cost the run would spend, "
+                        "without sending anything")
+    p.add_argument("--root", metavar="FILE", default=None,
+                   help="the main .tex file of a LaTeX folder or archive holding several papers")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     add_assessor_args(p)
     add_limit_args(p)
     p.set_defaults(func=run)
 
 
-def load(path: str, checklist: str | None, limits=None):
+def load(path: str, checklist: str | None, limits=None, root: str | None = None):
     from checklist_eval.isolation import isolated_load_paper
 
-    return isolated_load_paper(path, checklist=checklist, limits=limits)
+    return isolated_load_paper(path, checklist=checklist, limits=limits, root=root)
 
 
 def result_object(paper, assessments, assessor) -> dict[str, Any]:
@@ -73,43 +78,41 @@ def result_object(paper, assessments, assessor) -> dict[str, Any]:
     }
 
 
-def dry_run(args: argparse.Namespace, paper) -> dict[str, Any]:
-    """What the run would spend. The heuristic assessor never calls a model."""
-    if args.assessor == "heuristic":
-        answered = sum(1 for it in paper.checklist.items if it.is_answered)
-        return {"assessor": "heuristic", "model": None, "calls": 0, "prompt_tokens": 0,
-                "completion_tokens": 0, "cost_usd": 0.0, "items_judged_offline": answered}
-    from checklist_eval.assessors import estimate
-
-    plan = estimate([paper], {"model": args.model, "prompt_version": args.prompt_version,
-                              "prices": args.prices})
-    return {"assessor": args.assessor, **plan}
-
-
-async def _assess(assessor, paper):
+async def _assess(assessor, paper, progress):
     try:
-        return await assessor.assess_paper(paper)
+        with progress:
+            progress.start_ticker()
+            return await assessor.assess_paper(paper)
     finally:
         await assessor.aclose()
 
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
+    import sys
 
     from checklist_eval.assessors import assessor_from_args
+    from checklist_eval.cli.common import body_warning, output_folder
+    from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
+    from checklist_eval.progress import RunProgress, wanted
 
     from checklist_eval.isolation import ParseLimits
 
-    paper = load(args.path, args.checklist, ParseLimits.from_args(args))
+    output_folder(args.out)
+    paper = load(args.path, args.checklist, ParseLimits.from_args(args), args.root)
+    thin = body_warning(paper)
+    if thin:  # stderr, so --json output stays one document; visible before any money is spent
+        print(f"warning: {thin}", file=sys.stderr)
     if args.dry_run:
-        plan = dry_run(args, paper)
+        plan = plan_papers([(paper.source, paper)], args, cache_for_plan(args))
         if args.json:
             print(json.dumps(plan, indent=2))
         else:
             print_plan(plan)
         return 0
     assessor = assessor_from_args(args)
-    assessments = asyncio.run(_assess(assessor, paper))
+    progress = RunProgress(assessor, wanted(args, assessor))
+    assessments = asyncio.run(_assess(assessor, paper, progress))
     result = result_object(paper, assessments, assessor)
     if args.out:
         write_outputs(args.out, paper, assessments, assessor, result)
@@ -128,7 +131,7 @@ def write_outputs(out_dir: str, paper, assessments, assessor, result: dict[str, 
 
     atomic_write_text(Path(out_dir) / CHECK_JSON, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     write_paper_report(out_dir, paper, assessments, assessor=assessor.name, model=assessor.model,
-                       usage=assessor.usage)
+                       usage=assessor.usage, prompt_version=assessor.prompt_version)
 
 
 def _issues(review: str, limit: int = 2) -> str:
@@ -169,7 +172,9 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     console.print(table)
     n_ok = sum(1 for it in result["items"] if it["correct"])
     console.print(f"Correctness C = {result['C']:.3f} ({n_ok} of {len(result['items'])} answers judged "
-                  f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})")
+                  f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})",
+                  highlight=False, markup=False)
+    console.print(f"Paper body: {len(paper.body)} characters", highlight=False)
     u = result["usage"]
     if u["calls"]:
         from checklist_eval.assessors.ledger import format_cost
@@ -179,7 +184,7 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
         reasoning = f", {full.reasoning_tokens} of them reasoning" if full.reasoning_tokens else ""
         console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
                       f"completion tokens ({u['cached_tokens']} cached{reasoning}), {format_cost(full)}",
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
     if paper.hidden_text:
         from checklist_eval.manipulation import describe
 
@@ -190,11 +195,3 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:
         console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.")
-
-
-def print_plan(plan: dict[str, Any]) -> None:
-    cost = plan.get("cost_usd") or 0.0
-    estimate = f"estimated ${cost:.4f}" if plan.get("priced", True) else "price unknown (model not in the price table)"
-    print(f"Dry run ({plan['assessor']}{' / ' + plan['model'] if plan.get('model') else ''}): "
-          f"{plan['calls']} calls, {plan['prompt_tokens']} prompt tokens, {plan['completion_tokens']} "
-          f"completion tokens, {estimate}; nothing was called.")

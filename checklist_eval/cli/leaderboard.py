@@ -11,46 +11,85 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="rank the submissions of a batch results folder (or records file) by S",
         description=(
             "Build the leaderboard from a batch's assessment records: columns rank, submission_id, case, "
-            "C_G, C_A, C_T, R, S, questions, assessor, model, prompt_version, scored_at, manipulation. Ranked by S "
-            "(descending); equal S share a rank (1, 2, 2, 4), ordered by C_G within a tie."
+            "C_G, C_A, C_T, R, S, questions, assessor, model, prompt_version, scored_at, manipulation, status. "
+            "Ranked by S (descending); equal S share a rank (1, 2, 2, 4), ordered by C_G within a tie. Submissions "
+            "the batch could not score (failures.jsonl beside the records) follow without a rank, with status "
+            "'failed: <reason>'."
         ),
     )
     p.add_argument("results", help="batch results folder (with records.csv) or a records .csv/.jsonl")
     p.add_argument("--csv", metavar="FILE", help="write the leaderboard CSV here (atomically)")
-    p.add_argument("--overrides", metavar="FILE", help="appeal decisions CSV (see `rescore --help`)")
-    p.add_argument("--json", action="store_true", help="print the rows as a JSON list of objects")
+    p.add_argument("--html", metavar="FILE",
+                   help="write the leaderboard as an HTML page linking each submission's report (atomically)")
+    p.add_argument("--overrides", metavar="FILE", help="appeal decisions CSV (see: checklist-eval rescore --help)")
+    p.add_argument("--json", action="store_true",
+                   help="print the ranked rows as a JSON list of objects (submissions not scored: on stderr)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import json
+    import sys
 
     from checklist_eval.export import build_leaderboard, leaderboard_csv_text, leaderboard_json
     from checklist_eval.fsutil import atomic_write_text
 
+    from checklist_eval.cli.common import output_file
+
+    for flag, path in (("--csv", args.csv), ("--html", args.html)):
+        output_file(path, flag)
     df = build_leaderboard(args.results, overrides=args.overrides)
     if args.csv:
         atomic_write_text(args.csv, leaderboard_csv_text(df))
+    if args.html:
+        _write_html(args, df)
     if args.json:
-        print(json.dumps(leaderboard_json(df)))
+        # The JSON list stays the ranked rows (scripts sort and compare their scores); the submissions
+        # that were not scored are named on stderr, and are rows of the CSV and the HTML page.
+        rows = leaderboard_json(df)
+        print(json.dumps([r for r in rows if r["status"] == "scored"]))
+        for r in rows:
+            if r["status"] != "scored":
+                print(f"not scored: {r['submission_id']}: {r['status']}", file=sys.stderr)
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="Leaderboard")
     for col in ("rank", "submission", "case", "C_G", "C_A", "C_T", "R", "S"):
         table.add_column(col, justify="right" if col not in ("submission", "case") else "left")
+    failed = []
     for row in leaderboard_json(df):
+        if row["status"] != "scored":
+            failed.append(row)
+            continue
         table.add_row(
-            str(row["rank"]), str(row["submission_id"]), str(row["case"]),
+            str(row["rank"]), escape(str(row["submission_id"])), escape(str(row["case"])),
             *(f"{row[k]:.3f}" for k in ("C_G", "C_A", "C_T", "R", "S")),
         )
     console = Console()
     console.print(table)
+    for row in failed:
+        console.print(f"not scored: {row['submission_id']}: {row['status']}", highlight=False, markup=False)
     for row in leaderboard_json(df):
         if row.get("manipulation"):
-            console.print(f"[yellow]manipulation[/yellow] {row['submission_id']}: {row['manipulation']}",
-                          markup=True, highlight=False)
-    if args.csv:
-        console.print(f"wrote {args.csv}", highlight=False)
+            console.print(f"[yellow]manipulation[/yellow] {escape(str(row['submission_id']))}: "
+                          f"{escape(str(row['manipulation']))}", markup=True, highlight=False)
+    for path in (args.csv, args.html):
+        if path:
+            console.print(f"wrote {path}", highlight=False, markup=False)
     return 0
+
+
+def _write_html(args: argparse.Namespace, df) -> None:
+    from pathlib import Path
+
+    from checklist_eval.export import leaderboard_json, records_path
+    from checklist_eval.fsutil import atomic_write_text
+    from checklist_eval.leaderboard_html import render_leaderboard, report_links
+
+    rows = leaderboard_json(df)
+    folder = records_path(args.results).parent
+    links = report_links(folder, Path(args.html), [str(r["submission_id"]) for r in rows])
+    atomic_write_text(args.html, render_leaderboard(rows, links))

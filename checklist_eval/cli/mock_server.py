@@ -29,6 +29,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--refuse-logprobs", action="store_true",
                    help="answer requests for logprobs with a 400 (as OpenAI's reasoning models do)")
     p.add_argument("--context-tokens", type=int, default=128_000)
+    p.add_argument("--batch-delay", type=float, default=0.0, metavar="S",
+                   help="seconds from batch creation to completion (/v1/batches)")
+    p.add_argument("--batch-failure-rate", type=float, default=0.0, metavar="R",
+                   help="share of batch lines answered 500 in the error file")
+    p.add_argument("--batch-expire", type=int, default=0, metavar="N",
+                   help="the first N batches expire with half their lines done")
     p.add_argument("--profile", default="openai-chat", choices=PROFILE_NAMES,
                    help="answer as this provider does: its refused parameters, error bodies, URL shape, key "
                         "header and usage fields (default openai-chat)")
@@ -49,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     server = MockServer(latency=args.latency, faults=faults, seed=args.seed, rpm_limit=args.rpm,
                         supports_json_schema=not args.no_json_schema, refuse_logprobs=args.refuse_logprobs,
                         context_tokens=args.context_tokens, host=args.host, port=args.port, profile=args.profile)
+    server.batches.delay = args.batch_delay
+    server.batches.failure_rate = args.batch_failure_rate
+    server.batches.expire = args.batch_expire
 
     async def main() -> None:
         try:

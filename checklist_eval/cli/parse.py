@@ -20,6 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--questions", metavar="FILE", help="your own question-set JSON instead of a bundled version")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--with-body", action="store_true", help="with --json: include the paper body text")
+    p.add_argument("--root", metavar="FILE", default=None,
+                   help="the main .tex file of a LaTeX folder or archive holding several papers")
     add_limit_args(p)
     p.set_defaults(func=run)
 
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval.isolation import ParseLimits, isolated_load_paper
 
     paper = isolated_load_paper(args.path, checklist=args.checklist, spec_file=args.questions,
-                                limits=ParseLimits.from_args(args))
+                                limits=ParseLimits.from_args(args), root=args.root)
     if args.json:
         json.dump(paper_json(paper, args.with_body), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -85,6 +87,11 @@ def _print_table(paper) -> None:
         table.add_row(escape(it.id), escape(it.title), f"[{styles.get(answer, 'dim')}]{answer}[/]", escape(just))
     console.print(table)
     console.print(f"body: {len(paper.body)} characters, {len(paper.sections)} headings, {len(paper.anchors)} anchors")
+    from checklist_eval.cli.common import body_warning
+
+    thin = body_warning(paper)
+    if thin:
+        console.print("warning: " + thin, style="yellow", markup=False, highlight=False)
     for w in paper.warnings:
         console.print(
             "warning: " + w, style="yellow", markup=False, highlight=False

@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             textwrap.fill(par, 88)
             for par in (
                 "Recompute C_G, C_A, C_T, R and S of every submission in an assessment records file "
-                "(records.csv or records.jsonl written by `score`/`batch`: one row per submission_id, "
+                "(records.csv or records.jsonl written by score or batch: one row per submission_id, "
                 "role G/A/T and question_id with answer Yes/No/NA/TODO or empty for missing, and "
                 "correct 0/1), optionally after applying appeal decisions. No model is called.",
                 OVERRIDES_HELP,
@@ -30,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("records", help="records.csv or records.jsonl")
+    p.add_argument("records", metavar="RECORDS_OR_RESULTS",
+                   help="records.csv or records.jsonl, or a batch results folder holding one")
     p.add_argument("--overrides", metavar="FILE", help="CSV of appeal decisions (see above)")
     p.add_argument(
         "--json",
@@ -43,9 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from checklist_eval.export import load_scored
+    from checklist_eval.export import load_scored, records_path
 
-    _, scores = load_scored(args.records, args.overrides)
+    _, scores = load_scored(records_path(args.records), args.overrides)
     if args.json:
         print(json.dumps({"submissions": [s.public() for s in scores]}))
         return 0

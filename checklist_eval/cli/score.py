@@ -24,7 +24,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print {submission_id, case, C_G, C_A, C_T, R, S, warnings, usage}",
     )
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the calls, tokens (prompt, cached, completion) and cost per paper and in "
+                        "total, without sending anything")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     add_assessor_args(p)
+    from checklist_eval.cli.via import add_via_args
+
+    add_via_args(p)
     add_limit_args(p)
     p.set_defaults(func=run)
 
@@ -33,13 +40,36 @@ async def _score(args: argparse.Namespace):
     from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import score_path
     from checklist_eval.isolation import ParserPool, ParseLimits
+    from checklist_eval.progress import RunProgress, wanted
 
+    if getattr(args, "via", "online") != "online":
+        from checklist_eval.cli.via import score_via
+
+        return await score_via(args)
     assessor = assessor_from_args(args)
     try:
-        with ParserPool(1, ParseLimits.from_args(args)) as pool:
+        with ParserPool(1, ParseLimits.from_args(args)) as pool, \
+                RunProgress(assessor, wanted(args, assessor)) as progress:
+            progress.start_ticker()
             return await score_path(args.submission, assessor, loader=pool)
     finally:
         await assessor.aclose()
+
+
+def dry_run(args: argparse.Namespace) -> int:
+    import json
+
+    from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
+    from checklist_eval.submissions import load_submission, open_submission
+
+    loaded = load_submission(open_submission(args.submission))
+    papers = sorted(loaded.papers.items(), key=lambda kv: "GAT".index(kv[0]))
+    plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in papers], args, cache_for_plan(args))
+    if args.json:
+        print(json.dumps(plan, indent=2))
+    else:
+        print_plan(plan)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,8 +77,14 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from checklist_eval.batch import write_submission_outputs
+    from checklist_eval.cli.common import output_folder
 
+    output_folder(args.out)
+    if args.dry_run:
+        return dry_run(args)
     result = asyncio.run(_score(args))
+    if result is None:  # --via jsonl / --submit-only: nothing scored yet
+        return 0
     if args.out:
         write_submission_outputs(args.out, result, with_records=True)
     if args.json:
@@ -70,3 +106,4 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False)
     return 0
+

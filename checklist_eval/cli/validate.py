@@ -14,7 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Check a submission: papers named genuine_*, adversarial_*, truth_adversarial_* (each a .tex, "
             "a LaTeX project folder, a .zip/.tar.gz project or a PDF); exactly one G, and A only with T "
-            "(cases G, GT, GAT); every paper parses to a checklist; A and T share a checklist version. "
+            "(cases G, GT, GAT); every paper parses to a checklist and has a body (a checklist-only .tex "
+            "cannot be judged); A and T share a checklist version. "
             "Exit 0 with a summary when valid, 2 with one line naming the problem otherwise."
         ),
     )
@@ -38,6 +39,7 @@ def summarize(loaded) -> dict:
             "questions": len(paper.checklist.items),
             "answers": counts,
             "warnings": paper.warnings,
+            "body_chars": len(paper.body),
         }
     return {"submission_id": loaded.id, "case": loaded.case, "papers": papers, "warnings": loaded.warnings}
 
@@ -48,23 +50,35 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval.isolation import ParserPool, ParseLimits
     from checklist_eval.submissions import load_submission, open_submission
 
+    from checklist_eval.cli.common import has_no_body
+    from checklist_eval.errors import InputError
+
     with ParserPool(1, ParseLimits.from_args(args)) as pool:
-        summary = summarize(load_submission(open_submission(args.submission), loader=pool))
+        loaded = load_submission(open_submission(args.submission), loader=pool)
+    for role, paper in loaded.papers.items():
+        if has_no_body(paper):
+            raise InputError(paper.source, f"paper {role} has no body ({len(paper.body)} characters): a "
+                                           "checklist alone cannot be judged; submit the whole paper")
+    summary = summarize(loaded)
     if args.json:
         print(json.dumps(summary))
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
     table = Table(title=f"{summary['submission_id']}: valid, case {summary['case']}")
-    for col in ("role", "source", "checklist", "questions", "answers", "warnings"):
+    for col in ("role", "source", "checklist", "questions", "answers", "body", "warnings"):
         table.add_column(col)
     for role, info in summary["papers"].items():
         answers = ", ".join(f"{k} {v}" for k, v in sorted(info["answers"].items()))
-        table.add_row(role, info["source"], info["checklist"], str(info["questions"]), answers,
-                      str(len(info["warnings"])))
+        table.add_row(escape(role), escape(info["source"]), escape(info["checklist"]), str(info["questions"]),
+                      answers, f"{info['body_chars']:,} chars", str(len(info["warnings"])))
     console.print(table)
     for w in summary["warnings"]:
-        console.print(f"warning: {w}", highlight=False, markup=False)
+        console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
+    for role, info in summary["papers"].items():  # every warning in full, not only their count
+        for w in info["warnings"]:
+            console.print(f"warning ({role}): {w}", highlight=False, markup=False, soft_wrap=True)
     return 0

@@ -1,0 +1,172 @@
+"""The LLM assessor fed by batch answers instead of live requests.
+
+``BatchAssessor`` is an ``LLMAssessor`` whose transport is the answers a provider batch job (or an
+offline engine such as vLLM's ``run_batch``) returned, looked up by ``custom_id`` = the request's cache
+key. Everything after the transport is the online path's own code: the same request body, the same
+reply parsing and validation, logprob confidence, cache entry and records, so a verdict is the same
+whichever path produced it. Only the ledger differs: batch-served calls are priced at the batch rate.
+
+A question whose batch answer is missing, failed or unusable goes to ``retry_via``: ``online`` sends it
+through the ordinary path at once; ``batch-api`` / ``jsonl`` record it in ``pending`` (for a follow-up
+batch or requests file) and fail that paper's assessment with ``PendingAnswer``.
+
+``collect`` lists the requests a paper still needs (cache misses without a usable stored answer)
+without sending anything: what a requests file holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import Any
+
+import httpx2
+import openai
+
+from checklist_eval.assessors import LLMConfig
+from checklist_eval.assessors.llm import EndpointQuirks, LLMAssessor, _Outcome, question_message
+from checklist_eval.errors import AssessorError
+from checklist_eval.models import Assessment, ChecklistItem, Paper, Usage
+
+__all__ = ["BatchAssessor", "PendingAnswer", "RETRY_VIA", "answer_state"]
+
+RETRY_VIA = ("online", "batch-api", "jsonl")
+CHAT_URL = "/v1/chat/completions"
+
+
+_ASKED: ContextVar[set[str] | None] = ContextVar("batch_asked", default=None)
+
+
+class PendingAnswer(AssessorError):
+    """A question waits for a follow-up batch: its answer was missing, failed or unusable."""
+
+
+class _BatchCompletion(dict):
+    """A completion a batch job returned (priced at the batch rate)."""
+
+
+def answer_state(line: dict[str, Any]) -> tuple[str, int | None, dict[str, Any] | None, str | None]:
+    """(state, status_code, body, error) of one line of a batch output or error file (the OpenAI Batch
+    format, which vLLM's run_batch also writes): ``ok`` for a 200 with a JSON body, else ``error``."""
+    response = line.get("response") if isinstance(line.get("response"), dict) else None
+    error = line.get("error")
+    status = response.get("status_code") if response else None
+    body = response.get("body") if response else None
+    if isinstance(status, int) and status == 200 and isinstance(body, dict) and not error:
+        return "ok", status, body, None
+    message = None
+    if isinstance(error, dict):
+        message = f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip()
+    elif isinstance(body, dict) and isinstance(body.get("error"), dict):
+        message = str(body["error"].get("message") or "error")
+    return "error", status if isinstance(status, int) else None, body if isinstance(body, dict) else None, (
+        (message or f"HTTP {status}")[:500])
+
+
+class BatchAssessor(LLMAssessor):
+    def __init__(self, config: LLMConfig, retry_via: str = "online"):
+        if retry_via not in RETRY_VIA:
+            raise AssessorError(f"unknown --retry-via {retry_via!r}")
+        super().__init__(config)
+        if not self.cache.writes:
+            raise AssessorError("batch answers are kept beside the response cache: drop --no-cache")
+        self.retry_via = retry_via
+        self.pending: dict[str, dict[str, Any]] = {}  # cache key -> request body, for the next round
+        self.served = 0  # answers taken from batch results this run
+        self.retried_online = 0
+
+    # -- stored answers -----------------------------------------------------------------------------
+
+    def _stored(self, key: str) -> tuple[str, int | None, dict[str, Any] | None, str | None] | None:
+        rows = self.cache.execute("SELECT state, status_code, body_json, error FROM batch_answers "
+                                  "WHERE custom_id=?", (key,))
+        if not rows:
+            return None
+        state, status, body, error = rows[0]
+        return state, status, json.loads(body) if body else None, error
+
+    def _mark_spent(self, key: str, why: str) -> None:
+        self.cache.execute("UPDATE batch_answers SET state='spent', error=? WHERE custom_id=? AND state='ok'",
+                           (why[:500], key))
+
+    # -- collection (no request is sent) -------------------------------------------------------------
+
+    def collect(self, paper: Paper) -> list[tuple[str, dict[str, Any]]]:
+        """(custom_id, body) of every question of ``paper`` that neither the cache nor a usable stored
+        answer covers."""
+        quirks = self.quirks()
+        out = []
+        for item in paper.checklist.items:
+            if not item.is_answered or self._from_cache(paper, item, quirks) is not None:
+                continue
+            sent = dataclasses.replace(quirks)
+            key = self._cache_key(paper, question_message(self.prompts, item), sent.strategy)
+            stored = self._stored(key)
+            if stored is not None and stored[0] == "ok":
+                continue
+            out.append((key, self.request_body(paper, item, sent)))
+        return out
+
+    # -- the transport ------------------------------------------------------------------------------
+
+    async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
+                       feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
+        sent = dataclasses.replace(quirks)
+        key = self._cache_key(paper, question_message(self.prompts, item), sent.strategy)
+        asked = _ASKED.get()
+        reask = asked is not None and key in asked
+        if asked is not None:
+            asked.add(key)
+        if reask:  # the stored answer for this body was unusable: a later round must ask again
+            self._mark_spent(key, "unusable reply")
+        stored = None if reask else self._stored(key)
+        if stored is not None:
+            state, status, body, error = stored
+            if state == "ok":
+                self.served += 1
+                return _Outcome(_BatchCompletion(body or {}), 1, sent.strategy)
+            if status == 400:
+                # A refused parameter: the online path's adaptation (format fallback, no logprobs)
+                # applies to batch answers too, so raise what the SDK would have raised.
+                url = f"{self.base_url or 'https://api.openai.com/v1'}/chat/completions"
+                refused = openai.BadRequestError(error or "bad request", body=body, response=httpx2.Response(
+                    400, request=httpx2.Request("POST", url)))
+                sent_body = self.request_body(paper, item, sent)
+                refused.checklist_attempts = 1  # type: ignore[attr-defined]
+                refused.checklist_sent = sent  # type: ignore[attr-defined]
+                refused.checklist_params = {  # type: ignore[attr-defined]
+                    k: v for k, v in sent_body.items() if k not in ("model", "messages")}
+                raise refused
+        if self.retry_via == "online":
+            self.retried_online += 1
+            return await super()._request(paper, item, quirks, est_tokens, feedback)
+        # A follow-up asks what the online path would ask now: with the re-ask feedback, if any.
+        self.pending[key] = self.request_body(paper, item, sent, feedback)
+        raise PendingAnswer(f"question {item.id}: no usable batch answer yet (missing, failed or unusable); "
+                            f"it goes into a follow-up {self.retry_via} round")
+
+    def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
+        usage = super()._usage_of(completion, attempts)
+        if isinstance(completion, _BatchCompletion):
+            usage = usage.model_copy(update={"cost_usd": self.prices.batch_cost(self.model, usage)})
+        return usage
+
+    async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
+        token = _ASKED.set(set())  # the bodies this question has been served, to tell a re-ask
+        try:
+            return await super().judge(paper, item)
+        finally:
+            _ASKED.reset(token)
+
+    async def assess_paper(self, paper: Paper) -> list[Assessment]:
+        """Every item is settled (served, retried or recorded as pending) before the paper fails, so one
+        round collects every question a follow-up round needs."""
+        results = await asyncio.gather(*(self.assess_item(paper, it) for it in paper.checklist.items),
+                                       return_exceptions=True)
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
+        return list(results)  # type: ignore[arg-type]

@@ -1,0 +1,76 @@
+"""The LLM assessor's spending cap and call log, kept apart from its request logic: reserving a
+request's worst case under ``--max-cost`` before it is sent, and writing what was asked and answered
+to the cache's call log (``checklist-eval logs``), and sending an identical request only once while it
+is in flight. A mixin of ``LLMAssessor``, which provides
+``budget``, ``config``, ``cache``, ``prompts``, ``endpoint`` and the message builders."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from checklist_eval.assessors.calllog import CallLog
+from checklist_eval.models import Assessment, ChecklistItem, Paper, StructuredOutput, Usage
+
+
+class SpendingAndEvidence:
+    async def _reserve(self, messages: list[dict[str, str]]) -> float:
+        if self.budget is None:
+            return 0.0
+        chars = sum(len(m["content"]) for m in messages)
+        return await self.budget.reserve(self.budget.worst_case(chars, self.config.max_tokens))
+
+    def _cost_of_body(self, content: bytes) -> float:
+        """What a reply cost by its own usage figures (0 when it has none), for the budget."""
+        if self.budget is None:
+            return 0.0
+        try:
+            completion = json.loads(content)
+        except ValueError:
+            return 0.0
+        return self._usage_of(completion, 1).cost_usd if isinstance(completion, dict) else 0.0
+
+    def _call_log(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, reply: Any,
+                  outcome: str) -> CallLog:
+        from checklist_eval.assessors.llm import question_message  # llm imports this module
+
+        prefix = self.paper_prefix(paper, strategy)
+        quirks = self.quirks()
+        params = {k: v for k, v in self._params(strategy, quirks).items() if k != "response_format"}
+        return CallLog(source=paper.source, question_id=item.id, prefix_digest=prefix.digest,
+                       prefix_messages=prefix.messages, question=question_message(self.prompts, item),
+                       params=params | {"strategy": strategy.value}, response=reply, outcome=outcome)
+
+    def _log_reuse(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, key: str) -> None:
+        """A verdict reused (from the cache, or from an identical request in flight) is logged for this
+        paper too, pointing at the reply it came from, so every verdict's evidence can be found."""
+        self.cache.log_call(self._call_log(paper, item, strategy, None, "reused"), key=key,
+                            endpoint=self.endpoint, model=self.model or "",
+                            prompt_version=self.prompt_version or "", strategy=strategy.value)
+
+    async def _twin_verdict(self, paper: Paper, item: ChecklistItem, key: str) -> Assessment | None:
+        """The verdict of an identical request already in flight (waited for), else None."""
+        from checklist_eval.assessors.llm import question_message
+
+        twin = self._in_flight.get(key)
+        shared = await asyncio.shield(twin) if twin is not None else None
+        if shared is None:  # none in flight, or it failed: this one asks for itself
+            return None
+        self._log_reuse(paper, item, shared[1],
+                        self._cache_key(paper, question_message(self.prompts, item), shared[1]))
+        return self._assessment(paper, item, shared[0], shared[1], Usage(), cached=True)
+
+    @contextlib.contextmanager
+    def _in_flight_as(self, key: str):
+        """Register this request as the one in flight for ``key``; its twins get what it sets."""
+        mine = asyncio.get_running_loop().create_future()
+        self._in_flight.setdefault(key, mine)
+        try:
+            yield mine
+        finally:
+            if not mine.done():
+                mine.set_result(None)
+            if self._in_flight.get(key) is mine:
+                del self._in_flight[key]

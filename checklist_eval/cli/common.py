@@ -1,0 +1,50 @@
+"""Checks every command shares, so each rule is written once: an output path that cannot be used,
+and a paper whose body is too small to judge against."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from checklist_eval.errors import InputError
+
+# Below this many characters of body the paper cannot support most verdicts: warn (``check``).
+THIN_BODY_CHARS = 1000
+# Below this there is no paper at all (a checklist-only .tex): ``validate`` refuses the submission.
+NO_BODY_CHARS = 200
+
+
+def output_folder(path: str | Path | None, flag: str = "--out") -> Path | None:
+    """``path`` as a folder to write into; an existing non-folder is refused (exit 2, one line)."""
+    if path is None:
+        return None
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(folder, f"{flag} must be a folder, and this is an existing file")
+    return folder
+
+
+def output_file(path: str | Path | None, flag: str) -> Path | None:
+    """``path`` as a file to (over)write; an existing folder is refused (exit 2, one line)."""
+    if path is None:
+        return None
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(target, f"{flag} must be a file, and this is an existing folder")
+    return target
+
+
+def body_warning(paper) -> str | None:
+    """One line saying the paper's body is missing or too short to judge the answers, else None."""
+    n = len(paper.body)
+    if n < NO_BODY_CHARS:
+        return (f"{paper.source}: no paper body ({n} characters): only the checklist was read, so answers "
+                "that point into the paper cannot be verified (give the whole paper, e.g. the folder "
+                "holding main.tex)")
+    if n < THIN_BODY_CHARS:
+        return (f"{paper.source}: the paper body is only {n} characters: answers that point into the "
+                "paper may not be verifiable")
+    return None
+
+
+def has_no_body(paper) -> bool:
+    return len(paper.body) < NO_BODY_CHARS

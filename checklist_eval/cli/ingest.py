@@ -1,0 +1,84 @@
+"""``checklist-eval ingest RESULTS --responses FILE``: finish a ``--via jsonl`` run from a results file
+in the OpenAI batch output format (what vLLM's ``run_batch`` writes)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "ingest",
+        help="read batch results (OpenAI batch output / vLLM run_batch) and finish a --via jsonl run",
+        description=(
+            "Read a results JSONL ({custom_id, response: {status_code, body}, error} per line) for the "
+            "requests a `batch`/`score --via jsonl` run wrote, then score that run exactly as the online "
+            "path would. Requests without a usable answer go online (--retry-via online) or into a "
+            "follow-up requests file RESULTS/requests-followup-N.jsonl (default). Exit 2 on an unusable "
+            "results file or RESULTS folder."
+        ),
+    )
+    p.add_argument("results", help="the results folder of the --via jsonl run")
+    p.add_argument("--responses", required=True, type=Path, metavar="FILE", help="results JSONL")
+    p.add_argument("--retry-via", choices=("online", "jsonl"), default="jsonl",
+                   help="where unanswered or unusable requests go (default jsonl: a follow-up file)")
+    p.add_argument("--json", action="store_true", help="print the counts as JSON")
+    p.set_defaults(func=run)
+
+
+async def _ingest(args: argparse.Namespace, record: dict) -> dict:
+    from checklist_eval.batch import run_batch, score_path, write_submission_outputs
+    from checklist_eval.batch_api import BatchFlow
+    from checklist_eval.cli.via import build_assessor
+
+    results = Path(args.results)
+    assessor = build_assessor(record["options"], args.retry_via)
+    flow = BatchFlow(assessor)
+    try:
+        counts = await flow.read_responses(args.responses)
+        if record["command"] == "batch":
+            outcome = await run_batch(record["root"], results, assessor, jobs=int(record.get("jobs") or 4))
+            scored = {"scored": outcome.scored, "resumed": outcome.resumed, "failed": len(outcome.failures),
+                      "usage": outcome.usage.model_dump()}
+        else:
+            try:
+                result = await score_path(record["root"], assessor)
+            except Exception:
+                if not assessor.pending:
+                    raise
+                result = None
+            if result is not None:
+                write_submission_outputs(results, result, with_records=True)
+            scored = {"scored": int(result is not None), "failed": int(result is None),
+                      "usage": result.usage.model_dump() if result else None}
+        followup = None
+        if assessor.pending:
+            n = 1 + sum(1 for _ in results.glob("requests-followup-*.jsonl"))
+            followup = results / f"requests-followup-{n}.jsonl"
+            flow.write_requests_file(assessor.pending, followup)
+        return {"answers": counts, **scored, "followup_requests": len(assessor.pending),
+                "followup_file": str(followup) if followup else None, "results": str(results)}
+    finally:
+        await assessor.aclose()
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from checklist_eval.cli.via import read_run_file
+
+    record = read_run_file(Path(args.results))
+    summary = asyncio.run(_ingest(args, record))
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    a = summary["answers"]
+    print(f"read {a['ok']} answers ({a['error']} failed, {a['unknown']} not of this run, "
+          f"{a['unreadable']} unreadable lines); {summary['scored']} scored, {summary['failed']} not finished; "
+          f"results in {summary['results']}")
+    if summary["followup_file"]:
+        print(f"{summary['followup_requests']} requests still need an answer: run {summary['followup_file']} "
+              f"and ingest its results")
+    return 0

@@ -1,0 +1,96 @@
+"""``checklist-eval logs [--submission ID] [--question QID] [--json]``: what the model was asked and
+what it answered, call by call, read from the cache's call log (to decide an appeal from evidence)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "logs",
+        help="show the model calls kept in the cache: the question asked and the raw reply",
+        description="Show the logged model calls, oldest first: who and what was asked (submission, role, "
+                    "paper, question), the model, endpoint, prompt version, strategy and sampling "
+                    "parameters, and the reply exactly as received. The API key is never stored.",
+    )
+    p.add_argument("--cache", metavar="PATH", default=None,
+                   help="cache file, or a batch results folder (its cache.sqlite); default $CHECKLIST_EVAL_CACHE "
+                        "or ~/.cache/checklist-eval/cache.sqlite")
+    p.add_argument("--submission", metavar="ID", default=None, help="only this submission's calls")
+    p.add_argument("--question", metavar="QID", default=None, help="only this question's calls")
+    p.add_argument("-n", "--count", type=int, default=20, metavar="N", help="the newest N calls (default 20)")
+    p.add_argument("--full-prompt", action="store_true",
+                   help="also print the shared prompt (system message, paper, checklist) of each call")
+    p.add_argument("--json", action="store_true", help="print the calls as a JSON list")
+    p.set_defaults(func=run)
+
+
+def cache_file(given: str | None) -> Path:
+    from checklist_eval.assessors import default_cache_path
+
+    path = Path(given) if given else default_cache_path()
+    return path / "cache.sqlite" if path.is_dir() else path
+
+
+def run(args: argparse.Namespace) -> int:
+    from checklist_eval.assessors.calllog import prompt_messages, read_calls
+
+    path = cache_file(args.cache)
+    calls = read_calls(path, submission=args.submission, question=args.question, limit=args.count)
+    if args.full_prompt or args.json:
+        prompts: dict[str, list] = {}
+        for c in calls:
+            if args.full_prompt:
+                if c["prefix_digest"] not in prompts:
+                    prompts[c["prefix_digest"]] = prompt_messages(path, c["prefix_digest"])
+                c["prompt_messages"] = prompts[c["prefix_digest"]]
+    if args.json:
+        print(json.dumps(calls, ensure_ascii=False, indent=1))
+        return 0
+    if not calls:
+        print(f"no logged calls in {path}" + _filters(args), file=sys.stderr)
+        return 0
+    for c in calls:
+        sys.stdout.write(render_call(c))
+    return 0
+
+
+def _filters(args) -> str:
+    parts = [f"{k} {v}" for k, v in (("submission", args.submission), ("question", args.question)) if v]
+    return f" for {', '.join(parts)}" if parts else ""
+
+
+def reply_content(response) -> str:
+    """The assistant message of a chat completion, or the reply as JSON when it has none."""
+    try:
+        content = response["choices"][0]["message"]["content"]
+        if isinstance(content, str):
+            return content
+    except (KeyError, IndexError, TypeError):
+        pass
+    return json.dumps(response, ensure_ascii=False, indent=1)
+
+
+def render_call(c: dict) -> str:
+    when = datetime.fromtimestamp(c["created"], timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    who = " / ".join(x for x in (c["submission_id"], c["role"]) if x) or "(no submission)"
+    params = ", ".join(f"{k}={v}" for k, v in c["params"].items())
+    usage = (c["response"] or {}).get("usage") if isinstance(c["response"], dict) else None
+    lines = [
+        f"# {when}  {who}  question {c['question_id']}  [{c['outcome']}]",
+        "",
+        f"paper: {c['source']}",
+        f"model: {c['model']} at {c['endpoint']}; prompt {c['prompt_version']}; {params}",
+    ]
+    if usage:
+        lines.append(f"usage: {json.dumps(usage)}")
+    if c.get("prompt_messages"):
+        lines += ["", "## Shared prompt", ""]
+        lines += [f"[{m.get('role')}]\n{m.get('content')}\n" for m in c["prompt_messages"]]
+    lines += ["", "## Question asked", "", c["question"], "", "## Reply", "", reply_content(c["response"]), "", ""]
+    return "\n".join(lines)

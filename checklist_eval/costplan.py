@@ -1,0 +1,157 @@
+"""What a run would spend, before anything is sent (``--dry-run`` on ``check``, ``score``, ``batch``).
+
+Per paper and in total: calls, prompt tokens, the part of them a provider's prefix cache would serve
+(every question of a paper shares the paper prefix), completion tokens, and the cost at the price
+table's rates. A model the price table does not know has cost ``None``, shown as "price unknown",
+never as $0. Prices are read through ``PriceTable`` only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from checklist_eval.models import Paper, Usage
+
+TOKEN_FIELDS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens")
+PRICE_UNKNOWN = "price unknown"
+
+
+def _open_cache(path: Path | None) -> sqlite3.Connection | None:
+    """The response cache, read-only (a dry run writes nothing), or None when there is none."""
+    if path is None or not Path(path).is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=10)
+        db.execute("SELECT 1 FROM responses LIMIT 1")
+        return db
+    except sqlite3.DatabaseError:
+        return None
+
+
+def _cache_probe(db: sqlite3.Connection, args: Any):
+    """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
+    exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
+    from checklist_eval.assessors import LLMConfig
+    from checklist_eval.assessors.cache import cache_key, endpoint_identity
+
+    given = {"base_url": getattr(args, "base_url", None), "temperature": getattr(args, "temperature", None),
+             "seed": getattr(args, "sampling_seed", None), "prompt_version": getattr(args, "prompt_version", None)}
+    cfg = LLMConfig(model=args.model, **{k: v for k, v in given.items() if v is not None})
+    endpoint = endpoint_identity(cfg.resolved_base_url)
+    params = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
+    if cfg.seed is not None:
+        params["seed"] = cfg.seed
+
+    def answered(strategy: str, digest: str, question: str) -> bool:
+        key = cache_key(endpoint=endpoint, model=cfg.model, prefix_digest=digest, question=question,
+                        params=params, strategy=strategy, prompt_version=cfg.prompt_version)
+        return db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+
+    return answered
+
+
+def plan_papers(labelled: list[tuple[str, Paper]], args: Any, cache_path: Path | None = None) -> dict[str, Any]:
+    """The plan of an assessor described by command-line ``args`` over (label, paper) pairs; answers
+    already in the cache at ``cache_path`` cost nothing and are left out (a resumed run's plan)."""
+    if getattr(args, "assessor", "heuristic") == "heuristic":
+        rows = [{"paper": label, "source": p.source, **dict.fromkeys(TOKEN_FIELDS, 0), "cost_usd": 0.0,
+                 "items_judged_offline": sum(1 for it in p.checklist.items if it.is_answered)}
+                for label, p in labelled]
+        return _plan("heuristic", None, rows, priced=True)
+    from checklist_eval.assessors import estimate
+    from checklist_eval.assessors.ledger import PriceTable
+
+    prices = PriceTable.load(args.prices)
+    price = prices.lookup(args.model)
+    options = {"model": args.model, "prompt_version": args.prompt_version, "prices": args.prices}
+    db = _open_cache(cache_path)
+    try:
+        if db is not None:
+            options["in_cache"] = _cache_probe(db, args)
+        est = estimate([p for _, p in labelled], options)
+    finally:
+        if db is not None:
+            db.close()
+    rows = []
+    for (label, paper), per in zip(labelled, est["papers"]):
+        row = {"paper": label, "source": paper.source, **{k: per[k] for k in TOKEN_FIELDS},
+               "truncated": per["truncated"]}
+        row["cost_usd"] = None if price is None else round(price.cost(
+            row["prompt_tokens"], row["completion_tokens"], row["cached_tokens"]), 6)
+        rows.append(row)
+    plan = _plan(args.assessor, args.model, rows, priced=price is not None)
+    plan["max_cost"] = getattr(args, "max_cost", None)
+    plan["already_cached"] = est["already_cached"]
+    return plan
+
+
+def _plan(assessor: str, model: str | None, rows: list[dict[str, Any]], *, priced: bool) -> dict[str, Any]:
+    total = {k: sum(r[k] for r in rows) for k in TOKEN_FIELDS}
+    cost = round(sum(r["cost_usd"] for r in rows), 6) if priced else None
+    plan: dict[str, Any] = {"assessor": assessor, "model": model, **total, "cost_usd": cost, "priced": priced,
+                            "papers": rows, "sent": 0}
+    if assessor == "heuristic":
+        plan["items_judged_offline"] = sum(r["items_judged_offline"] for r in rows)
+    else:
+        plan["note"] = ("tokens ~ characters/4; cached = the shared paper prefix a provider's prompt cache "
+                        "serves after each paper's first question; answers already in our cache and "
+                        "repeated identical requests are not counted: a run does not send them")
+    return plan
+
+
+def cache_for_plan(args: Any, default: Path | None = None) -> Path | None:
+    """The cache a real run of ``args`` would read answers from (None when it reads none)."""
+    if getattr(args, "no_cache", False) or getattr(args, "refresh", False):
+        return None
+    if getattr(args, "cache", None):
+        return Path(args.cache)
+    if default is not None:
+        return default
+    from checklist_eval.assessors import default_cache_path
+
+    return default_cache_path()
+
+
+def usd(cost: float | None) -> str:
+    """A cost for people: "price unknown" when the model has no price, never $0."""
+    return PRICE_UNKNOWN if cost is None else f"${cost:.4f}"
+
+
+def usage_cost(usage: Usage, priced: bool) -> str:
+    return usd(usage.cost_usd if priced else None)
+
+
+def print_plan(plan: dict[str, Any], failures: list[dict[str, str]] | None = None) -> None:
+    """The plan as a table on stdout (rich), one row per paper and a total."""
+    from rich.console import Console
+    from rich.table import Table
+
+    who = plan["assessor"] + (f" / {plan['model']}" if plan.get("model") else "")
+    table = Table(title=f"Dry run: {who}: nothing is sent", title_justify="left")
+    table.add_column("paper", overflow="fold")
+    for col in ("calls", "prompt tokens", "cached", "completion", "cost"):
+        table.add_column(col, justify="right")
+    for r in plan["papers"]:
+        table.add_row(r["paper"], *(f"{r[k]:,}" for k in TOKEN_FIELDS), usd(r["cost_usd"]))
+    table.add_row("total", *(f"{plan[k]:,}" for k in TOKEN_FIELDS), usd(plan["cost_usd"]), style="bold")
+    console = Console()
+    console.print(table)
+    for f in failures or []:
+        console.print(f"not planned: {f['submission_id']}: {f['error']}", markup=False, highlight=False)
+    if plan.get("already_cached"):
+        console.print(f"{plan['already_cached']} answers are already in the cache: not counted, not asked again",
+                      markup=False, highlight=False)
+    if not plan["priced"]:
+        console.print(f"{PRICE_UNKNOWN}: {plan['model']} is not in the price table; give its price with "
+                      "--prices FILE", markup=False, highlight=False)
+    elif plan["assessor"] != "heuristic":
+        console.print(f"estimated cost {usd(plan['cost_usd'])} ({plan['note']}); nothing was sent.",
+                      markup=False, highlight=False)
+        cap = plan.get("max_cost")
+        if cap is not None and plan["cost_usd"] > cap:
+            console.print(f"the estimate passes --max-cost ${cap:.4f}: the run would stop early (exit 3) and "
+                          "can be resumed with a higher cap", markup=False, highlight=False)
+    else:
+        console.print("the heuristic assessor calls no model: nothing to spend.", highlight=False)

@@ -1,0 +1,277 @@
+"""--via batch-api / jsonl, ingest and batch-status: the CLI as typed, against the loopback server's
+/v1/files and /v1/batches through the real openai client, compared with the online path."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import openai
+import pandas as pd
+import pytest
+
+from checklist_eval.testing import MockServer
+
+MODEL = "mock-model"
+VERDICT_COLUMNS = ["submission_id", "role", "question_id", "answer", "correct", "p_correct", "review"]
+
+
+@pytest.fixture()
+def root(tmp_path, fixtures_dir):
+    dst = tmp_path / "subs"
+    shutil.copytree(fixtures_dir / "submissions", dst)
+    return dst
+
+
+@pytest.fixture()
+def prices(tmp_path):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"models": {MODEL: {"input": 2.0, "output": 8.0, "batch_input": 1.0,
+                                                   "batch_output": 4.0}}}))
+    return path
+
+
+@pytest.fixture()
+def server():
+    with MockServer() as s:
+        s.batches.delay = 0.3
+        yield s
+
+
+def cli(*args, env=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, "OPENAI_API_KEY": "", **(env or {})})
+
+
+def llm_flags(server, prices):
+    return ["--assessor", "llm", "--model", MODEL, "--base-url", server.base_url, "--prices", prices]
+
+
+def verdicts(out):
+    recs = pd.read_csv(out / "records.csv", dtype=str, keep_default_na=False)
+    return recs[VERDICT_COLUMNS].sort_values(["submission_id", "role", "question_id"]).reset_index(drop=True)
+
+
+def scores(out):
+    return pd.read_csv(out / "scores.csv", dtype={"submission_id": str}).drop(columns=["warnings"])
+
+
+@pytest.fixture()
+def online(root, tmp_path, server, prices):
+    out = tmp_path / "online"
+    r = cli("batch", root, "--out", out, "--quiet", *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    server.reset_stats()
+    return out
+
+
+def ledger_cost(out):
+    return json.loads((out / "summary.json").read_text())["usage_total"]["cost_usd"]
+
+
+def test_batch_api_equals_online_split_files_and_batch_prices(root, tmp_path, server, prices, online):
+    server.batches.failure_rate = 0.15  # those lines come back 500 and are retried online (the default)
+    out = tmp_path / "batched"
+    r = cli("batch", root, "--out", out, "--via", "batch-api", "--batch-max-requests", "40",
+            *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    assert "created" in r.stderr and "completed" in r.stderr  # the progress lines
+    pd.testing.assert_frame_equal(verdicts(out), verdicts(online))
+    pd.testing.assert_frame_equal(scores(out), scores(online))
+    # files split at the count limit, one batch per file, each within the limit
+    batches = list(server.batches.batches.values())
+    assert server.batches.uploads == len(batches) >= 3
+    assert all(len(b.lines) <= 40 for b in batches)
+    assert sum(b.failed for b in batches) > 0  # partial failures happened and were recovered
+    # the ledger: batch-served calls at the batch rate, so the run costs less than online
+    assert 0 < ledger_cost(out) < ledger_cost(online)
+    # a rerun asks nothing: everything is cached, nothing is uploaded
+    uploads, chats = server.batches.uploads, server.stats.chat_requests
+    r = cli("batch", root, "--out", out, "--via", "batch-api", "--json", *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    assert (server.batches.uploads, server.stats.chat_requests) == (uploads, chats)
+    assert json.loads(r.stdout)["resumed"] == 3
+
+
+def _job_row(cache_path):
+    if not cache_path.exists():
+        return None
+    try:
+        db = sqlite3.connect(cache_path, timeout=5)
+        try:
+            return db.execute("SELECT batch_id, input_file_id FROM batch_jobs WHERE batch_id IS NOT NULL").fetchone()
+        finally:
+            db.close()
+    except sqlite3.OperationalError:  # table not there yet
+        return None
+
+
+def test_killed_between_upload_and_download_resumes_without_resubmitting(root, tmp_path, server, prices, online):
+    server.batches.delay = 3600  # the batch will not finish while the first process runs
+    out = tmp_path / "killed"
+    args = [sys.executable, "-m", "checklist_eval", "batch", str(root), "--out", str(out), "--via", "batch-api",
+            "--quiet", *map(str, llm_flags(server, prices))]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "OPENAI_API_KEY": ""})
+    try:
+        deadline = time.monotonic() + 60
+        while _job_row(out / "cache.sqlite") is None:
+            assert proc.poll() is None, "the run ended before its batch was recorded"
+            assert time.monotonic() < deadline, "no batch recorded within 60 s"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    assert not (out / "scores.csv").exists()
+    assert server.batches.uploads == 1 and len(server.batches.batches) == 1
+    # the organizer comes back: status shows the batch still running
+    r = cli("batch-status", out, "--json")
+    assert r.returncode == 0, r.stderr
+    jobs = json.loads(r.stdout)
+    assert [j["status"] for j in jobs] == ["in_progress"] and jobs[0]["downloaded"] is False
+    server.batches.delay = 0.0
+    r = cli("batch", root, "--out", out, "--via", "batch-api", *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    assert server.batches.uploads == 1 and len(server.batches.batches) == 1  # resumed, not resubmitted
+    pd.testing.assert_frame_equal(verdicts(out), verdicts(online))
+    pd.testing.assert_frame_equal(scores(out), scores(online))
+
+
+def test_submit_only_then_status_then_finish(root, tmp_path, server, prices, online):
+    out = tmp_path / "later"
+    r = cli("batch", root, "--out", out, "--via", "batch-api", "--submit-only", *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    assert "batch-status" in r.stdout and not (out / "scores.csv").exists()
+    time.sleep(0.4)  # past the batch delay
+    r = cli("batch-status", out, "--json")
+    assert r.returncode == 0, r.stderr
+    (job,) = json.loads(r.stdout)
+    assert job["status"] == "completed" and job["downloaded"] is True
+    chat_before = server.stats.chat_requests
+    r = cli("batch", root, "--out", out, "--via", "batch-api", *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    assert server.batches.uploads == 1 and server.stats.chat_requests == chat_before  # only scoring left
+    pd.testing.assert_frame_equal(scores(out), scores(online))
+
+
+def test_expired_batch_goes_to_a_follow_up_batch(root, tmp_path, server, prices, online):
+    server.batches.expire = 1  # the first batch runs out of time with half its lines done
+    out = tmp_path / "expired"
+    r = cli("batch", root, "--out", out, "--via", "batch-api", "--retry-via", "batch-api",
+            *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    statuses = [b.status for b in sorted(server.batches.batches.values(), key=lambda b: b.seq)]
+    assert statuses[0] == "expired" and statuses[-1] == "completed" and len(statuses) >= 2
+    assert server.stats.chat_requests == sum(b.completed for b in server.batches.batches.values())  # none online
+    pd.testing.assert_frame_equal(verdicts(out), verdicts(online))
+    pd.testing.assert_frame_equal(scores(out), scores(online))
+
+
+def _run_batch_like_vllm(server, requests_path, results_path, drop=0):
+    """What vllm's run_batch does with a requests file: each body to /v1/chat/completions, one output
+    line per request in the OpenAI batch output format."""
+    client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+    lines = [json.loads(x) for x in requests_path.read_text().splitlines()]
+    with results_path.open("w") as fh:
+        for n, line in enumerate(lines[drop:]):
+            assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
+            body = client.post("/chat/completions", body=line["body"], cast_to=object)
+            fh.write(json.dumps({"id": f"vllm-{n}", "custom_id": line["custom_id"],
+                                 "response": {"status_code": 200, "request_id": f"vllm-batch-{n}", "body": body},
+                                 "error": None}) + "\n")
+    return lines
+
+
+def test_jsonl_then_ingest_run_batch_output(root, tmp_path, server, prices, online):
+    out = tmp_path / "offline"
+    requests = tmp_path / "requests.jsonl"
+    r = cli("batch", root, "--out", out, "--via", "jsonl", "--requests-out", requests, *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    assert "ingest" in r.stdout and not (out / "scores.csv").exists()
+    lines = _run_batch_like_vllm(server, requests, tmp_path / "results.jsonl", drop=1)
+    assert {json.loads(x)["body"]["model"] for x in requests.read_text().splitlines()} == {MODEL}
+    # one request unanswered: its submission waits, and a follow-up requests file says what is left
+    r = cli("ingest", out, "--responses", tmp_path / "results.jsonl", "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["answers"]["ok"] == len(lines) - 1 and summary["followup_requests"] == 1
+    followup = tmp_path / "followup-results.jsonl"
+    from pathlib import Path
+
+    _run_batch_like_vllm(server, Path(summary["followup_file"]), followup)
+    r = cli("ingest", out, "--responses", followup, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["followup_requests"] == 0
+    pd.testing.assert_frame_equal(verdicts(out), verdicts(online))
+    pd.testing.assert_frame_equal(scores(out), scores(online))
+
+
+def test_bad_inputs_exit_2_with_one_line(root, tmp_path, server, prices):
+    r = cli("batch", root, "--out", tmp_path / "h", "--via", "batch-api")
+    assert r.returncode == 2 and "needs --assessor llm" in r.stderr and "Traceback" not in r.stderr
+    r = cli("batch", root, "--out", tmp_path / "j", "--via", "jsonl", *llm_flags(server, prices))
+    assert r.returncode == 2 and "--requests-out" in r.stderr
+    r = cli("ingest", tmp_path / "nothing", "--responses", tmp_path / "none.jsonl")
+    assert r.returncode == 2 and "batch_run.json" in r.stderr
+    out = tmp_path / "j2"
+    r = cli("batch", root, "--out", out, "--via", "jsonl", "--requests-out", tmp_path / "q.jsonl",
+            *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text('{"custom_id": "not-ours", "response": {"status_code": 200, "body": {}}}\nnot json\n')
+    r = cli("ingest", out, "--responses", junk)
+    assert r.returncode == 2 and "junk.jsonl" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    huge = tmp_path / "huge.jsonl"
+    huge.write_bytes(b'{"custom_id": "' + b"x" * (17 << 20) + b'"}\n')
+    r = cli("ingest", out, "--responses", huge)
+    assert r.returncode == 2 and "longer than" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = cli("batch-status", tmp_path / "nowhere")
+    assert r.returncode == 2 and "no cache file" in r.stderr
+
+
+def test_mock_refuses_a_mixed_model_file(server):
+    client = openai.OpenAI(base_url=server.base_url, api_key="x")
+    lines = [{"custom_id": str(i), "method": "POST", "url": "/v1/chat/completions",
+              "body": {"model": f"m{i}", "messages": [{"role": "user", "content": "hi"}]}} for i in range(2)]
+    f = client.files.create(file=("r.jsonl", "".join(json.dumps(x) + "\n" for x in lines).encode()), purpose="batch")
+    b = client.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions", completion_window="24h")
+    assert b.status == "failed" and b.errors.data[0].code == "mixed_models"
+    b = client.batches.cancel(b.id)
+    assert b.status == "failed"
+
+
+def test_score_via_batch_api_equals_online(root, tmp_path, server, prices):
+    flags = [*llm_flags(server, prices), "--cache", tmp_path / "c-online.sqlite"]
+    r = cli("score", root / "team-alpha", "--json", *flags)
+    assert r.returncode == 0, r.stderr
+    online = json.loads(r.stdout)
+    flags = [*llm_flags(server, prices), "--cache", tmp_path / "c-batch.sqlite"]
+    r = cli("score", root / "team-alpha", "--json", "--via", "batch-api", *flags)
+    assert r.returncode == 0, r.stderr
+    batched = json.loads(r.stdout)
+    assert server.batches.uploads == 1
+    keys = ("case", "C_G", "C_A", "C_T", "R", "S")
+    assert {k: batched[k] for k in keys} == {k: online[k] for k in keys}
+    assert 0 < batched["usage"]["cost_usd"] < online["usage"]["cost_usd"]
+
+
+def test_no_secret_in_requests_run_file_or_cache(root, tmp_path, server, prices):
+    key, password = "sk-test-SECRET-KEY-0123456789", "p4ssw0rd-SECRET"
+    url = server.base_url.replace("http://", f"http://organizer:{password}@")
+    out, requests = tmp_path / "s", tmp_path / "req.jsonl"
+    r = cli("batch", root, "--out", out, "--via", "jsonl", "--requests-out", requests, "--assessor", "llm",
+            "--model", MODEL, "--base-url", url, "--prices", prices, env={"OPENAI_API_KEY": key})
+    assert r.returncode == 0, r.stderr
+    files = [requests, *(p for p in out.rglob("*") if p.is_file())]
+    assert any(p.name == "batch_run.json" for p in files) and any(p.name == "cache.sqlite" for p in files)
+    for path in files:
+        data = path.read_bytes()
+        assert key.encode() not in data and password.encode() not in data, path
+    for stream in (r.stdout, r.stderr):
+        assert key not in stream and password not in stream
