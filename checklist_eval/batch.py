@@ -26,10 +26,12 @@ from pydantic import BaseModel, Field, ValidationError
 
 from checklist_eval.assessors.base import Assessor, gather_all
 from checklist_eval.assessors.calllog import CURRENT_PAPER
+from checklist_eval.csvcells import neutralise_frame
 from checklist_eval.errors import BudgetExceeded, InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.isolation import ParseLimits, ParserPool
 from checklist_eval.models import Assessment, Usage
+from checklist_eval.outdir import environment_error, locked_out
 from checklist_eval.records import Record, records_from_assessments, write_records
 from checklist_eval.scoring import SubmissionScore, score_submission
 from checklist_eval.submissions import (
@@ -189,6 +191,37 @@ class BatchOutcome:
     summary_path: Path | None = None
 
 
+def result_ids(paths: Sequence[Path]) -> dict[Path, str]:
+    """A distinct results-folder id per submission, whatever the names.
+
+    The id is the name made safe (``submission_id_of``) when no other submission's safe name equals it,
+    compared case-insensitively (a results folder may live on a case-insensitive disk). Within a group
+    that collides ("team a/", "team_a/", "Team_A.zip"), a member whose name already is the safe name
+    keeps it; every other member gets ``<safe name>-<first 6 hex of sha256(its name)>``, lengthened
+    until no id in the run is taken. The result does not depend on the order of ``paths``.
+    """
+    slugs = {p: submission_id_of(p) for p in paths}
+    groups: dict[str, list[Path]] = {}
+    for p in sorted(paths, key=lambda q: q.name):
+        groups.setdefault(slugs[p].casefold(), []).append(p)
+    ids: dict[Path, str] = {}
+    for members in groups.values():
+        natural = [p for p in members if p.name == slugs[p]]
+        owner = members[0] if len(members) == 1 else (natural[0] if len(natural) == 1 else None)
+        if owner is not None:
+            ids[owner] = slugs[owner]
+    taken = {sid.casefold() for sid in ids.values()}
+    for members in groups.values():
+        for p in members:
+            if p in ids:
+                continue
+            digest = hashlib.sha256(p.name.encode("utf-8", "surrogateescape")).hexdigest()
+            sid = next(c for n in (6, 12, 64) if (c := f"{slugs[p]}-{digest[:n]}").casefold() not in taken)
+            ids[p] = sid
+            taken.add(sid.casefold())
+    return ids
+
+
 def one_line(err: BaseException) -> str:
     if isinstance(err, InputError):
         return str(err)
@@ -241,18 +274,13 @@ class BatchRunner:
         except BudgetExceeded as err:  # not this submission's fault: it is left for the resumed run
             return path, None, err
         except Exception as err:
+            refused = environment_error(err, self.out, storage_only=True)
+            if refused is not None:  # disk full, read-only: every other submission would fail the same way
+                raise refused from None
             return path, None, one_line(err)
 
     def _ids(self, paths: list[Path]) -> dict[Path, str]:
-        ids: dict[Path, str] = {}
-        seen: dict[str, Path] = {}
-        for p in paths:
-            sid = submission_id_of(p)
-            if sid in seen:  # "team1/" and "team1.zip": keep both, distinguishable
-                sid = f"{sid}-{hashlib.sha256(p.name.encode()).hexdigest()[:6]}"
-            seen[sid] = p
-            ids[p] = sid
-        return ids
+        return result_ids(paths)
 
     async def run(self) -> BatchOutcome:
         # Papers are parsed in isolated worker processes, one per core: a paper that crashes, hangs
@@ -264,10 +292,11 @@ class BatchRunner:
         started = time.perf_counter()
         started_at = now_iso()
         paths = find_submissions(self.root)
-        if self.out.exists() and not self.out.is_dir():
-            raise InputError(self.out, "results path exists and is not a folder")
-        if self.out.is_dir():
-            remove_stale_temps(self.out)  # a previous run killed mid-write
+        with locked_out(self.out):
+            remove_stale_temps(self.out)  # a previous run killed mid-write; we hold the folder now
+            return await self._run_locked(paths, started, started_at)
+
+    async def _run_locked(self, paths: list[Path], started: float, started_at: str) -> BatchOutcome:
         ids = self._ids(paths)
         usage_before = self.assessor.usage
         outcome = BatchOutcome(results=[], failures=[])
@@ -287,18 +316,25 @@ class BatchRunner:
         sem = asyncio.Semaphore(self.jobs)
         failures_by_path: dict[Path, dict[str, str]] = {}
         stopped: BudgetExceeded | None = None
-        for fut in asyncio.as_completed([self._one_safe(p, ids[p], fp, sem) for p, fp in todo.items()]):
-            path, result, err = await fut
-            if isinstance(err, BudgetExceeded):
-                stopped = err
-                continue
-            if result is not None:
-                done_by_path[path] = result
-                outcome.scored += 1
-            else:
-                failures_by_path[path] = {"submission_id": ids[path], "source": str(path), "error": err}
-            done += 1
-            self.on_progress("done" if result is not None else "failed", done, total)
+        tasks = [asyncio.ensure_future(self._one_safe(p, ids[p], fp, sem)) for p, fp in todo.items()]
+        try:
+            for fut in asyncio.as_completed(tasks):
+                path, result, err = await fut
+                if isinstance(err, BudgetExceeded):
+                    stopped = err
+                    continue
+                if result is not None:
+                    done_by_path[path] = result
+                    outcome.scored += 1
+                else:
+                    failures_by_path[path] = {"submission_id": ids[path], "source": str(path), "error": err}
+                done += 1
+                self.on_progress("done" if result is not None else "failed", done, total)
+        except BaseException:  # the run stops (full disk, interrupt): no submission goes on unwatched
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         outcome.results = [done_by_path[p] for p in paths if p in done_by_path]
         outcome.failures = [failures_by_path[p] for p in paths if p in failures_by_path]
         outcome.usage = self.assessor.usage - usage_before
@@ -318,7 +354,8 @@ class BatchRunner:
             for res in outcome.results
         ]
         cols = ["submission_id", "case", "C_G", "C_A", "C_T", "R", "S", "questions", "warnings"]
-        atomic_write_text(self.out / "scores.csv", pd.DataFrame(rows, columns=cols).to_csv(index=False))
+        scores = neutralise_frame(pd.DataFrame(rows, columns=cols))
+        atomic_write_text(self.out / "scores.csv", scores.to_csv(index=False))
         atomic_write_text(
             self.out / "failures.jsonl", "".join(json.dumps(f) + "\n" for f in outcome.failures)
         )

@@ -45,6 +45,7 @@ MAX_REQUESTS = 50_000  # OpenAI Batch API: requests per input file
 MAX_BYTES = 200 * 1024 * 1024  # and bytes per input file
 MAX_ROUNDS = 3
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one answer line; longer is a hostile or broken file
+FILE_DEADLINE_S = 3600.0  # one upload or download of a whole file (up to 200 MB each way)
 ANSWER_BYTES_PER_REQUEST = 256 * 1024  # an answer with top-5 logprobs is tens of kB: a generous bound
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 POLL_INITIAL_S, POLL_FACTOR, POLL_MAX_S = 0.25, 1.5, 60.0
@@ -309,23 +310,24 @@ class BatchFlow:
     async def submit(self) -> None:
         """Upload and create every job of this endpoint and model that lacks a file or a batch."""
         client = self.assessor._client_for_loop()
-        for job in self.jobs():
-            if job.input_file_id is None:
-                with open(job.path, "rb") as fh:  # streamed by the SDK, rewound for each attempt
-                    f = await self._call("upload", lambda: client.files.create(
-                        file=(Path(job.path).name, _rewound(fh), "application/jsonl"), purpose="batch"))
-                self.uploaded_files += 1
-                self._fresh.add(job.name)
-                self._update(job, input_file_id=f.id, status="uploaded")
-                self.say(f"uploaded {job.requests} requests ({job.bytes} bytes) as {f.id}")
-            if job.batch_id is None:
-                # A file uploaded by this process has no batch yet; one uploaded by a killed run may.
-                adopted = None if job.name in self._fresh else await self._adopt(job)
-                batch = adopted or await self._call("create", lambda: client.batches.create(
-                    input_file_id=job.input_file_id, endpoint=CHAT_URL, completion_window="24h",
-                    metadata={"checklist_eval_job": job.name}))
-                self._update(job, batch_id=batch.id, status=batch.status)
-                self.say(f"batch {batch.id} created ({job.requests} requests)")
+        async with self.assessor.files_client(max_bytes=1 << 20, deadline=FILE_DEADLINE_S) as files:
+            for job in self.jobs():
+                if job.input_file_id is None:
+                    with open(job.path, "rb") as fh:  # streamed by the SDK, rewound for each attempt
+                        f = await self._call("upload", lambda: files.files.create(
+                            file=(Path(job.path).name, _rewound(fh), "application/jsonl"), purpose="batch"))
+                    self.uploaded_files += 1
+                    self._fresh.add(job.name)
+                    self._update(job, input_file_id=f.id, status="uploaded")
+                    self.say(f"uploaded {job.requests} requests ({job.bytes} bytes) as {f.id}")
+                if job.batch_id is None:
+                    # A file uploaded by this process has no batch yet; one uploaded by a killed run may.
+                    adopted = None if job.name in self._fresh else await self._adopt(job)
+                    batch = adopted or await self._call("create", lambda: client.batches.create(
+                        input_file_id=job.input_file_id, endpoint=CHAT_URL, completion_window="24h",
+                        metadata={"checklist_eval_job": job.name}))
+                    self._update(job, batch_id=batch.id, status=batch.status)
+                    self.say(f"batch {batch.id} created ({job.requests} requests)")
 
     async def _adopt(self, job: Job) -> Any:
         """The batch a killed run created for ``job`` but did not record, if the provider lists it."""
@@ -374,24 +376,24 @@ class BatchFlow:
     async def download(self, job: Job) -> None:
         """The output and error files into ``batch_answers``, streamed in slices (an output file with
         logprobs can be gigabytes): memory stays at one slice of lines."""
-        client = self.assessor._client_for_loop()
         counts = {"ok": 0, "error": 0}
         cap = ANSWER_BYTES_PER_REQUEST * job.requests + (64 << 20)
-        for file_id in (job.output_file_id, job.error_file_id):
-            if not file_id:
-                continue
+        async with self.assessor.files_client(max_bytes=cap, deadline=FILE_DEADLINE_S) as client:
+            for file_id in (job.output_file_id, job.error_file_id):
+                if not file_id:
+                    continue
 
-            async def fetch(fid: str = file_id) -> dict[str, int]:
-                got: dict[str, int] = {}
-                async with client.files.with_streaming_response.content(fid) as resp:
-                    lines = iter_capped_lines(resp.iter_bytes(), f"batch file {fid}", cap)
-                    async for part in _slices(lines):
-                        for state, n in self.store_answers(job.name, part).items():
-                            got[state] = got.get(state, 0) + n
-                return got
+                async def fetch(fid: str = file_id) -> dict[str, int]:
+                    got: dict[str, int] = {}
+                    async with client.files.with_streaming_response.content(fid) as resp:
+                        lines = iter_capped_lines(resp.iter_bytes(), f"batch file {fid}", cap)
+                        async for part in _slices(lines):
+                            for state, n in self.store_answers(job.name, part).items():
+                                got[state] = got.get(state, 0) + n
+                    return got
 
-            for state, n in (await self._call("download", fetch)).items():
-                counts[state] = counts.get(state, 0) + n
+                for state, n in (await self._call("download", fetch)).items():
+                    counts[state] = counts.get(state, 0) + n
         self._update(job, downloaded=1)
         self.say(f"batch {job.batch_id} {job.status}: {counts['ok']} answers, {counts['error']} failed")
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from checklist_eval.csvcells import neutralise_frame
 from checklist_eval.errors import InputError
 from checklist_eval.records import Record, apply_overrides, read_records
 from checklist_eval.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
@@ -175,7 +176,7 @@ def build_leaderboard(results: str | Path, *, overrides: str | Path | None = Non
 
 def leaderboard_csv_text(df: pd.DataFrame) -> str:
     # Full precision floats: rounding is for displays, not for the file others compute from.
-    return df.to_csv(index=False, float_format=None)
+    return neutralise_frame(df).to_csv(index=False, float_format=None)
 
 
 def leaderboard_json(df: pd.DataFrame) -> list[dict[str, object]]:

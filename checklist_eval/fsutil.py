@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 
-TEMP_SUFFIX = ".tmp"
+from checklist_eval.redact import redact_bytes
+
+# Recognisably ours (``remove_stale_temps`` deletes nothing else) and still ``*.tmp`` for tools.
+TEMP_SUFFIX = ".checklist-eval.tmp"
 
 
 def _read_umask() -> int:
@@ -19,6 +24,9 @@ _UMASK = _read_umask()
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically, with any registered secret redacted (the second line
+    of defence behind the redaction of endpoint replies; see ``checklist_eval.redact``)."""
+    data = redact_bytes(data)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
@@ -43,12 +51,27 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
+# Files of a results folder that versions before TEMP_SUFFIX wrote through ``.<name>.<token>.tmp``.
+_OLDER_OUTPUTS = ("result.json", "report.html", "records.csv", "records.jsonl", "scores.csv", "summary.json",
+                  "failures.jsonl", "check.json")
+_OLDER_TEMP = re.compile(rf"\.(?:{'|'.join(map(re.escape, _OLDER_OUTPUTS))})\.[A-Za-z0-9_]+\.tmp")
+
+
+def is_own_temp(name: str) -> bool:
+    """A temp file name this tool makes: ``.<final name>.<random>.checklist-eval.tmp`` (or the
+    ``.<output>.<random>.tmp`` of older versions). A user's own ``.notes.tmp`` is not one."""
+    return (name.startswith(".") and name.endswith(TEMP_SUFFIX)) or bool(_OLDER_TEMP.fullmatch(name))
+
+
 def remove_stale_temps(folder: str | Path) -> int:
-    """Delete the temp files a killed writer left in ``folder`` (never under a final name, so nothing
-    is lost). Only for a folder no other process is writing into. Returns how many were removed."""
+    """Delete the temp files a killed writer of ours left in ``folder`` (never under a final name, so
+    nothing is lost); any other file, and anything behind a link, is left alone. Only for a folder no
+    other process is writing into (hold its lock). Returns how many were removed."""
     removed = 0
-    for stale in Path(folder).rglob(f".*{TEMP_SUFFIX}"):
-        if stale.is_file():
-            stale.unlink(missing_ok=True)
-            removed += 1
+    for dirpath, _dirnames, filenames in os.walk(folder):  # does not follow links to folders
+        for name in filenames:
+            stale = Path(dirpath, name)
+            if is_own_temp(name) and stat.S_ISREG(stale.lstat().st_mode):
+                stale.unlink(missing_ok=True)
+                removed += 1
     return removed

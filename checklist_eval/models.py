@@ -175,7 +175,7 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = Field(default=0.0, allow_inf_nan=False)  # a result file saying "Infinity" is not read
     reasoning_tokens: int = 0  # the part of completion_tokens a reasoning model spent thinking
     unpriced_calls: int = 0  # answered calls of a model the price table does not know (cost_usd leaves them out)
 

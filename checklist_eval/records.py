@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from checklist_eval.csvcells import neutralise, restore
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import Answer, Assessment, Paper, Role, normalize_answer
@@ -64,6 +66,8 @@ COLUMNS = [
 REQUIRED = COLUMNS[:5]
 LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
 LEDGER_COLUMNS = ("cached", *LEDGER_COUNTS, "cost_usd")
+# Calls, tokens and dollars beyond this are not a run's figures but a corrupt or hostile file.
+MAX_LEDGER_FIGURE = 1e15
 
 
 class Record(BaseModel):
@@ -90,7 +94,7 @@ class Record(BaseModel):
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
     cached_tokens: int = Field(default=0, ge=0)
-    cost_usd: float = Field(default=0.0, ge=0.0)
+    cost_usd: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
     reasoning_tokens: int = Field(default=0, ge=0)
     quirks: str = ""
     verdict: str = ""
@@ -195,7 +199,7 @@ def records_to_csv_text(records: Iterable[Record]) -> str:
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
     for r in records:
-        w.writerow(_row(r))
+        w.writerow({k: neutralise(v) for k, v in _row(r).items()})
     return buf.getvalue()
 
 
@@ -233,9 +237,13 @@ def _parse_number(value: object, where: str, path: Path, column: str, kind: type
     if value is None or str(value).strip() == "":
         return kind(0)
     try:
-        number = kind(float(value)) if kind is int else kind(value)
-    except ValueError:
+        as_float = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
         raise InputError(path, f"{where}: {column} must be a number, got {value!r}") from None
+    if not math.isfinite(as_float) or abs(as_float) > MAX_LEDGER_FIGURE:
+        raise InputError(path, f"{where}: {column} is not a plausible figure (above {MAX_LEDGER_FIGURE:.0e}), "
+                               f"got {str(value)[:40]!r}")
+    number = kind(as_float) if kind is int else as_float
     if number < 0:
         raise InputError(path, f"{where}: {column} must not be negative, got {value!r}")
     return number
@@ -262,7 +270,7 @@ def _parse_p(value: object, where: str, path: Path) -> float | None:
         return None
     try:
         p = float(value)  # type: ignore[arg-type]
-    except ValueError:
+    except (TypeError, ValueError, OverflowError):
         raise InputError(path, f"{where}: p_correct must be a number in [0, 1], got {value!r}") from None
     if not 0.0 <= p <= 1.0:
         raise InputError(path, f"{where}: p_correct must be in [0, 1], got {value!r}")
@@ -325,7 +333,8 @@ def read_str_csv(path: str | Path, required: Sequence[str]) -> list[dict[str, st
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise InputError(path, f"missing column(s) {', '.join(missing)}; need {', '.join(required)}")
-    return df.to_dict(orient="records")
+    # Cells we neutralised against spreadsheet formulas (see csvcells) read back as written before.
+    return [{k: restore(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
 
 
 def _read_jsonl_rows(path: Path) -> list[dict]:
@@ -341,6 +350,8 @@ def _read_jsonl_rows(path: Path) -> list[dict]:
             obj = json.loads(line)
         except json.JSONDecodeError as err:
             raise InputError(path, f"line {n}: not valid JSON ({err.msg})") from None
+        except RecursionError:
+            raise InputError(path, f"line {n}: JSON nested too deeply") from None
         if not isinstance(obj, dict):
             raise InputError(path, f"line {n}: expected a JSON object")
         missing = [c for c in REQUIRED if c not in obj]

@@ -302,24 +302,29 @@ def print_scores_table(console: Console, scores: Sequence[SubmissionScore], *, t
     """One row per submission, rounded for display only."""
     from rich.table import Table
 
-    table = Table(title=title)
+    from rich.markup import escape
+
+    table = Table(title=escape(title))
     table.add_column("submission")
     table.add_column("case")
     for col in ("C_G", "C_A", "C_T", "R", "S"):
         table.add_column(col, justify="right")
     for s in scores:
         table.add_row(
-            s.submission_id, s.case, *(_fmt(getattr(s, k), 3) for k in ("C_G", "C_A", "C_T", "R", "S"))
+            escape(s.submission_id), s.case, *(_fmt(getattr(s, k), 3) for k in ("C_G", "C_A", "C_T", "R", "S"))
         )
     console.print(table)
     for s in scores:
         for w in s.warnings:
-            console.print(f"[yellow]warning[/yellow] {s.submission_id}: {w}", markup=True, highlight=False)
+            console.print(f"[yellow]warning[/yellow] {escape(s.submission_id)}: {escape(w)}", markup=True,
+                          highlight=False)
 
 
 def print_submission_summary(console: Console, score: SubmissionScore, records: Sequence[Record]) -> None:
     """Scores plus the A-vs-T agreement table when the submission has both."""
     from rich.table import Table
+
+    from rich.markup import escape
 
     from checklist_eval.scoring import agreement_rows
 
@@ -333,7 +338,7 @@ def print_submission_summary(console: Console, score: SubmissionScore, records: 
     for row in agreement_rows(records):
         agree = ("yes" if row["agree"] else "[red]no[/red]") if row["counted"] else "[dim]-[/dim]"
         table.add_row(
-            row["question_id"], _answer_text(row["a"]), _answer_text(row["t"]), str(row["g"]),
+            escape(row["question_id"]), _answer_text(row["a"]), _answer_text(row["t"]), str(row["g"]),
             str(row["c_A"]), agree,
         )
     console.print(table)

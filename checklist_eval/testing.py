@@ -202,11 +202,12 @@ def _text(content: Any) -> str:
 
 class _Reply:
     def __init__(self, status: int, body: bytes, headers: list[tuple[str, str]] | None = None,
-                 hang: float | None = None):
+                 hang: float | None = None, streamed: Any = None):
         self.status = status
         self.body = body
         self.headers = headers or []
         self.hang = hang
+        self.streamed = streamed  # a misbehave.Streamed body
 
 
 def _json(status: int, obj: Any, headers: list[tuple[str, str]] | None = None) -> _Reply:
@@ -224,7 +225,12 @@ class MockServer:
                  supports_json_object: bool = True, supports_logprobs: bool = True,
                  refuse_logprobs: bool = False, context_tokens: int = 128_000, require_api_key: str | None = None,
                  rpm_window: float = 60.0, host: str = "127.0.0.1", port: int = 0,
-                 model: str = "mock-model", profile: str = "openai-chat"):
+                 model: str = "mock-model", profile: str = "openai-chat", misbehave: str | None = None):
+        from checklist_eval import misbehave as _misbehave
+
+        if misbehave is not None and misbehave not in _misbehave.MODES:
+            raise ValueError(f"unknown misbehaviour {misbehave!r}; one of {', '.join(_misbehave.MODES)}")
+        self.misbehave = misbehave  # see checklist_eval.misbehave
         self.latency = latency
         self.faults = faults or FaultConfig()
         self.seed = seed
@@ -383,6 +389,9 @@ class MockServer:
                 if reply.hang is not None:  # a "timeout" fault: say nothing, then hang up
                     await asyncio.sleep(reply.hang)
                     break
+                if reply.streamed is not None:  # a misbehaving body: sent piece by piece, then hang up
+                    await self._send_streamed(conn, writer, reply)
+                    break
                 headers = [("content-type", "application/json"), ("content-length", str(len(reply.body))),
                            *reply.headers]
                 writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)))
@@ -398,6 +407,16 @@ class MockServer:
             if task is not None:
                 self._tasks.discard(task)
             writer.close()
+
+    @staticmethod
+    async def _send_streamed(conn: h11.Connection, writer: asyncio.StreamWriter, reply: _Reply) -> None:
+        length = reply.streamed.length
+        headers = [("content-type", "application/json"), *reply.streamed.headers,
+                   *([("content-length", str(length))] if length is not None else [("transfer-encoding", "chunked")])]
+        writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)))
+        async for chunk in reply.streamed.chunks():
+            writer.write(conn.send(h11.Data(data=chunk)))
+            await writer.drain()
 
     @staticmethod
     async def _read_request(conn: h11.Connection, reader: asyncio.StreamReader) -> tuple[h11.Request, bytes] | None:
@@ -450,6 +469,8 @@ class MockServer:
             self._count(routed[0])
             return _json(*routed)
         if path.endswith("/chat/completions") and method == "POST":
+            if self.misbehave is not None:
+                return await self._misbehaving_chat(headers, body)
             # Subclasses override _chat(body); only Azure's deployment URL passes the deployment along.
             return await (self._chat(body, deployment=routed) if routed else self._chat(body))
         batch_reply = self.batches.handle(method, path, headers, body)
@@ -608,6 +629,21 @@ class MockServer:
         reply = self.profile.shape(reply, {"prompt": len(prompt), "completion": len(out_tokens) + reasoning,
                                            "cached": cached, "reasoning": reasoning})
         return _json(200, reply)
+
+    async def _misbehaving_chat(self, headers: dict[str, str], body: bytes) -> _Reply:
+        from checklist_eval import misbehave
+
+        early = misbehave.early_reply(self.misbehave, headers)
+        if isinstance(early, misbehave.Streamed):
+            self._count(200, self.misbehave)
+            return _Reply(200, b"", streamed=early)
+        if early is not None:
+            self._count(early[0], self.misbehave)
+            return _json(*early)
+        reply = await self._chat(body)
+        if reply.status != 200:
+            return reply
+        return _json(200, misbehave.spoil(self.misbehave, headers, json.loads(reply.body)))
 
     def _too_many(self, wait: float, message: str) -> _Reply:
         headers = [("retry-after", str(max(1, math.ceil(wait)))), ("retry-after-ms", str(int(wait * 1000)))]

@@ -82,6 +82,9 @@ class LLMConfig:
     backoff_max: float = 60.0
     max_cost: float | None = None  # USD cap on the run's spending (see ``budget``)
     reasoning_effort: str | None = None  # sent as reasoning_effort; dropped (announced) where refused
+    # A reply past this is refused (see assessors.transport). A verdict with logprobs is under 0.5 MB;
+    # replies in flight hold at most concurrency x this.
+    max_response_bytes: int = 4 * 2**20
 
     @classmethod
     def default(cls, name: str) -> Any:

@@ -26,6 +26,18 @@ async def gather_all(*aws):
         if isinstance(r, BaseException):
             raise r
     return list(results)
+async def gather_or_cancel(awaitables: list) -> list:
+    """Like ``asyncio.gather``, but the first failure cancels the rest and waits for them: no request
+    goes on in the background after its paper failed, and no orphaned task reports its own error
+    (a traceback on stderr) after the command has printed its one line."""
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 # Said at the end of every judged answer's review when the paper carries hidden text, whatever the

@@ -28,6 +28,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from checklist_eval.assessors.calllog import CURRENT_PAPER, CallLog
+from checklist_eval import redact
 
 __all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",
            "MIGRATIONS"]
@@ -281,7 +282,7 @@ class Cache:
                        verdict_json=excluded.verdict_json, usage_json=excluded.usage_json,
                        strategy=excluded.strategy""",
                 (key, time.time(), endpoint, model, prompt_version, strategy,
-                 json.dumps(verdict, ensure_ascii=False), json.dumps(usage)),
+                 redact.redact(json.dumps(verdict, ensure_ascii=False)), json.dumps(usage)),
             )
 
     def execute(self, sql: str, params: tuple[Any, ...] | list[tuple[Any, ...]] = (), *,

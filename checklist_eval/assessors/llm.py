@@ -41,6 +41,7 @@ import httpx2
 import openai
 
 import checklist_eval
+from checklist_eval import redact
 from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
@@ -48,7 +49,7 @@ from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_m
 from checklist_eval.assessors.spending import SpendingAndEvidence
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.quirks import EndpointQuirks, refused_parameter
-from checklist_eval.assessors.retry import MalformedResponse, RetryPolicy, fatal_error
+from checklist_eval.assessors.retry import EndpointFault, MalformedResponse, RetryPolicy, check_completion, fatal_error
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.structured import (
     InvalidOutput,
@@ -61,6 +62,7 @@ from checklist_eval.assessors.structured import (
     response_format,
 )
 from checklist_eval.assessors.quotes import grade_verdict
+from checklist_eval.assessors.transport import bounded_client
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage
 
@@ -318,6 +320,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
     def _read_key(self) -> str:
         key = os.environ.get(self.config.api_key_env, "").strip()
         if key:
+            redact.register(key)  # before any request: whatever the endpoint says is redacted
             return key
         if self.base_url is None:
             raise AssessorError(
@@ -330,9 +333,17 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         return (self._api_key,)
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        http = openai.DefaultAsyncHttpx2Client(verify=shared_tls_context(), timeout=self.config.timeout)
+        http = bounded_client(verify=shared_tls_context(), timeout=self.config.timeout,
+                              max_bytes=self.config.max_response_bytes)
         return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
                                   timeout=self.config.timeout, max_retries=0, http_client=http)
+
+    def files_client(self, max_bytes: int, deadline: float) -> openai.AsyncOpenAI:
+        """A client for whole files (provider batch input and output): the same bounded transport with
+        a cap and a deadline sized for a file, not for one chat reply; the caller caps what it keeps."""
+        http = bounded_client(verify=shared_tls_context(), timeout=deadline, max_bytes=max_bytes)
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                  timeout=deadline, max_retries=0, http_client=http)
 
     def _client_for_loop(self) -> openai.AsyncOpenAI:
         # An httpx connection pool belongs to one event loop; a second asyncio.run gets a new client.
@@ -447,9 +458,11 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                     if self.budget is not None:
                         self.budget.settle(held, actual)
             try:
-                return json.loads(response.content)
-            except ValueError:
+                completion = json.loads(response.content)
+            except (ValueError, RecursionError):
                 raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
+            check_completion(completion)
+            return completion
 
         try:
             completion = await self.retry.run(attempt)
@@ -532,8 +545,9 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                 self.usage = self.usage + spent.usage
             raise
         usage = spent.usage
+        # The transport already redacted the reply; this second pass guards what is stored and shown.
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
-        stored = verdict.model_dump() | {"p_correct": p_correct, "quirks": list(quirks.learned)}
+        stored = redact.redact_obj(verdict.model_dump()) | {"p_correct": p_correct, "quirks": list(quirks.learned)}
         shared.set_result((stored, strategy))
         if self.cache.writes:
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)
@@ -562,7 +576,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                                    err.checklist_sent, err.checklist_params, self._where)):  # type: ignore[attr-defined]
                     relearned += 1
                     continue
-                if isinstance(err, (openai.APIError, MalformedResponse)):
+                if isinstance(err, (openai.APIError, EndpointFault)):
                     raise self._fatal(err) from None
                 raise
             completion, strategy = outcome.completion, outcome.strategy

@@ -1,7 +1,10 @@
 """The one retry policy of the project (tenacity), and the mapping of fatal API errors to messages.
 
-Retried, and only these: 429, 5xx, 408/409 (the server asks to try again), timeouts, connection
-errors, and 2xx bodies that are not JSON. The wait is the server's ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date) when it
+Retried, and only these: 429, 5xx, 408/409 (the server asks to try again), timeouts (including the
+total per-request deadline), connection errors, and 2xx bodies that are not a chat completion (not
+JSON, a JSON array, missing choices, non-numeric usage). A reply larger than the size cap is the
+endpoint's fault and is not retried (it would be sent again). The wait is the server's
+``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date) when it
 sends one, else exponential backoff with full jitter. Everything else (400 context too long, 401, 403,
 404 unknown model, 422) fails on the first attempt with an ``AssessorError`` whose message never holds
 the API key. A 400 that refuses a parameter the request sent is not retried here either: the assessor
@@ -13,31 +16,74 @@ from __future__ import annotations
 
 import email.utils
 import random
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, TypeVar
 
+import httpx2
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from checklist_eval import redact
 from checklist_eval.errors import AssessorError
 
 T = TypeVar("T")
 
-__all__ = ["MalformedResponse", "RetryPolicy", "is_retryable", "parse_retry_after", "fatal_error", "scrub"]
+__all__ = ["EndpointFault", "MalformedResponse", "ResponseTooLarge", "RetryPolicy", "check_completion", "is_retryable",
+           "parse_retry_after", "fatal_error", "scrub"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
-class MalformedResponse(Exception):
-    """A 2xx reply whose body is not JSON: the transport garbled it, so it is retried like a 5xx
-    (the model's own unusable output is a different matter, re-asked by the assessor)."""
+class EndpointFault(Exception):
+    """The endpoint broke the protocol: reported as its fault (one line, exit 2), never a crash of ours."""
+
+
+class MalformedResponse(EndpointFault):
+    """A 2xx reply that is not a chat completion (not JSON, wrong shape): the transport or the server
+    garbled it, so it is retried like a 5xx (the model's own unusable output is a different matter,
+    re-asked by the assessor)."""
+
+
+class ResponseTooLarge(EndpointFault):
+    """A reply announcing or sending more bytes than the cap: refused unread past the cap, not retried."""
+
+
+MAX_TOKEN_COUNT = 10**12  # a usage figure above this is not a count, it is a broken or hostile reply
+
+
+def _count_ok(value: Any) -> bool:
+    return value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT)
+
+
+def check_completion(completion: Any) -> None:
+    """Raise MalformedResponse unless ``completion`` has the shape of a chat completion: an object
+    with a non-empty ``choices`` list whose first entry has a ``message`` object with text content,
+    and, when present, a ``usage`` object of non-negative integer counts."""
+    if not isinstance(completion, dict):
+        raise MalformedResponse(f"reply is a JSON {type(completion).__name__}, not a chat completion object")
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedResponse("reply has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
+        raise MalformedResponse("reply's first choice has no message text")
+    if not isinstance(choice.get("logprobs"), (dict, type(None))):
+        raise MalformedResponse("reply's logprobs is not an object")
+    usage = completion.get("usage")
+    if usage is None:
+        return
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    if (not isinstance(usage, dict) or not isinstance(details, (dict, type(None)))
+            or not all(_count_ok(usage.get(k)) for k in ("prompt_tokens", "completion_tokens"))
+            or not _count_ok((details or {}).get("cached_tokens"))):
+        raise MalformedResponse("reply's usage is not a set of token counts")
 
 
 def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, MalformedResponse)):
-        return True
+        return not isinstance(exc.__cause__, ResponseTooLarge)
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
     return False
@@ -75,15 +121,12 @@ def _retry_after_of(exc: BaseException | None) -> float | None:
     return parse_retry_after(getattr(response, "headers", None)) if response is not None else None
 
 
-_KEYLIKE = re.compile(r"\b(sk|rk|pk|key|ak)[-_][A-Za-z0-9_\-*]{6,}")
-
-
 def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with the given secrets and anything shaped like an API key replaced by ``***``."""
+    """``text`` with the given secrets (and their long pieces: see ``checklist_eval.redact``) and
+    anything shaped like an API key replaced by ``***``."""
     for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return _KEYLIKE.sub("***", text)
+        redact.register(secret)
+    return redact.redact_keylike(text)
 
 
 def _api_message(exc: openai.APIStatusError) -> str:
@@ -113,8 +156,12 @@ def fatal_error(exc: BaseException, *, endpoint: str, model: str, api_key_env: s
         hint = _HINTS.get(exc.status_code, "request failed").format(env=api_key_env)
         detail = " ".join(_api_message(exc).split())[:300]
         text = f"{endpoint} (model {model}) answered HTTP {exc.status_code}: {hint}: {detail}"
+    elif isinstance(exc, ResponseTooLarge) or isinstance(exc.__cause__, ResponseTooLarge):
+        text = f"{endpoint} (model {model}): {exc.__cause__ if isinstance(exc.__cause__, ResponseTooLarge) else exc}"
     elif is_retryable(exc):
-        text = f"{endpoint} (model {model}) still failing after the last attempt: {type(exc).__name__}: {exc}"
+        timeout = exc.__cause__ if isinstance(exc.__cause__, httpx2.TimeoutException) else None
+        cause = f" ({timeout})" if timeout is not None and str(timeout) else ""
+        text = f"{endpoint} (model {model}) still failing after the last attempt: {type(exc).__name__}: {exc}{cause}"
     else:
         text = f"{endpoint} (model {model}): {type(exc).__name__}: {exc}"
     return AssessorError(scrub(text, secrets))

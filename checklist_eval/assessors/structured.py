@@ -273,7 +273,7 @@ def logprob_p_correct(text: str, content: list[Any] | None) -> float | None:
     the true/false alternatives among its top_logprobs. When only one side appears, the rest of the
     probability mass is taken as the other side.
     """
-    if not content:
+    if not content or not isinstance(content, list):
         return None
     m = _JSON_VERDICT.search(text) or _TEXT_VERDICT.search(text)
     if not m:
@@ -292,16 +292,28 @@ def _get(entry: Any, key: str) -> Any:
     return entry.get(key) if isinstance(entry, dict) else getattr(entry, key, None)
 
 
+def _logprob(value: Any) -> float | None:
+    """A log-probability, or None for anything that is not one (text, NaN, infinite, above 0: exp
+    of a huge value would overflow); the caller then falls back to the model's stated confidence."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        lp = float(value)
+    except OverflowError:  # an integer beyond float range
+        return None
+    return lp if math.isfinite(lp) and lp <= 1e-6 else None
+
+
 def _normalize(entry: Any) -> float | None:
     mass = {True: 0.0, False: 0.0}
-    alternatives = list(_get(entry, "top_logprobs") or [])
-    if not alternatives:
+    alternatives = _get(entry, "top_logprobs")
+    if not isinstance(alternatives, list) or not alternatives:
         alternatives = [entry]
     for alt in alternatives:
-        side = _polarity(_get(alt, "token") or "")
-        lp = _get(alt, "logprob")
+        side = _polarity(str(_get(alt, "token") or ""))
+        lp = _logprob(_get(alt, "logprob"))
         if side is not None and lp is not None:
-            mass[side] += math.exp(float(lp))
+            mass[side] += math.exp(lp)
     if mass[True] == 0.0 and mass[False] == 0.0:
         return None
     if mass[True] > 0.0 and mass[False] > 0.0:

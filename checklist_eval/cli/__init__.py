@@ -13,6 +13,7 @@ import os
 import sys
 
 from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, InputError
+from checklist_eval.redact import redact, redact_keylike
 
 # Order here is the order in ``--help``.
 COMMAND_MODULES = [
@@ -73,18 +74,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"checklist-eval: {err}", file=sys.stderr)
         return EXIT_BUDGET
     except (InputError, AssessorError) as err:
-        print(f"checklist-eval: error: {err}", file=sys.stderr)
+        # An assessor's error may quote an endpoint: key-shaped text goes too. A file name stays whole.
+        text = redact_keylike(str(err)) if isinstance(err, AssessorError) else redact(str(err))
+        print(f"checklist-eval: error: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("checklist-eval: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as err:  # a bug of ours: one line unless the user asks for the traceback
+    except Exception as err:  # a bug of ours (one line unless the user asks for the traceback) ...
+        from checklist_eval.outdir import environment_error
+
+        refused = environment_error(err)  # ... or a write the environment refused (disk full, read-only)
+        if refused is not None:
+            print(f"checklist-eval: error: {redact(str(refused))}", file=sys.stderr)
+            return 2
         if os.environ.get("CHECKLIST_EVAL_DEBUG"):
             raise
         print(
-            f"checklist-eval: internal error: {type(err).__name__}: {err} "
+            f"checklist-eval: internal error: {type(err).__name__}: {redact_keylike(str(err))} "
             "(set CHECKLIST_EVAL_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )

@@ -167,13 +167,14 @@ def _write_out(args, systems, results) -> None:
     import pandas as pd
 
     from checklist_eval import evaluation as ev
+    from checklist_eval.csvcells import neutralise_frame
     from checklist_eval.errors import InputError
     from checklist_eval.fsutil import atomic_write_text
 
     out = Path(args.out)
     atomic_write_text(out / "summary.json", json.dumps(ev.jsonable(results), indent=2) + "\n")
     trials = pd.concat([t.frame for t in systems], ignore_index=True)
-    atomic_write_text(out / "trials.csv", trials.to_csv(index=False))
+    atomic_write_text(out / "trials.csv", neutralise_frame(trials).to_csv(index=False))
     if args.by_question:
         text = "".join(f"# {r['system']}\n{ev.question_table(r)}" for r in results)
         atomic_write_text(out / "by_question.txt", text)

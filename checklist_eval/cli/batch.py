@@ -50,12 +50,13 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
     from checklist_eval.batch import run_batch
     from checklist_eval.progress import RunProgress
     from checklist_eval.isolation import ParseLimits
+    from checklist_eval.outdir import prepare_out
     from checklist_eval.submissions import find_submissions
 
     out = Path(args.out)
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
     cache = args.cache if getattr(args, "cache", None) else out / "cache.sqlite"
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_out(out)  # the batch itself takes the folder's lock
     if getattr(args, "via", "online") != "online":
         from checklist_eval.cli.via import run_batch_via
 
@@ -103,16 +104,17 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console()
     if not args.quiet:
-        print_scores_table(console, [r.score for r in outcome.results], title=f"Batch {args.root}")
+        print_scores_table(console, [r.score for r in outcome.results], title=f"Batch {args.root}")  # escaped there
     console.print(
         f"{counts['submissions']} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
         f"{len(outcome.failures)} failed; calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, "
         f"cost {format_cost(u)}; {outcome.wall_s:.1f} s",
-        highlight=False,
+        highlight=False, markup=False,
     )
     for f in outcome.failures:
         console.print(f"failed {f['submission_id']}: {f['error']}", highlight=False, markup=False)
-    console.print(f"results in {args.out} (failures in {Path(args.out) / 'failures.jsonl'})", highlight=False)
+    console.print(f"results in {args.out} (failures in {Path(args.out) / 'failures.jsonl'})", highlight=False,
+                  markup=False)
     return 0
 
 

@@ -174,7 +174,7 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     console.print(f"Correctness C = {result['C']:.3f} ({n_ok} of {len(result['items'])} answers judged "
                   f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})",
                   highlight=False, markup=False)
-    console.print(f"Paper body: {len(paper.body)} characters", highlight=False)
+    console.print(f"Paper body: {len(paper.body)} characters", highlight=False, markup=False)
     u = result["usage"]
     if u["calls"]:
         from checklist_eval.assessors.ledger import format_cost
@@ -194,4 +194,4 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:
-        console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.")
+        console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.", highlight=False, markup=False)

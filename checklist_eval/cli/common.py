@@ -14,13 +14,13 @@ NO_BODY_CHARS = 200
 
 
 def output_folder(path: str | Path | None, flag: str = "--out") -> Path | None:
-    """``path`` as a folder to write into; an existing non-folder is refused (exit 2, one line)."""
+    """``path`` as a folder to write into, checked now (an existing file, a read-only place: exit 2, one
+    line) but not created: the rule is ``outdir.check_out``'s, written once."""
     if path is None:
         return None
-    folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise InputError(folder, f"{flag} must be a folder, and this is an existing file")
-    return folder
+    from checklist_eval.outdir import check_out
+
+    return check_out(path)
 
 
 def output_file(path: str | Path | None, flag: str) -> Path | None:

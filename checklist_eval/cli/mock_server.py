@@ -35,10 +35,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="share of batch lines answered 500 in the error file")
     p.add_argument("--batch-expire", type=int, default=0, metavar="N",
                    help="the first N batches expire with half their lines done")
+    p.add_argument("--misbehave", default=None, metavar="MODE",
+                   help="answer every chat request the way a hostile endpoint would (modes: see "
+                        "checklist_eval.misbehave; e.g. drip, huge-stream, echo-key-review)")
     p.add_argument("--profile", default="openai-chat", choices=PROFILE_NAMES,
                    help="answer as this provider does: its refused parameters, error bodies, URL shape, key "
                         "header and usage fields (default openai-chat)")
     p.set_defaults(func=run)
+
+
+def _misbehave_mode(mode: str | None) -> str | None:
+    from checklist_eval.errors import InputError
+    from checklist_eval.misbehave import MODES
+
+    if mode is not None and mode not in MODES:
+        raise InputError(None, f"--misbehave: unknown mode {mode!r}; one of {', '.join(MODES)}")
+    return mode
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--fault-kinds: {err}") from None
     server = MockServer(latency=args.latency, faults=faults, seed=args.seed, rpm_limit=args.rpm,
                         supports_json_schema=not args.no_json_schema, refuse_logprobs=args.refuse_logprobs,
-                        context_tokens=args.context_tokens, host=args.host, port=args.port, profile=args.profile)
+                        context_tokens=args.context_tokens, host=args.host, port=args.port, profile=args.profile,
+                        misbehave=_misbehave_mode(args.misbehave))
     server.batches.delay = args.batch_delay
     server.batches.failure_rate = args.batch_failure_rate
     server.batches.expire = args.batch_expire

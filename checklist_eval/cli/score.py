@@ -78,15 +78,17 @@ def run(args: argparse.Namespace) -> int:
 
     from checklist_eval.batch import write_submission_outputs
     from checklist_eval.cli.common import output_folder
+    from checklist_eval.outdir import locked_out
 
-    output_folder(args.out)
+    output_folder(args.out)  # unusable: exit 2 now, before any request is paid for
     if args.dry_run:
         return dry_run(args)
     result = asyncio.run(_score(args))
     if result is None:  # --via jsonl / --submit-only: nothing scored yet
         return 0
     if args.out:
-        write_submission_outputs(args.out, result, with_records=True)
+        with locked_out(args.out) as out:
+            write_submission_outputs(out, result, with_records=True)
     if args.json:
         print(json.dumps(result.score_object()))
         return 0
@@ -104,6 +106,6 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost {format_cost(u)}",
                   highlight=False)
     if args.out:
-        console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False)
+        console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False, markup=False)
     return 0
 

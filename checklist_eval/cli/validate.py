@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"{summary['submission_id']}: valid, case {summary['case']}")
+    table = Table(title=escape(f"{summary['submission_id']}: valid, case {summary['case']}"))
     for col in ("role", "source", "checklist", "questions", "answers", "body", "warnings"):
         table.add_column(col)
     for role, info in summary["papers"].items():

@@ -21,12 +21,12 @@ def add_via_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--via", choices=VIA, default="online",
                    help="online: one request per question (default); batch-api: provider batch jobs "
                         "(/v1/files + /v1/batches, batch prices, up to 24 h); jsonl: write the requests "
-                        "to --requests-out for an offline engine, then `checklist-eval ingest`")
+                        "to --requests-out for an offline engine, then 'checklist-eval ingest'")
     g.add_argument("--requests-out", type=Path, default=None, metavar="FILE",
                    help="with --via jsonl: the requests file to write")
     g.add_argument("--submit-only", action="store_true",
                    help="with --via batch-api: upload and create the batches, then exit; rerun the same "
-                        "command (or see `checklist-eval batch-status`) to finish")
+                        "command (or see 'checklist-eval batch-status') to finish")
     g.add_argument("--retry-via", choices=("online", "batch-api"), default="online",
                    help="where requests that failed or came back unusable in a batch go (default online)")
     g.add_argument("--batch-max-requests", type=int, default=None, metavar="N",

@@ -1,0 +1,114 @@
+"""The one redaction rule for secrets (API keys), applied where endpoint data enters the process and
+again by every writer, as a second line of defence.
+
+Rule: every occurrence of a registered secret, and of any piece of it at least ``MIN_PIECE`` (8)
+characters long, is replaced by ``***``; so is anything shaped like a provider key (``sk-...``). Eight
+characters is the shortest piece that still says little about a key (a 51-character key cut into
+pieces this size leaves no piece guessable) while an ordinary word rarely equals 8 consecutive
+characters of a random key; secrets shorter than 8 characters are redacted whole only. Error
+messages also lose anything shaped like a provider key (``sk-...``, ``redact_keylike``); text written to
+files does not, since a paper's own words ("key-findings") must survive.
+
+Secrets are registered once per process (``register``), by the code that reads them from the
+environment; ``redact`` then needs no argument, so writers far from the assessor apply the same rule.
+Cost: one C-speed regex pass finds runs of the secrets' alphabet at least 8 long; only those runs are
+compared, 8 characters at a time, against a set of the secrets' 8-character pieces.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+MIN_PIECE = 8
+MASK = "***"
+# Shapes of provider keys (OpenAI sk-/sk-proj-, Anthropic sk-ant-, generic key-/ak-): redacted even
+# when the key was never registered (a key pasted into a prompt file, another provider's key).
+_KEYLIKE = re.compile(r"\b(sk|rk|pk|key|ak)[-_][A-Za-z0-9_\-*]{6,}")
+
+_lock = threading.Lock()
+_secrets: set[str] = set()
+_pieces: set[str] = set()
+_runs: re.Pattern[str] | None = None
+
+
+def register(secret: str | None) -> None:
+    """Make ``redact`` hide ``secret`` and its long pieces from now on (idempotent)."""
+    global _runs
+    secret = (secret or "").strip()
+    if not secret or secret in _secrets:
+        return
+    with _lock:
+        _secrets.add(secret)
+        if len(secret) >= MIN_PIECE:
+            _pieces.update(secret[i:i + MIN_PIECE] for i in range(len(secret) - MIN_PIECE + 1))
+        alphabet = "".join(sorted({c for s in _secrets for c in s}))
+        _runs = re.compile(f"[{re.escape(alphabet)}]{{{MIN_PIECE},}}")
+
+
+def registered() -> bool:
+    return bool(_secrets)
+
+
+def _mask_pieces(text: str) -> str:
+    """``text`` with every span covered by an 8-character piece of a secret masked."""
+    if _runs is None or not _pieces:
+        return text
+    spans: list[tuple[int, int]] = []
+    for run in _runs.finditer(text):
+        start, end = run.span()
+        i = start
+        while i + MIN_PIECE <= end:
+            if text[i:i + MIN_PIECE] in _pieces:
+                lo, hi = i, i + MIN_PIECE
+                while hi < end and text[hi - MIN_PIECE + 1:hi + 1] in _pieces:
+                    hi += 1
+                if spans and spans[-1][1] >= lo:
+                    lo = spans.pop()[0]
+                spans.append((lo, hi))
+                i = hi - MIN_PIECE + 1
+            else:
+                i += 1
+    if not spans:
+        return text
+    out, last = [], 0
+    for lo, hi in spans:
+        out += [text[last:lo], MASK]
+        last = hi
+    out.append(text[last:])
+    return "".join(out)
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret and every piece of one of at least ``MIN_PIECE``
+    characters replaced by ``***``."""
+    if not isinstance(text, str) or not text or not _secrets:
+        return text
+    for secret in _secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return _mask_pieces(text)
+
+
+def redact_keylike(text: str) -> str:
+    """``redact``, and anything shaped like a provider key masked too: for error messages."""
+    return _KEYLIKE.sub(MASK, redact(text))
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """``redact`` for bytes in any ASCII-compatible encoding (UTF-8): latin-1 maps each byte to one
+    character and back, so only the masked spans change."""
+    if not _secrets:
+        return data
+    return redact(data.decode("latin-1")).encode("latin-1")
+
+
+def redact_obj(obj: object) -> object:
+    """Every string inside a JSON-like value (dicts, lists), redacted; other values unchanged."""
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {redact(k) if isinstance(k, str) else k: redact_obj(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [redact_obj(v) for v in obj]
+    return obj
