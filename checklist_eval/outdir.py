@@ -33,7 +33,7 @@ def prepare_out(out: str | Path) -> Path:
     """``out`` as a folder that exists and can be written, else an InputError naming it."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise InputError(out, "results path exists and is not a folder")
+        raise InputError(out, "--out is an existing file, not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -46,7 +46,7 @@ def check_out(out: str | Path) -> Path:
     sit inside the very submission being scored, which must not change before it is read)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise InputError(out, "results path exists and is not a folder")
+        raise InputError(out, "--out is an existing file, not a folder")
     parent = out
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent

@@ -131,6 +131,43 @@ def test_release_upon_acceptance_is_not_a_yes():
     assert judge(item("5", Answer.YES, "Code: https://github.com/x/y (Section 4).")).correct
 
 
+# -- what the guidelines ask of a justification ---------------------------------------------------
+
+
+def test_a_no_needs_a_reason_not_a_contrast_or_restriction():
+    """A No is acceptable with a proper justification: why it is not done. "We only discussed X" or
+    "X, but not Y" restates the gap; privacy, cost or "the work poses no such risk" are reasons."""
+    for just in ("We only discussed the related computational expenses.",
+                 "The paper discusses the positive impacts but not the negative ones."):
+        res = judge(item("10", Answer.NO, just))
+        assert not res.correct and "needs a reason" in res.must_fix[0], just
+    for just in ("The data cannot be shared publicly for privacy reasons.",
+                 "It comes with the risks of any ML method, but in our opinion does not pose any particular risk."):
+        res = judge(item("5" if "data" in just else "10", Answer.NO, just))
+        assert not any("reason" in m for m in res.must_fix), just
+
+
+def test_a_justification_that_only_restates_the_question_is_not_substantiated():
+    for qid, just in (("9", "We comply with the NeurIPS code of ethics."),
+                      ("9", "We reviewed the code of ethics and our paper conforms with it."),
+                      ("12", "creators or original owners of assets (e.g., code, data, models), used in the paper"
+                             " are cited.")):
+        res = judge(item(qid, Answer.YES, just))
+        assert not res.correct and "only restates the question" in res.must_fix[0], just
+        # visible in the checklist itself: it holds without a body too
+        assert not judge(item(qid, Answer.YES, just), body="", sections=[], anchors=[]).correct
+    for just in ("Public benchmarks only; no human subjects, personal data or dual-use risk.",
+                 "We comply with the Code of Ethics; see Section 5 on the data we use."):
+        assert judge(item("9", Answer.YES, just)).correct, just
+
+
+def test_percentile_bands_are_error_bars():
+    body = GENERIC + ("\nFigure 1: Median error with the 10th and 90th percentiles.\n"
+                      "The shaded area shows the 10th and 90th percentiles.\n")
+    assert judge(item("7", Answer.YES, "We provide 10th and 90th percentiles."), body=body).correct
+    assert not judge(item("7", Answer.YES, "We provide 10th and 90th percentiles.")).correct
+
+
 # -- no body: unverifiable, benefit of the doubt ---------------------------------------------------
 
 

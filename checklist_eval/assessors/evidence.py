@@ -47,6 +47,7 @@ _BODY_PATTERNS = {
     "proof": r"\bProof\b|\bproofs? (?:of|in|are|is)\b",
     "stats_strong": r"±|\+/-|standard deviations?|standard errors?|confidence intervals?|error bars?|\bstd\b"
     r"|\bs\.e\.m?\b|p-values?|statistically significant|t-tests?|wilcoxon|\b9[05]\s?% CI"
+    r"|\d+(?:st|nd|rd|th) (?:and \d+(?:st|nd|rd|th) )?percentiles?|interquartile|quantile (?:bands?|ranges?)"
     r"|(?:over|across|averaged over) (?:\d+|three|five|ten) (?:random |independent |different )?"
     r"(?:seeds|runs|trials|repetitions)",
     "hardware_specific": r"A100|V100|H100|A6000|\bA40\b|\bL40S?\b|\bRTX\b|TITAN|GeForce|NVIDIA|\bXeon\b|\bEPYC\b"

@@ -50,7 +50,7 @@ from checklist_eval.models import (
 
 __all__ = ["HeuristicAssessor", "RULES_VERSION", "findings_for", "pointers_in", "topic_of", "body_facts"]
 
-RULES_VERSION = "heuristic-rules-2"
+RULES_VERSION = "heuristic-rules-3"
 
 # Prior probability that an answer of each type is correct before any evidence is seen. A committed
 # Yes or NA is usually right; a No is often an admission the guidelines consider unacceptable.
@@ -92,6 +92,7 @@ def check_claims_alone(item: ChecklistItem, topic: str | None) -> list[Finding]:
     """What the checklist shows without the paper: contradictions, promises, evasions."""
     found = [
         rules.contradicts_itself(item, topic),
+        rules.restates_question(item),
         rules.promise_instead_of_release(item, topic),
         rules.evasive_na(item, topic),
         rules.na_describes_the_thing(item, topic),

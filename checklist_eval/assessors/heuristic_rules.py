@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from checklist_eval.assessors.evidence import BodyFacts, _search, _snippet
+from checklist_eval.assessors.evidence import BodyFacts, _search, _snippet, has_vague_pointer, pointers_in
 from checklist_eval.assessors.topics import EXPERIMENTAL, TOPIC_WORDS
 from checklist_eval.models import Answer, ChecklistItem
 
@@ -63,11 +63,18 @@ def _fact(facts: BodyFacts, key: str) -> str | None:
 # --------------------------------------------------------------------------------------------------
 # The justification against itself (no body needed)
 
+# Why something is not done. A contrast ("but", "however") or a restriction ("we only discussed X")
+# names the gap again without saying why, so they are no reason. A No saying the work does not involve,
+# introduce or pose the thing at all says why: the question does not apply (NA would be the better answer).
 _REASON = re.compile(
-    r"\b(?:because|since|due to|as (?:the|it|we|this|our|there)|given that|owing to|instead|however|but"
-    r"|not (?:applicable|needed|necessary|feasible|possible|relevant|required)|too (?:expensive|costly|large)"
-    r"|beyond|out of (?:the )?scope|scope|proprietary|confidential|privacy|upon (?:acceptance|publication)"
-    r"|will be (?:released|made)|future work|limited|only|no (?:human|new|theoretical|experiments?))\b",
+    r"\b(?:because|since|due to|as (?:the|it|we|this|our|there)|given that|owing to|in order to|so as to"
+    r"|(?:which|that|this) is why|hence|therefore"
+    r"|(?:does|do|did|is|are) not (?:involve|introduce|pose|apply|concern)"
+    r"|not (?:applicable|needed|necessary|feasible|possible|relevant|required|significant)|negligible|minimal"
+    r"|too (?:expensive|costly|large)|limited (?:compute|computational|resources|budget|time|access)"
+    r"|beyond|out of (?:the )?scope|scope|proprietary|confidential|privacy|sensitive|permissions?"
+    r"|upon (?:acceptance|publication)|will be (?:released|made)|future work"
+    r"|no (?:human|new|theoretical|experiments?))\b",
     re.I,
 )
 _ADMISSION = re.compile(
@@ -120,6 +127,29 @@ def contradicts_itself(item: ChecklistItem, topic: str | None) -> Finding | None
     for clause in _CLAUSE.findall(just):
         if words and _DENIAL.search(clause) and words.search(clause) and topic in _CONTAINMENT:
             return blocking(-1.5, f'The answer is Yes but its justification denies it: "{_short(clause)}".')
+    return None
+
+
+_FUNCTION_WORDS = frozenset(
+    "the a an and or of in to for with is are was were be been being by on at as it its this that these those"
+    " our we us they them their there here paper papers work research study submission all any each every"
+    " have has had do does did not yes also such which from into than then so very indeed".split()
+)
+
+
+def restates_question(item: ChecklistItem) -> Finding | None:
+    """A Yes whose justification only repeats the question's own words ("We comply with the NeurIPS Code
+    of Ethics", "Creators of assets used in the paper are cited") points nowhere and states no fact a
+    reader could check: the answer is asserted, not substantiated."""
+    just = item.justification or ""
+    if item.answer is not Answer.YES or pointers_in(just) or has_vague_pointer(just) or _search("url", just):
+        return None
+    asked = {w.lower()[:5] for w in re.findall(r"[A-Za-z]+", f"{item.title or ''} {item.question or ''}")}
+    said = [w for w in re.findall(r"[A-Za-z]+", just) if len(w) > 2 and w.lower() not in _FUNCTION_WORDS]
+    beyond = [w for w in said if w.lower()[:5] not in asked]
+    if said and len(beyond) <= 1:
+        return blocking(-0.8, f'The justification only restates the question ("{_short(just)}"): say where the'
+                        " paper shows it or what it does.")
     return None
 
 
