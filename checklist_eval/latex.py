@@ -787,18 +787,12 @@ class _Converter:
         self._add_target(Target(kind, number))
         return f"\n{kind} {number}: {caption}\n"
 
-    def _environment(self, which: str, text: str, pos: int, out: list[str]) -> int:  # noqa: C901 - as _macro
+    def _environment(self, which: str, text: str, pos: int, out: list[str]) -> int:
         args, pos = read_args(text, pos, "m")
         env = (args[0] or "").strip()
         base = env.rstrip("*")
         if which == "end":
-            if base in _FLOATS or base in _SUBFLOATS:
-                if self.float_stack:
-                    self.float_stack.pop()
-                if base in _FLOATS:
-                    self.sub_counter = 0
-            if base in self.theorems or base == "abstract":
-                self.last_target = None if base == "abstract" else self.last_target
+            self._end_environment(base)
             out.append("\n")
             return pos
         if base in _VERBATIM_ENVS:
@@ -807,15 +801,7 @@ class _Converter:
             out.append("\n" + text[pos:end] + "\n")
             return min(len(text), end + len(f"\\end{{{env}}}"))
         if base in _MATH_ENVS:
-            end_tok = f"\\end{{{env}}}"
-            end = text.find(end_tok, pos)
-            end = len(text) if end < 0 else end
-            body = text[pos:end]
-            if not env.endswith("*") and base not in ("displaymath", "math"):
-                self._number_equations(base, body)
-            body = re.sub(r"\\label\{[^{}]*\}|\\nonumber|\\notag", "", body)
-            out.append(f"\n\\begin{{{env}}}{body}\\end{{{env}}}\n")
-            return min(len(text), end + len(end_tok))
+            return self._math_environment(env, base, text, pos, out)
         if base in _SKIP_ENVS:
             end_tok = f"\\end{{{env}}}"
             end = text.find(end_tok, pos)
@@ -839,17 +825,7 @@ class _Converter:
             out.append(f"\n\nAbstract\n\n{self.abstract}\n\n")
             return end
         if base in self.theorems:
-            kind = self.theorems[base]
-            opt, pos = read_args(text, pos, "o")
-            name = f" ({_squash(self.convert(opt[0]))})" if opt[0] else ""
-            if kind.numbered and not env.endswith("*"):
-                n = self._step(kind.counter)
-                number = f"{self._within_number(kind.within)}{n}"
-                self._add_target(Target(kind.name, number))
-                out.append(f"\n\n{kind.name} {number}{name}. ")
-            else:
-                out.append(f"\n\n{kind.name}{name}. ")
-            return pos
+            return self._theorem(env, base, text, pos, out)
         if base == "thebibliography":
             _, pos = read_args(text, pos, "m")
             out.append("\n\nReferences\n")
@@ -857,6 +833,39 @@ class _Converter:
         if base in ("itemize", "enumerate", "description"):
             _, pos = read_args(text, pos, "o")
         out.append("\n")
+        return pos
+
+    def _end_environment(self, base: str) -> None:
+        if base in _FLOATS or base in _SUBFLOATS:
+            if self.float_stack:
+                self.float_stack.pop()
+            if base in _FLOATS:
+                self.sub_counter = 0
+        if base in self.theorems or base == "abstract":
+            self.last_target = None if base == "abstract" else self.last_target
+
+    def _math_environment(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
+        end_tok = f"\\end{{{env}}}"
+        end = text.find(end_tok, pos)
+        end = len(text) if end < 0 else end
+        body = text[pos:end]
+        if not env.endswith("*") and base not in ("displaymath", "math"):
+            self._number_equations(base, body)
+        body = re.sub(r"\\label\{[^{}]*\}|\\nonumber|\\notag", "", body)
+        out.append(f"\n\\begin{{{env}}}{body}\\end{{{env}}}\n")
+        return min(len(text), end + len(end_tok))
+
+    def _theorem(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
+        kind = self.theorems[base]
+        opt, pos = read_args(text, pos, "o")
+        name = f" ({_squash(self.convert(opt[0]))})" if opt[0] else ""
+        if kind.numbered and not env.endswith("*"):
+            n = self._step(kind.counter)
+            number = f"{self._within_number(kind.within)}{n}"
+            self._add_target(Target(kind.name, number))
+            out.append(f"\n\n{kind.name} {number}{name}. ")
+        else:
+            out.append(f"\n\n{kind.name}{name}. ")
         return pos
 
     def _within_number(self, within: str | None) -> str:

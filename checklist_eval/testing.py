@@ -536,19 +536,8 @@ class MockServer:
             with self._lock:
                 self._stats.in_flight -= 1
 
-    # One branch per request field a real provider validates; the server moves to its own package later.
-    def _chat_reply(self, n: int, body: bytes, deployment: str | None = None) -> _Reply:  # noqa: C901
-        try:
-            req = json.loads(body)
-            messages = req["messages"]
-        except (ValueError, KeyError, TypeError):
-            self._count(400)
-            return _error(400, "request body is not a chat completion request", "invalid_request_error")
-        wait = self._rate_limited()
-        if wait is not None:
-            self._count(429, "rpm")
-            return self._too_many(wait, "Rate limit reached for requests per minute")
-        fmt = (req.get("response_format") or {}).get("type", "text")
+    def _refused_parameter(self, req: dict[str, Any], fmt: str) -> _Reply | None:
+        """The 400 a real provider gives for a reply format or parameter this model does not take."""
         if fmt == "json_schema" and not self.supports_json_schema:
             self._count(400)
             return _error(400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported "
@@ -565,16 +554,10 @@ class MockServer:
         if rejection is not None:
             self._count(rejection[0])
             return _json(*rejection)
-        prompt = []
-        for m in messages:
-            prompt.append(f"<|{m.get('role', 'user')}|>")
-            prompt.extend(tokenize(_text(m.get("content"))))
-        if len(prompt) > self.context_tokens:
-            self._count(400)
-            return _error(400, f"This model's maximum context length is {self.context_tokens} tokens. However, "
-                          f"your messages resulted in {len(prompt)} tokens.", "invalid_request_error",
-                          "context_length_exceeded")
-        fault = self._fault_for(n)
+        return None
+
+    def _injected_failure(self, fault: str | None) -> _Reply | None:
+        """The reply of an injected fault that replaces the answer (429, 500, hang, broken JSON)."""
         if fault == "429":
             self._count(429, fault)
             return self._too_many(self.faults.retry_after, "Rate limit reached (injected)")
@@ -587,6 +570,36 @@ class MockServer:
         if fault == "malformed":
             self._count(200, fault)
             return _Reply(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"ind')
+        return None
+
+    def _chat_reply(self, n: int, body: bytes, deployment: str | None = None) -> _Reply:
+        try:
+            req = json.loads(body)
+            messages = req["messages"]
+        except (ValueError, KeyError, TypeError):
+            self._count(400)
+            return _error(400, "request body is not a chat completion request", "invalid_request_error")
+        wait = self._rate_limited()
+        if wait is not None:
+            self._count(429, "rpm")
+            return self._too_many(wait, "Rate limit reached for requests per minute")
+        fmt = (req.get("response_format") or {}).get("type", "text")
+        refused = self._refused_parameter(req, fmt)
+        if refused is not None:
+            return refused
+        prompt = []
+        for m in messages:
+            prompt.append(f"<|{m.get('role', 'user')}|>")
+            prompt.extend(tokenize(_text(m.get("content"))))
+        if len(prompt) > self.context_tokens:
+            self._count(400)
+            return _error(400, f"This model's maximum context length is {self.context_tokens} tokens. However, "
+                          f"your messages resulted in {len(prompt)} tokens.", "invalid_request_error",
+                          "context_length_exceeded")
+        fault = self._fault_for(n)
+        injected = self._injected_failure(fault)
+        if injected is not None:
+            return injected
         rewrite = mock_rewrite(messages)
         correct, p, review, evidence = mock_verdict(messages) if rewrite is None else (True, 0.5, "", [])
         if self.profile.ignores_response_format:  # the model follows the prompt's format instructions

@@ -20,6 +20,7 @@ justification. Generic words ("Theorem", "GPU", "std" once) are not evidence for
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -298,50 +299,82 @@ def _has_experiments(facts: BodyFacts) -> bool:
 # NA: the question must really not apply
 
 
-def check_na(topic: str | None, facts: BodyFacts) -> list[Finding]:  # noqa: C901 - flat per-topic rules, as check_yes
-    if topic == "limitations":
-        if facts.counts.get("limitations", 0) >= 2:
-            return [blocking(-1.0, "NA for limitations, yet the paper discusses them: answer Yes.",
-                             facts.quote("limitations"))]
-        return [suggestion(-0.7, "NA for limitations: almost every work has some; discuss them and answer Yes.")]
-    if topic == "theory":
-        if facts.has("theorem_numbered") and facts.has("proof"):
-            return [blocking(-1.4, "NA for theory while the paper states theorems/lemmas/proofs.",
-                             facts.quote("theorem_numbered"))]
-        if facts.has("theorem_numbered"):
-            return [suggestion(-0.5, "NA for theory, but the body states a numbered theorem or lemma: check.",
-                               facts.quote("theorem_numbered"))]
-        return [support(0.6, "no theorem, lemma or proof in the body")]
-    if topic in ("human", "irb"):
-        if facts.counts.get("human_strong", 0) >= 3:  # a paper about reviewing cites surveys, participants...
-            return [blocking(-1.0, "NA for human subjects while the body mentions them.", facts.quote("human_strong"))]
-        if facts.counts.get("human_weak", 0) >= 3:
-            return [suggestion(-0.4, "NA for human subjects, but the body mentions participants or annotators:"
-                               " check whether they are research subjects.", facts.quote("human_weak"))]
-        return [support(0.6, "no participants, crowdworkers or user study in the body")]
-    if topic in EXPERIMENTAL:
-        if _has_experiments(facts):
-            return [blocking(-1.2, "NA for an experimental question while the paper reports experiments.",
-                             facts.quote("experiments"))]
-        return [support(0.5, "no experiments found in the body")]
-    if topic == "new_assets" and facts.has("new_assets"):
+def check_na(topic: str | None, facts: BodyFacts) -> list[Finding]:
+    rule = _NA_RULES.get(topic or "") or (_na_experimental if topic in EXPERIMENTAL else None)
+    found = rule(facts) if rule is not None else None
+    return found if found is not None else [support(0.3, "nothing in the body contradicts NA")]
+
+
+# Each rule: the findings for an NA on its topic, or None when the body says nothing against it.
+
+def _na_limitations(facts: BodyFacts) -> list[Finding]:
+    if facts.counts.get("limitations", 0) >= 2:
+        return [blocking(-1.0, "NA for limitations, yet the paper discusses them: answer Yes.",
+                         facts.quote("limitations"))]
+    return [suggestion(-0.7, "NA for limitations: almost every work has some; discuss them and answer Yes.")]
+
+
+def _na_theory(facts: BodyFacts) -> list[Finding]:
+    if facts.has("theorem_numbered") and facts.has("proof"):
+        return [blocking(-1.4, "NA for theory while the paper states theorems/lemmas/proofs.",
+                         facts.quote("theorem_numbered"))]
+    if facts.has("theorem_numbered"):
+        return [suggestion(-0.5, "NA for theory, but the body states a numbered theorem or lemma: check.",
+                           facts.quote("theorem_numbered"))]
+    return [support(0.6, "no theorem, lemma or proof in the body")]
+
+
+def _na_human(facts: BodyFacts) -> list[Finding]:
+    if facts.counts.get("human_strong", 0) >= 3:  # a paper about reviewing cites surveys, participants...
+        return [blocking(-1.0, "NA for human subjects while the body mentions them.", facts.quote("human_strong"))]
+    if facts.counts.get("human_weak", 0) >= 3:
+        return [suggestion(-0.4, "NA for human subjects, but the body mentions participants or annotators:"
+                           " check whether they are research subjects.", facts.quote("human_weak"))]
+    return [support(0.6, "no participants, crowdworkers or user study in the body")]
+
+
+def _na_experimental(facts: BodyFacts) -> list[Finding]:
+    if _has_experiments(facts):
+        return [blocking(-1.2, "NA for an experimental question while the paper reports experiments.",
+                         facts.quote("experiments"))]
+    return [support(0.5, "no experiments found in the body")]
+
+
+def _na_new_assets(facts: BodyFacts) -> list[Finding] | None:
+    if facts.has("new_assets"):
         return [suggestion(-0.6, "NA for new assets while the paper releases code or data.", facts.quote("new_assets"))]
-    if topic in ("licenses", "credits"):
-        n = facts.counts.get("assets_used", 0)
-        if n >= 6:
-            return [blocking(-1.0, "NA for existing assets while the paper uses datasets or pretrained models:"
-                             " credit them and state their licences.", facts.quote("assets_used"))]
-        if n >= 3:
-            return [suggestion(-0.4, "NA for existing assets, but the paper mentions datasets or pretrained models:"
-                               " check whether it uses any.", facts.quote("assets_used"))]
-    if topic == "llm" and facts.counts.get("llm", 0) >= 5:
+    return None
+
+
+def _na_existing_assets(facts: BodyFacts) -> list[Finding] | None:
+    n = facts.counts.get("assets_used", 0)
+    if n >= 6:
+        return [blocking(-1.0, "NA for existing assets while the paper uses datasets or pretrained models:"
+                         " credit them and state their licences.", facts.quote("assets_used"))]
+    if n >= 3:
+        return [suggestion(-0.4, "NA for existing assets, but the paper mentions datasets or pretrained models:"
+                           " check whether it uses any.", facts.quote("assets_used"))]
+    return None
+
+
+def _na_llm(facts: BodyFacts) -> list[Finding] | None:
+    if facts.counts.get("llm", 0) >= 5:
         return [suggestion(-0.5, "NA for LLM usage while the paper mentions LLMs throughout.", facts.quote("llm"))]
-    if topic == "impacts":
-        if facts.counts.get("impacts", 0) >= 2:
-            return [blocking(-1.0, "NA for societal impact while the paper discusses its impacts: answer Yes and"
-                             " point to the discussion.", facts.quote("impacts"))]
-        return [suggestion(-0.2, "NA for societal impact: say why the work has none (e.g. foundational research).")]
-    return [support(0.3, "nothing in the body contradicts NA")]
+    return None
+
+
+def _na_impacts(facts: BodyFacts) -> list[Finding]:
+    if facts.counts.get("impacts", 0) >= 2:
+        return [blocking(-1.0, "NA for societal impact while the paper discusses its impacts: answer Yes and"
+                         " point to the discussion.", facts.quote("impacts"))]
+    return [suggestion(-0.2, "NA for societal impact: say why the work has none (e.g. foundational research).")]
+
+
+_NA_RULES: dict[str, Callable[[BodyFacts], list[Finding] | None]] = {
+    "limitations": _na_limitations, "theory": _na_theory, "human": _na_human, "irb": _na_human,
+    "new_assets": _na_new_assets, "licenses": _na_existing_assets, "credits": _na_existing_assets,
+    "llm": _na_llm, "impacts": _na_impacts,
+}
 
 
 # --------------------------------------------------------------------------------------------------
