@@ -25,6 +25,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from helpers import pdf_bytes
 
 from checklist_eval import sources
 from checklist_eval.parsing import load_paper
@@ -445,16 +446,7 @@ def write_text_pdf(path: Path, n_pages: int, text: bytes) -> None:
     objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     objs += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >>"
              b" /Contents 4 0 R >>"] * n_pages
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, obj in enumerate(objs):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % (i + 1) + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
-    path.write_bytes(bytes(out))
+    path.write_bytes(pdf_bytes(objs, b"1.4"))
 
 
 def test_pdf_with_thousands_of_pages(cli, tmp_path):

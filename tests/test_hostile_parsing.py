@@ -23,6 +23,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from helpers import pdf_bytes
 
 from checklist_eval import worstcases
 from checklist_eval.errors import InputError
@@ -133,16 +134,7 @@ def flate_bomb_pdf(path: Path, n_mib: int) -> None:
     objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
             b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R >>"]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, obj in enumerate(objs):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % (i + 1) + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
-    path.write_bytes(bytes(out))
+    path.write_bytes(pdf_bytes(objs, b"1.4"))
 
 
 def submission(root: Path, name: str, files: dict[str, bytes | str]) -> Path:

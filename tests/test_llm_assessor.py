@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import math
 
 import pytest
+from helpers import assess_and_close
 
 from checklist_eval.assessors import add_assessor_args, assessor_from_args, estimate, make_assessor
 from checklist_eval.assessors.llm import LLMAssessor
@@ -30,14 +30,7 @@ def llm(server: MockServer, **config) -> LLMAssessor:
     return make_assessor("llm", **options)
 
 
-def run(assessor, paper):
-    async def go():
-        try:
-            return await assessor.assess_paper(paper)
-        finally:
-            await assessor.aclose()
-
-    return asyncio.run(go())
+run = assess_and_close
 
 
 def expected(assessor: LLMAssessor, paper, strategy=StructuredOutput.JSON_SCHEMA):

@@ -3,9 +3,9 @@ a verdict that follows them, a re-ask that sends the validation error back, evid
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
+from helpers import assess_and_close
 
 from checklist_eval.assessors import make_assessor
 from checklist_eval.assessors.llm import PromptSet
@@ -27,14 +27,7 @@ def llm(server: MockServer, **config):
     return make_assessor("llm", **options)
 
 
-def run(assessor, paper):
-    async def go():
-        try:
-            return await assessor.assess_paper(paper)
-        finally:
-            await assessor.aclose()
-
-    return asyncio.run(go())
+run = assess_and_close
 
 
 def test_v1_is_kept_and_v2_asks_for_findings():

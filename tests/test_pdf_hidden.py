@@ -18,6 +18,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 import pytest
+from helpers import pdf_bytes
 
 from checklist_eval.parsing import load_paper
 from checklist_eval.pdf import extract_pages
@@ -133,16 +134,7 @@ def optional_content_pdf(path: Path, layer_on: bool) -> Path:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Type /OCG /Name (Layer) >>",
     ]
-    out = bytearray(b"%PDF-1.6\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(bytes(out))
+    path.write_bytes(pdf_bytes(objects, b"1.6"))
     return path
 
 

@@ -6,7 +6,6 @@ providers' published examples (``fixtures/provider_replies/``), and the price ta
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import openai
 import pytest
+from helpers import assess_and_close
 
 from checklist_eval.assessors import make_assessor
 from checklist_eval.assessors.ledger import PriceTable
@@ -110,14 +110,7 @@ def test_check_with_default_flags_on_every_profile(name, reference_verdicts):
         assert usage["cost_usd"] == pytest.approx(want, abs=1e-6) and usage["cost_usd"] > 0
 
 
-def run(assessor, paper):
-    async def go():
-        try:
-            return await assessor.assess_paper(paper)
-        finally:
-            await assessor.aclose()
-
-    return asyncio.run(go())
+run = assess_and_close
 
 
 def llm(server: MockServer, profile: Profile, **config):
