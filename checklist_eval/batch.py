@@ -124,7 +124,8 @@ async def assess_loaded(
     usage = sum((_fresh_usage(assessments) for assessments in results), Usage())
     warnings = list(loaded.warnings)
     for role in roles:
-        warnings += [f"{role}: {w}" for w in loaded.papers[role].warnings]
+        paper = loaded.papers[role]
+        warnings += [f"{role}: {w}" for w in [*paper.warnings, *assessor.paper_warnings(paper)]]
     ident = assessor_identity(assessor)
     return SubmissionResult(
         submission_id=loaded.id,

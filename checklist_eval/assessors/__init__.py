@@ -223,6 +223,6 @@ def estimate(paper_list: Iterable[Any], assessor_config: dict[str, Any] | None =
     English ratio); completion tokens use the prompt's typical verdict size. Cached-prefix discounts
     are not assumed, so the cost is an upper estimate.
     """
-    from checklist_eval.assessors.llm import estimate_run
+    from checklist_eval.assessors.dryrun import estimate_run
 
     return estimate_run(list(paper_list), dict(assessor_config or {}))

@@ -53,6 +53,12 @@ def with_paper_notes(paper: Paper, assessment: Assessment) -> Assessment:
     return assessment.model_copy(update={"review": f"{review}\n- {HIDDEN_TEXT_NOTE}".lstrip()})
 
 
+def with_assessor_warnings(paper: Paper, assessor: Assessor) -> Paper:
+    """A copy of ``paper`` whose warnings end with what ``assessor`` said about it (``paper`` unchanged)."""
+    extra = assessor.paper_warnings(paper)
+    return paper.model_copy(update={"warnings": [*paper.warnings, *extra]}) if extra else paper
+
+
 class Assessor(ABC):
     """Judges whether each checklist answer is correct and consistent with the paper."""
 
@@ -85,6 +91,12 @@ class Assessor(ABC):
         cached, and a rerun does not pay for it again)."""
         self.questions_planned += sum(1 for it in paper.checklist.items if it.is_answered)
         return await gather_all(*(self.assess_item(paper, it) for it in paper.checklist.items))
+
+    def paper_warnings(self, paper: Paper) -> list[str]:
+        """What this assessor has to say about the paper as a whole (the LLM assessor: that it saw only
+        the first part), for the caller to show beside the parser's warnings: a paper is never changed
+        after parsing."""
+        return []
 
     def unanswered(self, item: ChecklistItem) -> Assessment:
         """TODO or missing answers are incorrect by the challenge rules; no model is asked."""

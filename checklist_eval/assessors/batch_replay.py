@@ -27,7 +27,9 @@ import httpx2
 import openai
 
 from checklist_eval.assessors import LLMConfig
-from checklist_eval.assessors.llm import EndpointQuirks, LLMAssessor, _Outcome, question_message
+from checklist_eval.assessors.llm import LLMAssessor, RequestFailed, _Outcome
+from checklist_eval.assessors.messages import question_message
+from checklist_eval.assessors.quirks import EndpointQuirks
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Usage
 
@@ -130,16 +132,13 @@ class BatchAssessor(LLMAssessor):
                 return _Outcome(_BatchCompletion(body or {}), 1, sent.strategy)
             if status == 400:
                 # A refused parameter: the online path's adaptation (format fallback, no logprobs)
-                # applies to batch answers too, so raise what the SDK would have raised.
+                # applies to batch answers too, so fail as the SDK's refusal would have.
                 url = f"{self.base_url or 'https://api.openai.com/v1'}/chat/completions"
                 refused = openai.BadRequestError(error or "bad request", body=body, response=httpx2.Response(
                     400, request=httpx2.Request("POST", url)))
                 sent_body = self.request_body(paper, item, sent)
-                refused.checklist_attempts = 1  # type: ignore[attr-defined]
-                refused.checklist_sent = sent  # type: ignore[attr-defined]
-                refused.checklist_params = {  # type: ignore[attr-defined]
-                    k: v for k, v in sent_body.items() if k not in ("model", "messages")}
-                raise refused
+                raise RequestFailed(refused, attempts=1, sent=sent, params={
+                    k: v for k, v in sent_body.items() if k not in ("model", "messages")})
         if self.retry_via == "online":
             self.retried_online += 1
             return await super()._request(paper, item, quirks, est_tokens, feedback)

@@ -1,11 +1,8 @@
 """The LLM assessor: any OpenAI-compatible chat endpoint (OpenAI, Azure OpenAI v1 base URL, vLLM,
 Ollama, LiteLLM) through ``openai.AsyncOpenAI``.
 
-One request per answered checklist item, built from the versioned prompt files in ``prompts/<version>/``:
-
-    [system]  rules; the paper is untrusted data
-    [user]    <paper> ... </paper>            identical for every question of a paper (prefix caching)
-    [user]    the question block + format     the only part that changes per question
+One request per answered checklist item, built from the versioned prompt files in ``prompts/<version>/``
+(the messages and the context budget: ``messages.py``).
 
 Every request goes through the assessor's one ``Scheduler`` (concurrency, rpm, tpm) and the one
 ``RetryPolicy`` (429/5xx/timeouts only). The structured-output strategy starts at ``json_schema`` in
@@ -13,24 +10,15 @@ Every request goes through the assessor's one ``Scheduler`` (concurrency, rpm, t
 choice is remembered per (endpoint, model) for the run and recorded in ``Provenance.strategy``. Any other
 parameter the endpoint refuses (temperature, max_tokens, logprobs, reasoning_effort ...) is learned the same
 way (``quirks.py``) and recorded in ``Provenance.quirks``.
-
-Context budget: the prompt may hold ``4 * (context_tokens - max_tokens)`` characters (4 characters per
-token, the usual English ratio); the paper gets what the system message, the checklist message and
-``QUESTION_BLOCK_CHARS`` for the question block leave, less a 10 % margin for text that tokenizes
-denser (LaTeX, numbers). A longer paper is cut there and gets a warning. The cut is the same for every question
-of a paper, so
-the shared prefix stays shared.
 """
-
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import logging
 import os
-import re
-import ssl
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,10 +34,12 @@ from checklist_eval import redact
 from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
-from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, digest_messages, endpoint_identity
+from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
 from checklist_eval.assessors.ledger import PriceTable
-from checklist_eval.assessors.quirks import EndpointQuirks, refused_parameter
+from checklist_eval.assessors.messages import PaperPrefix, paper_text, prefix_key, prefix_messages, question_message
+from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks
 from checklist_eval.assessors.quotes import grade_verdict
+from checklist_eval.assessors.replies import Choice, first_choice, spent_reasoning, token_usage
 from checklist_eval.assessors.retry import EndpointFault, MalformedResponse, RetryPolicy, check_completion, fatal_error
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.spending import SpendingAndEvidence
@@ -58,22 +48,18 @@ from checklist_eval.assessors.structured import (
     Verdict,
     chain_from,
     check_findings,
-    is_format_unsupported,
     logprob_p_correct,
     parse,
     response_format,
 )
-from checklist_eval.assessors.transport import bounded_client
+from checklist_eval.assessors.transport import openai_client
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage
 
-__all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "estimate_run", "prompts_root"]
+__all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "RequestFailed", "prompts_root"]
 
 log = logging.getLogger(__name__)
 
-QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long justification
-TYPICAL_COMPLETION_TOKENS = 250  # a verdict with a 3-5 point review, for estimates
-PREFIX_CACHE_MIN_TOKENS = 1024  # OpenAI caches prompt prefixes from this length on
 NO_KEY_PLACEHOLDER = "no-key-needed"  # local servers (vLLM, Ollama) accept any bearer token
 MAX_ECHO_CHARS = 4000  # how much of an unusable reply is sent back with the validation error
 REASK_PREFIX = "Your previous reply could not be used:"
@@ -127,127 +113,6 @@ class PromptSet:
         return "must_fix" in self.format_json
 
 
-@lru_cache(maxsize=1)
-def shared_tls_context() -> ssl.SSLContext:
-    """One verifying TLS context for every client of the process. Building one loads the CA bundle,
-    about 40 ms of CPU: per client that was a third of a triplet's client-side CPU. A context is safe
-    to share between connections and event loops."""
-    return httpx2.create_ssl_context()
-
-
-_FENCE_TAG = re.compile(r"<(\s*/?\s*paper\b)", re.IGNORECASE)
-
-
-def defuse_fence(text: str) -> str:
-    """Untrusted text must not be able to close the <paper> fence and speak outside it: any look-alike
-    of the fence tag in it loses its '<' (replaced by a visually similar, inert character)."""
-    return _FENCE_TAG.sub(lambda m: "\u2039" + m.group(1), text)
-
-
-def paper_text(paper: Paper) -> str:
-    parts = []
-    if paper.abstract:
-        parts.append(f"Abstract\n{paper.abstract}")
-    parts.append(paper.body)
-    return defuse_fence("\n\n".join(p for p in parts if p))
-
-
-def checklist_message(prompts: PromptSet, paper: Paper) -> str:
-    """Every question with its guidelines, once per paper: part of the shared prefix, so the
-    per-question block stays a few lines (and the guidelines are cached with the paper)."""
-    blocks = []
-    for item in paper.checklist.items:
-        guidelines = "\n".join(f"  - {g}" for g in item.guidelines) or "  - (none)"
-        blocks.append(f"{item.id}. {item.title}: {item.question}\n{guidelines}")
-    return prompts.user_checklist.format_map({"checklist": "\n\n".join(blocks)})
-
-
-def question_message(prompts: PromptSet, item: ChecklistItem) -> str:
-    return prompts.user_question.format_map({
-        "question_id": item.id,
-        "question_title": item.title,
-        "question": item.question,
-        "answer": item.answer.value if item.answer is not None else "(missing)",
-        "justification": (item.justification or "").strip() or "(empty)",
-    })
-
-
-def cut_paper(text: str, budget: int) -> tuple[str, bool]:
-    if len(text) <= budget:
-        return text, False
-    cut = text.rfind("\n", 0, budget)
-    cut = cut if cut > budget * 0.9 else budget
-    return text[:cut] + f"\n[... paper truncated: {cut} of {len(text)} characters shown ...]", True
-
-
-def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
-                    strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA,
-                    ) -> tuple[list[dict[str, str]], str | None]:
-    """The system + paper messages shared by every question of ``paper``; a warning when cut.
-
-    The reply-format instructions sit in the system message: they are fixed per endpoint for a run,
-    so keeping them out of the question block leaves the per-question part as small as possible."""
-    system = f"{prompts.system}\n\n{prompts.format_for(strategy)}"
-    checklist = checklist_message(prompts, paper)
-    budget = max(2_000, int(0.9 * (prompt_budget - len(system) - len(checklist) - QUESTION_BLOCK_CHARS)))
-    full = paper_text(paper)
-    text, truncated = cut_paper(full, budget)
-    content = prompts.user_paper.format_map({
-        "source": Path(paper.source).name, "title": defuse_fence(paper.title or "(untitled)").replace('"', "'"),
-        "paper": text,
-    })
-    warning = None
-    if truncated:
-        warning = (f"paper text ({len(full)} characters) exceeds the model's context budget "
-                   f"({budget} characters); the assessor saw only the first part")
-    return [{"role": "system", "content": system}, {"role": "user", "content": content},
-            {"role": "user", "content": checklist}], warning
-
-
-# --- per-endpoint adaptation -----------------------------------------------------------------------
-
-
-MAX_RELEARN = 12  # learn-and-resend rounds per question: each parameter once, plus the format chain
-
-
-def _adapt(quirks: EndpointQuirks, err: openai.BadRequestError, auto: bool, sent: EndpointQuirks,
-           sent_params: dict[str, Any], where: str) -> bool:
-    """After a 400: True if the request should be sent again without what the endpoint refused.
-
-    ``sent`` and ``sent_params`` are what THIS request sent. With several requests in flight, the first 400
-    changes ``quirks``; the others, refused for the same parameter, find it already learned and are simply
-    sent again with the current setting. A parameter that was not sent cannot be learned, so an endpoint
-    that keeps refusing makes the question fail instead of looping."""
-    message = str(err.message if hasattr(err, "message") else err)
-    if auto and is_format_unsupported(message) and sent.strategy is not StructuredOutput.TEXT:
-        quirks.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where)
-        return True
-    param = refused_parameter(err, sent_params)
-    if param is None:
-        return False
-    if param == "response_format":
-        if not auto or sent.strategy is StructuredOutput.TEXT:
-            return False
-        quirks.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where)
-        return True
-    quirks.learn_parameter(param, sent_params.get(param), where)
-    return True
-
-
-def _count(obj: Any, key: str) -> int:
-    """A token count from a usage object that may be missing, null or hold junk: 0 then."""
-    value = obj.get(key) if isinstance(obj, dict) else None
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
-
-
-def spent_reasoning(completion: Any) -> int:
-    u = completion.get("usage") if isinstance(completion, dict) else None
-    return _count(u.get("completion_tokens_details") if isinstance(u, dict) else None, "reasoning_tokens")
-
-
 # --- the assessor ----------------------------------------------------------------------------------
 
 
@@ -258,33 +123,50 @@ class _Outcome:
     strategy: StructuredOutput
 
 
-@dataclass
-class _Spent:
-    """Usage of one question summed over all its requests, readable even when the question fails."""
+class RequestFailed(Exception):
+    """A request that failed for good (the error is ``cause``), with what it sent: the assessor bills its
+    attempts, learns from a refused parameter and sends it again, or reports the cause."""
 
+    def __init__(self, cause: BaseException, *, attempts: int, sent: EndpointQuirks, params: dict[str, Any]):
+        super().__init__(str(cause))
+        self.cause = cause
+        self.attempts = attempts
+        self.sent = sent  # the quirks the last attempt was sent with
+        self.params = params  # its parameters (model and messages left out)
+
+
+@dataclass
+class _Sending:
+    """One logical request so far: the attempts sent and what the last of them asked with."""
+
+    sent: EndpointQuirks
+    params: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 0
+
+    def failed(self, cause: BaseException) -> RequestFailed:
+        return RequestFailed(cause, attempts=self.attempts, sent=self.sent, params=self.params)
+
+
+@dataclass
+class _Question:
+    """One question's way to a usable verdict: what it spent (readable even when it fails), the last
+    reply (for the call log), the re-asks and relearned parameters used, and what a re-ask sends back."""
+
+    est_tokens: int
     usage: Usage = field(default_factory=Usage)
-    reply: Any = None  # the last reply received, for the call log
+    reply: Any = None
+    invalid: int = 0
+    relearned: int = 0
+    feedback: list[dict[str, str]] = field(default_factory=list)  # the last unusable reply and why
 
     def add(self, usage: Usage) -> None:
         self.usage = self.usage + usage
 
 
-@dataclass
-class _PaperPrefix:
-    messages: list[dict[str, str]]
-    tokens: int
-    warning: str | None = None
-    digest: str = ""  # sha256 of the messages, computed once: the cache key's stand-in for them
-
-    def __post_init__(self) -> None:
-        self.digest = digest_messages(self.messages)
-
-
-def _prefix_key(paper: Paper, strategy: StructuredOutput) -> tuple[Any, ...]:
-    """Everything the shared prefix is built from (the item answers are not in it). Equal keys compare
-    the same string objects, so a lookup costs little beyond the strings' cached hashes."""
-    items = tuple((it.id, it.title, it.question, tuple(it.guidelines)) for it in paper.checklist.items)
-    return (strategy, paper.source, paper.title, paper.abstract, paper.body, paper.checklist.id, items)
+def _open_cache(config: LLMConfig) -> Cache:
+    if config.no_cache or config.cache_path is None:
+        return Cache("unused", CacheMode.OFF)
+    return Cache(config.cache_path, CacheMode.REFRESH if config.refresh else CacheMode.USE)
 
 
 class LLMAssessor(SpendingAndEvidence, Assessor):
@@ -307,13 +189,9 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         self.budget = Budget(config.max_cost, self.prices, self.model) if config.max_cost is not None else None
         self.retries = 0  # attempts beyond the first, over the run (for the progress display)
         self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> verdict of the request in flight
-        mode = CacheMode.OFF if config.no_cache or config.cache_path is None else (
-            CacheMode.REFRESH if config.refresh else CacheMode.USE)
-        self.cache = (Cache(config.cache_path, mode) if mode != CacheMode.OFF and config.cache_path is not None
-                      else Cache("unused", CacheMode.OFF))
-        self.warnings: list[str] = []
+        self.cache = _open_cache(config)
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
-        self._prefixes: dict[tuple[Any, ...], _PaperPrefix] = {}
+        self._prefixes: dict[tuple[Any, ...], PaperPrefix] = {}
         self._broken: AssessorError | None = None
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -337,17 +215,13 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         return (self._api_key,)
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        http = bounded_client(verify=shared_tls_context(), timeout=self.config.timeout,
-                              max_bytes=self.config.max_response_bytes)
-        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                  timeout=self.config.timeout, max_retries=0, http_client=http)
+        return openai_client(api_key=self._api_key, base_url=self.base_url, timeout=self.config.timeout,
+                             max_bytes=self.config.max_response_bytes)
 
     def files_client(self, max_bytes: int, deadline: float) -> openai.AsyncOpenAI:
         """A client for whole files (provider batch input and output): the same bounded transport with
         a cap and a deadline sized for a file, not for one chat reply; the caller caps what it keeps."""
-        http = bounded_client(verify=shared_tls_context(), timeout=deadline, max_bytes=max_bytes)
-        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                  timeout=deadline, max_retries=0, http_client=http)
+        return openai_client(api_key=self._api_key, base_url=self.base_url, timeout=deadline, max_bytes=max_bytes)
 
     def _client_for_loop(self) -> openai.AsyncOpenAI:
         # An httpx connection pool belongs to one event loop; a second asyncio.run gets a new client.
@@ -371,22 +245,27 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
 
     # -- messages ---------------------------------------------------------------------------------
 
-    def paper_prefix(self, paper: Paper, strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA) -> _PaperPrefix:
-        key = _prefix_key(paper, strategy)
+    def paper_prefix(self, paper: Paper, strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA) -> PaperPrefix:
+        key = prefix_key(paper, strategy)
         cached = self._prefixes.get(key)
         if cached is not None:
             return cached
         messages, warning = prefix_messages(self.prompts, paper, self.config.prompt_char_budget, strategy)
         tokens = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
-        prefix = _PaperPrefix(messages, tokens, warning)
-        if warning and warning not in paper.warnings:
+        prefix = PaperPrefix(messages, tokens, warning)
+        if warning and strategy is StructuredOutput.JSON_SCHEMA:  # said once per paper, not per strategy
             log.warning("%s: %s", paper.source, warning)
-            self.warnings.append(f"{paper.source}: {warning}")
-            paper.warnings.append(warning)
         if len(self._prefixes) > 256:  # a batch of hundreds of papers: keep memory flat
             self._prefixes.clear()
         self._prefixes[key] = prefix
         return prefix
+
+    def paper_warnings(self, paper: Paper) -> list[str]:
+        """That the paper was cut to fit the context budget, when it was (and any question was asked)."""
+        if not any(item.is_answered for item in paper.checklist.items):
+            return []
+        warning = self.paper_prefix(paper).warning
+        return [warning] if warning else []
 
     def messages_for(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput) -> list[dict[str, str]]:
         prefix = self.paper_prefix(paper, strategy)
@@ -433,61 +312,53 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
 
     async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
                        feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
-        """One logical request, retried per the policy. The strategy and parameters are read once a
-        slot is held, so requests queued behind a refused format already use the fallback."""
+        """One logical request, retried per the policy; ``RequestFailed`` when it fails for good."""
         client = self._client_for_loop()
-        attempts = 0
-        sent = dataclasses.replace(quirks)  # what the last attempt sent, for _adapt
-        sent_params: dict[str, Any] = {}
-
-        async def attempt() -> Any:
-            nonlocal attempts, sent, sent_params
-            async with self.scheduler.slot(est_tokens):
-                if self._broken is not None:  # a bad key or model fails every request: send no more
-                    raise self._broken
-                sent = dataclasses.replace(quirks)
-                body = self.request_body(paper, item, sent, feedback)
-                held = await self._reserve(body["messages"])
-                sent_params = {k: v for k, v in body.items() if k not in ("model", "messages")}
-                attempts += 1
-                if attempts > 1:
-                    self.retries += 1
-                # client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for
-                # a paper-sized prompt); auth, base URL, timeouts and status errors are the SDK's own.
-                actual = 0.0
-                try:
-                    response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body)
-                    actual = self._cost_of_body(response.content)
-                finally:
-                    if self.budget is not None:
-                        self.budget.settle(held, actual)
-            try:
-                completion = json.loads(response.content)
-            except (ValueError, RecursionError):
-                raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
-            check_completion(completion)
-            return completion
-
+        sending = _Sending(dataclasses.replace(quirks))
         try:
-            completion = await self.retry.run(attempt)
+            completion = await self.retry.run(
+                functools.partial(self._attempt, client, paper, item, quirks, est_tokens, feedback, sending))
         except Exception as err:
-            err.checklist_attempts = attempts  # type: ignore[attr-defined]
-            err.checklist_sent = sent  # type: ignore[attr-defined]
-            err.checklist_params = sent_params  # type: ignore[attr-defined]
-            raise
-        return _Outcome(completion, attempts, sent.strategy)
+            raise sending.failed(err) from err
+        return _Outcome(completion, sending.attempts, sending.sent.strategy)
+
+    async def _attempt(self, client: openai.AsyncOpenAI, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
+                       est_tokens: int, feedback: Sequence[dict[str, str]], sending: _Sending) -> Any:
+        """One attempt. The strategy and parameters are read once a slot is held, so requests queued
+        behind a refused format already use the fallback."""
+        async with self.scheduler.slot(est_tokens):
+            if self._broken is not None:  # a bad key or model fails every request: send no more
+                raise self._broken
+            sending.sent = dataclasses.replace(quirks)
+            body = self.request_body(paper, item, sending.sent, feedback)
+            held = await self._reserve(body["messages"])
+            sending.params = {k: v for k, v in body.items() if k not in ("model", "messages")}
+            sending.attempts += 1
+            if sending.attempts > 1:
+                self.retries += 1
+            response = await self._post(client, body, held)
+        try:
+            completion = json.loads(response.content)
+        except (ValueError, RecursionError):
+            raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
+        check_completion(completion)
+        return completion
+
+    async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any], held: float) -> httpx2.Response:
+        """Send ``body``; the spending cap's reservation ``held`` is settled at what the reply cost.
+        client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for a paper-sized
+        prompt); auth, base URL, timeouts and status errors are the SDK's own."""
+        actual = 0.0
+        try:
+            response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body)
+            actual = self._cost_of_body(response.content)
+        finally:
+            if self.budget is not None:
+                self.budget.settle(held, actual)
+        return response
 
     def _usage_of(self, completion: Any, attempts: int) -> Usage:
-        u = completion.get("usage") if isinstance(completion, dict) else None
-        u = u if isinstance(u, dict) else {}
-        usage = Usage(
-            calls=attempts,
-            prompt_tokens=_count(u, "prompt_tokens"),
-            completion_tokens=_count(u, "completion_tokens"),
-            cached_tokens=_count(u.get("prompt_tokens_details"), "cached_tokens"),
-            # Part of completion_tokens (OpenAI's definition), so priced at the output rate with them.
-            reasoning_tokens=_count(u.get("completion_tokens_details"), "reasoning_tokens"),
-        )
+        usage = token_usage(completion, attempts)
         if self.prices.lookup(self.model) is None:
             return usage.model_copy(update={"unpriced_calls": attempts})
         return usage.model_copy(update={"cost_usd": self.prices.cost(self.model, usage)})
@@ -540,15 +411,15 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
 
     async def _judge_fresh(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, started: float,
                            shared: asyncio.Future) -> Assessment:
-        spent = _Spent()
+        question = _Question(est_tokens=self.paper_prefix(paper).tokens + 400 + self.config.max_tokens)
         try:
-            verdict, p_correct, strategy = await self._ask_until_usable(paper, item, quirks, spent)
+            verdict, p_correct, strategy = await self._ask_until_usable(paper, item, quirks, question)
         except BaseException:
             # Money spent on a question that then failed is still money spent: keep the total right.
-            if spent.usage.calls:
-                self.usage = self.usage + spent.usage
+            if question.usage.calls:
+                self.usage = self.usage + question.usage
             raise
-        usage = spent.usage
+        usage = question.usage
         # The transport already redacted the reply; this second pass guards what is stored and shown.
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
         # redact_obj maps a dict to a dict; its signature says object because it takes any JSON value.
@@ -559,68 +430,80 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             key = self._cache_key(paper, question_message(self.prompts, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "",
                            prompt_version=self.prompt_version or "", strategy=strategy.value, verdict=stored,
-                           usage=usage.model_dump(), call=self._call_log(paper, item, strategy, spent.reply, "verdict"))
+                           usage=usage.model_dump(),
+                           call=self._call_log(paper, item, strategy, question.reply, "verdict"))
         return self._assessment(paper, item, stored, strategy, usage, cached=False,
                                 latency_s=time.perf_counter() - started)
 
     async def _ask_until_usable(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
-                                spent: _Spent) -> tuple[Verdict, float, StructuredOutput]:
+                                question: _Question) -> tuple[Verdict, float, StructuredOutput]:
         """Requests until a reply holds a usable verdict: transport faults are the retry policy's, a
-        refused output format steps down the strategy chain, unusable output is re-asked (bounded)."""
-        invalid = relearned = 0
-        est_tokens = self.paper_prefix(paper).tokens + 400 + self.config.max_tokens
-        feedback: list[dict[str, str]] = []  # the last unusable reply and why, sent back on a re-ask
+        refused parameter or output format is learned and the request sent again, a reasoning model out
+        of budget gets a bigger one, unusable output is re-asked (each bounded)."""
         while True:
-            try:
-                outcome = await self._request(paper, item, quirks, est_tokens, feedback)
-            except AssessorError:
-                raise
-            except Exception as err:
-                spent.add(Usage(calls=getattr(err, "checklist_attempts", 1)))
-                if (isinstance(err, openai.BadRequestError) and relearned < MAX_RELEARN
-                        and _adapt(quirks, err, self.config.structured == "auto",
-                                   err.checklist_sent, err.checklist_params, self._where)):  # type: ignore[attr-defined]
-                    relearned += 1
-                    continue
-                if isinstance(err, (openai.APIError, EndpointFault)):
-                    raise self._fatal(err) from None
-                raise
-            completion, strategy = outcome.completion, outcome.strategy
-            spent.add(self._usage_of(completion, outcome.attempts))
-            spent.reply = completion
-            choices = completion.get("choices") if isinstance(completion, dict) else None
-            choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-            text = (choice.get("message") or {}).get("content") or ""
-            try:
-                if choice.get("finish_reason") == "length":
-                    if not text.strip() and spent_reasoning(completion) and quirks.max_tokens_param and \
-                            quirks.grow_budget(quirks.budget or self.config.max_tokens, self._where):
-                        continue  # a reasoning model thought through its whole budget: ask with a bigger one
-                    raise InvalidOutput("reply cut off at max_tokens")
-                verdict = parse(strategy, text)
-                if self.prompts.findings:
-                    check_findings(verdict)
-            except InvalidOutput as err:
-                self.cache.log_call(self._call_log(paper, item, strategy, completion, f"unusable: {err}"),
-                                    endpoint=self.endpoint, model=self.model or "",
-                                    prompt_version=self.prompt_version or "", strategy=strategy.value)
-                invalid = self._count_invalid(invalid, item, str(err))
-                # As instructor does: the model sees its reply and the validation error, so a re-ask at
-                # temperature 0 is not the identical request that produced the bad reply.
-                feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
-                            {"role": "user", "content": f"{REASK_PREFIX} {err}. Reply again in the required format."}]
+            outcome = await self._request_or_relearn(paper, item, quirks, question)
+            if outcome is None:
                 continue
-            p_logprob = logprob_p_correct(text, (choice.get("logprobs") or {}).get("content"))
-            p_correct = verdict.p_correct if p_logprob is None else p_logprob
-            return verdict, p_correct, strategy
+            question.add(self._usage_of(outcome.completion, outcome.attempts))
+            question.reply = outcome.completion
+            choice = first_choice(outcome.completion)
+            if self._may_think_longer(choice, outcome.completion, quirks):
+                continue
+            try:
+                verdict = self._verdict_of(choice, outcome.strategy)
+            except InvalidOutput as err:
+                self._reask(paper, item, outcome.strategy, choice.text, str(err), question)
+                continue
+            p_logprob = logprob_p_correct(choice.text, choice.logprobs)
+            return verdict, (verdict.p_correct if p_logprob is None else p_logprob), outcome.strategy
 
-    def _count_invalid(self, invalid: int, item: ChecklistItem, why: str) -> int:
-        invalid += 1
-        if invalid > self.config.reask:
+    async def _request_or_relearn(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
+                                  question: _Question) -> _Outcome | None:
+        """The request's outcome; None when the endpoint refused something it sent and it has been
+        learned (send again). Any other failure is raised, its attempts billed to the question."""
+        try:
+            return await self._request(paper, item, quirks, question.est_tokens, question.feedback)
+        except RequestFailed as failed:
+            question.add(Usage(calls=failed.attempts))
+            err = failed.cause
+            if (isinstance(err, openai.BadRequestError) and question.relearned < MAX_RELEARN
+                    and quirks.learn_from_refusal(err, auto=self.config.structured == "auto", sent=failed.sent,
+                                                  sent_params=failed.params, where=self._where)):
+                question.relearned += 1
+                return None
+            if isinstance(err, (openai.APIError, EndpointFault)):
+                raise self._fatal(err) from None
+            raise err from None
+
+    def _may_think_longer(self, choice: Choice, completion: Any, quirks: EndpointQuirks) -> bool:
+        """A reasoning model thought through its whole budget and said nothing: ask with a bigger one."""
+        return (choice.cut_off and not choice.text.strip() and spent_reasoning(completion) > 0
+                and bool(quirks.max_tokens_param)
+                and quirks.grow_budget(quirks.budget or self.config.max_tokens, self._where))
+
+    def _verdict_of(self, choice: Choice, strategy: StructuredOutput) -> Verdict:
+        if choice.cut_off:
+            raise InvalidOutput("reply cut off at max_tokens")
+        verdict = parse(strategy, choice.text)
+        if self.prompts.findings:
+            check_findings(verdict)
+        return verdict
+
+    def _reask(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, text: str, why: str,
+               question: _Question) -> None:
+        """Log the unusable reply and prepare the re-ask; give up when the re-asks are used up. As
+        instructor does, the model sees its reply and the validation error, so a re-ask at temperature 0
+        is not the identical request that produced the bad reply."""
+        self.cache.log_call(self._call_log(paper, item, strategy, question.reply, f"unusable: {why}"),
+                            endpoint=self.endpoint, model=self.model or "",
+                            prompt_version=self.prompt_version or "", strategy=strategy.value)
+        question.invalid += 1
+        if question.invalid > self.config.reask:
             raise AssessorError(f"{self.endpoint} (model {self.model}) gave no usable verdict for question "
-                                f"{item.id} after {invalid} replies: {why}")
-        log.info("question %s: %s; asking again (%d/%d)", item.id, why, invalid, self.config.reask)
-        return invalid
+                                f"{item.id} after {question.invalid} replies: {why}")
+        log.info("question %s: %s; asking again (%d/%d)", item.id, why, question.invalid, self.config.reask)
+        question.feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
+                             {"role": "user", "content": f"{REASK_PREFIX} {why}. Reply again in the required format."}]
 
     def _fatal(self, err: BaseException) -> AssessorError:
         fatal = fatal_error(err, endpoint=self.endpoint, model=self.model or "?",
@@ -637,68 +520,3 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             except RuntimeError:  # its loop is already closed; nothing left to release
                 pass
         self.cache.close()
-
-
-# --- dry-run estimate ------------------------------------------------------------------------------
-
-
-def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]:
-    """Calls and tokens an LLM run would spend (see ``checklist_eval.assessors.estimate``)."""
-    model = options.get("model")
-    prices = PriceTable.load(options.get("prices"))
-    cfg = LLMConfig(model=model or "unknown", **{k: options[k] for k in ("prompt_version", "max_tokens",
-                                                                       "context_tokens") if options.get(k)})
-    prompts = PromptSet.load(cfg.prompt_version)
-    calls = skipped = prompt_chars = 0
-    per_paper = []
-    asked: set[tuple[str, str]] = set()  # identical requests (prefix, question) are sent once per run
-    in_cache = options.get("in_cache")  # (strategy, prefix digest, question) -> already answered?
-    answered_before = 0
-    for paper in papers:
-        prefix, warning = prefix_messages(prompts, paper, cfg.prompt_char_budget)
-        prefix_chars = sum(len(m["content"]) for m in prefix)
-        digest = digest_messages(prefix)
-        digests = None
-        n = paper_chars = 0
-        for item in paper.checklist.items:
-            if not item.is_answered:
-                skipped += 1
-                continue
-            question = question_message(prompts, item)
-            if (digest, question) in asked:
-                continue
-            asked.add((digest, question))
-            if in_cache is not None:
-                if digests is None:  # the prefix of every strategy a cached answer may have been asked in
-                    digests = {s: digest_messages(prefix_messages(prompts, paper, cfg.prompt_char_budget, s)[0])
-                               for s in chain_from(StructuredOutput.JSON_SCHEMA)}
-                if any(in_cache(s.value, d, question) for s, d in digests.items()):
-                    answered_before += 1
-                    continue
-            n += 1
-            paper_chars += prefix_chars + len(question)
-        calls += n
-        prompt_chars += paper_chars
-        prefix_tokens = prefix_chars // CHARS_PER_TOKEN
-        per_paper.append({
-            "source": paper.source, "calls": n, "truncated": warning is not None,
-            "prompt_tokens": paper_chars // CHARS_PER_TOKEN,
-            # Providers cache a shared prefix of at least PREFIX_CACHE_MIN_TOKENS after its first use.
-            "cached_tokens": prefix_tokens * max(0, n - 1) if prefix_tokens >= PREFIX_CACHE_MIN_TOKENS else 0,
-            "completion_tokens": n * min(TYPICAL_COMPLETION_TOKENS, cfg.max_tokens),
-        })
-    prompt_tokens = prompt_chars // CHARS_PER_TOKEN
-    completion_tokens = calls * min(TYPICAL_COMPLETION_TOKENS, cfg.max_tokens)
-    cost = prices.cost(model, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)) if model else 0.0
-    return {
-        "model": model,
-        "calls": calls,
-        "skipped_unanswered": skipped,
-        "already_cached": answered_before,
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "cost_usd": round(cost, 6),
-        "priced": bool(model) and prices.lookup(model) is not None,
-        "papers": per_paper,
-        "note": "tokens ~ characters/4; cost assumes no provider prefix-cache discount (an upper estimate)",
-    }

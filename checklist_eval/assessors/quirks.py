@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from checklist_eval.assessors.structured import chain_from, is_format_unsupported
 from checklist_eval.models import StructuredOutput
 
 __all__ = ["EndpointQuirks", "refused_parameter"]
@@ -37,6 +38,7 @@ _REFUSAL = re.compile(r"unsupported|not\s+supported|does\s+not\s+support|unknown
 _REFUSAL_CODES = frozenset({"unsupported_parameter", "unsupported_value", "invalid_value", "unknown_parameter"})
 BUDGET_GROWTH = 4  # a reasoning model that spent the whole budget thinking gets 4x more, up to the cap
 BUDGET_CAP = 32_000
+MAX_RELEARN = 12  # learn-and-resend rounds per question: each parameter once, plus the format chain
 
 
 def _error_fields(err: Any) -> tuple[str | None, str | None, str]:
@@ -110,6 +112,29 @@ class EndpointQuirks:
         if self.strategy is refused:
             self.strategy = fallback
             self._note(f"response_format {refused.value} refused: using {fallback.value}", where)
+
+    def learn_from_refusal(self, err: Any, *, auto: bool, sent: EndpointQuirks, sent_params: dict[str, Any],
+                           where: str) -> bool:
+        """After a 400 ``err``: True if the request should be sent again without what the endpoint refused.
+
+        ``sent`` and ``sent_params`` are what THIS request sent. With several requests in flight, the first 400
+        changes these quirks; the others, refused for the same parameter, find it already learned and are simply
+        sent again with the current setting. A parameter that was not sent cannot be learned, so an endpoint
+        that keeps refusing makes the question fail instead of looping."""
+        message = str(err.message if hasattr(err, "message") else err)
+        if auto and is_format_unsupported(message) and sent.strategy is not StructuredOutput.TEXT:
+            self.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where)
+            return True
+        param = refused_parameter(err, sent_params)
+        if param is None:
+            return False
+        if param == "response_format":
+            if not auto or sent.strategy is StructuredOutput.TEXT:
+                return False
+            self.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where)
+            return True
+        self.learn_parameter(param, sent_params.get(param), where)
+        return True
 
     def grow_budget(self, current: int, where: str) -> bool:
         """After a reply cut off while reasoning: a bigger budget, once per size. False at the cap."""

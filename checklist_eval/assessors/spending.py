@@ -12,13 +12,15 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from checklist_eval.assessors.calllog import CallLog
+from checklist_eval.assessors.messages import question_message
 from checklist_eval.models import Assessment, ChecklistItem, Paper, StructuredOutput, Usage
 
 if TYPE_CHECKING:
     from checklist_eval.assessors import LLMConfig
     from checklist_eval.assessors.budget import Budget
     from checklist_eval.assessors.cache import Cache
-    from checklist_eval.assessors.llm import PromptSet, _PaperPrefix
+    from checklist_eval.assessors.llm import PromptSet
+    from checklist_eval.assessors.messages import PaperPrefix
     from checklist_eval.assessors.quirks import EndpointQuirks
 
 
@@ -34,7 +36,7 @@ class SpendingAndEvidence:
         _in_flight: dict[str, asyncio.Future]
 
         def quirks(self) -> EndpointQuirks: ...
-        def paper_prefix(self, paper: Paper, strategy: StructuredOutput = ...) -> _PaperPrefix: ...
+        def paper_prefix(self, paper: Paper, strategy: StructuredOutput = ...) -> PaperPrefix: ...
         def _params(self, strategy: StructuredOutput, quirks: EndpointQuirks) -> dict[str, Any]: ...
         def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str: ...
         def _usage_of(self, completion: Any, attempts: int) -> Usage: ...
@@ -60,8 +62,6 @@ class SpendingAndEvidence:
 
     def _call_log(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, reply: Any,
                   outcome: str) -> CallLog:
-        from checklist_eval.assessors.llm import question_message  # llm imports this module
-
         prefix = self.paper_prefix(paper, strategy)
         quirks = self.quirks()
         params = {k: v for k, v in self._params(strategy, quirks).items() if k != "response_format"}
@@ -78,8 +78,6 @@ class SpendingAndEvidence:
 
     async def _twin_verdict(self, paper: Paper, item: ChecklistItem, key: str) -> Assessment | None:
         """The verdict of an identical request already in flight (waited for), else None."""
-        from checklist_eval.assessors.llm import question_message
-
         twin = self._in_flight.get(key)
         shared = await asyncio.shield(twin) if twin is not None else None
         if shared is None:  # none in flight, or it failed: this one asks for itself

@@ -18,12 +18,18 @@ The body is read whole here (it is small: the cap), and handed on decoded, with 
 from __future__ import annotations
 
 import asyncio
+import ssl
 import zlib
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import httpx2
 
 from checklist_eval import redact
 from checklist_eval.assessors.retry import MalformedResponse, ResponseTooLarge
+
+if TYPE_CHECKING:
+    import openai
 
 _DROPPED_HEADERS = {b"content-encoding", b"content-length", b"transfer-encoding"}
 
@@ -103,3 +109,20 @@ def bounded_client(*, verify, timeout: float, max_bytes: int) -> httpx2.AsyncCli
     inner = httpx2.AsyncHTTPTransport(verify=verify, limits=DEFAULT_CONNECTION_LIMITS)
     return openai.DefaultAsyncHttpx2Client(timeout=timeout, transport=BoundedTransport(
         inner, deadline=timeout, max_bytes=max_bytes))
+
+
+@lru_cache(maxsize=1)
+def shared_tls_context() -> ssl.SSLContext:
+    """One verifying TLS context for every client of the process. Building one loads the CA bundle,
+    about 40 ms of CPU: per client that was a third of a triplet's client-side CPU. A context is safe
+    to share between connections and event loops."""
+    return httpx2.create_ssl_context()
+
+
+def openai_client(*, api_key: str, base_url: str | None, timeout: float, max_bytes: int) -> openai.AsyncOpenAI:
+    """The SDK's client over the bounded transport, with the SDK's own retries off (the retry policy is
+    ours, and two layers would multiply)."""
+    import openai
+
+    http = bounded_client(verify=shared_tls_context(), timeout=timeout, max_bytes=max_bytes)
+    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, http_client=http)

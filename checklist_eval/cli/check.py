@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from checklist_eval.assessors import assessor_from_args
+    from checklist_eval.assessors.base import with_assessor_warnings
     from checklist_eval.cli.common import body_warning, output_folder
     from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
     from checklist_eval.isolation import ParseLimits
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     assessor = assessor_from_args(args)
     progress = RunProgress(assessor, wanted(args, assessor))
     assessments = asyncio.run(_assess(assessor, paper, progress))
+    paper = with_assessor_warnings(paper, assessor)
     result = result_object(paper, assessments, assessor)
     if args.out:
         write_outputs(args.out, paper, assessments, assessor, result)
