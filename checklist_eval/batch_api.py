@@ -274,8 +274,8 @@ class BatchFlow:
         for key, body in requests.items():  # collection order: a paper's questions stay together
             line = request_line(key, body)
             if len(line) > self.limits.max_bytes:
-                raise AssessorError(f"one request is {len(line)} bytes, over the batch file limit of "
-                                    f"{self.limits.max_bytes} bytes")
+                raise self.assessor.error(f"one request is {len(line)} bytes, over the batch file limit of "
+                                          f"{self.limits.max_bytes} bytes")
             if writer is not None and not writer.fits(len(line), self.limits):
                 jobs.append(self._close(writer))
                 writer = None
@@ -300,15 +300,20 @@ class BatchFlow:
 
     async def _call(self, what: str, fn: Callable[[], Awaitable[T]]) -> T:
         a = self.assessor
+        attempts = 0
+
         async def attempt() -> T:  # tenacity awaits only coroutine functions, not lambdas
+            nonlocal attempts
+            attempts += 1
             return await fn()
 
         try:
             return await a.retry.run(attempt)
         except Exception as err:
-            raise AssessorError(f"batch {what}: " + str(fatal_error(
-                err, endpoint=a.endpoint, model=a.model or "?", api_key_env=a.config.api_key_env,
-                secrets=a._secrets))) from None
+            fatal = fatal_error(err, endpoint=a.endpoint, model=a.model, api_key_env=a.config.api_key_env,
+                                secrets=a._secrets, attempts=attempts)
+            raise AssessorError(f"batch {what}: {fatal}", endpoint=fatal.endpoint, model=fatal.model,
+                                status=fatal.status, attempts=attempts) from None
 
     async def submit(self) -> None:
         """Upload and create every job of this endpoint and model that lacks a file or a batch."""
@@ -380,7 +385,7 @@ class BatchFlow:
             if all(j.downloaded for j in pending):
                 continue
             if time.monotonic() - started > WAIT_LIMIT_S:
-                raise AssessorError("batch jobs still unfinished after 25 h; see `checklist-eval batch-status`")
+                raise self.assessor.error("batch jobs still unfinished after 25 h; see `checklist-eval batch-status`")
             await asyncio.sleep(delay)
             delay = min(POLL_MAX_S, delay * POLL_FACTOR)
 

@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from checklist_eval.assessors.cache import endpoint_identity
 from checklist_eval.contamination import TokenText
 from checklist_eval.errors import AssessorError, InputError
 
@@ -131,7 +132,8 @@ class LogprobClient:
         if view is None:
             raise AssessorError(f"{self.base_url}: the completions endpoint returned no prompt log-probabilities "
                                 "(neither with echo=true and logprobs, nor vLLM's prompt_logprobs); score a "
-                                "--logprobs FILE instead")  # fmt: skip
+                                "--logprobs FILE instead", endpoint=endpoint_identity(self.base_url),
+                                model=self.model)  # fmt: skip
         keep = [i for i, v in enumerate(view.logprobs) if v is not None]
         out = TokenText(id=text_id, tokens=[view.tokens[i] for i in keep],
                         logprobs=np.minimum(np.array([view.logprobs[i] for i in keep], dtype=float), 0.0))  # fmt: skip

@@ -12,7 +12,7 @@ from helpers import assess_and_close
 from checklist_eval.assessors import add_assessor_args, assessor_from_args, estimate, make_assessor
 from checklist_eval.assessors.llm import LLMAssessor
 from checklist_eval.errors import AssessorError
-from checklist_eval.models import StructuredOutput
+from checklist_eval.models import StructuredOutput, WarningKind
 from checklist_eval.testing import FaultConfig, MockServer, mock_verdict, sample_paper
 
 KEY = "sk-test-SECRETKEY-0123456789abcdef"
@@ -212,7 +212,7 @@ def test_long_paper_is_cut_at_the_budget_with_a_warning():
     assert len(out) == 3
     assert paper.model_dump() == parsed  # the assessor says it, the paper it was given stays as parsed
     said = a.paper_warnings(paper)
-    assert len(said) == 1 and "context budget" in said[0]
+    assert len(said) == 1 and said[0].kind is WarningKind.TRUNCATED and "context budget" in str(said[0])
     sent = a.messages_for(paper, paper.checklist.items[0], StructuredOutput.JSON_SCHEMA)
     assert sum(len(m["content"]) for m in sent) < a.config.prompt_char_budget == 4 * (4000 - 500)
     assert "paper truncated" in sent[1]["content"]

@@ -11,7 +11,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from checklist_eval.models import Answer, Assessment, ChecklistItem, Paper, Provenance, Usage
+from checklist_eval.models import Answer, Assessment, ChecklistItem, Paper, ParseWarning, Provenance, Usage
 
 UNANSWERED_REVIEW = {
     None: "- No answer found for this question: fill in [Yes], [No] or [NA] with a justification.",
@@ -92,7 +92,7 @@ class Assessor(ABC):
         self.questions_planned += sum(1 for it in paper.checklist.items if it.is_answered)
         return await gather_all(*(self.assess_item(paper, it) for it in paper.checklist.items))
 
-    def paper_warnings(self, paper: Paper) -> list[str]:
+    def paper_warnings(self, paper: Paper) -> list[ParseWarning]:
         """What this assessor has to say about the paper as a whole (the LLM assessor: that it saw only
         the first part), for the caller to show beside the parser's warnings: a paper is never changed
         after parsing."""

@@ -27,6 +27,7 @@ import httpx2
 import openai
 
 from checklist_eval.assessors import LLMConfig
+from checklist_eval.assessors.cache import endpoint_identity
 from checklist_eval.assessors.llm import LLMAssessor, RequestFailed, _Outcome
 from checklist_eval.assessors.messages import question_message
 from checklist_eval.assessors.quirks import EndpointQuirks
@@ -71,10 +72,11 @@ def answer_state(line: dict[str, Any]) -> tuple[str, int | None, dict[str, Any] 
 class BatchAssessor(LLMAssessor):
     def __init__(self, config: LLMConfig, retry_via: str = "online"):
         if retry_via not in RETRY_VIA:
-            raise AssessorError(f"unknown --retry-via {retry_via!r}")
+            raise AssessorError(f"unknown --retry-via {retry_via!r}", model=config.model,
+                                endpoint=endpoint_identity(config.resolved_base_url))
         super().__init__(config)
         if not self.cache.writes:
-            raise AssessorError("batch answers are kept beside the response cache: drop --no-cache")
+            raise self.error("batch answers are kept beside the response cache: drop --no-cache")
         self.retry_via = retry_via
         self.pending: dict[str, dict[str, Any]] = {}  # cache key -> request body, for the next round
         self.served = 0  # answers taken from batch results this run
@@ -144,8 +146,8 @@ class BatchAssessor(LLMAssessor):
             return await super()._request(paper, item, quirks, est_tokens, feedback)
         # A follow-up asks what the online path would ask now: with the re-ask feedback, if any.
         self.pending[key] = self.request_body(paper, item, sent, feedback)
-        raise PendingAnswer(f"question {item.id}: no usable batch answer yet (missing, failed or unusable); "
-                            f"it goes into a follow-up {self.retry_via} round")
+        raise self.error(f"question {item.id}: no usable batch answer yet (missing, failed or unusable); "
+                         f"it goes into a follow-up {self.retry_via} round", PendingAnswer)
 
     def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
         usage = super()._usage_of(completion, attempts)

@@ -32,11 +32,11 @@ def _usd(x: float) -> str:
 class Budget:
     def __init__(self, cap_usd: float, prices: PriceTable, model: str):
         if cap_usd < 0:
-            raise AssessorError(f"--max-cost must not be negative, got {cap_usd}")
+            raise AssessorError(f"--max-cost must not be negative, got {cap_usd}", model=model)
         price = prices.lookup(model)
         if price is None:
             raise AssessorError(f"--max-cost: price unknown for model {model!r}, so spending cannot be "
-                                "capped; add its price with --prices FILE")
+                                "capped; add its price with --prices FILE", model=model)
         self.cap = cap_usd
         self.price: Price = price
         self.spent = 0.0

@@ -54,7 +54,15 @@ from checklist_eval.assessors.structured import (
 )
 from checklist_eval.assessors.transport import openai_client
 from checklist_eval.errors import AssessorError, InputError
-from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage
+from checklist_eval.models import (
+    Assessment,
+    ChecklistItem,
+    Paper,
+    ParseWarning,
+    Provenance,
+    StructuredOutput,
+    Usage,
+)
 
 __all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "RequestFailed", "prompts_root"]
 
@@ -192,7 +200,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         self.cache = _open_cache(config)
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
         self._prefixes: dict[tuple[Any, ...], PaperPrefix] = {}
-        self._broken: AssessorError | None = None
+        self._broken: openai.APIStatusError | None = None  # a refusal that holds for every request
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -205,10 +213,14 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             redact.register(key)  # before any request: whatever the endpoint says is redacted
             return key
         if self.base_url is None:
-            raise AssessorError(
-                f"no API key: set the environment variable {self.config.api_key_env} "
-                "(or --base-url for a local server that needs none)")
+            raise self.error(f"no API key: set the environment variable {self.config.api_key_env} "
+                             "(or --base-url for a local server that needs none)")
         return NO_KEY_PLACEHOLDER
+
+    def error(self, message: str, kind: type[AssessorError] = AssessorError, *, attempts: int = 0,
+              usage: Usage | None = None) -> AssessorError:
+        """An error of this assessor, naming its endpoint (host and path, never the key) and model."""
+        return kind(message, endpoint=self.endpoint, model=self.model, attempts=attempts, usage=usage)
 
     @property
     def _secrets(self) -> tuple[str, ...]:
@@ -260,7 +272,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         self._prefixes[key] = prefix
         return prefix
 
-    def paper_warnings(self, paper: Paper) -> list[str]:
+    def paper_warnings(self, paper: Paper) -> list[ParseWarning]:
         """That the paper was cut to fit the context budget, when it was (and any question was asked)."""
         if not any(item.is_answered for item in paper.checklist.items):
             return []
@@ -472,7 +484,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                 question.relearned += 1
                 return None
             if isinstance(err, (openai.APIError, EndpointFault)):
-                raise self._fatal(err) from None
+                raise self._fatal(err, question) from None
             raise err from None
 
     def _may_think_longer(self, choice: Choice, completion: Any, quirks: EndpointQuirks) -> bool:
@@ -499,18 +511,19 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                             prompt_version=self.prompt_version or "", strategy=strategy.value)
         question.invalid += 1
         if question.invalid > self.config.reask:
-            raise AssessorError(f"{self.endpoint} (model {self.model}) gave no usable verdict for question "
-                                f"{item.id} after {question.invalid} replies: {why}")
+            raise self.error(f"{self._where} gave no usable verdict for question {item.id} after "
+                             f"{question.invalid} replies: {why}", attempts=question.usage.calls, usage=question.usage)
         log.info("question %s: %s; asking again (%d/%d)", item.id, why, question.invalid, self.config.reask)
         question.feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
                              {"role": "user", "content": f"{REASK_PREFIX} {why}. Reply again in the required format."}]
 
-    def _fatal(self, err: BaseException) -> AssessorError:
-        fatal = fatal_error(err, endpoint=self.endpoint, model=self.model or "?",
-                            api_key_env=self.config.api_key_env, secrets=self._secrets)
+    def _fatal(self, err: BaseException, question: _Question) -> AssessorError:
+        """The error that ends ``question``, with what it spent; a refusal of the key or model also
+        stops every request still to be sent (a 400, e.g. one paper too long, does not)."""
         if isinstance(err, openai.APIStatusError) and err.status_code in (401, 403, 404):
-            self._broken = fatal  # endpoint-wide; a 400 (e.g. one paper too long) is not
-        return fatal
+            self._broken = err
+        return fatal_error(err, endpoint=self.endpoint, model=self.model, api_key_env=self.config.api_key_env,
+                           secrets=self._secrets, attempts=question.usage.calls, usage=question.usage)
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

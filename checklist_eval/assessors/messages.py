@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checklist_eval.assessors.cache import digest_messages
-from checklist_eval.models import ChecklistItem, Paper, StructuredOutput
+from checklist_eval.models import ChecklistItem, Paper, ParseWarning, StructuredOutput, WarningKind
 
 if TYPE_CHECKING:
     from checklist_eval.assessors.llm import PromptSet
@@ -77,7 +77,7 @@ def cut_paper(text: str, budget: int) -> tuple[str, bool]:
 
 def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
                     strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA,
-                    ) -> tuple[list[dict[str, str]], str | None]:
+                    ) -> tuple[list[dict[str, str]], ParseWarning | None]:
     """The system + paper messages shared by every question of ``paper``; a warning when cut.
 
     The reply-format instructions sit in the system message: they are fixed per endpoint for a run,
@@ -93,8 +93,9 @@ def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
     })
     warning = None
     if truncated:
-        warning = (f"paper text ({len(full)} characters) exceeds the model's context budget "
-                   f"({budget} characters); the assessor saw only the first part")
+        warning = ParseWarning(kind=WarningKind.TRUNCATED, location=paper.source,
+                               message=f"paper text ({len(full)} characters) exceeds the model's context budget "
+                                       f"({budget} characters); the assessor saw only the first part")
     return [{"role": "system", "content": system}, {"role": "user", "content": content},
             {"role": "user", "content": checklist}], warning
 
@@ -104,7 +105,7 @@ def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
 class PaperPrefix:
     messages: list[dict[str, str]]
     tokens: int
-    warning: str | None = None
+    warning: ParseWarning | None = None
     digest: str = ""  # sha256 of the messages, computed once: the cache key's stand-in for them
 
     def __post_init__(self) -> None:

@@ -27,6 +27,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from checklist_eval import redact
 from checklist_eval.errors import AssessorError
+from checklist_eval.models import Usage
 
 T = TypeVar("T")
 
@@ -150,9 +151,16 @@ _HINTS = {
 }
 
 
-def fatal_error(exc: BaseException, *, endpoint: str, model: str, api_key_env: str,
-                secrets: tuple[str, ...] = ()) -> AssessorError:
-    """A one-line, key-free AssessorError for an error retrying cannot fix."""
+def fatal_error(exc: BaseException, *, endpoint: str, model: str | None, api_key_env: str,
+                secrets: tuple[str, ...] = (), attempts: int = 0, usage: Usage | None = None) -> AssessorError:
+    """A one-line, key-free AssessorError for an error retrying cannot fix, carrying the endpoint, model,
+    HTTP status (when there was one), the ``attempts`` made and their ``usage``."""
+    text = scrub(_fatal_text(exc, endpoint=endpoint, model=model or "?", api_key_env=api_key_env), secrets)
+    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+    return AssessorError(text, endpoint=endpoint, model=model, status=status, attempts=attempts, usage=usage)
+
+
+def _fatal_text(exc: BaseException, *, endpoint: str, model: str, api_key_env: str) -> str:
     if isinstance(exc, openai.APIStatusError):
         hint = _HINTS.get(exc.status_code, "request failed").format(env=api_key_env)
         detail = " ".join(_api_message(exc).split())[:300]
@@ -165,7 +173,7 @@ def fatal_error(exc: BaseException, *, endpoint: str, model: str, api_key_env: s
         text = f"{endpoint} (model {model}) still failing after the last attempt: {type(exc).__name__}: {exc}{cause}"
     else:
         text = f"{endpoint} (model {model}): {type(exc).__name__}: {exc}"
-    return AssessorError(scrub(text, secrets))
+    return text
 
 
 @dataclass
