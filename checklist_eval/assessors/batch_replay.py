@@ -120,27 +120,14 @@ class BatchAssessor(LLMAssessor):
                        feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
         sent = dataclasses.replace(quirks)
         key = self._cache_key(paper, question_message(self.prompts, item), sent.strategy)
-        asked = _ASKED.get()
-        reask = asked is not None and key in asked
-        if asked is not None:
-            asked.add(key)
-        if reask:  # the stored answer for this body was unusable: a later round must ask again
-            self._mark_spent(key, "unusable reply")
-        stored = None if reask else self._stored(key)
+        stored = self._answer_for(key)
         if stored is not None:
             state, status, body, error = stored
             if state == "ok":
                 self.served += 1
                 return _Outcome(_BatchCompletion(body or {}), 1, sent.strategy)
             if status == 400:
-                # A refused parameter: the online path's adaptation (format fallback, no logprobs)
-                # applies to batch answers too, so fail as the SDK's refusal would have.
-                url = f"{self.base_url or 'https://api.openai.com/v1'}/chat/completions"
-                refused = openai.BadRequestError(error or "bad request", body=body, response=httpx2.Response(
-                    400, request=httpx2.Request("POST", url)))
-                sent_body = self.request_body(paper, item, sent)
-                raise RequestFailed(refused, attempts=1, sent=sent, params={
-                    k: v for k, v in sent_body.items() if k not in ("model", "messages")})
+                raise self._refusal(paper, item, sent, body, error)
         if self.retry_via == "online":
             self.retried_online += 1
             return await super()._request(paper, item, quirks, est_tokens, feedback)
@@ -148,6 +135,28 @@ class BatchAssessor(LLMAssessor):
         self.pending[key] = self.request_body(paper, item, sent, feedback)
         raise self.error(f"question {item.id}: no usable batch answer yet (missing, failed or unusable); "
                          f"it goes into a follow-up {self.retry_via} round", PendingAnswer)
+
+    def _answer_for(self, key: str) -> tuple[str, int | None, dict[str, Any] | None, str | None] | None:
+        """The stored answer for this question's body, unless this question was served it already (its
+        reply was unusable, so it is marked spent: a later round must ask again)."""
+        asked = _ASKED.get()
+        reask = asked is not None and key in asked
+        if asked is not None:
+            asked.add(key)
+        if reask:
+            self._mark_spent(key, "unusable reply")
+            return None
+        return self._stored(key)
+
+    def _refusal(self, paper: Paper, item: ChecklistItem, sent: EndpointQuirks, body: dict[str, Any] | None,
+                 error: str | None) -> RequestFailed:
+        """A stored 400 as the online path sees one: a refused parameter is learned (format fallback, no
+        logprobs) for batch answers too."""
+        url = f"{self.base_url or 'https://api.openai.com/v1'}/chat/completions"
+        refused = openai.BadRequestError(error or "bad request", body=body, response=httpx2.Response(
+            400, request=httpx2.Request("POST", url)))
+        params = {k: v for k, v in self.request_body(paper, item, sent).items() if k not in ("model", "messages")}
+        return RequestFailed(refused, attempts=1, sent=sent, params=params)
 
     def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
         usage = super()._usage_of(completion, attempts)

@@ -11,6 +11,7 @@ choice is remembered per (endpoint, model) for the run and recorded in ``Provena
 parameter the endpoint refuses (temperature, max_tokens, logprobs, reasoning_effort ...) is learned the same
 way (``quirks.py``) and recorded in ``Provenance.quirks``.
 """
+
 from __future__ import annotations
 
 import asyncio
