@@ -265,49 +265,17 @@ def _yes_credits(facts: BodyFacts, just: str) -> list[Finding]:
     return [suggestion(-0.6, "Credits claimed, but the paper has no references.")]
 
 
-def _yes_human(facts: BodyFacts, just: str) -> list[Finding]:
-    if facts.has("human_strong"):
-        return [support(0.3, facts.quote("human_strong"))]
-    return [blocking(-1.2, "Yes for human subjects, but the body mentions no participants, crowdworkers or"
-                     " user study (NA?).")]
-
-
-def _yes_irb(facts: BodyFacts, just: str) -> list[Finding]:
-    if facts.has("irb"):
-        return [support(0.5, facts.quote("irb"))]
-    return [blocking(-1.3, "IRB approval claimed, but the body mentions no IRB, ethics board or exemption.")]
-
-
-def _yes_limitations(facts: BodyFacts, just: str) -> list[Finding]:
-    if facts.has("limitations"):
-        return [support(0.4, facts.quote("limitations"))]
-    return [blocking(-1.0, "Limitations claimed, but the body never discusses limitations.")]
-
-
-def _yes_impacts(facts: BodyFacts, just: str) -> list[Finding]:
-    if facts.has("impacts"):
-        return [support(0.4, facts.quote("impacts"))]
-    # Impact discussions hide in introductions and conclusions under many phrasings: weak evidence.
-    return [suggestion(-0.8, "Societal impacts claimed, but the body has no impact, misuse or harm"
-                       " discussion that we could find: point to it.")]
-
-
-def _yes_safeguards(facts: BodyFacts, just: str) -> list[Finding]:
-    if facts.has("safeguards"):
-        return [support(0.3, facts.quote("safeguards"))]
-    return [blocking(-0.9, "Safeguards claimed, but the body describes none.")]
+def _shown_by(key: str, weight: float, otherwise: Finding) -> Callable[[BodyFacts, str], list[Finding]]:
+    """The rule of a topic whose Yes the body supports by one kind of fact: quote it, else ``otherwise``."""
+    def rule(facts: BodyFacts, just: str) -> list[Finding]:
+        return [support(weight, facts.quote(key))] if facts.has(key) else [otherwise]
+    return rule
 
 
 def _yes_new_assets(facts: BodyFacts, just: str) -> list[Finding]:
     if facts.has("url") or _search("url", just) or facts.has("supplement"):
         return [support(0.3, facts.hits.get("url", "release location given"))]
     return [suggestion(-0.6, "New assets claimed, but no URL or release location is given.")]
-
-
-def _yes_llm(facts: BodyFacts, just: str) -> list[Finding]:
-    if facts.has("llm"):
-        return [support(0.3, facts.quote("llm"))]
-    return [suggestion(-0.6, "LLM usage declared, but the body never mentions an LLM.")]
 
 
 def _yes_details(facts: BodyFacts, just: str) -> list[Finding]:
@@ -320,9 +288,20 @@ def _yes_details(facts: BodyFacts, just: str) -> list[Finding]:
 
 _YES_RULES: dict[str, Callable[[BodyFacts, str], list[Finding]]] = {
     "theory": _yes_theory, "code": _yes_code, "errorbars": _yes_errorbars, "compute": _yes_compute,
-    "licenses": _yes_licenses, "credits": _yes_credits, "human": _yes_human, "irb": _yes_irb,
-    "limitations": _yes_limitations, "impacts": _yes_impacts, "safeguards": _yes_safeguards,
-    "new_assets": _yes_new_assets, "llm": _yes_llm, "details": _yes_details, "reproducibility": _yes_details,
+    "licenses": _yes_licenses, "credits": _yes_credits, "new_assets": _yes_new_assets, "details": _yes_details,
+    "reproducibility": _yes_details,
+    "human": _shown_by("human_strong", 0.3, blocking(
+        -1.2, "Yes for human subjects, but the body mentions no participants, crowdworkers or user study (NA?).")),
+    "irb": _shown_by("irb", 0.5, blocking(
+        -1.3, "IRB approval claimed, but the body mentions no IRB, ethics board or exemption.")),
+    "limitations": _shown_by("limitations", 0.4, blocking(
+        -1.0, "Limitations claimed, but the body never discusses limitations.")),
+    # Impact discussions hide in introductions and conclusions under many phrasings: weak evidence.
+    "impacts": _shown_by("impacts", 0.4, suggestion(
+        -0.8, "Societal impacts claimed, but the body has no impact, misuse or harm discussion that we could"
+        " find: point to it.")),
+    "safeguards": _shown_by("safeguards", 0.3, blocking(-0.9, "Safeguards claimed, but the body describes none.")),
+    "llm": _shown_by("llm", 0.3, suggestion(-0.6, "LLM usage declared, but the body never mentions an LLM.")),
 }
 
 
