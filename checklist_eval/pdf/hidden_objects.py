@@ -190,59 +190,78 @@ _MAX_FORM_DEPTH = 16
 
 def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk, deep: bool) -> None:
     """Every object in painting order: text classified by its own properties, shapes collected (the
-    page's own always; those inside forms only on the ``deep`` walk, for white text inside figures).
-    The text branch is written out flat: it runs for every text object of every page."""
+    page's own always; those inside forms only on the ``deep`` walk, for white text inside figures)."""
     count, get = (_page_count, _page_object) if top else (_form_count, _form_object)
-    get_type, render_mode, get_fill, get_bounds = _get_type, _render_mode, _fill_colour, _bounds
-    count_marks = _count_marks
-    r_ref, g_ref, b_ref, a_ref = calls.rgba_refs
-    l_ref, b0_ref, r0_ref, t_ref = calls.box_refs
-    red, green, blue, alpha = calls.rgba
-    left, bottom, right, top_ = calls.box
-    texts = out.texts
-    in_figure = not top
-    small = READABLE_PT * 1.5
+    get_type = _get_type
+    classify = None if deep else _TextSorter(calls, out, m, in_figure=not top).sort
     for i in range(count(holder)):
         obj = get(holder, i)
         kind = get_type(obj)
         out.seq = seq = out.seq + 1
         if kind == _TEXT:
-            if deep:
-                continue
-            mode = render_mode(obj)
-            if mode == _INVISIBLE:
-                box = calls.bounds(obj, m)
-                if box is not None:
-                    out.invisible.append((obj, seq, box, _WHITE, in_figure))
-                continue
-            if mode == _CLIP:
-                _hide(out, obj, "clip", in_figure)
-                continue
-            if not (get_fill(obj, r_ref, g_ref, b_ref, a_ref) and get_bounds(obj, l_ref, b0_ref, r0_ref, t_ref)):
-                continue
-            box = (left.value, bottom.value, right.value, top_.value)
-            if m is not None:
-                box = _transform_box(box, m)
-            if out.optional_depth or (count_marks(obj) and _optional_content(obj)):
-                out.optional.append((obj, seq, box, _WHITE, in_figure))
-            if alpha.value < MIN_ALPHA and mode == _FILL:
-                _hide(out, obj, "transparent", in_figure)
-            elif (box[2] - box[0] < small or box[3] - box[1] < small) and _tiny(calls, obj, m):
-                _hide(out, obj, "tiny", in_figure)
-            else:
-                texts.append((obj, seq, box, (red.value, green.value, blue.value), in_figure))
+            if classify is not None:
+                classify(obj, seq)
         elif kind == _FORM and out.depth < _MAX_FORM_DEPTH:
-            inner = calls.obj_matrix(obj)
-            optional = bool(count_marks(obj) and _optional_content(obj))
-            out.depth += 1
-            out.optional_depth += optional
-            _walk(calls, obj, False, _compose(inner, m) if inner else m, out, deep)
-            out.depth -= 1
-            out.optional_depth -= optional
+            _walk_form(calls, obj, m, out, deep)
         elif (top or deep) and kind in (_PATH, _IMAGE, _SHADING):
             shape = _shape(calls, obj, kind, m, seq)
             if shape is not None:
                 out.shapes.append(shape)
+
+
+def _walk_form(calls: _Calls, form: object, m: Matrix | None, out: _Walk, deep: bool) -> None:
+    """A form XObject's objects, placed by its matrix; when the form is optional content, so is
+    everything drawn in it."""
+    inner = calls.obj_matrix(form)
+    optional = bool(_count_marks(form) and _optional_content(form))
+    out.depth += 1
+    out.optional_depth += optional
+    _walk(calls, form, False, _compose(inner, m) if inner else m, out, deep)
+    out.depth -= 1
+    out.optional_depth -= optional
+
+
+_SMALL_BOX = READABLE_PT * 1.5  # a text box narrower or lower than this may be set in a tiny font
+
+
+class _TextSorter:
+    """Sorts the text objects of one page or form by their own properties: hidden by render mode,
+    alpha or size; invisible and optional content, decided later; the rest kept for the colour and
+    position checks. Written flat on bound out-parameters: it runs for every text object of every page."""
+
+    def __init__(self, calls: _Calls, out: _Walk, m: Matrix | None, in_figure: bool) -> None:
+        self.calls, self.out, self.m, self.in_figure = calls, out, m, in_figure
+        self.rgba_refs, self.box_refs = calls.rgba_refs, calls.box_refs
+
+    def sort(self, obj: object, seq: int) -> None:
+        mode = _render_mode(obj)
+        if mode == _INVISIBLE:
+            box = self.calls.bounds(obj, self.m)
+            if box is not None:
+                self.out.invisible.append((obj, seq, box, _WHITE, self.in_figure))
+            return
+        if mode == _CLIP:
+            _hide(self.out, obj, "clip", self.in_figure)
+            return
+        if not (_fill_colour(obj, *self.rgba_refs) and _bounds(obj, *self.box_refs)):
+            return
+        left, bottom, right, top = self.calls.box
+        box = (left.value, bottom.value, right.value, top.value)
+        if self.m is not None:
+            box = _transform_box(box, self.m)
+        self._sort_painted(obj, seq, mode, box)
+
+    def _sort_painted(self, obj: object, seq: int, mode: int, box: Box) -> None:
+        out, in_figure = self.out, self.in_figure
+        if out.optional_depth or (_count_marks(obj) and _optional_content(obj)):
+            out.optional.append((obj, seq, box, _WHITE, in_figure))
+        red, green, blue, alpha = self.calls.rgba
+        if alpha.value < MIN_ALPHA and mode == _FILL:
+            _hide(out, obj, "transparent", in_figure)
+        elif (box[2] - box[0] < _SMALL_BOX or box[3] - box[1] < _SMALL_BOX) and _tiny(self.calls, obj, self.m):
+            _hide(out, obj, "tiny", in_figure)
+        else:
+            out.texts.append((obj, seq, box, (red.value, green.value, blue.value), in_figure))
 
 
 def _optional_content(obj: object) -> bool:
@@ -376,11 +395,24 @@ def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
     walk = _Walk()
     _walk(calls, page, True, None, walk, deep=False)
     shapes = _limit(walk.shapes, len(walk.texts) + len(walk.invisible))
+    _hide_invisible(walk, shapes)
+    _check_optional(page, walk)
+    candidates = _hide_by_place(walk, shapes, crop)
+    if candidates:
+        _hide_on_background(calls, page, walk, candidates)
+    return walk.hidden, walk.in_figure
+
+
+def _hide_invisible(walk: _Walk, shapes: list[_Shape]) -> None:
     for obj, seq, box, _rgb, in_figure in walk.invisible:
         # Invisible text over a picture of itself is a scan's OCR layer: the reader sees the picture.
         if not any(s.image and s.seq < seq and _holds_centre(s.box, box) for s in shapes):
             _hide(walk, obj, "invisible", in_figure)
-    _check_optional(page, walk)
+
+
+def _hide_by_place(walk: _Walk, shapes: list[_Shape], crop: Box) -> list[_TextObj]:
+    """Hides text outside the crop box or under an opaque shape; returns the text the colour of what
+    is under it (or near-white, on a page without coloured shapes) for :func:`_hide_on_background`."""
     coloured = any(s.rgb != _WHITE for s in shapes)
     pale = 255 - COLOUR_TOLERANCE
     x0, y0, x1, y1 = crop
@@ -396,12 +428,14 @@ def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
                 candidates.append(text)
         elif rgb[0] >= pale and rgb[1] >= pale and rgb[2] >= pale:
             candidates.append(text)
-    if candidates:
-        # Text the colour of the page may sit on a shape inside a figure: look there before calling it hidden.
-        deep = _Walk()
-        _walk(calls, page, True, None, deep, deep=True)
-        deep_shapes = _limit(deep.shapes, len(candidates))
-        for obj, seq, box, rgb, in_figure in candidates:
-            if _close(rgb, _background(seq, box, deep_shapes)):
-                _hide(walk, obj, "background", in_figure)
-    return walk.hidden, walk.in_figure
+    return candidates
+
+
+def _hide_on_background(calls: _Calls, page: object, walk: _Walk, candidates: list[_TextObj]) -> None:
+    # Text the colour of the page may sit on a shape inside a figure: look there before calling it hidden.
+    deep = _Walk()
+    _walk(calls, page, True, None, deep, deep=True)
+    deep_shapes = _limit(deep.shapes, len(candidates))
+    for obj, seq, box, rgb, in_figure in candidates:
+        if _close(rgb, _background(seq, box, deep_shapes)):
+            _hide(walk, obj, "background", in_figure)
