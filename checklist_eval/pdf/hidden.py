@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from checklist_eval.models import HiddenRun
+from checklist_eval.models import HiddenRun, ParseWarning, WarningKind
 from checklist_eval.pdf.hidden_objects import TECHNIQUES, Box, _address, _untyped, hidden_objects
 
 __all__ = ["Cutter", "visible_text", "warning"]
@@ -136,7 +136,9 @@ def _crop_box(page: object) -> Box:
     return 0.0, 0.0, pdfium_c.FPDF_GetPageWidthF(page), pdfium_c.FPDF_GetPageHeightF(page)
 
 
-def warning(run: HiddenRun) -> str:
+def warning(run: HiddenRun) -> ParseWarning:
     """The paper-level warning for one run, worded like the LaTeX side's."""
     quote = run.text if len(run.text) <= 80 else run.text[:77] + "..."
-    return f'hidden text ({TECHNIQUES[run.technique]}, page {run.page}, invisible when printed): "{quote}"'
+    return ParseWarning(
+        kind=WarningKind.HIDDEN_TEXT, location=f"page {run.page}",
+        message=f'hidden text ({TECHNIQUES[run.technique]}, page {run.page}, invisible when printed): "{quote}"')

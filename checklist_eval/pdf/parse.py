@@ -6,7 +6,7 @@ from pathlib import Path
 
 from checklist_eval import checklists
 from checklist_eval.errors import InputError, NoChecklistError
-from checklist_eval.models import Checklist, ChecklistSpec, Paper
+from checklist_eval.models import Checklist, ChecklistSpec, Paper, ParseWarning
 from checklist_eval.pdf import hidden
 from checklist_eval.pdf.checklist import _Region, build_checklist, find_checklist
 from checklist_eval.pdf.cleaning import clean_pages
@@ -41,7 +41,7 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None, data: bytes | None 
 
 def _read_checklist(
     path: Path, text: str, spec: ChecklistSpec | None
-) -> tuple[_Region, Checklist, list[str]]:
+) -> tuple[_Region, Checklist, list[ParseWarning]]:
     """The checklist region of the cleaned text and its answers matched to ``spec`` (or to the
     version detected from the region's text); a PDF without one is not a submission."""
     region = find_checklist(text)
