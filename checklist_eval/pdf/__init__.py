@@ -7,38 +7,58 @@ question blocks and read answer and justification from each (:mod:`.checklist`) 
 outside the region is the body an assessor sees, with its sections, anchors and abstract
 (:mod:`.structure`). :func:`parse_pdf` (:mod:`.parse`) runs it.
 
-Importing this package loads pypdfium2: batch parents reach it only through isolated workers.
+The names below are imported from their modules when first used, not with the package: a batch's
+parent process parses in isolated workers and must never load PDFium, yet it reads
+:mod:`.techniques` to describe the hidden text its workers found.
 """
 
-from checklist_eval.pdf.checklist import build_checklist, find_checklist
-from checklist_eval.pdf.cleaning import (
-    clean_pages,
-    clean_text,
-    dehyphenate,
-    fix_ligatures,
-    has_line_numbers,
-    squash,
-    strip_line_numbers,
-)
-from checklist_eval.pdf.extract import MAX_PDF_BYTES, MAX_PDF_PAGES, extract_pages
-from checklist_eval.pdf.parse import parse_pdf
-from checklist_eval.pdf.structure import find_abstract, find_anchors, find_sections
+from __future__ import annotations
 
-__all__ = [
-    "MAX_PDF_BYTES",
-    "MAX_PDF_PAGES",
-    "build_checklist",
-    "clean_pages",
-    "clean_text",
-    "dehyphenate",
-    "extract_pages",
-    "find_abstract",
-    "find_anchors",
-    "find_checklist",
-    "find_sections",
-    "fix_ligatures",
-    "has_line_numbers",
-    "parse_pdf",
-    "squash",
-    "strip_line_numbers",
-]
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names, for type checkers (``as``: re-exported)
+    from checklist_eval.pdf.checklist import build_checklist as build_checklist
+    from checklist_eval.pdf.checklist import find_checklist as find_checklist
+    from checklist_eval.pdf.cleaning import clean_pages as clean_pages
+    from checklist_eval.pdf.cleaning import clean_text as clean_text
+    from checklist_eval.pdf.cleaning import dehyphenate as dehyphenate
+    from checklist_eval.pdf.cleaning import fix_ligatures as fix_ligatures
+    from checklist_eval.pdf.cleaning import has_line_numbers as has_line_numbers
+    from checklist_eval.pdf.cleaning import squash as squash
+    from checklist_eval.pdf.cleaning import strip_line_numbers as strip_line_numbers
+    from checklist_eval.pdf.extract import MAX_PDF_BYTES as MAX_PDF_BYTES
+    from checklist_eval.pdf.extract import MAX_PDF_PAGES as MAX_PDF_PAGES
+    from checklist_eval.pdf.extract import extract_pages as extract_pages
+    from checklist_eval.pdf.parse import parse_pdf as parse_pdf
+    from checklist_eval.pdf.structure import find_abstract as find_abstract
+    from checklist_eval.pdf.structure import find_anchors as find_anchors
+    from checklist_eval.pdf.structure import find_sections as find_sections
+
+_HOME = {  # public name -> the module of this package that defines it
+    "build_checklist": "checklist",
+    "find_checklist": "checklist",
+    "clean_pages": "cleaning",
+    "clean_text": "cleaning",
+    "dehyphenate": "cleaning",
+    "fix_ligatures": "cleaning",
+    "has_line_numbers": "cleaning",
+    "squash": "cleaning",
+    "strip_line_numbers": "cleaning",
+    "MAX_PDF_BYTES": "extract",
+    "MAX_PDF_PAGES": "extract",
+    "extract_pages": "extract",
+    "parse_pdf": "parse",
+    "find_abstract": "structure",
+    "find_anchors": "structure",
+    "find_sections": "structure",
+}
+
+__all__ = list(_HOME)
+
+
+def __getattr__(name: str) -> object:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -19,7 +19,8 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from checklist_eval.models import HiddenRun, ParseWarning, WarningKind
-from checklist_eval.pdf.hidden_objects import TECHNIQUES, Box, _address, _untyped, hidden_objects
+from checklist_eval.pdf.hidden_objects import Box, _address, _untyped, hidden_objects
+from checklist_eval.pdf.techniques import TECHNIQUES
 
 __all__ = ["Cutter", "visible_text", "warning"]
 

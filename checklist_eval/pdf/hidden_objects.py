@@ -10,7 +10,8 @@ character):
   centre, else the white page (an image or shading there: unknown colours, counted as seen). Pages
   without a non-white filled shape take the fast path; near-white text is checked once more against
   the shapes inside figures before it is called hidden;
-* a font below :data:`READABLE_PT` (the box is checked first; the font size only for small boxes);
+* a font below ``READABLE_PT`` (:mod:`.techniques`; the box is checked first, the font size only for
+  small boxes);
 * a box outside the page's crop box;
 * a box wholly inside an opaque shape drawn after it (page-level shapes only: figures' own paths
   are many, and a figure covering text is not how papers are made);
@@ -27,24 +28,12 @@ from typing import Any
 
 import pypdfium2.raw as pdfium_c
 
-__all__ = ["TECHNIQUES", "hidden_objects"]
+from checklist_eval.pdf.techniques import READABLE_PT
 
-# Effective font size below which text is not read. Genuine papers go down to about 2.4 pt (sub-
-# scripts in a scaled-down plot); a hidden sentence is set at 1 pt or less.
-READABLE_PT = 1.5
+__all__ = ["hidden_objects"]
+
 COLOUR_TOLERANCE = 24  # per RGB channel (0-255): text this close to what is under it is not seen
 MIN_ALPHA = 26  # fill alpha (0-255) below this (10 %) is not seen
-
-TECHNIQUES = {
-    "invisible": "render mode 3, invisible",
-    "clip": "render mode 7, clip only",
-    "transparent": "transparent fill",
-    "background": "same colour as the background",
-    "tiny": f"font under {READABLE_PT:g} pt",
-    "off_page": "outside the page",
-    "covered": "covered by a shape",
-    "optional": "optional content switched off",
-}
 
 _TEXT = pdfium_c.FPDF_PAGEOBJ_TEXT
 _PATH = pdfium_c.FPDF_PAGEOBJ_PATH
@@ -389,8 +378,8 @@ def _limit(shapes: list[_Shape], n_texts: int) -> list[_Shape]:
 
 
 def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
-    """Address of each hidden text object of a page -> how it is hidden (a key of TECHNIQUES), and
-    the addresses of those drawn inside a figure (a form XObject)."""
+    """Address of each hidden text object of a page -> how it is hidden (a key of ``TECHNIQUES`` in
+    :mod:`.techniques`), and the addresses of those drawn inside a figure (a form XObject)."""
     calls = _Calls()
     walk = _Walk()
     _walk(calls, page, True, None, walk, deep=False)
