@@ -34,7 +34,6 @@ EXCERPT_CHARS = 200
 _text_object_of = _untyped(pdfium_c.FPDFText_GetTextObject, pdfium_c.FPDF_PAGEOBJECT)
 
 
-
 def _char_text(textpage: object, text: str) -> str:
     """The page text with one character per pdfium char index (get_text_range's UTF-16 can differ
     in length when a page has characters outside the BMP)."""
