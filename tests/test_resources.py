@@ -1,8 +1,11 @@
-"""Package resources: the prompt files ship inside the package and keep the texts caches were keyed with."""
+"""Package resources and optional parts: the prompt files ship inside the package and keep the texts
+caches were keyed with; h11 is needed by the loopback server alone."""
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,3 +50,33 @@ def test_released_prompt_versions_are_unchanged(version: str) -> None:
 
 def test_every_prompt_version_is_pinned() -> None:
     assert sorted(p.name for p in prompts_root().iterdir() if p.is_dir()) == sorted(RELEASED)
+
+
+# h11 is installed here (the test extra pulls in the server extra), so its absence is simulated the way
+# Python documents for a module that cannot be imported: a None entry in sys.modules.
+WITHOUT_H11 = "import sys; sys.modules['h11'] = None\n"
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", WITHOUT_H11 + code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+
+
+def test_mock_server_without_h11_names_the_extra_to_install() -> None:
+    run = _python("import runpy\nsys.argv = ['checklist-eval', 'mock-server', '--port', '0']\n"
+                  "runpy.run_module('checklist_eval', run_name='__main__', alter_sys=True)")
+    assert run.returncode == 2, run.stderr
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'checklist-eval[server]'" in lines[0], run.stderr
+
+
+def test_everything_but_the_loopback_server_imports_without_h11() -> None:
+    run = _python(
+        "import importlib, pkgutil, checklist_eval\n"
+        "for m in pkgutil.walk_packages(checklist_eval.__path__, 'checklist_eval.'):\n"
+        "    if m.name.split('.')[1] not in ('testing', '__main__'):\n"
+        "        importlib.import_module(m.name)\n"
+        "assert 'checklist_eval.testing' not in sys.modules\n"
+        "print('ok')")
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
