@@ -21,7 +21,6 @@ These names are an interface: scripts, the leaderboard and resumed runs find the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from checklist_eval.errors import InputError
@@ -42,69 +41,30 @@ REPORT_HTML = "report.html"
 CHECK_JSON = "check.json"
 
 
-@dataclass(frozen=True)
 class SubmissionFolder:
     """One submission's outputs: ``RESULTS/submissions/<id>/``, or the folder ``score --out`` names."""
 
-    path: Path
-
-    @property
-    def result_json(self) -> Path:
-        return self.path / RESULT_JSON
-
-    @property
-    def report_html(self) -> Path:
-        return self.path / REPORT_HTML
-
-    @property
-    def records_csv(self) -> Path:
-        return self.path / RECORDS_CSV
-
-    @property
-    def records_jsonl(self) -> Path:
-        return self.path / RECORDS_JSONL
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.result_json = self.path / RESULT_JSON
+        self.report_html = self.path / REPORT_HTML
+        self.records_csv = self.path / RECORDS_CSV
+        self.records_jsonl = self.path / RECORDS_JSONL
 
 
-@dataclass(frozen=True)
 class ResultsLayout:
     """The files of a batch results folder rooted at ``root``."""
 
-    root: Path
-
     def __init__(self, root: str | Path):
-        object.__setattr__(self, "root", Path(root))
-
-    @property
-    def lock(self) -> Path:
-        return self.root / LOCK_NAME
-
-    @property
-    def cache(self) -> Path:
-        return self.root / CACHE_NAME
-
-    @property
-    def run_file(self) -> Path:
-        return self.root / RUN_FILE_NAME
-
-    @property
-    def records_csv(self) -> Path:
-        return self.root / RECORDS_CSV
-
-    @property
-    def records_jsonl(self) -> Path:
-        return self.root / RECORDS_JSONL
-
-    @property
-    def scores_csv(self) -> Path:
-        return self.root / SCORES_CSV
-
-    @property
-    def summary_json(self) -> Path:
-        return self.root / SUMMARY_JSON
-
-    @property
-    def failures_jsonl(self) -> Path:
-        return self.root / FAILURES_JSONL
+        self.root = Path(root)
+        self.lock = self.root / LOCK_NAME
+        self.cache = self.root / CACHE_NAME
+        self.run_file = self.root / RUN_FILE_NAME
+        self.records_csv = self.root / RECORDS_CSV
+        self.records_jsonl = self.root / RECORDS_JSONL
+        self.scores_csv = self.root / SCORES_CSV
+        self.summary_json = self.root / SUMMARY_JSON
+        self.failures_jsonl = self.root / FAILURES_JSONL
 
     def records_file(self) -> Path | None:
         """The records file that is there, CSV first; None when neither is."""
