@@ -57,14 +57,14 @@ def _misbehave_mode(mode: str | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from checklist_eval.errors import InputError
+    from checklist_eval.errors import InputError, UsageError
 
     try:
         from checklist_eval.testing import FaultConfig, MockServer
     except ModuleNotFoundError as err:  # h11 is an optional dependency (the server extra)
         if err.name != "h11":
             raise
-        raise InputError(None, str(err)) from None
+        raise UsageError(str(err)) from None
     kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
     try:
         faults = FaultConfig(rate=args.fault_rate, kinds=kinds, retry_after=args.retry_after)
