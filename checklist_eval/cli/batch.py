@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from checklist_eval.assessors.ledger import format_cost
+from checklist_eval.layout import ResultsLayout
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +55,7 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
 
     out = Path(args.out)
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
-    cache = args.cache if getattr(args, "cache", None) else out / "cache.sqlite"
+    cache = args.cache if getattr(args, "cache", None) else ResultsLayout(out).cache
     prepare_out(out)  # the batch itself takes the folder's lock
     if getattr(args, "via", "online") != "online":
         from checklist_eval.cli.via import run_batch_via
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for f in outcome.failures:
         console.print(f"failed {f['submission_id']}: {f['error']}", highlight=False, markup=False)
-    console.print(f"results in {args.out} (failures in {Path(args.out) / 'failures.jsonl'})", highlight=False,
+    console.print(f"results in {args.out} (failures in {ResultsLayout(args.out).failures_jsonl})", highlight=False,
                   markup=False)
     return 0
 
@@ -135,7 +136,7 @@ def dry_run(args: argparse.Namespace) -> int:
             failures.append({"submission_id": sid, "source": str(path), "error": one_line(err)})
             continue
         labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
-    plan = plan_papers(labelled, args, cache_for_plan(args, Path(args.out) / "cache.sqlite"))
+    plan = plan_papers(labelled, args, cache_for_plan(args, ResultsLayout(args.out).cache))
     plan["failures"] = failures
     if args.json:
         print(json.dumps(plan, indent=2))

@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import Any
 
-CHECK_JSON = "check.json"
+from checklist_eval.layout import CHECK_JSON
 
 
 def register(subparsers: Any) -> None:

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from checklist_eval.layout import ResultsLayout
+
 VIA = ("online", "batch-api", "jsonl")
-RUN_FILE = "batch_run.json"
 
 
 def add_via_args(parser: argparse.ArgumentParser) -> None:
@@ -84,13 +85,13 @@ def write_run_file(out: Path, record: dict[str, Any]) -> None:
 
     options = {k: (str(v) if isinstance(v, Path) else v) for k, v in record["options"].items()}
     options["base_url"] = public_url(options.get("base_url"))
-    atomic_write_text(out / RUN_FILE, json.dumps(record | {"options": options}, indent=1))
+    atomic_write_text(ResultsLayout(out).run_file, json.dumps(record | {"options": options}, indent=1))
 
 
 def read_run_file(results: Path) -> dict[str, Any]:
     from checklist_eval.errors import InputError
 
-    path = results / RUN_FILE
+    path = ResultsLayout(results).run_file
     try:
         data = json.loads(path.read_text("utf-8"))
         if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
