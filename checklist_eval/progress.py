@@ -13,10 +13,9 @@ import sys
 from typing import Any
 
 
-def wanted(args: Any, assessor) -> bool:
-    """On for model-calling runs on a terminal, unless --quiet or --json."""
-    return (bool(getattr(assessor, "needs_network", False)) and not getattr(args, "quiet", False)
-            and not getattr(args, "json", False) and sys.stderr.isatty())
+def wanted(assessor, *, quiet: bool) -> bool:
+    """On for model-calling runs on a terminal, unless asked for quiet (or machine-read) output."""
+    return bool(getattr(assessor, "needs_network", False)) and not quiet and sys.stderr.isatty()
 
 
 def stats_line(assessor) -> str:
