@@ -37,9 +37,7 @@ def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
     from checklist_eval.assessors.cache import cache_key, endpoint_identity
 
     endpoint = endpoint_identity(cfg.resolved_base_url)
-    params = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
-    if cfg.seed is not None:
-        params["seed"] = cfg.seed
+    params = cfg.sampling_params()
 
     def answered(strategy: str, digest: str, question: str) -> bool:
         key = cache_key(endpoint=endpoint, model=cfg.model or "", prefix_digest=digest, question=question,

@@ -95,11 +95,13 @@ def test_a_bad_setting_is_one_line_and_exit_2_before_any_request(paper):
 
 def test_the_dry_run_plans_with_the_settings_typed(paper, tmp_path):
     """The plan's cache lookups are keyed by the settings the flags give: answers a run stored are
-    found again with the same flags and not with another temperature, seed, or --refresh/--no-cache."""
+    found again with the same flags and not with another temperature, seed, reasoning effort, or with
+    --refresh."""
     cache = tmp_path / "c.sqlite"
     with MockServer() as server:
         llm = ["--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", server.base_url, "--cache", str(cache)]
-        run = cli("check", paper, "--quiet", *llm, "--temperature", "0.2", "--seed", "7")
+        sampling = ["--temperature", "0.2", "--seed", "7", "--reasoning-effort", "low"]
+        run = cli("check", paper, "--quiet", *llm, *sampling)
         assert run.returncode == 0, run.stderr
         sent = server.stats.requests
 
@@ -108,14 +110,15 @@ def test_the_dry_run_plans_with_the_settings_typed(paper, tmp_path):
             assert r.returncode == 0, r.stderr
             return json.loads(r.stdout)
 
-        same = plan("--temperature", "0.2", "--seed", "7", "--max-cost", "0.25")
-        plans = [plan("--temperature", "0.2"), plan("--seed", "7"), plan("--temperature", "0.2", "--seed", "7",
-                                                                           "--refresh")]
+        same = plan(*sampling, "--max-cost", "0.25")
+        plans = [plan(*sampling[:2], *sampling[4:]), plan(*sampling[2:]), plan(*sampling[:4]),
+                 plan(*sampling, "--refresh")]
         assert server.stats.requests == sent  # a dry run sends nothing
-    assert same["already_cached"] == sent > 0 and same["calls"] == 0
+    answered = same["already_cached"]  # fewer than the requests: refused reasoning_effort, they were resent
+    assert 0 < answered <= sent and same["calls"] == 0
     assert same["model"] == "gpt-4o-mini" and same["max_cost"] == 0.25
     for other in plans:
-        assert other["already_cached"] == 0 and other["calls"] == sent
+        assert other["already_cached"] == 0 and other["calls"] == answered
 
 
 def test_no_key_or_endpoint_credential_in_the_configs_dump_or_repr(monkeypatch):

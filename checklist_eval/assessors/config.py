@@ -92,6 +92,16 @@ class LLMSettings(BaseModel):
     def resolved_base_url(self) -> str | None:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
 
+    def sampling_params(self) -> dict[str, Any]:
+        """The sampling asked for (temperature, budget, seed, reasoning effort): part of a cached
+        answer's key, so a dry run finds exactly the answers a run with these settings stored."""
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.seed is not None:
+            params["seed"] = self.seed
+        if self.reasoning_effort is not None:
+            params["reasoning_effort"] = self.reasoning_effort
+        return params
+
 
 class LLMConfig(LLMSettings):
     """The settings the LLM assessor is built from: a model is named and the settings are checked."""
