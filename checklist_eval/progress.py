@@ -12,10 +12,12 @@ import asyncio
 import sys
 from typing import Any
 
+from checklist_eval.assessors.base import Assessor
 
-def wanted(assessor, *, quiet: bool) -> bool:
+
+def wanted(assessor: Assessor, *, quiet: bool) -> bool:
     """On for model-calling runs on a terminal, unless asked for quiet (or machine-read) output."""
-    return bool(getattr(assessor, "needs_network", False)) and not quiet and sys.stderr.isatty()
+    return assessor.needs_network and not quiet and sys.stderr.isatty()
 
 
 def stats_line(assessor) -> str:
