@@ -132,7 +132,7 @@ def trials_of_run(run: Path) -> list[Trial]:
     truth = {r.question_id: r.answer for r in records if r.role == "T"}
     trials = []
     for r in records:
-        if r.role != "A" or r.answer is None or not r.answer.is_real or truth.get(r.question_id) is None:
+        if r.role != "A" or r.answer is None or not r.answer.is_answered or truth.get(r.question_id) is None:
             continue
         differs = r.answer != truth[r.question_id]
         strategy = plants.get(r.question_id, UNLISTED) if differs else None
@@ -199,7 +199,7 @@ def benchmark_trials(papers: Iterable[Path], assessor, *, seeds: Iterable[int] =
                 paper = without_body(paper)
             plants = {p.question_id: p.strategy for p in result.plants}
             for a in asyncio.run(assessor.assess_paper(paper)):
-                if a.answer is None or not a.answer.is_real:
+                if a.answer is None or not a.answer.is_answered:
                     continue
                 trials.append(Trial(f"{result.name}#{seed}", a.question_id, plants.get(a.question_id), a.correct,
                                     a.p_correct, getattr(a, "verdict", "") == "unverifiable"))  # fmt: skip

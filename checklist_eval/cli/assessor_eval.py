@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-TRIAL_KEY = ["paper", "role", "question_id"]
+def _trial_key(t) -> tuple[str, str, str]:
+    return (t.paper, t.role, t.question_id)
 
 
 def restrict_to_common_trials(systems) -> str | None:
@@ -99,7 +100,7 @@ def restrict_to_common_trials(systems) -> str | None:
     say so. Returns the note to show, or None when the sets already agree."""
     if len(systems) < 2:
         return None
-    keys = [set(t.frame[TRIAL_KEY].astype(str).itertuples(index=False, name=None)) for t in systems]
+    keys = [{_trial_key(t) for t in s.rows} for s in systems]
     common = set.intersection(*keys)
     if all(len(k) == len(common) for k in keys):
         return None
@@ -107,9 +108,8 @@ def restrict_to_common_trials(systems) -> str | None:
     if not common:
         return (f"the systems were scored on different trials ({sizes}) and share none: each is reported on its "
                 "own set, which makes them not comparable")
-    for t in systems:
-        mask = [k in common for k in t.frame[TRIAL_KEY].astype(str).itertuples(index=False, name=None)]
-        t.frame = t.frame[mask].reset_index(drop=True)
+    for s in systems:
+        s.rows = [t for t in s.rows if _trial_key(t) in common]
     return (f"the systems were scored on different trials ({sizes}); every figure below is on the "
             f"{len(common)} trials they all share")
 
@@ -141,8 +141,7 @@ def _unique_names(systems) -> None:
     for t in systems:
         if t.system in seen:
             seen[t.system] += 1
-            t.system = f"{t.system}#{seen[t.system]}"
-            t.frame["system"] = t.system
+            t.renamed(f"{t.system}#{seen[t.system]}")
         else:
             seen[t.system] = 1
 
@@ -165,17 +164,13 @@ def _print_text(results: list[dict], by_question: bool) -> None:
 def _write_out(args, systems, results) -> None:
     from pathlib import Path
 
-    import pandas as pd
-
     from checklist_eval import evaluation as ev
-    from checklist_eval.csvcells import neutralise_frame
     from checklist_eval.errors import InputError
     from checklist_eval.fsutil import atomic_write_text
 
     out = Path(args.out)
     atomic_write_text(out / "summary.json", json.dumps(ev.jsonable(results), indent=2) + "\n")
-    trials = pd.concat([t.frame for t in systems], ignore_index=True)
-    atomic_write_text(out / "trials.csv", neutralise_frame(trials).to_csv(index=False))
+    atomic_write_text(out / "trials.csv", ev.trials_csv_text(systems))
     if args.by_question:
         text = "".join(f"# {r['system']}\n{ev.question_table(r)}" for r in results)
         atomic_write_text(out / "by_question.txt", text)

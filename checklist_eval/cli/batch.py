@@ -72,12 +72,10 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import json
     import sys
 
-    from rich.console import Console
-
     from checklist_eval.cli.common import output_folder
+    from checklist_eval.cli.output import emit
 
     output_folder(args.out)
     if args.dry_run:
@@ -86,35 +84,28 @@ def run(args: argparse.Namespace) -> int:
     outcome = asyncio.run(_run(args, enabled))
     if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
         return 0
-    u = outcome.usage
-    counts = {
-        "submissions": len(outcome.results) + len(outcome.failures),
-        "scored": outcome.scored,
-        "resumed": outcome.resumed,
-        "failed": len(outcome.failures),
-        "wall_s": outcome.wall_s,
-        "usage": u.model_dump(),
-        "summary": str(outcome.summary_path),
-    }
-    if args.json:
-        print(json.dumps(counts))
-        return 0
+    return emit(outcome.counts(), args.json, lambda: _print_outcome(args, outcome))
+
+
+def _print_outcome(args: argparse.Namespace, outcome) -> None:
+    from rich.console import Console
+
     from checklist_eval.report import print_scores_table
 
+    u = outcome.usage
     console = Console()
     if not args.quiet:
         print_scores_table(console, [r.score for r in outcome.results], title=f"Batch {args.root}")  # escaped there
     console.print(
-        f"{counts['submissions']} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
+        f"{outcome.counts().submissions} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
         f"{len(outcome.failures)} failed; calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, "
         f"cost {format_cost(u)}; {outcome.wall_s:.1f} s",
         highlight=False, markup=False,
     )
     for f in outcome.failures:
-        console.print(f"failed {f['submission_id']}: {f['error']}", highlight=False, markup=False)
+        console.print(f"failed {f.submission_id}: {f.error}", highlight=False, markup=False)
     console.print(f"results in {args.out} (failures in {Path(args.out) / 'failures.jsonl'})", highlight=False,
                   markup=False)
-    return 0
 
 
 def dry_run(args: argparse.Namespace) -> int:

@@ -74,10 +74,10 @@ def dry_run(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import json
 
     from checklist_eval.batch import write_submission_outputs
     from checklist_eval.cli.common import output_folder
+    from checklist_eval.cli.output import emit
     from checklist_eval.outdir import locked_out
 
     output_folder(args.out)  # unusable: exit 2 now, before any request is paid for
@@ -89,9 +89,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         with locked_out(args.out) as out:
             write_submission_outputs(out, result, with_records=True)
-    if args.json:
-        print(json.dumps(result.score_object()))
-        return 0
+    return emit(result.report(), args.json, lambda: _print_result(args, result))
+
+
+def _print_result(args: argparse.Namespace, result) -> None:
     from rich.console import Console
 
     from checklist_eval.report import print_submission_summary
@@ -107,5 +108,4 @@ def run(args: argparse.Namespace) -> int:
                   highlight=False)
     if args.out:
         console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False, markup=False)
-    return 0
 
