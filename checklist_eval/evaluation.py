@@ -52,9 +52,6 @@ class Trial(Row):
     target: bool
 
 
-TRIAL_COLUMNS = Trial.columns()
-
-
 @dataclass
 class Trials:
     """The trials of one system (one assessor run) with notes on what was skipped and why."""
@@ -68,7 +65,7 @@ class Trials:
         """The trials as a table, for the metrics."""
         import pandas as pd
 
-        return pd.DataFrame([t.model_dump() for t in self.rows], columns=TRIAL_COLUMNS)
+        return pd.DataFrame([t.model_dump() for t in self.rows], columns=Trial.columns())
 
     def renamed(self, system: str) -> None:
         self.system = system

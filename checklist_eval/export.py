@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from checklist_eval.errors import InputError
-from checklist_eval.models import Case
+from checklist_eval.models import ROLES, Case
 from checklist_eval.records import Record, apply_overrides, read_records
 from checklist_eval.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
 from checklist_eval.tables import Row, csv_text
@@ -101,7 +101,7 @@ def _joined(values: Sequence[str]) -> str:
 def _manipulation(recs: Sequence[Record]) -> str:
     from checklist_eval.manipulation import kinds
 
-    roles = sorted({r.role for r in recs}, key="GAT".index)
+    roles = sorted({r.role for r in recs}, key=ROLES.index)
     return ";".join(f"{role}:{k}" for role in roles for k in kinds(r.manipulation for r in recs if r.role == role))
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from checklist_eval.models import Answer, Case, Usage
+from checklist_eval.models import ROLES, Answer, Case, Role, Usage
 from checklist_eval.records import Record
 from checklist_eval.tables import Row
 
@@ -149,7 +149,7 @@ def _case_of(submission_id: str, records: Sequence[Record]) -> Case:
 def score_submission(submission_id: str, records: Sequence[Record]) -> SubmissionScore:
     """Scores of one submission from its records (any order)."""
     case = _case_of(submission_id, records)
-    by_role = {role: [r for r in records if r.role == role] for role in ("G", "A", "T")}
+    by_role = {role: [r for r in records if r.role == role] for role in ROLES}
     warnings: list[str] = []
     c_g = correctness(by_role["G"])
     if case == "G":
@@ -194,7 +194,7 @@ def score_records(records: Sequence[Record]) -> list[SubmissionScore]:
 # --------------------------------------------------------------------------------- per-question tables
 
 
-def paper_table(records: Sequence[Record], role: str) -> pd.DataFrame:
+def paper_table(records: Sequence[Record], role: Role) -> pd.DataFrame:
     """One paper's per-question table: id, title, answer, c_i, p_correct, review, justification.
 
     The HTML reports render it; their verdict column is c_i, so what a report calls correct is

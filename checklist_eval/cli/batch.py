@@ -136,4 +136,6 @@ def dry_run(args: argparse.Namespace) -> int:
 
 
 def _role_order(item) -> int:
-    return "GAT".index(item[0])
+    from checklist_eval.models import ROLES
+
+    return ROLES.index(item[0])
