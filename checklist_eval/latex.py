@@ -31,7 +31,9 @@ from checklist_eval.models import (
     ChecklistSpec,
     HiddenRun,
     Paper,
+    ParseWarning,
     Section,
+    WarningKind,
     normalize_answer,
 )
 
@@ -1054,14 +1056,15 @@ _HIDDEN_PATTERNS = [
 _PHANTOM_PROSE_WORDS = 4
 
 
-def find_hidden_text(latex: str, macros: Macros) -> list[str]:
+def find_hidden_text(latex: str, macros: Macros) -> list[ParseWarning]:
     """Warnings for text present in the source but invisible in the PDF (a prompt-injection trick)."""
     return [hidden_warning(run) for run in find_hidden_runs(latex, macros)]
 
 
-def hidden_warning(run: HiddenRun) -> str:
+def hidden_warning(run: HiddenRun) -> ParseWarning:
     quote = run.text if len(run.text) <= 80 else run.text[:77] + "..."
-    return f'hidden text ({run.technique}, invisible when compiled): "{quote}"'
+    return ParseWarning(kind=WarningKind.HIDDEN_TEXT, location=run.technique,
+                        message=f'hidden text ({run.technique}, invisible when compiled): "{quote}"')
 
 
 def find_hidden_runs(latex: str, macros: Macros) -> list[HiddenRun]:
@@ -1506,13 +1509,13 @@ MAX_JUSTIFICATION_CHARS = 20_000
 
 def extract_checklist(
     text: str, region: Region, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target]
-) -> tuple[Checklist, list[str], int]:
+) -> tuple[Checklist, list[ParseWarning], int]:
     """Every question of ``spec`` with the answer and justification found in the region; also the
     warnings and the number of answer marks read."""
     raw = _remove_guidelines(text[region.start : region.end])
     marks = [m for m in _answer_marks(raw) if not _is_instruction(raw, m)]
     found: dict[str, tuple[Answer, str | None]] = {}
-    warnings: list[str] = []
+    warnings: list[ParseWarning] = []
     seg_start = 0
     unused = 0
     for mark in marks:
@@ -1527,18 +1530,24 @@ def extract_checklist(
                 continue  # a hostile checklist can hold thousands: each costs a conversion and a line
             if qid is None:
                 shown = _squash(readable(segment[-160:], macros, targets))[-80:]
-                warnings.append(f"answer [{mark.answer.value}] not matched to a question of {spec.id} "
-                                f"(after: \"{shown}\")")
+                warnings.append(ParseWarning(
+                    kind=WarningKind.UNMATCHED_ANSWER,
+                    message=f"answer [{mark.answer.value}] not matched to a question of {spec.id} "
+                            f"(after: \"{shown}\")"))
             else:
-                warnings.append(f"question {qid} answered twice; kept the first answer")
+                warnings.append(ParseWarning(kind=WarningKind.DUPLICATE_ANSWER, location=qid,
+                                             message=f"question {qid} answered twice; kept the first answer"))
             continue
         if justification and len(justification) > MAX_JUSTIFICATION_CHARS:
-            warnings.append(f"justification of question {qid} is {len(justification)} characters long; "
-                            f"kept the first {MAX_JUSTIFICATION_CHARS}")
+            warnings.append(ParseWarning(
+                kind=WarningKind.TRUNCATED, location=qid,
+                message=f"justification of question {qid} is {len(justification)} characters long; "
+                        f"kept the first {MAX_JUSTIFICATION_CHARS}"))
             justification = justification[:MAX_JUSTIFICATION_CHARS]
         found[qid] = (mark.answer, justification)
     if unused > MAX_MARK_WARNINGS:
-        warnings.append(f"{unused - MAX_MARK_WARNINGS} more answers not matched or repeated")
+        warnings.append(ParseWarning(kind=WarningKind.UNMATCHED_ANSWER,
+                                     message=f"{unused - MAX_MARK_WARNINGS} more answers not matched or repeated"))
     items = []
     for q in spec.questions:
         answer, just = found.get(q.id, (None, None))
@@ -1549,13 +1558,14 @@ def extract_checklist(
         )
     missing = [q.id for q in spec.questions if q.id not in found]
     if found and missing:
-        warnings.append(f"no answer found for question(s) {', '.join(missing)} of {spec.id}")
+        warnings.append(ParseWarning(kind=WarningKind.MISSING_ANSWER, location=", ".join(missing),
+                                     message=f"no answer found for question(s) {', '.join(missing)} of {spec.id}"))
     return Checklist(id=spec.id, items=items), warnings, len(found)
 
 
-def _skipped_inputs_note(warnings: list[str]) -> str:
+def _skipped_inputs_note(warnings: list[ParseWarning]) -> str:
     """The checklist often lives in its own file: when an \\input was skipped, say so in the error."""
-    skipped = [w for w in warnings if "skipped" in w and "\\" in w]
+    skipped = [w for w in warnings if w.kind is WarningKind.INPUT_SKIPPED]
     return f"; note: {skipped[0]}" + (f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else "") if skipped else ""
 
 
@@ -1564,7 +1574,7 @@ def parse_latex(
     source: str,
     *,
     spec: ChecklistSpec | None = None,
-    warnings: list[str] | None = None,
+    warnings: list[ParseWarning] | None = None,
 ) -> Paper:
     """A :class:`Paper` from flattened live LaTeX (see ``sources.load_latex``)."""
     warnings = list(warnings or [])

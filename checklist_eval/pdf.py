@@ -32,7 +32,9 @@ from checklist_eval.models import (
     ChecklistItem,
     ChecklistSpec,
     Paper,
+    ParseWarning,
     Section,
+    WarningKind,
     normalize_answer,
 )
 
@@ -597,24 +599,24 @@ def _answer_of(raw: str | None) -> tuple[Answer | None, str | None]:
     return chosen, warning
 
 
-def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, list[str]]:
+def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, list[ParseWarning]]:
     """Attach each block to the spec question it is about (by meaning); every spec question gets
     an item, in template order, with answer None where the paper has none."""
-    warnings: list[str] = []
+    warnings: list[ParseWarning] = []
     found: dict[str, _Block] = {}
     for block in region.blocks:
         qid = _match_block(spec, block)
         if qid is None:
             shown = block.heading or block.question[:60]
-            warnings.append(
-                f"checklist question {block.number} ({shown!r}) matches no question of {spec.id};"
-                " ignored"
-            )
+            warnings.append(ParseWarning(
+                kind=WarningKind.UNMATCHED_ANSWER,
+                message=f"checklist question {block.number} ({shown!r}) matches no question of {spec.id};"
+                        " ignored"))
             continue
         if qid in found:
-            warnings.append(
-                f"checklist question {block.number} repeats question {qid}; kept the first"
-            )
+            warnings.append(ParseWarning(
+                kind=WarningKind.DUPLICATE_ANSWER, location=qid,
+                message=f"checklist question {block.number} repeats question {qid}; kept the first"))
             continue
         found[qid] = block
     items = []
@@ -622,15 +624,18 @@ def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, li
         found_block = found.get(q.id)
         answer, note = _answer_of(found_block.answer_raw) if found_block else (None, None)
         if note:
-            warnings.append(f"question {q.id} ({q.title}): {note}")
+            warnings.append(ParseWarning(kind=WarningKind.DUPLICATE_ANSWER, location=q.id,
+                                         message=f"question {q.id} ({q.title}): {note}"))
         if found_block is not None and answer is None:
-            warnings.append(f"question {q.id} ({q.title}): no answer found")
+            warnings.append(ParseWarning(kind=WarningKind.MISSING_ANSWER, location=q.id,
+                                         message=f"question {q.id} ({q.title}): no answer found"))
         items.append(
             ChecklistItem.for_question(q, answer, (found_block.justification or None) if found_block else None)
         )
     missing = [q.id for q in spec.questions if q.id not in found]
     if missing:
-        warnings.append(f"questions not found in the PDF checklist: {', '.join(missing)}")
+        warnings.append(ParseWarning(kind=WarningKind.MISSING_ANSWER, location=", ".join(missing),
+                                     message=f"questions not found in the PDF checklist: {', '.join(missing)}"))
     return Checklist(id=spec.id, items=items), warnings
 
 

@@ -20,16 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from checklist_eval.errors import ScoringError
 from checklist_eval.models import ROLES, Answer, Case, Role, Usage
 from checklist_eval.records import Record
 from checklist_eval.tables import Row
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-class ScoringError(ValueError):
-    """Records that cannot be scored (no G, A without T...); callers add the file name."""
 
 
 class PublicScore(BaseModel):

@@ -27,6 +27,7 @@ from typing import IO
 
 from checklist_eval.errors import InputError, UnsafeArchiveError
 from checklist_eval.latex import find_region, strip_dead
+from checklist_eval.models import ParseWarning, WarningKind
 
 # Limits for archives (and for single files, which have the member limit). Stated in the README.
 MAX_MEMBER_BYTES = 50 * 1024 * 1024
@@ -61,7 +62,7 @@ class LatexSource:
     source: str  # what the user named, for messages and Paper.source
     root: str  # the root file inside the project ("main.tex")
     text: str  # live LaTeX: dead code removed, inputs inlined
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ParseWarning] = field(default_factory=list)
 
     @property
     def is_fragment(self) -> bool:
@@ -135,7 +136,7 @@ def _looks_like_tar(path: Path) -> bool:
 # --- decoding -------------------------------------------------------------------------------------
 
 
-def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
+def decode_tex(data: bytes, name: str, warnings: list[ParseWarning]) -> str:
     """Bytes of a .tex file to text: UTF-8 (BOM ok), else latin-1 with a warning; CRLF folded."""
     if len(data) > MAX_TEX_BYTES:
         raise InputError(name, f"LaTeX file larger than {MAX_TEX_BYTES // 2**20} MB")
@@ -147,7 +148,8 @@ def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
             text = data.decode("utf-16")
         except UnicodeDecodeError:
             raise InputError(name, "UTF-16 file that is not valid UTF-16") from None
-        warnings.append(f"{name}: UTF-16 encoded (TeX expects UTF-8); decoded as UTF-16")
+        warnings.append(ParseWarning(kind=WarningKind.ENCODING, location=name,
+                                     message=f"{name}: UTF-16 encoded (TeX expects UTF-8); decoded as UTF-16"))
         return text.replace("\r\n", "\n").replace("\r", "\n")
     if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
         raise InputError(name, "UTF-32 encoded: unsupported encoding (save the file as UTF-8)")
@@ -157,7 +159,8 @@ def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-        warnings.append(f"{name}: not valid UTF-8; decoded as latin-1")
+        warnings.append(ParseWarning(kind=WarningKind.ENCODING, location=name,
+                                     message=f"{name}: not valid UTF-8; decoded as latin-1"))
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -184,7 +187,7 @@ class _Project:
         self._raw: dict[str, str] = {}
         self._live: dict[str, str] = {}
         self._known = set(names)
-        self.warnings: list[str] = []  # decoding warnings, one per file, whoever read it first
+        self.warnings: list[ParseWarning] = []  # decoding warnings, one per file, whoever read it first
 
     def exists(self, name: str) -> bool:
         return name in self._known
@@ -427,7 +430,7 @@ def _candidates(name: str, base_dirs: list[str]) -> list[str]:
 
 
 class _Flattener:
-    def __init__(self, project: _Project, root: str, warnings: list[str]):
+    def __init__(self, project: _Project, root: str, warnings: list[ParseWarning]):
         self.project = project
         self.root_dir = posixpath.dirname(root)
         self.warnings = warnings
@@ -446,6 +449,9 @@ class _Flattener:
         stack = stack + (name,)
         return _INPUT.sub(lambda m: self._inline(m, name, stack), text)
 
+    def _skip(self, current: str, message: str) -> None:
+        self.warnings.append(ParseWarning(kind=WarningKind.INPUT_SKIPPED, message=message, location=current))
+
     def _inline(self, match: re.Match, current: str, stack: tuple[str, ...]) -> str:
         cmd = match["cmd"]
         target = (match["file"] or match["file2"] or match["bare"] or "").strip()
@@ -459,20 +465,20 @@ class _Flattener:
         else:
             bases = [self.root_dir, posixpath.dirname(current)]
         if _is_absolute(target):
-            self.warnings.append(f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
+            self._skip(current, f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
             return ""
         found = next((c for c in _candidates(target, bases) if self.project.exists(c)), None)
         if found is None:
             if any(posixpath.normpath(posixpath.join(b, target)).startswith("..") for b in bases):
-                self.warnings.append(f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
+                self._skip(current, f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
             elif not target.lower().endswith((".bbl", ".sty", ".cls", ".pdf", ".png", ".pgf")):
-                self.warnings.append(f"{current}: \\{cmd}{{{target}}}: file not found; skipped")
+                self._skip(current, f"{current}: \\{cmd}{{{target}}}: file not found; skipped")
             return ""
         if found in stack:
-            self.warnings.append(f"{current}: \\{cmd}{{{target}}} includes itself (cycle); skipped")
+            self._skip(current, f"{current}: \\{cmd}{{{target}}} includes itself (cycle); skipped")
             return ""
         if len(stack) >= MAX_INPUT_DEPTH:
-            self.warnings.append(f"{current}: inputs nested deeper than {MAX_INPUT_DEPTH}; skipped")
+            self._skip(current, f"{current}: inputs nested deeper than {MAX_INPUT_DEPTH}; skipped")
             return ""
         body = self.flatten(found, stack)
         self.inlined += len(body)
@@ -491,7 +497,7 @@ def _has_checklist(live: str) -> bool:
     return find_region(live) is not None
 
 
-def _choose_root(project: _Project, warnings: list[str]) -> str:
+def _choose_root(project: _Project, warnings: list[ParseWarning]) -> str:
     tex_names = [n for n in project.names if n.lower().endswith((".tex", ".ltx"))]
     if not tex_names:
         raise InputError(project.label, "no .tex file found")
@@ -520,9 +526,9 @@ def _choose_root(project: _Project, warnings: list[str]) -> str:
     with_checklist = [n for n in tex_names if _has_checklist(project.live(n))]
     if with_checklist:
         chosen = min(with_checklist, key=lambda n: (n.count("/"), n))
-        warnings.append(
-            f"{project.label}: no root file (\\documentclass + \\begin{{document}}); reading {chosen}"
-        )
+        warnings.append(ParseWarning(
+            kind=WarningKind.ROOT_CHOICE, location=chosen,
+            message=f"{project.label}: no root file (\\documentclass + \\begin{{document}}); reading {chosen}"))
         return chosen
     raise InputError(project.label, "no root file (\\documentclass + \\begin{document}) found")
 
@@ -544,7 +550,7 @@ def _named_root(project: _Project, root: str) -> str:
 
 
 def _load_project(project: _Project, source: str, root: str | None = None) -> LatexSource:
-    warnings: list[str] = []
+    warnings: list[ParseWarning] = []
     root = _named_root(project, root) if root else _choose_root(project, warnings)
     text = _Flattener(project, root, warnings).flatten(root)
     _require_latex(text, f"{project.label}/{root}")
@@ -553,7 +559,7 @@ def _load_project(project: _Project, source: str, root: str | None = None) -> La
 
 def load_tex_file(path: Path) -> LatexSource:
     """A single .tex file (document or fragment); inputs resolve against its folder's files."""
-    warnings: list[str] = []
+    warnings: list[ParseWarning] = []
     data = read_regular(path, MAX_TEX_BYTES, "LaTeX file")
     text = decode_tex(data, str(path), warnings)
     _require_latex(text, str(path))
