@@ -127,7 +127,7 @@ def trials_of_run(run: Path) -> list[Trial]:
     from checklist_eval.attack import PLANTS_FILE, read_plants
     from checklist_eval.records import read_records
 
-    plants = {p["question_id"]: p["strategy"] for p in read_plants(run / PLANTS_FILE)["plants"]}
+    plants = {p.question_id: p.strategy for p in read_plants(run / PLANTS_FILE).plants}
     records = read_records(_records_file(run))
     truth = {r.question_id: r.answer for r in records if r.role == "T"}
     trials = []

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from checklist_eval.errors import InputError
 from checklist_eval.models import Role
+from checklist_eval.summaries import OptionalParts
 from checklist_eval.tables import Row, csv_text
 
 if TYPE_CHECKING:
@@ -74,6 +75,20 @@ class Trials:
 
 def trials_csv_text(systems: list[Trials]) -> str:
     return csv_text(Trial, [t for s in systems for t in s.rows])
+
+
+class EvaluationReport(OptionalParts):
+    """One system's figures: an ``assessor-eval --json`` document (a list of them for several systems)
+    and an entry of ``--out``'s summary.json. The figures are the metrics' own dicts; a NaN figure (no
+    target, say) is null, so the document is strict JSON."""
+
+    system: str
+    far_stop: float
+    overall: dict[str, Any]
+    notes: list[str]
+    by_question: dict[str, dict[str, Any]] | None = None  # with --by-question
+    ci_levels: list[int] | None = None
+    prevalence_sweep: Any = None  # with --prevalence-sweep
 
 
 # ------------------------------------------------------------------------------------- ground truth

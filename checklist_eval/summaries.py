@@ -18,6 +18,15 @@ def _messages(warnings: Sequence[object]) -> list[str]:
     return [str(w) for w in warnings]
 
 
+class OptionalParts(BaseModel):
+    """A document whose optional parts appear only when given (``parse --with-body``'s body, an LLM
+    plan's note): a field left out of the constructor is left out of the dump, not printed as null."""
+
+    @model_serializer(mode="wrap")
+    def _only_given(self, handler: Any) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if k in self.model_fields_set}
+
+
 # ------------------------------------------------------------------------------------------ parse
 
 
@@ -34,7 +43,7 @@ class ParsedItem(BaseModel):
     justification: str | None
 
 
-class ParseDocument(BaseModel):
+class ParseDocument(OptionalParts):
     """``parse --json``: the checklist read out of a paper; ``body`` only when asked for."""
 
     source: str
@@ -45,20 +54,14 @@ class ParseDocument(BaseModel):
     body_chars: int
     body: str | None = None
 
-    @model_serializer(mode="wrap")
-    def _body_only_when_asked(self, handler: Any) -> dict[str, Any]:
-        doc = handler(self)
-        if self.body is None:
-            doc.pop("body", None)
-        return doc
-
     @classmethod
     def of(cls, paper: Paper, with_body: bool = False) -> ParseDocument:
         items = [ParsedItem(id=it.id, title=it.title, question=it.question, answer=it.answer,
                             justification=it.justification) for it in paper.checklist.items]
+        body = {"body": paper.body} if with_body else {}
         return cls(source=paper.source, checklist=ParsedChecklist(id=paper.checklist.id, questions=len(items)),
                    title=paper.title, items=items, warnings=_messages(paper.warnings), body_chars=len(paper.body),
-                   body=paper.body if with_body else None)
+                   **body)
 
 
 # ------------------------------------------------------------------------------------------ check

@@ -82,12 +82,15 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         print(f"wrote {trojai.plot_sweep({r['system']: r['prevalence_sweep'] for r in results}, args.plot)}",
               file=sys.stderr)
-    if args.json:
-        print(json.dumps(ev.jsonable(results if len(results) > 1 else results[0]), indent=2))
-    else:
-        _print_text(results, args.by_question)
+    from pydantic import BaseModel, RootModel
+
+    from checklist_eval.cli.output import emit
+
+    reports = [ev.EvaluationReport.model_validate(r) for r in results]
+    doc: BaseModel = reports[0] if len(reports) == 1 else RootModel[list[ev.EvaluationReport]](reports)
+    emit(doc, args.json, lambda: _print_text(results, args.by_question), indent=2)
     if args.out:
-        _write_out(args, systems, results)
+        _write_out(args, systems, results, reports)
     return 0
 
 
@@ -161,7 +164,7 @@ def _print_text(results: list[dict], by_question: bool) -> None:
             print(sweep_table(r["prevalence_sweep"]), end="")
 
 
-def _write_out(args, systems, results) -> None:
+def _write_out(args, systems, results, reports) -> None:
     from pathlib import Path
 
     from checklist_eval import evaluation as ev
@@ -169,7 +172,11 @@ def _write_out(args, systems, results) -> None:
     from checklist_eval.fsutil import atomic_write_text
 
     out = Path(args.out)
-    atomic_write_text(out / "summary.json", json.dumps(ev.jsonable(results), indent=2) + "\n")
+    from pydantic import RootModel
+
+    from checklist_eval.cli.output import dump_json
+
+    atomic_write_text(out / "summary.json", dump_json(RootModel[list[ev.EvaluationReport]](reports), indent=2) + "\n")
     atomic_write_text(out / "trials.csv", ev.trials_csv_text(systems))
     if args.by_question:
         text = "".join(f"# {r['system']}\n{ev.question_table(r)}" for r in results)

@@ -111,10 +111,10 @@ def _print_outcome(args: argparse.Namespace, outcome) -> None:
 def dry_run(args: argparse.Namespace) -> int:
     """The plan of the whole batch: every submission parsed (none assessed); one that does not parse is
     listed with its reason, as the real run would record it."""
-    import json
-
     from checklist_eval.batch import one_line
+    from checklist_eval.cli.output import emit
     from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
+    from checklist_eval.export import Failure
     from checklist_eval.submissions import find_submissions, load_submission, open_submission, submission_id_of
 
     labelled, failures = [], []
@@ -123,16 +123,12 @@ def dry_run(args: argparse.Namespace) -> int:
         try:
             loaded = load_submission(open_submission(path), submission_id=sid)
         except Exception as err:  # the real run records it and goes on; so does its plan
-            failures.append({"submission_id": sid, "source": str(path), "error": one_line(err)})
+            failures.append(Failure(submission_id=sid, source=str(path), error=one_line(err)))
             continue
         labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
     plan = plan_papers(labelled, args, cache_for_plan(args, Path(args.out) / "cache.sqlite"))
-    plan["failures"] = failures
-    if args.json:
-        print(json.dumps(plan, indent=2))
-    else:
-        print_plan(plan, failures)
-    return 0
+    plan.failures = failures
+    return emit(plan, args.json, lambda: print_plan(plan), indent=2)
 
 
 def _role_order(item) -> int:

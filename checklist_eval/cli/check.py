@@ -83,14 +83,8 @@ def run(args: argparse.Namespace) -> int:
     if thin:  # stderr, so --json output stays one document; visible before any money is spent
         print(f"warning: {thin}", file=sys.stderr)
     if args.dry_run:
-        import json
-
         plan = plan_papers([(paper.source, paper)], args, cache_for_plan(args))
-        if args.json:
-            print(json.dumps(plan, indent=2))
-        else:
-            print_plan(plan)
-        return 0
+        return emit(plan, args.json, lambda: print_plan(plan), indent=2)
     assessor = assessor_from_args(args)
     progress = RunProgress(assessor, wanted(args, assessor))
     assessments = asyncio.run(_assess(assessor, paper, progress))

@@ -57,8 +57,7 @@ async def _score(args: argparse.Namespace):
 
 
 def dry_run(args: argparse.Namespace) -> int:
-    import json
-
+    from checklist_eval.cli.output import emit
     from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
     from checklist_eval.models import ROLES
     from checklist_eval.submissions import load_submission, open_submission
@@ -66,11 +65,7 @@ def dry_run(args: argparse.Namespace) -> int:
     loaded = load_submission(open_submission(args.submission))
     papers = sorted(loaded.papers.items(), key=lambda kv: ROLES.index(kv[0]))
     plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in papers], args, cache_for_plan(args))
-    if args.json:
-        print(json.dumps(plan, indent=2))
-    else:
-        print_plan(plan)
-    return 0
+    return emit(plan, args.json, lambda: print_plan(plan), indent=2)
 
 
 def run(args: argparse.Namespace) -> int:
