@@ -1,5 +1,5 @@
-"""The JSON documents ``parse``, ``check`` and ``validate`` print (and ``check --out`` writes as
-check.json): each shape is a model here, built from the typed paper, so the keys are the fields.
+"""The JSON documents ``parse``, ``check``, ``validate`` and ``ingest`` print (and ``check --out``
+writes as check.json): each shape is a model here, built from the typed paper, so the keys are the fields.
 
 Warnings are strings in these documents (a warning's message), whatever type the paper keeps them as.
 """
@@ -150,3 +150,20 @@ class ValidationSummary(BaseModel):
            ) -> ValidationSummary:
         return cls(submission_id=submission_id, case=case,
                    papers={role: PaperSummary.of(p) for role, p in papers.items()}, warnings=_messages(warnings))
+
+
+# ----------------------------------------------------------------------------------------- ingest
+
+
+class IngestSummary(OptionalParts):
+    """What ``ingest --json`` prints. ``resumed`` is there for a batch run only (a ``score`` run has
+    nothing to resume); ``usage`` is null when the submission is not finished yet."""
+
+    answers: dict[str, int]  # ok / error / unknown / unreadable lines of the results file
+    scored: int
+    resumed: int | None = None
+    failed: int
+    usage: Usage | None
+    followup_requests: int
+    followup_file: str | None
+    results: str

@@ -36,7 +36,7 @@ def fields(ref: str) -> list[str]:
 
 def test_readme_documents_every_model_exactly():
     docs = documented()
-    assert len(docs) >= 14
+    assert len(docs) >= 21
     for ref, keys in docs.items():
         assert keys == fields(ref), ref
 
@@ -122,7 +122,28 @@ def test_score_validate_parse_check_outputs_are_their_models(batch, tmp_path):
     assert json.loads((tmp_path / "c" / "check.json").read_text()) == checked
 
 
-def test_assessor_eval_trials_csv_is_its_model(batch, tmp_path):
+def test_assessor_eval_trials_csv_and_report_are_their_models(batch, tmp_path):
     tmp, _, out, _ = batch
-    cli("assessor-eval", str(out), "--bootstrap", "0", "--out", str(tmp_path / "ae"), cwd=tmp)
-    assert header(tmp_path / "ae" / "trials.csv") == fields("evaluation.Trial") == documented()["evaluation.Trial"]
+    docs = documented()
+    report = json.loads(cli("assessor-eval", str(out), "--bootstrap", "0", "--json", "--out", str(tmp_path / "ae"),
+                            cwd=tmp))
+    assert header(tmp_path / "ae" / "trials.csv") == fields("evaluation.Trial") == docs["evaluation.Trial"]
+    optional = {"by_question", "prevalence_sweep"}  # only when asked for
+    assert list(report) == [k for k in docs["evaluation.EvaluationReport"] if k not in optional]
+    assert json.loads((tmp_path / "ae" / "summary.json").read_text()) == [report]
+
+
+def test_dry_run_plans_are_their_model(batch):
+    tmp, subs, _, _ = batch
+    docs = documented()
+    llm_only = {"note", "max_cost", "already_cached"}
+    plan = json.loads(cli("batch", str(subs), "--out", str(tmp / "plan"), "--dry-run", "--json", cwd=tmp))
+    assert list(plan) == [k for k in docs["costplan.CostPlan"] if k not in llm_only]
+    assert [f["submission_id"] for f in plan["failures"]] == ["team-broken"]
+    assert all(list(f) == docs["export.Failure"] for f in plan["failures"])
+    assert all(list(p) == [k for k in docs["costplan.PlannedPaper"] if k != "truncated"] for p in plan["papers"])
+    llm = json.loads(cli("score", str(subs / "team-beta"), "--dry-run", "--json", "--assessor", "llm",
+                         "--model", "gpt-4o-mini", cwd=tmp))
+    assert list(llm) == [k for k in docs["costplan.CostPlan"] if k not in ("items_judged_offline", "failures")]
+    assert all(list(p) == [k for k in docs["costplan.PlannedPaper"] if k != "items_judged_offline"]
+               for p in llm["papers"])

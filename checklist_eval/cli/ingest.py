@@ -5,24 +5,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checklist_eval.models import Usage
-from checklist_eval.summaries import OptionalParts
-
-
-class IngestSummary(OptionalParts):
-    """What ``ingest --json`` prints. ``resumed`` is there for a batch run only (a ``score`` run has
-    nothing to resume); ``usage`` is null when the submission is not finished yet."""
-
-    answers: dict[str, int]  # ok / error / unknown / unreadable lines of the results file
-    scored: int
-    resumed: int | None = None
-    failed: int
-    usage: Usage | None
-    followup_requests: int
-    followup_file: str | None
-    results: str
+if TYPE_CHECKING:
+    from checklist_eval.summaries import IngestSummary
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -75,6 +61,8 @@ async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
             n = 1 + sum(1 for _ in results.glob("requests-followup-*.jsonl"))
             followup = results / f"requests-followup-{n}.jsonl"
             flow.write_requests_file(assessor.pending, followup)
+        from checklist_eval.summaries import IngestSummary
+
         return IngestSummary(answers=counts, **scored, followup_requests=len(assessor.pending),
                              followup_file=str(followup) if followup else None, results=str(results))
     finally:
