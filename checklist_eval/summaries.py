@@ -167,3 +167,28 @@ class IngestSummary(OptionalParts):
     followup_requests: int
     followup_file: str | None
     results: str
+
+
+# ------------------------------------------------------------------------------------------- logs
+
+
+class LoggedCall(OptionalParts):
+    """A model call from the cache's call log, as ``logs --json`` lists it (``prompt_messages`` with
+    ``--full-prompt``)."""
+
+    id: int
+    created: float  # unix time
+    submission_id: str
+    role: str  # "" outside a submission (``check``)
+    source: str
+    question_id: str
+    endpoint: str
+    model: str
+    prompt_version: str
+    strategy: str
+    params: Any  # the request's sampling parameters, as logged
+    prefix_digest: str
+    question: str
+    response: Any  # the reply as received (null when it was not kept)
+    outcome: str
+    prompt_messages: list[dict[str, Any]] | None = None
