@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from checklist_eval import metrics
 from checklist_eval.errors import InputError
 
@@ -64,6 +66,41 @@ def _auc(trials: list[Trial], n_bootstrap: int, seed: int) -> dict | None:
         return {"auc": metrics.auc(y, score), "ci95": None}
     ci = metrics.bootstrap_auc(y, score, n_resamples=n_bootstrap, seed=seed)
     return {"auc": ci.estimate, "ci95": [ci.low, ci.high]}
+
+
+class Rate(BaseModel):
+    """k of n, with the Wilson 95 % interval (NaN when n is 0)."""
+
+    k: int
+    n: int
+    rate: float
+    ci95: list[float]
+
+
+class AucFigure(BaseModel):
+    auc: float
+    ci95: list[float] | None  # None without bootstrap
+
+
+class StrategyFigures(BaseModel):
+    detection: Rate
+    auc: AucFigure | None  # None when the strategy's trials are all plants or all honest
+
+
+class AttackSummary(BaseModel):
+    """``assessor-eval --attack-runs --json`` and its attack_summary.json (see ``summarize``)."""
+
+    runs: int
+    items: int
+    plants: int
+    detection: Rate
+    false_flags: Rate
+    unverifiable: Rate
+    R: float
+    R_accept_everything: float
+    R_reject_everything: float
+    auc: AucFigure | None
+    per_strategy: dict[str, StrategyFigures]
 
 
 def summarize(trials: Iterable[Trial], *, n_bootstrap: int = 1000, seed: int = 0) -> dict:

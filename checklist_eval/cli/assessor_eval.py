@@ -4,7 +4,6 @@ checklist_eval.evaluation for the definition of targets and scores)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 
@@ -119,6 +118,7 @@ def restrict_to_common_trials(systems) -> str | None:
 
 def _run_attacks(args: argparse.Namespace) -> int:
     from checklist_eval import attack_eval
+    from checklist_eval.cli.output import dump_json, emit
     from checklist_eval.errors import InputError
 
     if args.inputs or args.reference_results:
@@ -126,16 +126,14 @@ def _run_attacks(args: argparse.Namespace) -> int:
     runs = [run for root in args.attack_runs for run in attack_eval.run_folders(root)]
     trials = [t for run in runs for t in attack_eval.trials_of_run(run)]
     summary = attack_eval.summarize(trials, n_bootstrap=args.bootstrap, seed=args.seed)
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        print("\n".join(attack_eval.text_lines(summary)))
+    doc = attack_eval.AttackSummary.model_validate(summary)
+    emit(doc, args.json, lambda: print("\n".join(attack_eval.text_lines(summary))), indent=2)
     if args.out:
         from pathlib import Path
 
         from checklist_eval.fsutil import atomic_write_text
 
-        atomic_write_text(Path(args.out) / "attack_summary.json", json.dumps(summary, indent=2) + "\n")
+        atomic_write_text(Path(args.out) / "attack_summary.json", dump_json(doc, indent=2) + "\n")
     return 0
 
 
