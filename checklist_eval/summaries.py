@@ -44,7 +44,8 @@ class ParsedItem(BaseModel):
 
 
 class ParseDocument(OptionalParts):
-    """``parse --json``: the checklist read out of a paper; ``body`` only when asked for."""
+    """``parse --json``: the checklist read out of a paper; ``body`` only when asked for. Its shape is
+    an interface: organizers' scripts read it."""
 
     source: str
     checklist: ParsedChecklist
