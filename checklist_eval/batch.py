@@ -30,6 +30,7 @@ from checklist_eval.errors import BudgetExceeded, InputError
 from checklist_eval.export import Failure
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.isolation import ParseLimits, ParserPool
+from checklist_eval.layout import ResultsLayout, SubmissionFolder
 from checklist_eval.models import Assessment, Case, Usage
 from checklist_eval.outdir import environment_error, locked_out
 from checklist_eval.records import Record, records_from_assessments, write_records
@@ -44,7 +45,6 @@ from checklist_eval.submissions import (
 )
 from checklist_eval.tables import csv_text
 
-RESULT_NAME = "result.json"
 RESULT_FORMAT = 1
 
 
@@ -196,11 +196,11 @@ def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, w
     """report.html then result.json (the completion marker), each atomically; returns result.json."""
     from checklist_eval.report import write_submission_report
 
-    out_dir = Path(out_dir)
-    write_submission_report(out_dir / "report.html", result.score, result.records, usage=result.usage)
+    folder = SubmissionFolder(Path(out_dir))
+    write_submission_report(folder.report_html, result.score, result.records, usage=result.usage)
     if with_records:
-        write_records(result.records, out_dir / "records.csv", out_dir / "records.jsonl")
-    return atomic_write_text(out_dir / RESULT_NAME, result.model_dump_json(indent=1))
+        write_records(result.records, folder.records_csv, folder.records_jsonl)
+    return atomic_write_text(folder.result_json, result.model_dump_json(indent=1))
 
 
 def read_result(path: Path) -> SubmissionResult | None:
@@ -278,6 +278,7 @@ class BatchRunner:
                  on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None):
         self.root = Path(root)
         self.out = Path(out)
+        self.layout = ResultsLayout(self.out)
         self.assessor = assessor
         self.jobs = max(1, jobs)
         self.on_progress = on_progress or (lambda event, done, total: None)
@@ -285,7 +286,7 @@ class BatchRunner:
         self.pool: ParserPool | None = None
 
     def _result_path(self, sid: str) -> Path:
-        return self.out / "submissions" / sid / RESULT_NAME
+        return self.layout.submission(sid).result_json
 
     def _finished(self, sid: str, fingerprint: str) -> SubmissionResult | None:
         result = read_result(self._result_path(sid))
@@ -398,11 +399,11 @@ class BatchRunner:
 
     def _write_aggregates(self, outcome: BatchOutcome, started_at: str) -> Path:
         records = [r for res in outcome.results for r in res.records]
-        write_records(records, self.out / "records.csv", self.out / "records.jsonl")
+        write_records(records, self.layout.records_csv, self.layout.records_jsonl)
         scores = [ScoreRow.of(res.score, res.all_warnings) for res in outcome.results]
-        atomic_write_text(self.out / "scores.csv", csv_text(ScoreRow, scores))
+        atomic_write_text(self.layout.scores_csv, csv_text(ScoreRow, scores))
         atomic_write_text(
-            self.out / "failures.jsonl", "".join(json.dumps(f.model_dump()) + "\n" for f in outcome.failures)
+            self.layout.failures_jsonl, "".join(json.dumps(f.model_dump()) + "\n" for f in outcome.failures)
         )
         total_usage = sum((res.usage for res in outcome.results), Usage())
         counts = outcome.counts()
@@ -421,7 +422,7 @@ class BatchRunner:
             scores=[res.score.public() for res in outcome.results],
             failures=outcome.failures,
         )
-        return atomic_write_text(self.out / "summary.json", json.dumps(summary.model_dump(mode="json"), indent=1))
+        return atomic_write_text(self.layout.summary_json, json.dumps(summary.model_dump(mode="json"), indent=1))
 
 
 async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,

@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from checklist_eval.assessors.config import AssessorConfig
 from checklist_eval.export import Failure
 from checklist_eval.models import Paper, Usage
 from checklist_eval.summaries import OptionalParts
@@ -67,32 +68,26 @@ def _open_cache(path: Path | None) -> sqlite3.Connection | None:
         return None
 
 
-def _cache_probe(db: sqlite3.Connection, args: Any):
+def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
     """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
     exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
-    from checklist_eval.assessors import LLMConfig
     from checklist_eval.assessors.cache import cache_key, endpoint_identity
 
-    given = {"base_url": getattr(args, "base_url", None), "temperature": getattr(args, "temperature", None),
-             "seed": getattr(args, "sampling_seed", None), "prompt_version": getattr(args, "prompt_version", None)}
-    cfg = LLMConfig(model=args.model, **{k: v for k, v in given.items() if v is not None})
     endpoint = endpoint_identity(cfg.resolved_base_url)
-    params = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
-    if cfg.seed is not None:
-        params["seed"] = cfg.seed
+    params = cfg.sampling_params()
 
     def answered(strategy: str, digest: str, question: str) -> bool:
-        key = cache_key(endpoint=endpoint, model=cfg.model, prefix_digest=digest, question=question,
+        key = cache_key(endpoint=endpoint, model=cfg.model or "", prefix_digest=digest, question=question,
                         params=params, strategy=strategy, prompt_version=cfg.prompt_version)
         return db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
 
     return answered
 
 
-def plan_papers(labelled: list[tuple[str, Paper]], args: Any, cache_path: Path | None = None) -> CostPlan:
-    """The plan of an assessor described by command-line ``args`` over (label, paper) pairs; answers
-    already in the cache at ``cache_path`` cost nothing and are left out (a resumed run's plan)."""
-    if getattr(args, "assessor", "heuristic") == "heuristic":
+def plan_papers(labelled: list[tuple[str, Paper]], config: AssessorConfig) -> CostPlan:
+    """The plan of the assessor ``config`` describes over (label, paper) pairs; answers already in the
+    cache a real run would read cost nothing and are left out (a resumed run's plan)."""
+    if config.assessor == "heuristic":
         rows = [PlannedPaper(paper=label, source=p.source, **dict.fromkeys(TOKEN_FIELDS, 0), cost_usd=0.0,
                              items_judged_offline=sum(1 for it in p.checklist.items if it.is_answered))
                 for label, p in labelled]
@@ -100,13 +95,14 @@ def plan_papers(labelled: list[tuple[str, Paper]], args: Any, cache_path: Path |
     from checklist_eval.assessors import estimate
     from checklist_eval.assessors.ledger import PriceTable
 
-    prices = PriceTable.load(args.prices)
-    price = prices.lookup(args.model)
-    options = {"model": args.model, "prompt_version": args.prompt_version, "prices": args.prices}
-    db = _open_cache(cache_path)
+    prices = PriceTable.load(config.prices)
+    price = prices.lookup(config.model)
+    options: dict[str, Any] = {"model": config.model, "prompt_version": config.prompt_version,
+                               "prices": config.prices}
+    db = _open_cache(cache_read_by(config))
     try:
         if db is not None:
-            options["in_cache"] = _cache_probe(db, args)
+            options["in_cache"] = _cache_probe(db, config)
         est = estimate([p for _, p in labelled], options)
     finally:
         if db is not None:
@@ -117,8 +113,8 @@ def plan_papers(labelled: list[tuple[str, Paper]], args: Any, cache_path: Path |
             per["prompt_tokens"], per["completion_tokens"], per["cached_tokens"]), 6)
         rows.append(PlannedPaper(paper=label, source=paper.source, **{k: per[k] for k in TOKEN_FIELDS},
                                  truncated=per["truncated"], cost_usd=cost))
-    return _plan(args.assessor, args.model, rows, priced=price is not None,
-                 max_cost=getattr(args, "max_cost", None), already_cached=est["already_cached"])
+    return _plan(config.assessor, config.model, rows, priced=price is not None,
+                 max_cost=config.max_cost, already_cached=est["already_cached"])
 
 
 def _plan(assessor: str, model: str | None, rows: list[PlannedPaper], *, priced: bool, **extra: Any) -> CostPlan:
@@ -134,17 +130,11 @@ def _plan(assessor: str, model: str | None, rows: list[PlannedPaper], *, priced:
                     **extra)
 
 
-def cache_for_plan(args: Any, default: Path | None = None) -> Path | None:
-    """The cache a real run of ``args`` would read answers from (None when it reads none)."""
-    if getattr(args, "no_cache", False) or getattr(args, "refresh", False):
+def cache_read_by(config: AssessorConfig) -> Path | None:
+    """The cache a real run of ``config`` would read answers from (None when it reads none)."""
+    if config.no_cache or config.refresh:
         return None
-    if getattr(args, "cache", None):
-        return Path(args.cache)
-    if default is not None:
-        return default
-    from checklist_eval.assessors import default_cache_path
-
-    return default_cache_path()
+    return config.cache_path
 
 
 def usd(cost: float | None) -> str:

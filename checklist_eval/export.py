@@ -17,12 +17,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from checklist_eval.errors import InputError
+from checklist_eval.layout import ResultsLayout, records_path
 from checklist_eval.models import ROLES, Case
 from checklist_eval.records import Record, apply_overrides, read_records
 from checklist_eval.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
 from checklist_eval.tables import Row, csv_text
 
-FAILURES_NAME = "failures.jsonl"
 MAX_FAILURE_LINES = 100_000  # a results folder may be hostile: read a bounded number of lines
 
 
@@ -61,19 +61,6 @@ class Failure(BaseModel):
     submission_id: str
     source: str = ""
     error: str = ""
-
-
-def records_path(results: str | Path) -> Path:
-    """The records file of a batch results folder, or the file itself."""
-    results = Path(results)
-    if results.is_dir():
-        for name in ("records.csv", "records.jsonl"):
-            if (results / name).is_file():
-                return results / name
-        raise InputError(results, "no records.csv or records.jsonl: not a batch results folder")
-    if not results.exists():
-        raise InputError(results, "not found")
-    return results
 
 
 def load_scored(
@@ -128,7 +115,7 @@ def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore
 def read_failures(folder: Path) -> list[Failure]:
     """The batch's failed submissions (``failures.jsonl``), or none when the file is absent. Lines that
     are not a JSON object with a submission id are skipped: the list is informative, never fatal."""
-    path = folder / FAILURES_NAME
+    path = ResultsLayout(folder).failures_jsonl
     if not path.is_file():
         return []
     out = []

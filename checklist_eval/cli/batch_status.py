@@ -71,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval.batch_api import JobStatus
     from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
+    from checklist_eval.layout import ResultsLayout
 
-    cache_path = args.cache or Path(args.results) / "cache.sqlite"
+    cache_path = args.cache or ResultsLayout(args.results).cache
     if not cache_path.is_file():
         raise InputError(cache_path, "no cache file, so no batch jobs recorded")
     jobs, notes = asyncio.run(_refresh(cache_path, args.offline))

@@ -84,8 +84,9 @@ def _print_table(args: argparse.Namespace, rows) -> None:
 def _write_html(args: argparse.Namespace, rows) -> None:
     from pathlib import Path
 
-    from checklist_eval.export import leaderboard_json, records_path
+    from checklist_eval.export import leaderboard_json
     from checklist_eval.fsutil import atomic_write_text
+    from checklist_eval.layout import records_path
     from checklist_eval.leaderboard_html import render_leaderboard, report_links
 
     folder = records_path(args.results).parent

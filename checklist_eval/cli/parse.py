@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from checklist_eval.isolation import add_limit_args
+from checklist_eval.cli.flags import add_limit_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,12 +25,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from checklist_eval.cli.flags import parse_limits
     from checklist_eval.cli.output import emit
-    from checklist_eval.isolation import ParseLimits, isolated_load_paper
+    from checklist_eval.isolation import isolated_load_paper
     from checklist_eval.summaries import ParseDocument
 
     paper = isolated_load_paper(args.path, checklist=args.checklist, spec_file=args.questions,
-                                limits=ParseLimits.from_args(args), root=args.root)
+                                limits=parse_limits(args), root=args.root)
     doc = ParseDocument.of(paper, with_body=args.with_body)
     return emit(doc, args.json, lambda: _print_table(paper), indent=2, ensure_ascii=False)
 

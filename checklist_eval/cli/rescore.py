@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from checklist_eval.cli.output import emit
-    from checklist_eval.export import load_scored, records_path
+    from checklist_eval.export import load_scored
+    from checklist_eval.layout import records_path
     from checklist_eval.scoring import RescoreReport
 
     _, scores = load_scored(records_path(args.records), args.overrides)
