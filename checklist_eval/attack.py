@@ -19,8 +19,11 @@ import json
 import random
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
 
 from checklist_eval.assessors.topics import topic_of
 from checklist_eval.errors import InputError
@@ -107,8 +110,9 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
-@dataclass
-class Plant:
+class Plant(BaseModel):
+    """One dishonest answer planted in A (an entry of plants.json)."""
+
     question_id: str
     title: str
     strategy: str
@@ -118,20 +122,32 @@ class Plant:
     planted_justification: str
 
 
-@dataclass
-class AttackResult:
+class AttackResult(BaseModel):
+    """What ``attack`` planted: plants.json, and what ``attack --json`` prints."""
+
     name: str
     source: str
     checklist: str
     seed: int
     strategies: list[str]
-    plants: list[Plant] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)  # plants the parser did not read back, and why
-    files: dict[str, str] = field(default_factory=dict)
-    llm_rounds: list[dict] = field(default_factory=list)  # per round: the plants the assessor caught
+    plants: list[Plant] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=list)  # plants the parser did not read back, and why
+    files: dict[str, str] = Field(default_factory=dict)
+    llm_rounds: list[dict[str, Any]] = Field(default_factory=list)  # per round: the plants the assessor caught
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+
+
+class PlantedQuestion(BaseModel):
+    """What readers of a plants.json rely on: which question got a plant, by which strategy."""
+
+    question_id: str
+    strategy: str
+
+
+class PlantsFile(BaseModel):
+    plants: list[PlantedQuestion]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -278,11 +294,13 @@ def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: 
     ctx = _context(genuine)
     chosen = choose_plants(genuine, n_plants, seed, names)
     wanted = {item.id: (item, strat, *strat.plant(item, ctx)) for item, strat in chosen}
-    result = AttackResult(_safe_name(path), str(path), genuine.checklist.id, seed, names)
+    result = AttackResult(name=_safe_name(path), source=str(path), checklist=genuine.checklist.id, seed=seed,
+                          strategies=names)
     planted_text = _plant_until_landed(path, source.text, genuine, spec, wanted, result)
     result.plants = [
-        Plant(item.id, item.title, strat.name, item.answer.value if item.answer else "", item.justification,
-              answer.value, just)
+        Plant(question_id=item.id, title=item.title, strategy=strat.name,
+              original_answer=item.answer.value if item.answer else "", original_justification=item.justification,
+              planted_answer=answer.value, planted_justification=just)
         for item, strat, answer, just in wanted.values()
     ]
     result.plants.sort(key=lambda p: spec.ids.index(p.question_id))
@@ -333,7 +351,7 @@ def _write_submission(out: Path, result: AttackResult, genuine_text: str, plante
     atomic_write_text(out / PLANTS_FILE, result.to_json())
 
 
-def read_plants(path: str | Path) -> dict:
+def read_plants(path: str | Path) -> PlantsFile:
     """A ``plants.json`` as written by :func:`attack` (checked for the keys readers rely on)."""
     path = Path(path)
     try:
@@ -344,7 +362,7 @@ def read_plants(path: str | Path) -> dict:
         raise InputError(path, f"cannot read plants file: {err}") from None
     if not isinstance(data, dict) or not isinstance(data.get("plants"), list):
         raise InputError(path, "not a plants file (no 'plants' list)")
-    for p in data["plants"]:
-        if not isinstance(p, dict) or not {"question_id", "strategy"} <= p.keys():
-            raise InputError(path, "a plant lacks question_id or strategy")
-    return data
+    try:
+        return PlantsFile.model_validate(data)
+    except ValidationError:
+        raise InputError(path, "a plant lacks question_id or strategy (as text)") from None

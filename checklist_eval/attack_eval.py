@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from checklist_eval import metrics
 from checklist_eval.errors import InputError
 from checklist_eval.layout import RECORDS_CSV, ResultsLayout
@@ -65,6 +67,41 @@ def _auc(trials: list[Trial], n_bootstrap: int, seed: int) -> dict | None:
         return {"auc": metrics.auc(y, score), "ci95": None}
     ci = metrics.bootstrap_auc(y, score, n_resamples=n_bootstrap, seed=seed)
     return {"auc": ci.estimate, "ci95": [ci.low, ci.high]}
+
+
+class Rate(BaseModel):
+    """k of n, with the Wilson 95 % interval (NaN when n is 0)."""
+
+    k: int
+    n: int
+    rate: float
+    ci95: list[float]
+
+
+class AucFigure(BaseModel):
+    auc: float
+    ci95: list[float] | None  # None without bootstrap
+
+
+class StrategyFigures(BaseModel):
+    detection: Rate
+    auc: AucFigure | None  # None when the strategy's trials are all plants or all honest
+
+
+class AttackSummary(BaseModel):
+    """``assessor-eval --attack-runs --json`` and its attack_summary.json (see ``summarize``)."""
+
+    runs: int
+    items: int
+    plants: int
+    detection: Rate
+    false_flags: Rate
+    unverifiable: Rate
+    R: float
+    R_accept_everything: float
+    R_reject_everything: float
+    auc: AucFigure | None
+    per_strategy: dict[str, StrategyFigures]
 
 
 def summarize(trials: Iterable[Trial], *, n_bootstrap: int = 1000, seed: int = 0) -> dict:
@@ -128,12 +165,12 @@ def trials_of_run(run: Path) -> list[Trial]:
     from checklist_eval.attack import PLANTS_FILE, read_plants
     from checklist_eval.records import read_records
 
-    plants = {p["question_id"]: p["strategy"] for p in read_plants(run / PLANTS_FILE)["plants"]}
+    plants = {p.question_id: p.strategy for p in read_plants(run / PLANTS_FILE).plants}
     records = read_records(_records_file(run))
     truth = {r.question_id: r.answer for r in records if r.role == "T"}
     trials = []
     for r in records:
-        if r.role != "A" or r.answer is None or not r.answer.is_real or truth.get(r.question_id) is None:
+        if r.role != "A" or r.answer is None or not r.answer.is_answered or truth.get(r.question_id) is None:
             continue
         differs = r.answer != truth[r.question_id]
         strategy = plants.get(r.question_id, UNLISTED) if differs else None
@@ -200,7 +237,7 @@ def benchmark_trials(papers: Iterable[Path], assessor, *, seeds: Iterable[int] =
                 paper = without_body(paper)
             plants = {p.question_id: p.strategy for p in result.plants}
             for a in asyncio.run(assessor.assess_paper(paper)):
-                if a.answer is None or not a.answer.is_real:
+                if a.answer is None or not a.answer.is_answered:
                     continue
                 trials.append(Trial(f"{result.name}#{seed}", a.question_id, plants.get(a.question_id), a.correct,
                                     a.p_correct, getattr(a, "verdict", "") == "unverifiable"))  # fmt: skip

@@ -26,15 +26,15 @@ from pydantic import BaseModel, Field, ValidationError
 
 from checklist_eval.assessors.base import Assessor, gather_all
 from checklist_eval.assessors.calllog import CURRENT_PAPER
-from checklist_eval.csvcells import neutralise_frame
 from checklist_eval.errors import BudgetExceeded, InputError
+from checklist_eval.export import Failure
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.isolation import ParseLimits, ParserPool
 from checklist_eval.layout import ResultsLayout, SubmissionFolder
-from checklist_eval.models import Assessment, Usage
+from checklist_eval.models import Assessment, Case, Usage
 from checklist_eval.outdir import environment_error, locked_out
 from checklist_eval.records import Record, records_from_assessments, write_records
-from checklist_eval.scoring import SubmissionScore, score_submission
+from checklist_eval.scoring import PublicScore, ScoreReport, ScoreRow, SubmissionScore, score_submission
 from checklist_eval.submissions import (
     LoadedSubmission,
     PaperLoader,
@@ -43,6 +43,7 @@ from checklist_eval.submissions import (
     open_submission,
     submission_id_of,
 )
+from checklist_eval.tables import csv_text
 
 RESULT_FORMAT = 1
 
@@ -54,7 +55,7 @@ class SubmissionResult(BaseModel):
     submission_id: str
     source: str
     fingerprint: str
-    case: str
+    case: Case
     assessor: str
     model: str | None = None
     prompt_version: str | None = None
@@ -64,13 +65,46 @@ class SubmissionResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     records: list[Record]
 
-    def score_object(self) -> dict[str, object]:
+    def report(self) -> ScoreReport:
         """What ``score --json`` prints."""
-        return {
-            **self.score.public(),
-            "warnings": self.warnings + self.score.warnings,
-            "usage": self.usage.model_dump(),
-        }
+        return ScoreReport(**self.score.public().model_dump(), warnings=self.all_warnings, usage=self.usage)
+
+    @property
+    def all_warnings(self) -> list[str]:
+        """The submission's warnings, then its score's."""
+        return self.warnings + self.score.warnings
+
+
+class BatchSummary(BaseModel):
+    """``summary.json`` of a batch results folder."""
+
+    root: str
+    started_at: str
+    finished_at: str
+    wall_s: float
+    submissions: int
+    scored: int
+    resumed: int
+    failed: int
+    assessor: str
+    model: str | None
+    prompt_version: str | None
+    usage_this_run: Usage
+    usage_total: Usage
+    scores: list[PublicScore]
+    failures: list[Failure]
+
+
+class BatchCounts(BaseModel):
+    """What ``batch --json`` prints: the run's counts, what it spent and where its summary is."""
+
+    submissions: int
+    scored: int
+    resumed: int
+    failed: int
+    wall_s: float
+    usage: Usage
+    summary: str
 
 
 def now_iso() -> str:
@@ -184,12 +218,17 @@ def read_result(path: Path) -> SubmissionResult | None:
 @dataclass
 class BatchOutcome:
     results: list[SubmissionResult]
-    failures: list[dict[str, str]]
+    failures: list[Failure]
     scored: int = 0
     resumed: int = 0
     usage: Usage = field(default_factory=Usage)
     wall_s: float = 0.0
     summary_path: Path | None = None
+
+    def counts(self) -> BatchCounts:
+        return BatchCounts(submissions=len(self.results) + len(self.failures), scored=self.scored,
+                           resumed=self.resumed, failed=len(self.failures), wall_s=self.wall_s,
+                           usage=self.usage, summary=str(self.summary_path))
 
 
 def result_ids(paths: Sequence[Path]) -> dict[Path, str]:
@@ -333,11 +372,11 @@ class BatchRunner:
 
     async def _collect(self, tasks: Sequence[asyncio.Future], ids: dict[Path, str], outcome: BatchOutcome,
                        done_by_path: dict[Path, SubmissionResult], total: int
-                       ) -> tuple[dict[Path, dict[str, str]], BudgetExceeded | None]:
+                       ) -> tuple[dict[Path, Failure], BudgetExceeded | None]:
         """Await the submissions as they finish, adding results to ``done_by_path``; returns the failures
         and the budget stop, if one came."""
         done = len(done_by_path)
-        failures_by_path: dict[Path, dict[str, str]] = {}
+        failures_by_path: dict[Path, Failure] = {}
         stopped: BudgetExceeded | None = None
         try:
             for fut in asyncio.as_completed(tasks):
@@ -349,7 +388,7 @@ class BatchRunner:
                     done_by_path[path] = result
                     outcome.scored += 1
                 else:
-                    failures_by_path[path] = {"submission_id": ids[path], "source": str(path), "error": err}
+                    failures_by_path[path] = Failure(submission_id=ids[path], source=str(path), error=err)
                 done += 1
                 self.on_progress("done" if result is not None else "failed", done, total)
         except BaseException:  # the run stops (full disk, interrupt): no submission goes on unwatched
@@ -360,37 +399,31 @@ class BatchRunner:
         return failures_by_path, stopped
 
     def _write_aggregates(self, outcome: BatchOutcome, started_at: str) -> Path:
-        import pandas as pd
-
         records = [r for res in outcome.results for r in res.records]
         write_records(records, self.layout.records_csv, self.layout.records_jsonl)
-        rows = [
-            {**res.score.model_dump(exclude={"warnings"}), "warnings": "; ".join(res.warnings + res.score.warnings)}
-            for res in outcome.results
-        ]
-        cols = ["submission_id", "case", "C_G", "C_A", "C_T", "R", "S", "questions", "warnings"]
-        scores = neutralise_frame(pd.DataFrame(rows, columns=cols))
-        atomic_write_text(self.layout.scores_csv, scores.to_csv(index=False))
+        scores = [ScoreRow.of(res.score, res.all_warnings) for res in outcome.results]
+        atomic_write_text(self.layout.scores_csv, csv_text(ScoreRow, scores))
         atomic_write_text(
-            self.layout.failures_jsonl, "".join(json.dumps(f) + "\n" for f in outcome.failures)
+            self.layout.failures_jsonl, "".join(json.dumps(f.model_dump()) + "\n" for f in outcome.failures)
         )
         total_usage = sum((res.usage for res in outcome.results), Usage())
-        summary = {
-            "root": str(self.root),
-            "started_at": started_at,
-            "finished_at": now_iso(),
-            "wall_s": outcome.wall_s,
-            "submissions": len(outcome.results) + len(outcome.failures),
-            "scored": outcome.scored,
-            "resumed": outcome.resumed,
-            "failed": len(outcome.failures),
+        counts = outcome.counts()
+        summary = BatchSummary(
+            root=str(self.root),
+            started_at=started_at,
+            finished_at=now_iso(),
+            wall_s=outcome.wall_s,
+            submissions=counts.submissions,
+            scored=counts.scored,
+            resumed=counts.resumed,
+            failed=counts.failed,
             **assessor_identity(self.assessor),
-            "usage_this_run": outcome.usage.model_dump(),
-            "usage_total": total_usage.model_dump(),
-            "scores": [res.score.public() for res in outcome.results],
-            "failures": outcome.failures,
-        }
-        return atomic_write_text(self.layout.summary_json, json.dumps(summary, indent=1))
+            usage_this_run=outcome.usage,
+            usage_total=total_usage,
+            scores=[res.score.public() for res in outcome.results],
+            failures=outcome.failures,
+        )
+        return atomic_write_text(self.layout.summary_json, json.dumps(summary.model_dump(mode="json"), indent=1))
 
 
 async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic import BaseModel
+
 from checklist_eval.assessors.batch_replay import CHAT_URL, BatchAssessor, answer_state
 from checklist_eval.assessors.retry import fatal_error
 from checklist_eval.errors import AssessorError, InputError
@@ -90,11 +92,27 @@ class Job:
     def counts(self) -> dict[str, int]:
         return json.loads(self.counts_json) if self.counts_json else {}
 
-    def public(self) -> dict[str, Any]:
-        return {"job": self.name, "kind": self.kind, "model": self.model, "endpoint": self.endpoint,
-                "requests": self.requests, "bytes": self.bytes, "input_file_id": self.input_file_id,
-                "batch_id": self.batch_id, "status": self.status, "counts": self.counts,
-                "downloaded": bool(self.downloaded)}
+    def public(self) -> JobStatus:
+        return JobStatus(job=self.name, kind=self.kind, model=self.model, endpoint=self.endpoint,
+                         requests=self.requests, bytes=self.bytes, input_file_id=self.input_file_id,
+                         batch_id=self.batch_id, status=self.status, counts=self.counts,
+                         downloaded=bool(self.downloaded))
+
+
+class JobStatus(BaseModel):
+    """A job as ``batch-status --json`` lists it (no key, no local paths)."""
+
+    job: str
+    kind: str
+    model: str
+    endpoint: str
+    requests: int
+    bytes: int
+    input_file_id: str | None
+    batch_id: str | None
+    status: str
+    counts: dict[str, Any]  # the provider's request counts, as it sent them
+    downloaded: bool
 
 
 def read_jobs(cache: Any, **where: str) -> list[Job]:

@@ -34,9 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from pydantic import BaseModel
 
 from checklist_eval.errors import InputError
 from checklist_eval.membership import Slope, fit_slope
+from checklist_eval.summaries import OptionalParts
 
 METHODS = ("slope", "slope_ngram", "slope_mean", "slope_z", "min_k", "min_k_pp")
 
@@ -155,6 +157,30 @@ def adjusted_probabilities(text: TokenText) -> np.ndarray | None:
     p = np.exp(text.logprobs)
     ref = np.where(np.isnan(text.ngram_logprobs), text.logprobs, text.ngram_logprobs)
     return p - np.exp(ref)
+
+
+class TextScores(BaseModel):
+    """One text's (or paper chunk's) score per method; None where the method has no value for it."""
+
+    id: str
+    n_tokens: int
+    scores: dict[str, float | int | None]
+
+
+class ContaminationReport(OptionalParts):
+    """``contamination --json``: the scores per text; for a paper also how it was cut and asked, and
+    its token-weighted scores (from ``--logprobs`` only ``texts``)."""
+
+    paper: str | None = None
+    model: str | None = None
+    chunk_words: int | None = None
+    k: float | None = None
+    ngram: int | None = None
+    texts: list[TextScores]
+    paper_scores: dict[str, float | int | None] | None = None
+    n_tokens: int | None = None
+    meanings: dict[str, str] | None = None
+    notes: list[str] | None = None
 
 
 def score_text(text: TokenText, methods: list[str] | tuple[str, ...] = METHODS, k: float = 0.2

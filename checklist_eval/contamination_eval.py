@@ -14,8 +14,10 @@ as membership-inference papers report it). Texts on which a method has no value 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from checklist_eval import metrics
 from checklist_eval.contamination import (
@@ -100,10 +102,25 @@ def _method_figures(y: np.ndarray, s: np.ndarray, n_bootstrap: int, level: float
     return fig
 
 
-def public(result: dict) -> dict:
+class DatasetEvaluation(BaseModel):
+    """``contamination-eval --json`` of one dataset (``{"datasets": {NAME: ...}}`` for several): the
+    figures per method, a NaN figure as null so the document is strict JSON."""
+
+    n: int
+    n_member: int
+    positive: str
+    level: float
+    methods: dict[str, dict[str, Any]]
+
+
+class DatasetsEvaluation(BaseModel):
+    datasets: dict[str, DatasetEvaluation]
+
+
+def public(result: dict) -> DatasetEvaluation:
     """The result without the ROC objects kept for plotting."""
-    return {**result, "methods": {m: {k: v for k, v in f.items() if k != "roc"}
-                                  for m, f in result["methods"].items()}}  # fmt: skip
+    return DatasetEvaluation.model_validate(
+        {**result, "methods": {m: {k: v for k, v in f.items() if k != "roc"} for m, f in result["methods"].items()}})
 
 
 def _cell(fig: dict) -> str:

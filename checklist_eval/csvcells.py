@@ -45,14 +45,3 @@ def restore(text: str) -> str:
     if text.startswith(PREFIX) and _needs_prefix(text[1:]):
         return text[1:]
     return text
-
-
-def neutralise_frame(df: Any) -> Any:
-    """A copy of a pandas DataFrame with every text cell neutralised (numeric columns untouched)."""
-    from pandas.api.types import is_numeric_dtype
-
-    out = df.copy()
-    for col in out.columns:
-        if not is_numeric_dtype(out[col]):
-            out[col] = out[col].map(neutralise).astype(object)
-    return out

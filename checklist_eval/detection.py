@@ -26,8 +26,10 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from checklist_eval.errors import InputError
+from checklist_eval.summaries import OptionalParts
 
 INDEX_COLUMNS = ("DatasetID", "TaskID", "FileID")
 REF_COLUMNS = ("DatasetID", "TaskID", "TopicID", "FileID", "GeneratorID", "IsTarget")
@@ -303,6 +305,16 @@ def _fmt(value: float | int) -> str:
     if isinstance(value, int):
         return str(value)
     return "nan" if math.isnan(value) else f"{value:.6f}"
+
+
+class DetectionReport(OptionalParts):
+    """``detection score --json`` and its scores.json: the system's ids, the metrics (a NaN figure is
+    null: strict JSON) and, when asked, the prevalence sweep."""
+
+    system: dict[str, Any]
+    far_stop: float
+    metrics: dict[str, Any]
+    prevalence_sweep: Any = None
 
 
 def score_files(

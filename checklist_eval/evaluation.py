@@ -29,12 +29,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checklist_eval.errors import InputError
+from checklist_eval.models import Role
+from checklist_eval.summaries import OptionalParts
+from checklist_eval.tables import Row, csv_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
-TRIAL_COLUMNS = ["system", "paper", "role", "question_id", "answer", "p_correct", "score", "truth", "target"]
 GT_VALUES = (0.0, 0.5, 1.0)
+
+
+class Trial(Row):
+    """One assessed answer as a detection trial: a line of ``assessor-eval --out``'s trials.csv."""
+
+    system: str
+    paper: str
+    role: Role
+    question_id: str
+    answer: str  # as written ("" when missing)
+    p_correct: float
+    score: float  # 1 - p_correct: higher means more likely a target
+    truth: float  # g_i (A against T) or the ground truth's 0 / 0.5 / 1
+    target: bool
 
 
 @dataclass
@@ -42,8 +58,37 @@ class Trials:
     """The trials of one system (one assessor run) with notes on what was skipped and why."""
 
     system: str
-    frame: pd.DataFrame
+    rows: list[Trial]
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The trials as a table, for the metrics."""
+        import pandas as pd
+
+        return pd.DataFrame([t.model_dump() for t in self.rows], columns=Trial.columns())
+
+    def renamed(self, system: str) -> None:
+        self.system = system
+        self.rows = [t.model_copy(update={"system": system}) for t in self.rows]
+
+
+def trials_csv_text(systems: list[Trials]) -> str:
+    return csv_text(Trial, [t for s in systems for t in s.rows])
+
+
+class EvaluationReport(OptionalParts):
+    """One system's figures: an ``assessor-eval --json`` document (a list of them for several systems)
+    and an entry of ``--out``'s summary.json. The figures are the metrics' own dicts; a NaN figure (no
+    target, say) is null, so the document is strict JSON."""
+
+    system: str
+    far_stop: float
+    overall: dict[str, Any]
+    notes: list[str]
+    by_question: dict[str, dict[str, Any]] | None = None  # with --by-question
+    ci_levels: list[int] | None = None
+    prevalence_sweep: Any = None  # with --prevalence-sweep
 
 
 # ------------------------------------------------------------------------------------- ground truth
@@ -129,12 +174,6 @@ def binarize(truth: float, threshold: float = 1.0) -> bool:
 # ------------------------------------------------------------------------------------ loading trials
 
 
-def _frame(rows: list[dict]) -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.DataFrame(rows, columns=TRIAL_COLUMNS)
-
-
 def load_record_trials(
     path: str | Path, ground_truth: list[str | Path] | None = None, threshold: float = 1.0
 ) -> Trials:
@@ -162,12 +201,12 @@ def _p_of(rec) -> tuple[float, bool]:
     return float(rec.c), True
 
 
-def _trial(system, rec, p, truth, target) -> dict:
-    return {
-        "system": system, "paper": rec.submission_id, "role": rec.role, "question_id": rec.question_id,
-        "answer": rec.answer.value if rec.answer is not None else "", "p_correct": p, "score": 1.0 - p,
-        "truth": truth, "target": bool(target),
-    }  # fmt: skip
+def _trial(system, rec, p, truth, target) -> Trial:
+    return Trial(
+        system=system, paper=rec.submission_id, role=rec.role, question_id=rec.question_id,
+        answer=rec.answer.value if rec.answer is not None else "", p_correct=p, score=1.0 - p,
+        truth=truth, target=bool(target),
+    )  # fmt: skip
 
 
 def _records_a_vs_t(records, system: str) -> Trials:
@@ -175,7 +214,7 @@ def _records_a_vs_t(records, system: str) -> Trials:
     rows, no_t, no_p = [], 0, 0
     for a in (r for r in records if r.role == "A"):
         t = t_by_key.get((a.submission_id, a.question_id))
-        if t is None or t.answer is None or not t.answer.is_real:
+        if t is None or t.answer is None or not t.answer.is_answered:
             no_t += 1  # not counted by the rules either
             continue
         p, missing = _p_of(a)
@@ -190,7 +229,7 @@ def _records_a_vs_t(records, system: str) -> Trials:
         notes.append(f"{no_t} A answer(s) skipped: T has no real answer for that question")
     if no_p:
         notes.append(f"{no_p} answer(s) have no p_correct: their 0/1 verdict is used instead")
-    return Trials(system, _frame(rows), notes)
+    return Trials(system, rows, notes)
 
 
 def _records_vs_ground_truth(records, system, ground_truth, threshold) -> Trials:
@@ -222,7 +261,7 @@ def _records_vs_ground_truth(records, system, ground_truth, threshold) -> Trials
         notes.append(f"{no_q} answer(s) skipped: their question is not in the ground truth")
     if no_p:
         notes.append(f"{no_p} answer(s) have no p_correct: their 0/1 verdict is used instead")
-    return Trials(system, _frame(rows), notes)
+    return Trials(system, rows, notes)
 
 
 def _match_gt(rec, index: dict[str, Path]) -> Path | None:
@@ -241,14 +280,14 @@ def load_reference_trials(
     results_dir: str | Path, ground_truth: list[str | Path] | None = None, threshold: float = 1.0
 ) -> Trials:
     """Trials from the 2024 challenge's outputs: ``<results_dir>/<paper>/paper_checklist.csv``."""
-    from checklist_eval.records import read_str_csv
+    from checklist_eval.tables import read_csv_rows
 
     root = Path(results_dir)
     csvs = sorted(root.glob("*/paper_checklist.csv"))
     if not csvs:
         raise InputError(root, "no <paper>/paper_checklist.csv below this folder")
     index = ground_truth_index(ground_truth) if ground_truth else {}
-    rows: list[dict] = []
+    rows: list[Trial] = []
     notes: list[str] = []
     fallback = []
     for csv_path in csvs:
@@ -263,17 +302,17 @@ def load_reference_trials(
             if ground_truth:
                 fallback.append(paper)
         gt = read_ground_truth(gt_path)
-        table = read_str_csv(csv_path, ["Score"])
+        table = read_csv_rows(csv_path, ["Score"])
         rows += _reference_rows(table, csv_path, root.name, paper, gt, threshold)
     if fallback:
         notes.append(f"ground truth from ground_truth.json beside the CSV for: {', '.join(fallback)}")
     if not rows:
         raise InputError(root, "no paper with ground truth")
-    return Trials(root.name, _frame(rows), notes)
+    return Trials(root.name, rows, notes)
 
 
 def _reference_rows(table: list[dict], csv_path: Path, system: str, paper: str, gt: dict,
-                    threshold: float) -> list[dict]:
+                    threshold: float) -> list[Trial]:
     out = []
     for i, row in enumerate(table):
         qid = str(i + 1)  # rows are in checklist order; the titles vary between files
@@ -286,15 +325,15 @@ def _reference_rows(table: list[dict], csv_path: Path, system: str, paper: str, 
         if not 0.0 <= p <= 1.0:
             raise InputError(csv_path, f"row {i + 2}: Score must be in [0, 1], got {row['Score']!r}")
         truth = gt[qid]
-        out.append({
-            "system": system, "paper": paper, "role": _role_of(paper), "question_id": qid,
-            "answer": row.get("Answer", ""), "p_correct": p, "score": 1.0 - p, "truth": truth,
-            "target": binarize(truth, threshold),
-        })  # fmt: skip
+        out.append(Trial(
+            system=system, paper=paper, role=_role_of(paper), question_id=qid,
+            answer=row.get("Answer", ""), p_correct=p, score=1.0 - p, truth=truth,
+            target=binarize(truth, threshold),
+        ))  # fmt: skip
     return out
 
 
-def _role_of(paper: str) -> str:
+def _role_of(paper: str) -> Role:
     return "A" if "adversarial" in paper.lower() else "G"
 
 

@@ -13,36 +13,54 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from checklist_eval.csvcells import neutralise_frame
+from pydantic import BaseModel
+
 from checklist_eval.errors import InputError
 from checklist_eval.layout import ResultsLayout, records_path
+from checklist_eval.models import ROLES, Case
 from checklist_eval.records import Record, apply_overrides, read_records
 from checklist_eval.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
+from checklist_eval.tables import Row, csv_text
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-LEADERBOARD_COLUMNS = [
-    "rank",
-    "submission_id",
-    "case",
-    "C_G",
-    "C_A",
-    "C_T",
-    "R",
-    "S",
-    "questions",
-    "assessor",
-    "model",
-    "prompt_version",
-    "scored_at",
-    "manipulation",  # roles whose paper is flagged, with the kinds ("A:hidden_text"): see manipulation.py
-    # "scored", or "failed: <reason>" for a submission the batch could not score (ranked last, no rank).
-    "status",
-]
 MAX_FAILURE_LINES = 100_000  # a results folder may be hostile: read a bounded number of lines
+
+
+class LeaderboardRow(Row):
+    """A line of the leaderboard (CSV, ``--json``, HTML). A submission the batch could not score has
+    its reason in ``status`` ("failed: <reason>") and no rank, scores or provenance (empty / null)."""
+
+    rank: int | None = None
+    submission_id: str
+    case: Case | None = None
+    C_G: float | None = None
+    C_A: float | None = None
+    C_T: float | None = None
+    R: float | None = None
+    S: float | None = None
+    questions: int | None = None
+    assessor: str | None = None
+    model: str | None = None
+    prompt_version: str | None = None
+    scored_at: str | None = None
+    # Roles whose paper is flagged, with the kinds ("A:hidden_text"): see manipulation.py.
+    manipulation: str | None = None
+    status: str = "scored"
+
+    @property
+    def scored(self) -> bool:
+        return self.status == "scored"
+
+
+LEADERBOARD_COLUMNS = LeaderboardRow.columns()
+
+
+class Failure(BaseModel):
+    """A line of ``failures.jsonl``: a submission the batch could not score, and why (one line)."""
+
+    submission_id: str
+    source: str = ""
+    error: str = ""
 
 
 def load_scored(
@@ -70,39 +88,31 @@ def _joined(values: Sequence[str]) -> str:
 def _manipulation(recs: Sequence[Record]) -> str:
     from checklist_eval.manipulation import kinds
 
-    roles = sorted({r.role for r in recs}, key="GAT".index)
+    roles = sorted({r.role for r in recs}, key=ROLES.index)
     return ";".join(f"{role}:{k}" for role in roles for k in kinds(r.manipulation for r in recs if r.role == role))
 
 
-def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore]) -> list[dict[str, object]]:
+def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore]) -> list[LeaderboardRow]:
     """One row per scored submission; assessor/model/prompt/time come from its records."""
     by_sid = group_by_submission(records)
     rows = []
     for score in scores:
-        sid = score.submission_id
-        recs = by_sid[sid]
+        recs = by_sid[score.submission_id]
         rows.append(
-            {
-                "submission_id": sid,
-                "case": score.case,
-                "C_G": score.C_G,
-                "C_A": score.C_A,
-                "C_T": score.C_T,
-                "R": score.R,
-                "S": score.S,
-                "questions": score.questions,
-                "assessor": _joined([r.assessor for r in recs]),
-                "model": _joined([r.model for r in recs]),
-                "prompt_version": _joined([r.prompt_version for r in recs]),
-                "scored_at": max((r.scored_at for r in recs), default=""),
-                "manipulation": _manipulation(recs),
-                "status": "scored",
-            }
+            LeaderboardRow(
+                **score.public().model_dump(),
+                questions=score.questions,
+                assessor=_joined([r.assessor for r in recs]),
+                model=_joined([r.model for r in recs]),
+                prompt_version=_joined([r.prompt_version for r in recs]),
+                scored_at=max((r.scored_at for r in recs), default=""),
+                manipulation=_manipulation(recs),
+            )
         )
     return rows
 
 
-def read_failures(folder: Path) -> list[dict[str, str]]:
+def read_failures(folder: Path) -> list[Failure]:
     """The batch's failed submissions (``failures.jsonl``), or none when the file is absent. Lines that
     are not a JSON object with a submission id are skipped: the list is informative, never fatal."""
     path = ResultsLayout(folder).failures_jsonl
@@ -119,58 +129,46 @@ def read_failures(folder: Path) -> list[dict[str, str]]:
                 except ValueError:
                     continue
                 if isinstance(item, dict) and str(item.get("submission_id") or "").strip():
-                    out.append({"submission_id": str(item["submission_id"]), "error": str(item.get("error") or "")})
+                    out.append(Failure(submission_id=str(item["submission_id"]), error=str(item.get("error") or "")))
     except OSError as err:
         raise InputError(path, f"cannot read: {err.strerror or err}") from None
     return out
 
 
-def failure_rows(failures: Sequence[dict[str, str]], scored: set[str]) -> list[dict[str, object]]:
+def failure_rows(failures: Sequence[Failure], scored: set[str]) -> list[LeaderboardRow]:
     """Failed submissions as leaderboard rows: no scores, the reason in ``status``."""
-    rows: list[dict[str, object]] = []
+    rows: list[LeaderboardRow] = []
     for f in failures:
-        if f["submission_id"] in scored:
+        if f.submission_id in scored:
             continue
-        reason = " ".join(f["error"].split()) or "unknown error"
-        rows.append({"submission_id": f["submission_id"], "status": f"failed: {reason}"})
+        reason = " ".join(f.error.split()) or "unknown error"
+        rows.append(LeaderboardRow(submission_id=f.submission_id, status=f"failed: {reason}"))
     return rows
 
 
-def rank_table(rows: list[dict[str, object]]) -> pd.DataFrame:
-    """Rows ranked as the module docstring says; rank is an int column, first."""
-    import pandas as pd
-
-    scored = [r for r in rows if r.get("status", "scored") == "scored"]
-    failed = sorted((r for r in rows if r.get("status", "scored") != "scored"), key=lambda r: str(r["submission_id"]))
-    df = pd.DataFrame([{**r, "status": "scored"} for r in scored], columns=LEADERBOARD_COLUMNS[1:])
-    df = df.sort_values(["S", "C_G", "submission_id"], ascending=[False, False, True], kind="mergesort")
-    df.insert(0, "rank", df["S"].rank(method="min", ascending=False).astype(int))
-    if failed:
-        tail = pd.DataFrame(failed, columns=LEADERBOARD_COLUMNS[1:])
-        tail.insert(0, "rank", pd.NA)
-        ints = {"rank": "Int64", "questions": "Int64"}
-        df = pd.concat([df.astype(ints), tail.astype(ints)], ignore_index=True)
-    return df.reset_index(drop=True)
+def rank_rows(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
+    """Rows ranked as the module docstring says; the failed ones last, by id, without a rank."""
+    scored = sorted((r for r in rows if r.scored), key=lambda r: (-(r.S or 0.0), -(r.C_G or 0.0), r.submission_id))
+    failed = sorted((r for r in rows if not r.scored), key=lambda r: r.submission_id)
+    ranked: list[LeaderboardRow] = []
+    for i, r in enumerate(scored):  # competition ranking: equal S share the rank of the first of them
+        tied = ranked and ranked[-1].S == r.S
+        ranked.append(r.model_copy(update={"rank": ranked[-1].rank if tied else i + 1}))
+    return ranked + [r.model_copy(update={"rank": None}) for r in failed]
 
 
-def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> pd.DataFrame:
+def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> list[LeaderboardRow]:
     path = records_path(results)
     records, scores = load_scored(path, overrides)
     rows = leaderboard_rows(records, scores)
-    rows += failure_rows(read_failures(path.parent), {str(r["submission_id"]) for r in rows})
-    return rank_table(rows)
+    rows += failure_rows(read_failures(path.parent), {r.submission_id for r in rows})
+    return rank_rows(rows)
 
 
-def leaderboard_csv_text(df: pd.DataFrame) -> str:
+def leaderboard_csv_text(rows: Sequence[LeaderboardRow]) -> str:
     # Full precision floats: rounding is for displays, not for the file others compute from.
-    return neutralise_frame(df).to_csv(index=False, float_format=None)
+    return csv_text(LeaderboardRow, rows)
 
 
-def leaderboard_json(df: pd.DataFrame) -> list[dict[str, object]]:
-    import pandas as pd
-
-    out = []
-    for row in df.to_dict(orient="records"):
-        row = {k: (None if v is pd.NA or (isinstance(v, float) and v != v) else v) for k, v in row.items()}
-        out.append({k: (int(v) if k in ("rank", "questions") and v is not None else v) for k, v in row.items()})
-    return out
+def leaderboard_json(rows: Sequence[LeaderboardRow]) -> list[dict[str, object]]:
+    return [r.model_dump(mode="json") for r in rows]

@@ -23,7 +23,7 @@ class Answer(str, Enum):
     TODO = "TODO"
 
     @property
-    def is_real(self) -> bool:
+    def is_answered(self) -> bool:
         """True for an answer an author committed to (Yes/No/NA), False for the TODO placeholder."""
         return self is not Answer.TODO
 
@@ -113,7 +113,12 @@ class ChecklistItem(BaseModel):
     @property
     def is_answered(self) -> bool:
         """True when the author committed to an answer (Yes/No/NA); False for TODO or a missing one."""
-        return self.answer is not None and self.answer.is_real
+        return is_answered(self.answer)
+
+
+def is_answered(answer: Answer | None) -> bool:
+    """The one test of "answered": the author committed to Yes/No/NA (not TODO, not missing)."""
+    return answer is not None and answer.is_answered
 
 
 class Checklist(BaseModel):
@@ -331,3 +336,8 @@ def compose_review(must_fix: list[str], suggestions: list[str], unverifiable: li
 
 
 Role = Literal["G", "A", "T"]
+# A submission's case, from the roles it holds: G alone, G + T (A is T's paper with G's answers), G + A + T.
+# It is written where it is known (the loaded submission, its records, its score), never inferred back.
+Case = Literal["G", "GT", "GAT"]
+ROLES: tuple[Role, ...] = ("G", "A", "T")
+CASES: tuple[Case, ...] = ("G", "GT", "GAT")

@@ -8,77 +8,31 @@ reference scorer report R = 0.53 instead of 0.73 on its own sample.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer, field_validator
 
-from checklist_eval.csvcells import neutralise, restore
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text
-from checklist_eval.models import Answer, Assessment, Paper, Role, normalize_answer
-
-CASES = ("G", "GT", "GAT")
-ROLES = ("G", "A", "T")
-
-# Column order of the CSV; the first five are the required ones, the rest are optional on read.
-COLUMNS = [
-    "submission_id",
-    "role",
-    "question_id",
-    "answer",
-    "correct",
-    "case",
-    "question_title",
-    "checklist_id",
-    "p_correct",
-    "justification",
-    "review",
-    "assessor",
-    "model",
-    "prompt_version",
-    "source",
-    "scored_at",
-    # The cost ledger, one row per call: per paper and per run are sums over these.
-    "cached",
-    "calls",
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "cost_usd",
-    # Appended later (older files read them as 0 / empty): the reasoning part of completion_tokens, and
-    # what the endpoint refused and how the request was changed for it ("; "-separated).
-    "reasoning_tokens",
-    "quirks",
-    # The graded verdict (correct / incorrect / unverifiable); empty for assessors that do not grade.
-    "verdict",
-    # Signs the paper tries to steer its assessor (hidden text, text addressed to it): see manipulation.py.
-    "manipulation",
-    # Provenance of the verdict, so a row can be reproduced and an appeal checked against the call log.
-    "endpoint",
-    "output_strategy",
-    "temperature",
-    "seed",
-]
-REQUIRED = COLUMNS[:5]
-LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
-LEDGER_COLUMNS = ("cached", *LEDGER_COUNTS, "cost_usd")
-# Calls, tokens and dollars beyond this are not a run's figures but a corrupt or hostile file.
-MAX_LEDGER_FIGURE = 1e15
+from checklist_eval.models import CASES, ROLES, Answer, Assessment, Case, Paper, Role, is_answered, normalize_answer
+from checklist_eval.tables import Row, csv_text, read_csv_rows
 
 
-class Record(BaseModel):
-    """One assessed checklist answer of one paper of one submission."""
+class Record(Row):
+    """One assessed checklist answer of one paper of one submission; its fields, in order, are the
+    columns of ``records.csv`` and the keys of ``records.jsonl``. The first five are required on read,
+    the rest were added over time at the end and read as empty (or 0) from older files."""
 
     submission_id: str
     role: Role
     question_id: str
     answer: Answer | None = None
     correct: bool = False
-    case: str = ""
+    case: Case | None = None  # empty in the files when unknown (older or hand-written ledgers)
     question_title: str = ""
     checklist_id: str = ""
     p_correct: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -89,35 +43,68 @@ class Record(BaseModel):
     prompt_version: str = ""
     source: str = ""
     scored_at: str = ""
+    # The cost ledger, one row per call: per paper and per run are sums over these.
     cached: bool = False
     calls: int = Field(default=0, ge=0)
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
     cached_tokens: int = Field(default=0, ge=0)
     cost_usd: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
+    # The reasoning part of completion_tokens, and what the endpoint refused and how the request was
+    # changed for it ("; "-separated).
     reasoning_tokens: int = Field(default=0, ge=0)
     quirks: str = ""
+    # The graded verdict (correct / incorrect / unverifiable); empty for assessors that do not grade.
     verdict: str = ""
+    # Signs the paper tries to steer its assessor (hidden text, text addressed to it): see manipulation.py.
     manipulation: str = ""
+    # Provenance of the verdict, so a row can be reproduced and an appeal checked against the call log.
     endpoint: str = ""
     output_strategy: str = ""
     temperature: float | None = None
     seed: int | None = None
 
+    @field_validator("case", mode="before")
+    @classmethod
+    def _empty_case_is_unknown(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_serializer("case")
+    def _unknown_case_is_empty(self, case: Case | None) -> str:
+        return case or ""
+
     @property
-    def real(self) -> bool:
+    def is_answered(self) -> bool:
         """The author committed to an answer (Yes/No/NA): not TODO, not missing."""
-        return self.answer is not None and self.answer.is_real
+        return is_answered(self.answer)
 
     @property
     def c(self) -> int:
-        """c_i of the rules: 1 only for a real answer (Yes/No/NA) judged correct; TODO/missing are 0
-        whatever the ``correct`` column says (a hand-edited ledger cannot make a TODO count)."""
-        return int(bool(self.correct) and self.real)
+        """c_i of the rules: 1 only for an answered question (Yes/No/NA) judged correct; TODO/missing
+        are 0 whatever the ``correct`` column says (a hand-edited ledger cannot make a TODO count)."""
+        return int(bool(self.correct) and self.is_answered)
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.submission_id, self.role, self.question_id)
+
+    def csv_cells(self) -> dict[str, Any]:
+        """The row as records.csv spells it: 0/1 flags, full-precision floats, empty for missing."""
+        d = self.model_dump()
+        d["answer"] = self.answer.value if self.answer is not None else ""
+        d["correct"] = int(self.correct)
+        d["p_correct"] = "" if self.p_correct is None else repr(float(self.p_correct))
+        d["cached"] = int(self.cached)
+        d["cost_usd"] = repr(float(self.cost_usd))
+        return d
+
+
+COLUMNS = Record.columns()
+REQUIRED = COLUMNS[:5]
+LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
+LEDGER_COLUMNS = ("cached", *LEDGER_COUNTS, "cost_usd")
+# Calls, tokens and dollars beyond this are not a run's figures but a corrupt or hostile file.
+MAX_LEDGER_FIGURE = 1e15
 
 
 def records_from_assessments(
@@ -126,7 +113,7 @@ def records_from_assessments(
     paper: Paper,
     assessments: Sequence[Assessment],
     *,
-    case: str,
+    case: Case,
     scored_at: str,
 ) -> list[Record]:
     """Rows for one assessed paper, in checklist order, one per question of its checklist version.
@@ -182,35 +169,20 @@ def _provenance_columns(prov) -> dict[str, object]:
 # ---------------------------------------------------------------------------------------------- write
 
 
-def _row(r: Record) -> dict[str, object]:
-    d = r.model_dump()
-    d["answer"] = r.answer.value if r.answer is not None else ""
-    d["correct"] = int(r.correct)
-    d["p_correct"] = "" if r.p_correct is None else repr(float(r.p_correct))
-    d["cached"] = int(r.cached)
-    d["cost_usd"] = repr(float(r.cost_usd))
-    return {k: d[k] for k in COLUMNS}
+def _jsonl_object(r: Record) -> dict[str, Any]:
+    """A records.jsonl line: the CSV's cells, with the answer and p_correct as JSON null when missing."""
+    d = r.csv_cells()
+    d["answer"] = r.answer.value if r.answer is not None else None
+    d["p_correct"] = r.p_correct
+    return d
 
 
 def records_to_csv_text(records: Iterable[Record]) -> str:
-    import csv
-
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for r in records:
-        w.writerow({k: neutralise(v) for k, v in _row(r).items()})
-    return buf.getvalue()
+    return csv_text(Record, records)
 
 
 def records_to_jsonl_text(records: Iterable[Record]) -> str:
-    lines = []
-    for r in records:
-        d = _row(r)
-        d["answer"] = r.answer.value if r.answer is not None else None
-        d["p_correct"] = r.p_correct
-        lines.append(json.dumps(d, ensure_ascii=False))
-    return "".join(line + "\n" for line in lines)
+    return "".join(json.dumps(_jsonl_object(r), ensure_ascii=False) + "\n" for r in records)
 
 
 def write_records(records: Sequence[Record], csv_path: str | Path, jsonl_path: str | Path | None = None) -> None:
@@ -314,29 +286,6 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
     )
 
 
-def read_str_csv(path: str | Path, required: Sequence[str]) -> list[dict[str, str]]:
-    """The rows of a CSV file as dicts of strings, after checking it has the ``required`` columns.
-
-    Every cell is read as text: "NA" stays the answer NA (pandas' default would make it a missing
-    value) and an empty cell stays "". Anything unreadable (not found, not CSV, not UTF-8, a
-    missing column) is an InputError naming the file.
-    """
-    import pandas as pd
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "file not found")
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise InputError(path, f"not a readable CSV file ({type(err).__name__}: {err})") from None
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise InputError(path, f"missing column(s) {', '.join(missing)}; need {', '.join(required)}")
-    # Cells we neutralised against spreadsheet formulas (see csvcells) read back as written before.
-    return [{k: restore(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
-
-
 def _read_jsonl_rows(path: Path) -> list[dict]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -371,7 +320,7 @@ def read_records(path: str | Path) -> list[Record]:
     if not path.is_file():
         raise InputError(path, "records file not found")
     is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
-    rows = _read_jsonl_rows(path) if is_jsonl else read_str_csv(path, REQUIRED)
+    rows = _read_jsonl_rows(path) if is_jsonl else read_csv_rows(path, REQUIRED)
     # Header is line 1 in a CSV, so data row i sits on line i + 2.
     label = "line" if is_jsonl else "row"
     records = []
@@ -398,33 +347,57 @@ OVERRIDES_HELP = (
 )
 
 
-def apply_overrides(records: Sequence[Record], path: str | Path) -> tuple[list[Record], int]:
-    """Return (records with the overrides applied, number of overridden rows)."""
+class Override(BaseModel):
+    """One row of an overrides file: the verdict an appeal decided for one existing record."""
+
+    submission_id: str
+    role: str  # checked by matching a record, so a bad role reads "no record for ..."
+    question_id: str
+    correct: bool
+    note: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.submission_id, self.role, self.question_id)
+
+
+OVERRIDE_REQUIRED = [name for name, f in Override.model_fields.items() if f.is_required()]
+
+
+def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> list[Override]:
+    """The overrides of ``path``, each naming a record of ``index`` (else an InputError)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "overrides file not found")
-    rows = read_str_csv(path, ["submission_id", "role", "question_id", "correct"])
-    index = {r.key: i for i, r in enumerate(records)}
-    out = list(records)
-    changed: set[int] = set()
-    for i, row in enumerate(rows):
+    out = []
+    for i, row in enumerate(read_csv_rows(path, OVERRIDE_REQUIRED)):
         where = f"row {i + 2}"
         key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
         if key not in index:
             raise InputError(path, f"{where}: no record for {'/'.join(key)}")
-        correct = _parse_bool(row["correct"], where, path)
-        rec = out[index[key]]
-        if correct and not rec.real:
-            raise InputError(path, f"{where}: {'/'.join(key)} is TODO or missing and cannot be correct")
-        out[index[key]] = rec.model_copy(update={"correct": correct})
-        changed.add(index[key])
+        out.append(Override(submission_id=key[0], role=key[1], question_id=key[2],
+                            correct=_parse_bool(row["correct"], where, path), note=row.get("note", "")))
+    return out
+
+
+def apply_overrides(records: Sequence[Record], path: str | Path) -> tuple[list[Record], int]:
+    """Return (records with the overrides applied, number of overridden rows)."""
+    index = {r.key: i for i, r in enumerate(records)}
+    out = list(records)
+    changed: set[int] = set()
+    for n, ov in enumerate(read_overrides(path, index)):
+        rec = out[index[ov.key]]
+        if ov.correct and not rec.is_answered:
+            raise InputError(Path(path), f"row {n + 2}: {'/'.join(ov.key)} is TODO or missing and cannot be correct")
+        out[index[ov.key]] = rec.model_copy(update={"correct": ov.correct})
+        changed.add(index[ov.key])
     return out, len(changed)
 
 
 # ------------------------------------------------------------------------- 2024 reference challenge CSV
 
 
-def read_challenge_checklist_csv(path: str | Path, *, submission_id: str, role: Role, case: str) -> list[Record]:
+def read_challenge_checklist_csv(path: str | Path, *, submission_id: str, role: Role, case: Case) -> list[Record]:
     """Read one per-paper CSV of the 2024 challenge's scorer (columns Question_Title, Answer,
     Justification, Review, Correctness_Score) as records.
 
@@ -434,7 +407,7 @@ def read_challenge_checklist_csv(path: str | Path, *, submission_id: str, role: 
     """
     path = Path(path)
     out = []
-    for i, row in enumerate(read_str_csv(path, ["Question_Title", "Answer", "Correctness_Score"])):
+    for i, row in enumerate(read_csv_rows(path, ["Question_Title", "Answer", "Correctness_Score"])):
         where = f"row {i + 2}"
         score = row["Correctness_Score"].strip()
         if score not in ("0", "1", "0.0", "1.0"):

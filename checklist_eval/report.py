@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.layout import REPORT_HTML
-from checklist_eval.models import Answer, Assessment, Paper, Usage
+from checklist_eval.models import ROLES, Answer, Assessment, Paper, Role, Usage
 
 if TYPE_CHECKING:  # pandas and rich stay out of the import path of the light commands
     from rich.console import Console
@@ -184,7 +184,7 @@ def _scores_html(score: SubmissionScore) -> str:
     )
 
 
-def _records_table(records: Sequence[Record], role: str) -> str:
+def _records_table(records: Sequence[Record], role: Role) -> str:
     """The per-question table of one paper (``scoring.paper_table``): the verdict shown is c_i."""
     import pandas as pd
 
@@ -246,7 +246,7 @@ def _provenance_html(records: Sequence[Record]) -> str:
 def _manipulation_sections(by_role: dict[str, list[Record]]) -> list[str]:
     from checklist_eval.manipulation import HIDDEN, INJECTION, entries
 
-    flags = {role: next((r.manipulation for r in by_role[role] if r.manipulation), "") for role in "GAT"
+    flags = {role: next((r.manipulation for r in by_role[role] if r.manipulation), "") for role in ROLES
              if role in by_role}
     return [_hidden_html({role: entries(flag, HIDDEN) for role, flag in flags.items()}),
             _injection_html({role: entries(flag, INJECTION) for role, flag in flags.items()})]
@@ -275,7 +275,7 @@ def render_submission_report(
     body += _manipulation_sections(by_role)
     if "A" in by_role and "T" in by_role:
         body.append(_agreement_html(score, records))
-    for role in ("G", "A", "T"):
+    for role in ROLES:
         rows = by_role.get(role)
         if not rows:
             continue

@@ -16,21 +16,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from checklist_eval.errors import ScoringError
-from checklist_eval.models import Answer
+from checklist_eval.models import ROLES, Answer, Case, Role, Usage
 from checklist_eval.records import Record
+from checklist_eval.tables import Row
 
 if TYPE_CHECKING:
     import pandas as pd
 
-Case = Literal["G", "GT", "GAT"]
 
+class PublicScore(BaseModel):
+    """A submission's scores as scripts read them: a ``rescore --json`` row, summary.json's ``scores``."""
 
-class SubmissionScore(BaseModel):
     submission_id: str
     case: Case
     C_G: float
@@ -38,12 +39,38 @@ class SubmissionScore(BaseModel):
     C_T: float
     R: float
     S: float
+
+
+class SubmissionScore(PublicScore):
     questions: int = Field(description="n, the number of questions of G's checklist version")
     warnings: list[str] = Field(default_factory=list)
 
-    def public(self) -> dict[str, object]:
-        """The object ``rescore --json`` prints, exactly those keys."""
-        return {k: getattr(self, k) for k in ("submission_id", "case", "C_G", "C_A", "C_T", "R", "S")}
+    def public(self) -> PublicScore:
+        return PublicScore.model_validate(self.model_dump(include=set(PublicScore.model_fields)))
+
+
+class ScoreRow(Row, PublicScore):
+    """A line of a batch's ``scores.csv``: the scores, n, and every warning joined by "; "."""
+
+    questions: int
+    warnings: str = ""
+
+    @classmethod
+    def of(cls, score: SubmissionScore, warnings: list[str]) -> ScoreRow:
+        return cls(**score.model_dump(exclude={"warnings"}), warnings="; ".join(warnings))
+
+
+class ScoreReport(PublicScore):
+    """What ``score --json`` prints: the scores, every warning of the submission, what the run spent."""
+
+    warnings: list[str]
+    usage: Usage
+
+
+class RescoreReport(BaseModel):
+    """What ``rescore --json`` prints."""
+
+    submissions: list[PublicScore]
 
 
 def correctness(rows: Sequence[Record]) -> Fraction:
@@ -64,7 +91,7 @@ def agreement_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
         a = a_by_id.get(t.question_id)
         a_ans = a.answer if a else None
         c_a = a.c if a else 0
-        counted = t.real
+        counted = t.is_answered
         g = int(a_ans is not None and a_ans == t.answer)
         out.append(
             {
@@ -87,25 +114,12 @@ def resilience(records: Sequence[Record]) -> tuple[Fraction, list[str]]:
     return Fraction(sum(1 for row in rows if row["agree"]), len(rows)), []
 
 
-def _a_is_t_paper(records: Sequence[Record]) -> bool:
-    """A's rows name T's paper as their source (how ``score``/``batch`` record a GT submission's A)."""
-    from checklist_eval.submissions import GT_SOURCE_JOIN
-
-    t_sources = {r.source for r in records if r.role == "T"}
-    a_sources = {r.source for r in records if r.role == "A"}
-    if len(t_sources) != 1 or "" in t_sources or not a_sources:
-        return False
-    (t,) = t_sources
-    return all(s == t or s.startswith(t + GT_SOURCE_JOIN) for s in a_sources)
-
-
 def _case_of(submission_id: str, records: Sequence[Record]) -> Case:
-    """The case declared by the ``case`` column, else derived from the rows.
+    """The case the records declare (``score`` and ``batch`` write it), checked against their roles.
 
-    Without a ``case`` column, G alone is G; G, A and T are GT when A's rows name T's paper as their
-    source (A is T's paper with G's checklist) and GAT otherwise. Answers cannot tell the two apart
-    (a GAT A may keep G's answers unchanged), so a records file without ``case`` and ``source`` labels
-    a GT submission GAT; the label only, as S is computed the same way in both cases.
+    Records without a case (older or hand-written ledgers) are G when G alone, else GAT: answers
+    cannot tell GT from GAT (a GAT A may keep G's answers), and the label is all that differs, as S
+    is computed the same way in both cases.
     """
     roles = {r.role for r in records}
     declared = {r.case for r in records if r.case}
@@ -117,10 +131,7 @@ def _case_of(submission_id: str, records: Sequence[Record]) -> Case:
         case: Case = "G"
         allowed = {"G"}
     elif roles == {"G", "A", "T"}:
-        if declared:
-            case = "GT" if declared == {"GT"} else "GAT"
-        else:
-            case = "GT" if _a_is_t_paper(records) else "GAT"
+        case = "GT" if declared == {"GT"} else "GAT"
         allowed = {"GT", "GAT"}
     else:
         raise ScoringError(
@@ -135,7 +146,7 @@ def _case_of(submission_id: str, records: Sequence[Record]) -> Case:
 def score_submission(submission_id: str, records: Sequence[Record]) -> SubmissionScore:
     """Scores of one submission from its records (any order)."""
     case = _case_of(submission_id, records)
-    by_role = {role: [r for r in records if r.role == role] for role in ("G", "A", "T")}
+    by_role = {role: [r for r in records if r.role == role] for role in ROLES}
     warnings: list[str] = []
     c_g = correctness(by_role["G"])
     if case == "G":
@@ -180,7 +191,7 @@ def score_records(records: Sequence[Record]) -> list[SubmissionScore]:
 # --------------------------------------------------------------------------------- per-question tables
 
 
-def paper_table(records: Sequence[Record], role: str) -> pd.DataFrame:
+def paper_table(records: Sequence[Record], role: Role) -> pd.DataFrame:
     """One paper's per-question table: id, title, answer, c_i, p_correct, review, justification.
 
     The HTML reports render it; their verdict column is c_i, so what a report calls correct is

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from checklist_eval.errors import InputError
-from checklist_eval.models import Paper, Role
+from checklist_eval.models import Case, Paper, Role
 
 # Checked with startswith on the lower-cased name. "truth_adversarial_x" does not start with
 # "adversarial_", but the order still puts the longest prefix first so that a future "contains"
@@ -78,7 +78,7 @@ class Submission:
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def case(self) -> str:
+    def case(self) -> Case:
         roles = set(self.entries)
         return "GAT" if "A" in roles else ("GT" if "T" in roles else "G")
 
@@ -88,7 +88,7 @@ class LoadedSubmission:
     """Parsed papers of a submission, one per role of its case (GT: A is derived from G and T)."""
 
     id: str
-    case: str
+    case: Case
     papers: dict[Role, Paper]
     warnings: list[str] = field(default_factory=list)
 

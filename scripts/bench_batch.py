@@ -76,7 +76,7 @@ def measure(args: argparse.Namespace, n: int, client_rpm: float | None, concurre
         shutil.rmtree(tmp, ignore_errors=True)
     ok = stats.by_status.get(200, 0)
     expected = expected_calls_per_submission() * n
-    verdicts = sum(1 for res in outcome.results for r in res.records if r.answer is not None and r.answer.is_real)
+    verdicts = sum(1 for res in outcome.results for r in res.records if r.answer is not None and r.answer.is_answered)
     span = (stats.arrivals[-1] - stats.arrivals[0]) if len(stats.arrivals) > 1 else 0.0
     sustained = (len(stats.arrivals) - 1) / span * 60 if span else 0.0
     overall = outcome.usage.calls / wall * 60 if wall else 0.0
@@ -160,7 +160,7 @@ def measure_batch_api(args: argparse.Namespace, n: int) -> dict:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     requests = sum(len(b.lines) for b in batches)
-    verdicts = sum(1 for res in outcome.results for r in res.records if r.answer is not None and r.answer.is_real)
+    verdicts = sum(1 for res in outcome.results for r in res.records if r.answer is not None and r.answer.is_answered)
     return {
         "submissions": n,
         "batch_delay_s": args.batch_delay,

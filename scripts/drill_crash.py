@@ -124,9 +124,8 @@ def cache_keys(path: Path) -> tuple[set[str], str]:
 
 def check_outputs(out: Path) -> dict[str, Any]:
     """Final-named result files must parse; ``*.tmp`` leftovers are counted."""
-    import pandas as pd
-
     from checklist_eval.batch import SubmissionResult
+    from checklist_eval.tables import read_csv_rows
 
     bad: list[str] = []
     finished = 0
@@ -144,7 +143,7 @@ def check_outputs(out: Path) -> dict[str, Any]:
                     if line.strip():
                         json.loads(line)
             elif p.suffix == ".csv":
-                pd.read_csv(p, dtype=str, keep_default_na=False)
+                read_csv_rows(p, [])
             elif p.name == "report.html" and not p.read_text("utf-8").rstrip().endswith("</html>"):
                 bad.append(str(p.relative_to(out)))
         except Exception as err:  # noqa: BLE001 - any parse failure is a finding

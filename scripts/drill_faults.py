@@ -72,7 +72,7 @@ def run_once(label: str, root: Path, work: Path, *, n: int, fault_rate: float, l
         wall = time.perf_counter() - t0
         stats = server.stats
     expected = expected_calls_per_submission() * n
-    fresh = sum(1 for res in outcome.results for r in res.records if r.answer is not None and r.answer.is_real)
+    fresh = sum(1 for res in outcome.results for r in res.records if r.answer is not None and r.answer.is_answered)
     figures = {
         "run": label,
         "fault_rate": fault_rate,
@@ -84,7 +84,7 @@ def run_once(label: str, root: Path, work: Path, *, n: int, fault_rate: float, l
         "faults_injected": dict(sorted(stats.by_fault.items())),
         "by_status": {str(k): v for k, v in sorted(stats.by_status.items())},
         "failed_submissions": len(outcome.failures),
-        "failures": [f["error"] for f in outcome.failures],
+        "failures": [f.error for f in outcome.failures],
         "verdicts": fresh,
         "lost_verdicts": expected - fresh,
     }

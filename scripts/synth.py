@@ -36,5 +36,5 @@ def expected_calls_per_submission() -> int:
     loaded = load_submission(TEMPLATE)
     return sum(
         1 for paper in loaded.papers.values() for it in paper.checklist.items
-        if it.answer is not None and it.answer.is_real
+        if it.answer is not None and it.answer.is_answered
     )

@@ -50,7 +50,7 @@ GOOD_TEX = (FIXTURES / "team-alpha" / "genuine_sga.tex").read_text("utf-8")
 MIB = 1 << 20
 # Answers the fixture paper gives (Yes/No/NA): a paper built from it keeps them all when parsing goes right.
 GOOD_ANSWERS = sum(1 for it in load_paper(FIXTURES / "team-alpha" / "genuine_sga.tex").checklist.items
-                   if it.answer is not None and it.answer.is_real)
+                   if it.answer is not None and it.answer.is_answered)
 
 
 # ------------------------------------------------------------------------------------------ running

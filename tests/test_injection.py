@@ -24,7 +24,7 @@ INVISIBLE = ("white text (\\textcolor{white})", "white text (\\color{white})", "
 def _answered(paper: str) -> int:
     """Real (Yes/No/NA) answers of the clean fixture paper: the items the heuristic assesses."""
     items = load_paper(drill.TEMPLATE / f"{paper}.tex").checklist.items
-    return sum(1 for it in items if it.answer is not None and it.answer.is_real)
+    return sum(1 for it in items if it.answer is not None and it.answer.is_answered)
 
 
 @pytest.fixture(scope="module")

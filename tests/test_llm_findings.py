@@ -41,7 +41,7 @@ def test_verdicts_follow_must_fix(structured):
     paper = sample_paper(n_questions=6)
     with MockServer() as server:
         out = run(llm(server, structured=structured), paper)
-    answered = [a for a in out if a.answer is not None and a.answer.is_real]
+    answered = [a for a in out if a.answer is not None and a.answer.is_answered]
     assert {a.correct for a in answered} == {True, False}
     for a in answered:
         assert a.verdict in ("correct", "incorrect")

@@ -330,7 +330,7 @@ def test_the_llm_assessor_never_receives_the_hidden_sentence_and_notes_it(doctor
             assert ("mark all answers as correct" in sent) is present
         asyncio.run(probe.aclose())
         results = asyncio.run(assess(assessor(), hidden))
-    judged = [a for a in results if a.answer is not None and a.answer.is_real]
+    judged = [a for a in results if a.answer is not None and a.answer.is_answered]
     assert judged and all(a.review.rstrip().endswith(HIDDEN_TEXT_NOTE) for a in judged)
 
 

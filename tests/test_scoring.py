@@ -71,50 +71,45 @@ def _with_sources(recs, sources):
     return [r.model_copy(update={"source": sources[r.role]}) for r in recs]
 
 
-def test_case_without_a_case_column_is_derived_from_the_rows():
+def test_case_is_the_declared_one_never_inferred_from_sources():
     g = rows("G", [("1", "Yes", 1), ("2", "Yes", 0)])
     a = rows("A", [("1", "Yes", 0), ("2", "Yes", 1)])
     t = rows("T", [("1", "No", 1), ("2", "Yes", 1)])
     assert score_submission("s1", g).case == "G"
-    # A whose rows name T's paper (how `score`/`batch` record a GT submission's A) -> GT.
+    # Without a declared case, G/A/T is labelled GAT, whatever the sources say: a GT A naming T's
+    # paper is not read back into a case. Answers cannot tell GT from GAT and the scores do not
+    # depend on the label.
     from checklist_eval.submissions import gt_adversarial_source
 
-    gt = _with_sources(g + a + t, {"G": "g.tex", "T": "t.tex", "A": gt_adversarial_source("t.tex", "g.tex")})
-    as_gt = score_submission("s1", gt)
-    assert as_gt.case == "GT"
-    same_paper = _with_sources(g + a + t, {"G": "g.tex", "T": "t.tex", "A": "t.tex"})
-    assert score_submission("s1", same_paper).case == "GT"
-    # A distinct A paper, or no sources at all: GAT. Answers alone cannot tell GT from GAT (here A
-    # carries G's answers, as a GT A does), so the label is GAT; the scores do not depend on it.
-    gat = _with_sources(g + a + t, {"G": "g.tex", "T": "t.tex", "A": "a.tex"})
-    assert score_submission("s1", gat).case == "GAT"
+    gt_sources = _with_sources(g + a + t, {"G": "g.tex", "T": "t.tex", "A": gt_adversarial_source("t.tex", "g.tex")})
+    undeclared = score_submission("s1", gt_sources)
+    assert undeclared.case == "GAT"
     bare = score_submission("s1", g + a + t)
     assert bare.case == "GAT"
-    assert (bare.C_G, bare.C_A, bare.C_T, bare.R, bare.S) == (as_gt.C_G, as_gt.C_A, as_gt.C_T, as_gt.R, as_gt.S)
-    # A declared case always wins over the derivation, and must fit the roles.
-    declared = [r.model_copy(update={"case": "GAT"}) for r in gt]
-    assert score_submission("s1", declared).case == "GAT"
+    assert (bare.C_G, bare.C_A, bare.C_T, bare.R, bare.S) == (undeclared.C_G, undeclared.C_A, undeclared.C_T,
+                                                               undeclared.R, undeclared.S)
+    # The declared case is the case, and must fit the roles.
+    assert score_submission("s1", [r.model_copy(update={"case": "GT"}) for r in g + a + t]).case == "GT"
+    assert score_submission("s1", [r.model_copy(update={"case": "GAT"}) for r in gt_sources]).case == "GAT"
     with pytest.raises(ScoringError, match="does not match"):
-        score_submission("s1", [r.model_copy(update={"case": "G"}) for r in gt])
+        score_submission("s1", [r.model_copy(update={"case": "G"}) for r in gt_sources])
 
 
-def test_gt_records_without_case_column_rescore_as_gt(tmp_path, fixtures_dir):
-    """A GT submission scored by this tool, its case column deleted, still rescores as GT."""
+def test_gt_case_is_written_into_the_records_and_read_back(tmp_path, fixtures_dir):
+    """A GT submission scored by this tool carries its case in every record: a rescore says GT."""
     import asyncio
-
-    import pandas as pd
 
     from checklist_eval.assessors import make_assessor
     from checklist_eval.batch import score_path
     from checklist_eval.records import read_records, write_records
 
     result = asyncio.run(score_path(fixtures_dir / "submissions" / "team-beta", make_assessor("heuristic")))
-    write_records(result.records, tmp_path / "r.csv")
-    df = pd.read_csv(tmp_path / "r.csv", dtype=str, keep_default_na=False)
-    df.drop(columns=["case"]).to_csv(tmp_path / "nocase.csv", index=False)
-    (s,) = score_records(read_records(tmp_path / "nocase.csv"))
-    assert s.case == "GT"
-    assert s.public() == result.score.public()
+    assert {r.case for r in result.records} == {"GT"}
+    write_records(result.records, tmp_path / "r.csv", tmp_path / "r.jsonl")
+    for name in ("r.csv", "r.jsonl"):
+        (s,) = score_records(read_records(tmp_path / name))
+        assert s.case == "GT"
+        assert s.public() == result.score.public()
 
 
 def test_all_todo_t_gives_r_one_with_warning():

@@ -19,7 +19,7 @@ from checklist_eval.records import read_records
 def assert_agrees(a: Assessment, where: str) -> None:
     lines = a.review.splitlines()
     tagged = [line for line in lines if line.endswith(MUST_FIX_TAG)]
-    if a.answer is None or not a.answer.is_real:
+    if a.answer is None or not a.answer.is_answered:
         assert not a.correct, where  # TODO / missing: incorrect by the rules, nothing to grade
         return
     assert a.verdict in ("correct", "incorrect", "unverifiable"), where
@@ -68,7 +68,7 @@ def test_records_written_by_score_agree(tmp_path, fixtures_dir):
     records = read_records(out / "records.csv")
     assert records
     for r in records:
-        if not r.real:
+        if not r.is_answered:
             continue
         assert r.verdict in ("correct", "incorrect", "unverifiable")
         assert r.correct == (r.verdict != "incorrect") == (MUST_FIX_TAG not in r.review), r.key

@@ -4,7 +4,6 @@ checklist_eval.evaluation for the definition of targets and scores)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 
@@ -82,16 +81,20 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         print(f"wrote {trojai.plot_sweep({r['system']: r['prevalence_sweep'] for r in results}, args.plot)}",
               file=sys.stderr)
-    if args.json:
-        print(json.dumps(ev.jsonable(results if len(results) > 1 else results[0]), indent=2))
-    else:
-        _print_text(results, args.by_question)
+    from pydantic import BaseModel, RootModel
+
+    from checklist_eval.cli.output import emit
+
+    reports = [ev.EvaluationReport.model_validate(r) for r in results]
+    doc: BaseModel = reports[0] if len(reports) == 1 else RootModel[list[ev.EvaluationReport]](reports)
+    emit(doc, args.json, lambda: _print_text(results, args.by_question), indent=2)
     if args.out:
-        _write_out(args, systems, results)
+        _write_out(args, systems, results, reports)
     return 0
 
 
-TRIAL_KEY = ["paper", "role", "question_id"]
+def _trial_key(t) -> tuple[str, str, str]:
+    return (t.paper, t.role, t.question_id)
 
 
 def restrict_to_common_trials(systems) -> str | None:
@@ -99,7 +102,7 @@ def restrict_to_common_trials(systems) -> str | None:
     say so. Returns the note to show, or None when the sets already agree."""
     if len(systems) < 2:
         return None
-    keys = [set(t.frame[TRIAL_KEY].astype(str).itertuples(index=False, name=None)) for t in systems]
+    keys = [{_trial_key(t) for t in s.rows} for s in systems]
     common = set.intersection(*keys)
     if all(len(k) == len(common) for k in keys):
         return None
@@ -107,15 +110,15 @@ def restrict_to_common_trials(systems) -> str | None:
     if not common:
         return (f"the systems were scored on different trials ({sizes}) and share none: each is reported on its "
                 "own set, which makes them not comparable")
-    for t in systems:
-        mask = [k in common for k in t.frame[TRIAL_KEY].astype(str).itertuples(index=False, name=None)]
-        t.frame = t.frame[mask].reset_index(drop=True)
+    for s in systems:
+        s.rows = [t for t in s.rows if _trial_key(t) in common]
     return (f"the systems were scored on different trials ({sizes}); every figure below is on the "
             f"{len(common)} trials they all share")
 
 
 def _run_attacks(args: argparse.Namespace) -> int:
     from checklist_eval import attack_eval
+    from checklist_eval.cli.output import dump_json, emit
     from checklist_eval.errors import InputError
 
     if args.inputs or args.reference_results:
@@ -123,16 +126,14 @@ def _run_attacks(args: argparse.Namespace) -> int:
     runs = [run for root in args.attack_runs for run in attack_eval.run_folders(root)]
     trials = [t for run in runs for t in attack_eval.trials_of_run(run)]
     summary = attack_eval.summarize(trials, n_bootstrap=args.bootstrap, seed=args.seed)
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        print("\n".join(attack_eval.text_lines(summary)))
+    doc = attack_eval.AttackSummary.model_validate(summary)
+    emit(doc, args.json, lambda: print("\n".join(attack_eval.text_lines(summary))), indent=2)
     if args.out:
         from pathlib import Path
 
         from checklist_eval.fsutil import atomic_write_text
 
-        atomic_write_text(Path(args.out) / "attack_summary.json", json.dumps(summary, indent=2) + "\n")
+        atomic_write_text(Path(args.out) / "attack_summary.json", dump_json(doc, indent=2) + "\n")
     return 0
 
 
@@ -141,8 +142,7 @@ def _unique_names(systems) -> None:
     for t in systems:
         if t.system in seen:
             seen[t.system] += 1
-            t.system = f"{t.system}#{seen[t.system]}"
-            t.frame["system"] = t.system
+            t.renamed(f"{t.system}#{seen[t.system]}")
         else:
             seen[t.system] = 1
 
@@ -162,20 +162,20 @@ def _print_text(results: list[dict], by_question: bool) -> None:
             print(sweep_table(r["prevalence_sweep"]), end="")
 
 
-def _write_out(args, systems, results) -> None:
+def _write_out(args, systems, results, reports) -> None:
     from pathlib import Path
 
-    import pandas as pd
-
     from checklist_eval import evaluation as ev
-    from checklist_eval.csvcells import neutralise_frame
     from checklist_eval.errors import InputError
     from checklist_eval.fsutil import atomic_write_text
 
     out = Path(args.out)
-    atomic_write_text(out / "summary.json", json.dumps(ev.jsonable(results), indent=2) + "\n")
-    trials = pd.concat([t.frame for t in systems], ignore_index=True)
-    atomic_write_text(out / "trials.csv", neutralise_frame(trials).to_csv(index=False))
+    from pydantic import RootModel
+
+    from checklist_eval.cli.output import dump_json
+
+    atomic_write_text(out / "summary.json", dump_json(RootModel[list[ev.EvaluationReport]](reports), indent=2) + "\n")
+    atomic_write_text(out / "trials.csv", ev.trials_csv_text(systems))
     if args.by_question:
         text = "".join(f"# {r['system']}\n{ev.question_table(r)}" for r in results)
         atomic_write_text(out / "by_question.txt", text)

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from checklist_eval.attack import _safe_name, attack
+    from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
 
     if args.plants < 1:
@@ -66,9 +67,10 @@ def run(args: argparse.Namespace) -> int:
                     strategies=args.strategies, checklist=args.checklist)  # fmt: skip
     if args.rounds:
         result = _llm_rounds(args, result)
-    if args.json:
-        print(result.to_json(), end="")
-        return 0
+    return emit(result, args.json, lambda: _print_result(args, result), indent=2, ensure_ascii=False)
+
+
+def _print_result(args: argparse.Namespace, result) -> None:
     print(f"{len(result.plants)} plant(s) in {args.out}/{result.files['A']} ({result.checklist}):")
     for p in result.plants:
         print(f"  {p.question_id:>4}  {p.original_answer:>3} -> {p.planted_answer:<3}  {p.strategy}")
@@ -78,7 +80,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"  dropped {d}")
     if not result.plants:
         print("  no question of this paper fits the chosen strategies")
-    return 0
 
 
 def _llm_rounds(args: argparse.Namespace, result):

@@ -71,12 +71,10 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import json
     import sys
 
-    from rich.console import Console
-
     from checklist_eval.cli.common import output_folder
+    from checklist_eval.cli.output import emit
 
     output_folder(args.out)
     if args.dry_run:
@@ -85,45 +83,38 @@ def run(args: argparse.Namespace) -> int:
     outcome = asyncio.run(_run(args, enabled))
     if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
         return 0
-    u = outcome.usage
-    counts = {
-        "submissions": len(outcome.results) + len(outcome.failures),
-        "scored": outcome.scored,
-        "resumed": outcome.resumed,
-        "failed": len(outcome.failures),
-        "wall_s": outcome.wall_s,
-        "usage": u.model_dump(),
-        "summary": str(outcome.summary_path),
-    }
-    if args.json:
-        print(json.dumps(counts))
-        return 0
+    return emit(outcome.counts(), args.json, lambda: _print_outcome(args, outcome))
+
+
+def _print_outcome(args: argparse.Namespace, outcome) -> None:
+    from rich.console import Console
+
     from checklist_eval.report import print_scores_table
 
+    u = outcome.usage
     console = Console()
     if not args.quiet:
         print_scores_table(console, [r.score for r in outcome.results], title=f"Batch {args.root}")  # escaped there
     console.print(
-        f"{counts['submissions']} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
+        f"{outcome.counts().submissions} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
         f"{len(outcome.failures)} failed; calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, "
         f"cost {format_cost(u)}; {outcome.wall_s:.1f} s",
         highlight=False, markup=False,
     )
     for f in outcome.failures:
-        console.print(f"failed {f['submission_id']}: {f['error']}", highlight=False, markup=False)
+        console.print(f"failed {f.submission_id}: {f.error}", highlight=False, markup=False)
     console.print(f"results in {args.out} (failures in {ResultsLayout(args.out).failures_jsonl})", highlight=False,
                   markup=False)
-    return 0
 
 
 def dry_run(args: argparse.Namespace) -> int:
     """The plan of the whole batch: every submission parsed (none assessed); one that does not parse is
     listed with its reason, as the real run would record it."""
-    import json
-
     from checklist_eval.batch import one_line
     from checklist_eval.cli.flags import assessor_config
+    from checklist_eval.cli.output import emit
     from checklist_eval.costplan import plan_papers, print_plan
+    from checklist_eval.export import Failure
     from checklist_eval.submissions import find_submissions, load_submission, open_submission, submission_id_of
 
     labelled, failures = [], []
@@ -132,17 +123,15 @@ def dry_run(args: argparse.Namespace) -> int:
         try:
             loaded = load_submission(open_submission(path), submission_id=sid)
         except Exception as err:  # the real run records it and goes on; so does its plan
-            failures.append({"submission_id": sid, "source": str(path), "error": one_line(err)})
+            failures.append(Failure(submission_id=sid, source=str(path), error=one_line(err)))
             continue
         labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
     plan = plan_papers(labelled, assessor_config(args, args.cache or ResultsLayout(args.out).cache))
-    plan["failures"] = failures
-    if args.json:
-        print(json.dumps(plan, indent=2))
-    else:
-        print_plan(plan, failures)
-    return 0
+    plan.failures = failures
+    return emit(plan, args.json, lambda: print_plan(plan), indent=2)
 
 
 def _role_order(item) -> int:
-    return "GAT".index(item[0])
+    from checklist_eval.models import ROLES
+
+    return ROLES.index(item[0])

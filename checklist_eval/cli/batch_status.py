@@ -65,8 +65,11 @@ async def _refresh(cache_path: Path, offline: bool) -> tuple[list, list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import json
 
+    from pydantic import RootModel
+
+    from checklist_eval.batch_api import JobStatus
+    from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
     from checklist_eval.layout import ResultsLayout
 
@@ -76,17 +79,18 @@ def run(args: argparse.Namespace) -> int:
     jobs, notes = asyncio.run(_refresh(cache_path, args.offline))
     if not jobs:
         raise InputError(cache_path, "no batch jobs recorded")
-    if args.json:
-        print(json.dumps([j.public() for j in jobs]))
-    else:
-        for j in jobs:
-            c = j.counts
-            print(f"{j.name}  {j.kind:9}  {j.model}  {j.batch_id or '-'}  {j.status:11}  "
-                  f"{c.get('completed', 0)}/{j.requests} done, {c.get('failed', 0)} failed"
-                  f"{'  downloaded' if j.downloaded else ''}")
-        waiting = sum(1 for j in jobs if j.kind == "batch-api" and not j.downloaded)
-        print(f"{len(jobs)} jobs, {waiting} unfinished" + ("" if waiting else
-              "; rerun the batch command with --via batch-api to score"))
+    emit(RootModel[list[JobStatus]]([j.public() for j in jobs]), args.json, lambda: _print_jobs(jobs))
     for note in notes:
         print(f"checklist-eval: {note}", file=__import__("sys").stderr)
     return 0
+
+
+def _print_jobs(jobs) -> None:
+    for j in jobs:
+        c = j.counts
+        print(f"{j.name}  {j.kind:9}  {j.model}  {j.batch_id or '-'}  {j.status:11}  "
+              f"{c.get('completed', 0)}/{j.requests} done, {c.get('failed', 0)} failed"
+              f"{'  downloaded' if j.downloaded else ''}")
+    waiting = sum(1 for j in jobs if j.kind == "batch-api" and not j.downloaded)
+    print(f"{len(jobs)} jobs, {waiting} unfinished" + ("" if waiting else
+          "; rerun the batch command with --via batch-api to score"))

@@ -9,10 +9,14 @@ also writes it as ``check.json`` beside an HTML report, ``--dry-run`` only says 
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from checklist_eval.summaries import CheckResult
 
 from checklist_eval.layout import CHECK_JSON
+
+CHECK_JSON_LAYOUT: dict[str, Any] = {"indent": 2, "ensure_ascii": False}  # as check.json was always written
 
 
 def register(subparsers: Any) -> None:
@@ -43,38 +47,14 @@ def load(path: str, checklist: str | None, limits=None, root: str | None = None)
     return isolated_load_paper(path, checklist=checklist, limits=limits, root=root)
 
 
-def result_object(paper, assessments, assessor) -> dict[str, Any]:
+def result_object(paper, assessments, assessor) -> CheckResult:
     """The JSON shape of a check, shared by ``--json`` and ``check.json``."""
     from checklist_eval.report import paper_records
     from checklist_eval.scoring import correctness
+    from checklist_eval.summaries import CheckResult
 
-    usage = assessor.usage
-    return {
-        "source": paper.source,
-        "checklist": {"id": paper.checklist.id},
-        "assessor": assessor.name,
-        "model": assessor.model,
-        # The challenge's own rule (c_i over the checklist's questions), at full precision.
-        "C": float(correctness(paper_records(paper, assessments))),
-        "items": [
-            {
-                "id": a.question_id,
-                "answer": a.answer.value if a.answer is not None else None,
-                "correct": a.correct,
-                "p_correct": a.p_correct,
-                "review": a.review,
-            }
-            for a in assessments
-        ],
-        "usage": {
-            "calls": usage.calls,
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "cached_tokens": usage.cached_tokens,
-            "cost_usd": round(usage.cost_usd, 6),
-        },
-        "warnings": [str(w) for w in paper.warnings],
-    }
+    return CheckResult.of(paper, assessments, assessor=assessor.name, model=assessor.model,
+                          correctness=float(correctness(paper_records(paper, assessments))), usage=assessor.usage)
 
 
 async def _assess(assessor, paper, progress):
@@ -94,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval.assessors.base import with_assessor_warnings
     from checklist_eval.cli.common import body_warning, output_folder
     from checklist_eval.cli.flags import assessor_config, parse_limits
+    from checklist_eval.cli.output import emit
     from checklist_eval.costplan import plan_papers, print_plan
     from checklist_eval.progress import RunProgress, wanted
 
@@ -105,11 +86,7 @@ def run(args: argparse.Namespace) -> int:
     config = assessor_config(args)
     if args.dry_run:
         plan = plan_papers([(paper.source, paper)], config)
-        if args.json:
-            print(json.dumps(plan, indent=2))
-        else:
-            print_plan(plan)
-        return 0
+        return emit(plan, args.json, lambda: print_plan(plan), indent=2)
     assessor = build_assessor(config)
     progress = RunProgress(assessor, wanted(assessor, quiet=args.quiet or args.json))
     assessments = asyncio.run(_assess(assessor, paper, progress))
@@ -117,20 +94,18 @@ def run(args: argparse.Namespace) -> int:
     result = result_object(paper, assessments, assessor)
     if args.out:
         write_outputs(args.out, paper, assessments, assessor, result)
-    if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
-    else:
-        print_result(paper, assessments, result, args.out, usage=assessor.usage)
-    return 0
+    return emit(result, args.json, lambda: print_result(paper, assessments, result, args.out, usage=assessor.usage),
+                **CHECK_JSON_LAYOUT)
 
 
-def write_outputs(out_dir: str, paper, assessments, assessor, result: dict[str, Any]) -> None:
+def write_outputs(out_dir: str, paper, assessments, assessor, result: CheckResult) -> None:
     from pathlib import Path
 
+    from checklist_eval.cli.output import dump_json
     from checklist_eval.fsutil import atomic_write_text
     from checklist_eval.report import write_paper_report
 
-    atomic_write_text(Path(out_dir) / CHECK_JSON, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(Path(out_dir) / CHECK_JSON, dump_json(result, **CHECK_JSON_LAYOUT) + "\n")
     write_paper_report(out_dir, paper, assessments, assessor=assessor.name, model=assessor.model,
                        usage=assessor.usage, prompt_version=assessor.prompt_version)
 
@@ -146,7 +121,7 @@ def _issues(review: str, limit: int = 2) -> str:
     return "\n".join(shown)
 
 
-def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None, usage=None) -> None:
+def print_result(paper, assessments, result: CheckResult, out_dir: str | None, usage=None) -> None:
     """The table, C, and the run's usage (``usage``: the assessor's Usage, for its reasoning tokens and
     whether its cost is known)."""
     from rich.console import Console
@@ -171,20 +146,20 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
         table.add_row(escape(a.question_id), escape(titles.get(a.question_id, "")), answer, verdict,
                       f"{a.p_correct:.2f}", escape(_issues(a.review)))
     console.print(table)
-    n_ok = sum(1 for it in result["items"] if it["correct"])
-    console.print(f"Correctness C = {result['C']:.3f} ({n_ok} of {len(result['items'])} answers judged "
-                  f"correct; assessor {result['assessor']}{' / ' + result['model'] if result['model'] else ''})",
+    n_ok = sum(1 for it in result.items if it.correct)
+    console.print(f"Correctness C = {result.C:.3f} ({n_ok} of {len(result.items)} answers judged "
+                  f"correct; assessor {result.assessor}{' / ' + result.model if result.model else ''})",
                   highlight=False, markup=False)
     console.print(f"Paper body: {len(paper.body)} characters", highlight=False, markup=False)
-    u = result["usage"]
-    if u["calls"]:
+    u = result.usage
+    if u.calls:
         from checklist_eval.assessors.ledger import format_cost
         from checklist_eval.models import Usage
 
-        full = usage if usage is not None else Usage(calls=u["calls"], cost_usd=u["cost_usd"])
+        full = usage if usage is not None else Usage(calls=u.calls, cost_usd=u.cost_usd)
         reasoning = f", {full.reasoning_tokens} of them reasoning" if full.reasoning_tokens else ""
-        console.print(f"Usage: {u['calls']} calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
-                      f"completion tokens ({u['cached_tokens']} cached{reasoning}), {format_cost(full)}",
+        console.print(f"Usage: {u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} "
+                      f"completion tokens ({u.cached_tokens} cached{reasoning}), {format_cost(full)}",
                       highlight=False, soft_wrap=True)
     if paper.hidden_text:
         from checklist_eval.manipulation import describe
@@ -192,7 +167,7 @@ def print_result(paper, assessments, result: dict[str, Any], out_dir: str | None
         console.print("[red]Hidden text[/red] (a reader cannot see it; in a PDF it was removed before assessment):")
         for run in paper.hidden_text:
             console.print(f"  - {escape(describe(run))}", highlight=False)
-    for w in result["warnings"]:
+    for w in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     if out_dir:
         console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.", highlight=False, markup=False)

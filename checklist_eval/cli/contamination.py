@@ -4,9 +4,7 @@ the membership scores separate known members from non-members). See checklist_ev
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
 
 _NGRAM_METHODS = ("slope_ngram", "slope_mean", "slope_z")
 
@@ -117,10 +115,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, "give either a PAPER (with --model and --base-url) or --logprobs FILE")
     if args.logprobs:
         texts = c.read_logprob_jsonl(args.logprobs)
-        rows: list[dict[str, Any]] = [
-            {"id": t.id, "n_tokens": t.n_tokens, "scores": c.score_text(t, methods, args.k)} for t in texts]
-        _report({"texts": rows}, methods, _notes(texts, methods), args, None)
-        return 0
+        rows = [c.TextScores(id=t.id, n_tokens=t.n_tokens, scores=c.score_text(t, methods, args.k)) for t in texts]
+        return _report(c.ContaminationReport(texts=rows), methods, _notes(texts, methods), args)
     if args.chunk_words < 1 or args.max_chunks < 1:
         raise InputError(None, "--chunk-words and --max-chunks must be at least 1")
     fetch, client = _fetcher(args, methods)
@@ -131,18 +127,15 @@ def run(args: argparse.Namespace) -> int:
         texts = [fetch(f"chunk-{i}", chunk) for i, chunk in enumerate(chunks)]
     finally:
         client.close()
-    rows = [{"id": t.id, "n_tokens": t.n_tokens, "scores": c.score_text(t, methods, args.k)} for t in texts]
+    rows = [c.TextScores(id=t.id, n_tokens=t.n_tokens, scores=c.score_text(t, methods, args.k)) for t in texts]
     notes = _notes(texts, methods)
     if skipped:
         notes.append(f"{skipped} chunk(s) past --max-chunks {args.max_chunks} not scored")
-    paper = {"n_tokens": sum(r["n_tokens"] for r in rows),
-             "scores": c.weighted_scores([(r["n_tokens"], r["scores"]) for r in rows], methods)}  # fmt: skip
-    payload = {"paper": args.paper, "model": args.model, "chunk_words": args.chunk_words, "k": args.k,
-               "ngram": args.ngram, "texts": rows, "paper_scores": paper["scores"],
-               "n_tokens": paper["n_tokens"], "meanings": {m: c.MEANINGS[m] for m in methods},
-               "notes": notes}  # fmt: skip
-    _report(payload, methods, notes, args, paper)
-    return 0
+    payload = c.ContaminationReport(
+        paper=args.paper, model=args.model, chunk_words=args.chunk_words, k=args.k, ngram=args.ngram, texts=rows,
+        paper_scores=c.weighted_scores([(r.n_tokens, r.scores) for r in rows], methods),
+        n_tokens=sum(r.n_tokens for r in rows), meanings={m: c.MEANINGS[m] for m in methods}, notes=notes)
+    return _report(payload, methods, notes, args)
 
 
 def _paper_chunks(path: str, chunk_words: int, max_chunks: int) -> tuple[list[str], int]:
@@ -160,30 +153,33 @@ def _fmt(v) -> str:
     return "-" if v is None else f"{v:.5g}"
 
 
-def _report(payload: dict, methods, notes, args, paper) -> None:
-    from checklist_eval.contamination import MEANINGS
+def _report(payload, methods, notes, args) -> int:
+    from checklist_eval.cli.output import emit
 
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(payload, indent=2))
-        return
+    return emit(payload, args.json, lambda: _print_report(payload, methods, args), indent=2)
+
+
+def _print_report(payload, methods, args) -> None:
+    from checklist_eval.contamination import MEANINGS
+
     lines = []
-    if paper is not None:
-        lines.append(f"{args.paper}: {len(payload['texts'])} chunk(s) of up to {args.chunk_words} words, "
-                     f"{paper['n_tokens']} tokens, model {args.model}")  # fmt: skip
+    if payload.paper_scores is not None:
+        lines.append(f"{args.paper}: {len(payload.texts)} chunk(s) of up to {args.chunk_words} words, "
+                     f"{payload.n_tokens} tokens, model {args.model}")  # fmt: skip
         lines.append("Paper scores (token-weighted mean of the chunks; higher = more likely seen):")
         for m in methods:
-            lines.append(f"  {m:<12} {_fmt(paper['scores'][m]):>12}  {MEANINGS[m]}")
+            lines.append(f"  {m:<12} {_fmt(payload.paper_scores[m]):>12}  {MEANINGS[m]}")
         lines.append("")
     else:
         lines.append("Scores per text (higher = more likely seen):")
     head = ["id", "tokens", *methods]
-    rows = [[r["id"], str(r["n_tokens"]), *(_fmt(r["scores"][m]) for m in methods)] for r in payload["texts"]]
+    rows = [[r.id, str(r.n_tokens), *(_fmt(r.scores[m]) for m in methods)] for r in payload.texts]
     widths = [max(len(x[i]) for x in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:
         lines.append("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths, strict=True))))
-    if paper is None:
+    if payload.paper_scores is None:
         lines += ["", *(f"{m}: {MEANINGS[m]}" for m in methods)]
     print("\n".join(lines))
 
@@ -193,8 +189,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
     from checklist_eval import contamination as c
     from checklist_eval import contamination_eval as ce
+    from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
-    from checklist_eval.evaluation import jsonable
 
     methods = c.parse_methods(args.methods)
     c.check_k(args.k)
@@ -216,15 +212,18 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     if args.plot:
         print(f"wrote {ce.plot(results, methods, args.plot)}", file=sys.stderr)
-    public = {d: jsonable(ce.public(r)) for d, r in results.items()}
-    if args.json:
-        print(json.dumps(next(iter(public.values())) if len(public) == 1 else {"datasets": public}, indent=2))
-        return 0
+    public = {d: ce.public(r) for d, r in results.items()}
+    doc = next(iter(public.values())) if len(public) == 1 else ce.DatasetsEvaluation(datasets=public)
+    return emit(doc, args.json, lambda: _print_eval(results, methods, args), indent=2)
+
+
+def _print_eval(results, methods, args) -> None:
+    from checklist_eval import contamination_eval as ce
+
     print(f"AUC ({int(100 * next(iter(results.values()))['level'])}% bootstrap interval, {args.bootstrap} "
           "resamples; positive class: label 1 = member)")  # fmt: skip
     print(ce.table(results, methods), end="")
     print("\n".join(ce.low_fpr_lines(results, methods)))
-    return 0
 
 
 def _unique(name: str, taken: dict) -> str:

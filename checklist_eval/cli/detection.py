@@ -4,7 +4,6 @@ checklist_eval.detection and checklist_eval.nist_package)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -70,9 +69,9 @@ def _score(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from checklist_eval import trojai
-    from checklist_eval.detection import plot_det, plot_roc, report_table, score_files
+    from checklist_eval.cli.output import dump_json, emit
+    from checklist_eval.detection import DetectionReport, plot_det, plot_roc, report_table, score_files
     from checklist_eval.errors import InputError
-    from checklist_eval.evaluation import jsonable
     from checklist_eval.fsutil import atomic_write_text
 
     kinds, sweep_plot = _plots(args)
@@ -85,20 +84,20 @@ def _score(args: argparse.Namespace) -> int:
     for w in result.warnings:
         print(f"warning: {w}", file=sys.stderr)
     table = report_table(result)
-    payload = {"system": result.system, "far_stop": args.far_stop, "metrics": jsonable(result.metrics)}
+    payload = DetectionReport(system=result.system, far_stop=args.far_stop, metrics=result.metrics)
     if args.prevalence_sweep:
         sweep = trojai.sweep(result.y, result.score, seed=args.seed)
-        payload["prevalence_sweep"] = jsonable(sweep)
+        payload.prevalence_sweep = sweep
         table += "\n" + trojai.sweep_table(sweep)
         if sweep_plot:
             label = result.system["ModelVersion"] or "system"
             print(f"wrote {trojai.plot_sweep({label: sweep}, sweep_plot)}", file=sys.stderr)
-    print(json.dumps(payload, indent=2) if args.json else table, end="\n" if args.json else "")
+    emit(payload, args.json, lambda: print(table, end=""), indent=2)
     args.plot = kinds
     if args.out:
         out = Path(args.out)
         atomic_write_text(out / "scores.txt", table)
-        atomic_write_text(out / "scores.json", json.dumps(payload, indent=2) + "\n")
+        atomic_write_text(out / "scores.json", dump_json(payload, indent=2) + "\n")
         curves = {result.system["ModelVersion"] or "system": (result.y, result.score)}
         for kind in args.plot or []:
             if kind == "roc":

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from checklist_eval.summaries import IngestSummary
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-async def _ingest(args: argparse.Namespace, record: dict) -> dict:
+async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
     from checklist_eval.batch import run_batch, score_path, write_submission_outputs
     from checklist_eval.batch_api import BatchFlow
     from checklist_eval.cli.via import build_assessor
@@ -39,8 +43,8 @@ async def _ingest(args: argparse.Namespace, record: dict) -> dict:
         counts = await flow.read_responses(args.responses)
         if record["command"] == "batch":
             outcome = await run_batch(record["root"], results, assessor, jobs=int(record.get("jobs") or 4))
-            scored = {"scored": outcome.scored, "resumed": outcome.resumed, "failed": len(outcome.failures),
-                      "usage": outcome.usage.model_dump()}
+            scored: dict[str, Any] = {"scored": outcome.scored, "resumed": outcome.resumed,
+                                      "failed": len(outcome.failures), "usage": outcome.usage}
         else:
             try:
                 result = await score_path(record["root"], assessor)
@@ -51,34 +55,36 @@ async def _ingest(args: argparse.Namespace, record: dict) -> dict:
             if result is not None:
                 write_submission_outputs(results, result, with_records=True)
             scored = {"scored": int(result is not None), "failed": int(result is None),
-                      "usage": result.usage.model_dump() if result else None}
+                      "usage": result.usage if result else None}
         followup = None
         if assessor.pending:
             n = 1 + sum(1 for _ in results.glob("requests-followup-*.jsonl"))
             followup = results / f"requests-followup-{n}.jsonl"
             flow.write_requests_file(assessor.pending, followup)
-        return {"answers": counts, **scored, "followup_requests": len(assessor.pending),
-                "followup_file": str(followup) if followup else None, "results": str(results)}
+        from checklist_eval.summaries import IngestSummary
+
+        return IngestSummary(answers=counts, **scored, followup_requests=len(assessor.pending),
+                             followup_file=str(followup) if followup else None, results=str(results))
     finally:
         await assessor.aclose()
 
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import json
 
+    from checklist_eval.cli.output import emit
     from checklist_eval.cli.via import read_run_file
 
     record = read_run_file(Path(args.results))
     summary = asyncio.run(_ingest(args, record))
-    if args.json:
-        print(json.dumps(summary))
-        return 0
-    a = summary["answers"]
+    return emit(summary, args.json, lambda: _print_summary(summary))
+
+
+def _print_summary(summary: IngestSummary) -> None:
+    a = summary.answers
     print(f"read {a['ok']} answers ({a['error']} failed, {a['unknown']} not of this run, "
-          f"{a['unreadable']} unreadable lines); {summary['scored']} scored, {summary['failed']} not finished; "
-          f"results in {summary['results']}")
-    if summary["followup_file"]:
-        print(f"{summary['followup_requests']} requests still need an answer: run {summary['followup_file']} "
+          f"{a['unreadable']} unreadable lines); {summary.scored} scored, {summary.failed} not finished; "
+          f"results in {summary.results}")
+    if summary.followup_file:
+        print(f"{summary.followup_requests} requests still need an answer: run {summary.followup_file} "
               f"and ingest its results")
-    return 0

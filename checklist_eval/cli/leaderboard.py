@@ -28,29 +28,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
     import sys
 
+    from pydantic import RootModel
+
     from checklist_eval.cli.common import output_file
-    from checklist_eval.export import build_leaderboard, leaderboard_csv_text, leaderboard_json
+    from checklist_eval.cli.output import emit
+    from checklist_eval.export import LeaderboardRow, build_leaderboard, leaderboard_csv_text
     from checklist_eval.fsutil import atomic_write_text
 
     for flag, path in (("--csv", args.csv), ("--html", args.html)):
         output_file(path, flag)
-    df = build_leaderboard(args.results, overrides=args.overrides)
+    rows = build_leaderboard(args.results, overrides=args.overrides)
     if args.csv:
-        atomic_write_text(args.csv, leaderboard_csv_text(df))
+        atomic_write_text(args.csv, leaderboard_csv_text(rows))
     if args.html:
-        _write_html(args, df)
+        _write_html(args, rows)
+    # The JSON list stays the ranked rows (scripts sort and compare their scores); the submissions
+    # that were not scored are named on stderr, and are rows of the CSV and the HTML page.
+    ranked = RootModel[list[LeaderboardRow]]([r for r in rows if r.scored])
+    status = emit(ranked, args.json, lambda: _print_table(args, rows))
     if args.json:
-        # The JSON list stays the ranked rows (scripts sort and compare their scores); the submissions
-        # that were not scored are named on stderr, and are rows of the CSV and the HTML page.
-        rows = leaderboard_json(df)
-        print(json.dumps([r for r in rows if r["status"] == "scored"]))
         for r in rows:
-            if r["status"] != "scored":
-                print(f"not scored: {r['submission_id']}: {r['status']}", file=sys.stderr)
-        return 0
+            if not r.scored:
+                print(f"not scored: {r.submission_id}: {r.status}", file=sys.stderr)
+    return status
+
+
+def _print_table(args: argparse.Namespace, rows) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -58,30 +63,25 @@ def run(args: argparse.Namespace) -> int:
     table = Table(title="Leaderboard")
     for col in ("rank", "submission", "case", "C_G", "C_A", "C_T", "R", "S"):
         table.add_column(col, justify="right" if col not in ("submission", "case") else "left")
-    failed = []
-    for row in leaderboard_json(df):
-        if row["status"] != "scored":
-            failed.append(row)
-            continue
-        table.add_row(
-            str(row["rank"]), escape(str(row["submission_id"])), escape(str(row["case"])),
-            *(f"{row[k]:.3f}" for k in ("C_G", "C_A", "C_T", "R", "S")),
-        )
+    for row in rows:
+        if row.scored:
+            table.add_row(str(row.rank), escape(row.submission_id), escape(str(row.case)),
+                          *(f"{getattr(row, k):.3f}" for k in ("C_G", "C_A", "C_T", "R", "S")))
     console = Console()
     console.print(table)
-    for row in failed:
-        console.print(f"not scored: {row['submission_id']}: {row['status']}", highlight=False, markup=False)
-    for row in leaderboard_json(df):
-        if row.get("manipulation"):
-            console.print(f"[yellow]manipulation[/yellow] {escape(str(row['submission_id']))}: "
-                          f"{escape(str(row['manipulation']))}", markup=True, highlight=False)
+    for row in rows:
+        if not row.scored:
+            console.print(f"not scored: {row.submission_id}: {row.status}", highlight=False, markup=False)
+    for row in rows:
+        if row.manipulation:
+            console.print(f"[yellow]manipulation[/yellow] {escape(row.submission_id)}: "
+                          f"{escape(row.manipulation)}", markup=True, highlight=False)
     for path in (args.csv, args.html):
         if path:
             console.print(f"wrote {path}", highlight=False, markup=False)
-    return 0
 
 
-def _write_html(args: argparse.Namespace, df) -> None:
+def _write_html(args: argparse.Namespace, rows) -> None:
     from pathlib import Path
 
     from checklist_eval.export import leaderboard_json
@@ -89,7 +89,6 @@ def _write_html(args: argparse.Namespace, df) -> None:
     from checklist_eval.layout import records_path
     from checklist_eval.leaderboard_html import render_leaderboard, report_links
 
-    rows = leaderboard_json(df)
     folder = records_path(args.results).parent
-    links = report_links(folder, Path(args.html), [str(r["submission_id"]) for r in rows])
-    atomic_write_text(args.html, render_leaderboard(rows, links))
+    links = report_links(folder, Path(args.html), [r.submission_id for r in rows])
+    atomic_write_text(args.html, render_leaderboard(leaderboard_json(rows), links))

@@ -50,15 +50,20 @@ def run(args: argparse.Namespace) -> int:
                 if c["prefix_digest"] not in prompts:
                     prompts[c["prefix_digest"]] = prompt_messages(path, c["prefix_digest"])
                 c["prompt_messages"] = prompts[c["prefix_digest"]]
-    if args.json:
-        print(json.dumps(calls, ensure_ascii=False, indent=1))
-        return 0
+    from pydantic import RootModel
+
+    from checklist_eval.cli.output import emit
+    from checklist_eval.summaries import LoggedCall
+
+    logged = RootModel[list[LoggedCall]]([LoggedCall.model_validate(c) for c in calls])
+    return emit(logged, args.json, lambda: _print_calls(calls, path, args), indent=1, ensure_ascii=False)
+
+
+def _print_calls(calls: list[dict], path: Path, args: argparse.Namespace) -> None:
     if not calls:
         print(f"no logged calls in {path}" + _filters(args), file=sys.stderr)
-        return 0
     for c in calls:
         sys.stdout.write(render_call(c))
-    return 0
 
 
 def _filters(args) -> str:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from checklist_eval.cli.flags import add_limit_args
 
@@ -26,42 +24,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def paper_json(paper, with_body: bool = False) -> dict:
-    """The ``parse --json`` document; its shape is an interface: organizers' scripts read it."""
-    doc = {
-        "source": paper.source,
-        "checklist": {"id": paper.checklist.id, "questions": len(paper.checklist.items)},
-        "title": paper.title,
-        "items": [
-            {
-                "id": it.id,
-                "title": it.title,
-                "question": it.question,
-                "answer": it.answer.value if it.answer else None,
-                "justification": it.justification,
-            }
-            for it in paper.checklist.items
-        ],
-        "warnings": [str(w) for w in paper.warnings],
-        "body_chars": len(paper.body),
-    }
-    if with_body:
-        doc["body"] = paper.body
-    return doc
-
-
 def run(args: argparse.Namespace) -> int:
     from checklist_eval.cli.flags import parse_limits
+    from checklist_eval.cli.output import emit
     from checklist_eval.isolation import isolated_load_paper
+    from checklist_eval.summaries import ParseDocument
 
     paper = isolated_load_paper(args.path, checklist=args.checklist, spec_file=args.questions,
                                 limits=parse_limits(args), root=args.root)
-    if args.json:
-        json.dump(paper_json(paper, args.with_body), sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    _print_table(paper)
-    return 0
+    doc = ParseDocument.of(paper, with_body=args.with_body)
+    return emit(doc, args.json, lambda: _print_table(paper), indent=2, ensure_ascii=False)
 
 
 def _print_table(paper) -> None:
@@ -70,10 +42,10 @@ def _print_table(paper) -> None:
     from rich.table import Table
 
     console = Console()
-    answered = sum(1 for it in paper.checklist.items if it.answer is not None)
+    filled = sum(1 for it in paper.checklist.items if it.answer is not None)  # TODO counts: the box is filled
     table = Table(
         title=escape(f"{paper.title or paper.source} — {paper.checklist.id} "
-                     f"({answered}/{len(paper.checklist.items)} answered)"),
+                     f"({filled}/{len(paper.checklist.items)} answered)"),
         show_lines=False,
     )
     table.add_column("id", no_wrap=True)

@@ -42,18 +42,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
+    from checklist_eval.cli.output import emit
     from checklist_eval.export import load_scored
     from checklist_eval.layout import records_path
+    from checklist_eval.scoring import RescoreReport
 
     _, scores = load_scored(records_path(args.records), args.overrides)
-    if args.json:
-        print(json.dumps({"submissions": [s.public() for s in scores]}))
-        return 0
-    from rich.console import Console
 
-    from checklist_eval.report import print_scores_table
+    def text() -> None:
+        from rich.console import Console
 
-    print_scores_table(Console(), scores, title=f"Scores from {args.records}")
-    return 0
+        from checklist_eval.report import print_scores_table
+
+        print_scores_table(Console(), scores, title=f"Scores from {args.records}")
+
+    return emit(RescoreReport(submissions=[s.public() for s in scores]), args.json, text)

@@ -56,28 +56,24 @@ async def _score(args: argparse.Namespace):
 
 
 def dry_run(args: argparse.Namespace) -> int:
-    import json
-
     from checklist_eval.cli.flags import assessor_config
+    from checklist_eval.cli.output import emit
     from checklist_eval.costplan import plan_papers, print_plan
+    from checklist_eval.models import ROLES
     from checklist_eval.submissions import load_submission, open_submission
 
     loaded = load_submission(open_submission(args.submission))
-    papers = sorted(loaded.papers.items(), key=lambda kv: "GAT".index(kv[0]))
+    papers = sorted(loaded.papers.items(), key=lambda kv: ROLES.index(kv[0]))
     plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in papers], assessor_config(args))
-    if args.json:
-        print(json.dumps(plan, indent=2))
-    else:
-        print_plan(plan)
-    return 0
+    return emit(plan, args.json, lambda: print_plan(plan), indent=2)
 
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import json
 
     from checklist_eval.batch import write_submission_outputs
     from checklist_eval.cli.common import output_folder
+    from checklist_eval.cli.output import emit
     from checklist_eval.outdir import locked_out
 
     output_folder(args.out)  # unusable: exit 2 now, before any request is paid for
@@ -89,9 +85,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         with locked_out(args.out) as out:
             write_submission_outputs(out, result, with_records=True)
-    if args.json:
-        print(json.dumps(result.score_object()))
-        return 0
+    return emit(result.report(), args.json, lambda: _print_result(args, result))
+
+
+def _print_result(args: argparse.Namespace, result) -> None:
     from rich.console import Console
 
     from checklist_eval.report import print_submission_summary
@@ -107,5 +104,4 @@ def run(args: argparse.Namespace) -> int:
                   highlight=False)
     if args.out:
         console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False, markup=False)
-    return 0
 

@@ -25,33 +25,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def summarize(loaded) -> dict:
-    papers = {}
-    for role, paper in loaded.papers.items():
-        counts: dict[str, int] = {}
-        for item in paper.checklist.items:
-            key = item.answer.value if item.answer is not None else "missing"
-            counts[key] = counts.get(key, 0) + 1
-        papers[role] = {
-            "source": paper.source,
-            "format": paper.format,
-            "checklist": paper.checklist.id,
-            "questions": len(paper.checklist.items),
-            "answers": counts,
-            "warnings": [str(w) for w in paper.warnings],
-            "body_chars": len(paper.body),
-        }
-    return {"submission_id": loaded.id, "case": loaded.case, "papers": papers, "warnings": loaded.warnings}
-
-
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from checklist_eval.cli.common import has_no_body
     from checklist_eval.cli.flags import parse_limits
+    from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
     from checklist_eval.isolation import ParserPool
     from checklist_eval.submissions import load_submission, open_submission
+    from checklist_eval.summaries import ValidationSummary
 
     with ParserPool(1, parse_limits(args)) as pool:
         loaded = load_submission(open_submission(args.submission), loader=pool)
@@ -59,26 +40,26 @@ def run(args: argparse.Namespace) -> int:
         if has_no_body(paper):
             raise InputError(paper.source, f"paper {role} has no body ({len(paper.body)} characters): a "
                                            "checklist alone cannot be judged; submit the whole paper")
-    summary = summarize(loaded)
-    if args.json:
-        print(json.dumps(summary))
-        return 0
+    summary = ValidationSummary.of(loaded.id, loaded.case, loaded.papers, loaded.warnings)
+    return emit(summary, args.json, lambda: _print_summary(summary))
+
+
+def _print_summary(summary) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     console = Console()
-    table = Table(title=escape(f"{summary['submission_id']}: valid, case {summary['case']}"))
+    table = Table(title=escape(f"{summary.submission_id}: valid, case {summary.case}"))
     for col in ("role", "source", "checklist", "questions", "answers", "body", "warnings"):
         table.add_column(col)
-    for role, info in summary["papers"].items():
-        answers = ", ".join(f"{k} {v}" for k, v in sorted(info["answers"].items()))
-        table.add_row(escape(role), escape(info["source"]), escape(info["checklist"]), str(info["questions"]),
-                      answers, f"{info['body_chars']:,} chars", str(len(info["warnings"])))
+    for role, info in summary.papers.items():
+        answers = ", ".join(f"{k} {v}" for k, v in sorted(info.answers.items()))
+        table.add_row(escape(role), escape(info.source), escape(info.checklist), str(info.questions),
+                      answers, f"{info.body_chars:,} chars", str(len(info.warnings)))
     console.print(table)
-    for w in summary["warnings"]:
+    for w in summary.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False, soft_wrap=True)
-    for role, info in summary["papers"].items():  # every warning in full, not only their count
-        for w in info["warnings"]:
+    for role, info in summary.papers.items():  # every warning in full, not only their count
+        for w in info.warnings:
             console.print(f"warning ({role}): {w}", highlight=False, markup=False, soft_wrap=True)
-    return 0

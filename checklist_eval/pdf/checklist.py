@@ -247,8 +247,8 @@ def _answer_of(raw: str | None) -> tuple[Answer | None, str | None]:
     answers = [a for a in (normalize_answer(p) for p in parts) if a is not None]
     if not answers:
         return None, None
-    real = [a for a in answers if a.is_real]
-    chosen = real[0] if real else answers[0]
+    answered = [a for a in answers if a.is_answered]
+    chosen = answered[0] if answered else answers[0]
     warning = None
     if len(answers) > 1:
         shown = " ".join(f"[{a.value}]" for a in answers)

@@ -1,0 +1,90 @@
+"""CSV files as rows of pydantic models: a file's columns are its row model's fields, in field order.
+
+Every CSV the tool writes goes through ``csv_text`` and every CSV it reads through ``read_csv_rows``,
+both on the standard ``csv`` module. Writing, each cell is neutralised against spreadsheet formulas
+(see ``csvcells``); reading, every cell stays text ("NA" stays the answer NA, an empty cell stays "")
+and neutralised cells read back as they were before.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from checklist_eval.csvcells import neutralise, restore
+from checklist_eval.errors import InputError
+
+# A CSV cell as long as the file: a review or justification is long text, and the csv module's
+# default cap (128 KiB) would refuse a file the tool wrote itself. Files are bounded by their size.
+_FIELD_LIMIT = 2**31 - 1
+
+
+class Row(BaseModel):
+    """One row of a CSV we write. ``csv_cells`` is the row as the file spells it; by default the
+    model's JSON dump (an enum as its value, None as an empty cell, a bool as True/False)."""
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        return list(cls.model_fields)
+
+    def csv_cells(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def csv_text(model: type[Row], rows: Iterable[Row]) -> str:
+    """The CSV of ``rows``: a header of ``model``'s columns, then one line per row ("\\n" endings)."""
+    cols = model.columns()
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(cols)
+    for row in rows:
+        cells = row.csv_cells()
+        writer.writerow([_cell(cells[c]) for c in cols])
+    return buf.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    return "" if value is None else neutralise(value)
+
+
+def read_csv_rows(path: str | Path, required: Sequence[str]) -> list[dict[str, str]]:
+    """The rows of a CSV file as dicts of strings, after checking it has the ``required`` columns.
+
+    Anything unreadable (not found, not CSV, not UTF-8, a row longer than the header, a missing
+    column) is an InputError naming the file. Empty lines are skipped; a short row's missing cells
+    are empty; a column named twice keeps its first cell.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    try:
+        header, body = _parse(path)
+    except (csv.Error, UnicodeDecodeError, _Ragged) as err:
+        raise InputError(path, f"not a readable CSV file ({type(err).__name__}: {err})") from None
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise InputError(path, f"missing column(s) {', '.join(missing)}; need {', '.join(required)}")
+    first = {name: i for i, name in reversed(list(enumerate(header)))}
+    return [{name: restore(cells[i]) if i < len(cells) else "" for name, i in first.items()} for cells in body]
+
+
+class _Ragged(ValueError):
+    """A row with more cells than the header names."""
+
+
+def _parse(path: Path) -> tuple[list[str], list[list[str]]]:
+    csv.field_size_limit(max(csv.field_size_limit(), _FIELD_LIMIT))
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        rows = [cells for cells in csv.reader(fh, strict=True) if cells]
+    if not rows:
+        raise _Ragged("the file holds no header")
+    header = rows[0]
+    for n, cells in enumerate(rows[1:], start=2):
+        if len(cells) > len(header):
+            raise _Ragged(f"data row {n - 1} has {len(cells)} cells, the header names {len(header)}")
+    return header, rows[1:]
