@@ -151,6 +151,47 @@ class HiddenRun(BaseModel):
     page: int | None = None  # 1-based PDF page; None for LaTeX
 
 
+class WarningKind(str, Enum):
+    """What a parser warning is about, so code decides on the kind and never on the wording."""
+
+    HIDDEN_TEXT = "hidden_text"  # text in the source a reader cannot see
+    INPUT_SKIPPED = "input_skipped"  # an \\input/\\include (or a file) left out of the paper
+    ENCODING = "encoding"  # a file decoded as something other than UTF-8
+    TRUNCATED = "truncated"  # text cut to a limit (a long justification, a body over the model's budget)
+    DUPLICATE_ANSWER = "duplicate_answer"  # a question answered more than once; the first answer kept
+    MISSING_ANSWER = "missing_answer"  # a question with no answer found
+    UNMATCHED_ANSWER = "unmatched_answer"  # an answer mark that belongs to no question
+    ROOT_CHOICE = "root_choice"  # several candidate main files; which one was read
+    OTHER = "other"  # a warning read back from an older record, whose kind was not kept
+
+
+class ParseWarning(BaseModel):
+    """One thing the parser wants a reader to know. ``str(w)`` is the message, as printed and written
+    into result files; ``location`` is the file, page or question it is about, when there is one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: WarningKind
+    message: str
+    location: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_plain_text(cls, value: object) -> object:
+        return {"kind": WarningKind.OTHER, "message": value} if isinstance(value, str) else value
+
+    def __str__(self) -> str:
+        return self.message
+
+    def repeated(self, times: int) -> ParseWarning:
+        """The same warning standing for ``times`` identical ones."""
+        return self if times == 1 else self.model_copy(update={"message": f"{self.message} (x{times})"})
+
+
+def warnings_of(paper: Paper, kind: WarningKind) -> list[ParseWarning]:
+    return [w for w in paper.warnings if w.kind is kind]
+
+
 class Paper(BaseModel):
     """A parsed paper: the body text an assessor receives plus the checklist read out of it."""
 
@@ -164,7 +205,7 @@ class Paper(BaseModel):
     # "Figure 2", "Appendix B", "Theorem 1". Assessors use them to check an answer's pointers.
     anchors: list[str] = Field(default_factory=list)
     checklist: Checklist
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[ParseWarning] = Field(default_factory=list)
     # Hidden runs found (and removed from body and justifications) in a PDF; each also has a warning.
     hidden_text: list[HiddenRun] = Field(default_factory=list)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from checklist_eval import checklists
 from checklist_eval.errors import InputError
-from checklist_eval.models import ChecklistSpec, Paper
+from checklist_eval.models import ChecklistSpec, Paper, ParseWarning
 
 
 def resolve_spec(checklist: str | None = None, spec_file: str | Path | None = None) -> ChecklistSpec | None:
@@ -49,13 +49,13 @@ def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | 
     return paper
 
 
-def merge_identical(warnings: list[str]) -> list[str]:
+def merge_identical(warnings: list[ParseWarning]) -> list[ParseWarning]:
     """One line per distinct warning, in first-seen order, with a count when it repeats (a paper with
     hundreds of identical warnings shows one line, not hundreds)."""
-    counts: dict[str, int] = {}
+    counts: dict[ParseWarning, int] = {}
     for w in warnings:
         counts[w] = counts.get(w, 0) + 1
-    return [w if n == 1 else f"{w} (x{n})" for w, n in counts.items()]
+    return [w.repeated(n) for w, n in counts.items()]
 
 
 def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:

@@ -31,6 +31,7 @@ from checklist_eval.models import (
     Checklist,
     ChecklistSpec,
     Paper,
+    ParseWarning,
     Section,
     normalize_answer,
 )
@@ -596,7 +597,7 @@ def _answer_of(raw: str | None) -> tuple[Answer | None, str | None]:
     return chosen, warning
 
 
-def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, list[str]]:
+def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, list[ParseWarning]]:
     """Attach each block to the spec question it is about (by meaning); every spec question gets
     an item, in template order, with answer None where the paper has none."""
     from checklist_eval.checklists.assembly import Finding, assemble
@@ -605,6 +606,7 @@ def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, li
         answer, note = _answer_of(block.answer_raw)
         shown = block.heading or block.question[:60]
         return Finding(_match_block(spec, block), answer, block.justification or None,
+                       location=f"checklist question {block.number}",
                        place=lambda: f"checklist question {block.number} ({shown!r})", note=note)
 
     return assemble(spec, (finding(block) for block in region.blocks))

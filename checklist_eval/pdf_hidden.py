@@ -33,7 +33,7 @@ from typing import Any
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from checklist_eval.models import HiddenRun
+from checklist_eval.models import HiddenRun, ParseWarning, WarningKind
 
 __all__ = ["Cutter", "HiddenRun", "TECHNIQUES", "visible_text", "warning"]
 
@@ -527,7 +527,9 @@ def _crop_box(page: object) -> Box:
     return 0.0, 0.0, pdfium_c.FPDF_GetPageWidthF(page), pdfium_c.FPDF_GetPageHeightF(page)
 
 
-def warning(run: HiddenRun) -> str:
+def warning(run: HiddenRun) -> ParseWarning:
     """The paper-level warning for one run, worded like the LaTeX side's."""
     quote = run.text if len(run.text) <= 80 else run.text[:77] + "..."
-    return f'hidden text ({TECHNIQUES[run.technique]}, page {run.page}, invisible when printed): "{quote}"'
+    return ParseWarning(
+        kind=WarningKind.HIDDEN_TEXT, location=f"page {run.page}",
+        message=f'hidden text ({TECHNIQUES[run.technique]}, page {run.page}, invisible when printed): "{quote}"')

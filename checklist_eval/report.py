@@ -76,8 +76,8 @@ def _unverifiable_note(records: Sequence[Record]) -> str:
     return f"; {n} of them unverifiable from the text we have, given the benefit of the doubt" if n else ""
 
 
-def _warnings_html(warnings: Iterable[str]) -> str:
-    return "".join(f'<div class="warn">{_e(w)}</div>' for w in warnings)
+def _warnings_html(warnings: Iterable[object]) -> str:
+    return "".join(f'<div class="warn">{_e(str(w))}</div>' for w in warnings)
 
 
 def _listed(lines_by_role: dict[str, list[str]]) -> str:

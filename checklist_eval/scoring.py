@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from checklist_eval.errors import ScoringError
 from checklist_eval.models import Answer
 from checklist_eval.records import Record
 
@@ -27,10 +28,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 Case = Literal["G", "GT", "GAT"]
-
-
-class ScoringError(ValueError):
-    """Records that cannot be scored (no G, A without T...); callers add the file name."""
 
 
 class SubmissionScore(BaseModel):

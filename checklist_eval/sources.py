@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from checklist_eval.errors import InputError, UnsafeArchiveError
+from checklist_eval.models import ParseWarning, WarningKind
 
 # Limits for archives (and for single files, which have the member limit). Stated in the README.
 MAX_MEMBER_BYTES = 50 * 1024 * 1024
@@ -117,7 +118,7 @@ def _looks_like_tar(path: Path) -> bool:
 # --- decoding -------------------------------------------------------------------------------------
 
 
-def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
+def decode_tex(data: bytes, name: str, warnings: list[ParseWarning]) -> str:
     """Bytes of a .tex file to text: UTF-8 (BOM ok), else latin-1 with a warning; CRLF folded."""
     if len(data) > MAX_TEX_BYTES:
         raise InputError(name, f"LaTeX file larger than {MAX_TEX_BYTES // 2**20} MB")
@@ -129,7 +130,8 @@ def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
             text = data.decode("utf-16")
         except UnicodeDecodeError:
             raise InputError(name, "UTF-16 file that is not valid UTF-16") from None
-        warnings.append(f"{name}: UTF-16 encoded (TeX expects UTF-8); decoded as UTF-16")
+        warnings.append(ParseWarning(kind=WarningKind.ENCODING, location=name,
+                                     message=f"{name}: UTF-16 encoded (TeX expects UTF-8); decoded as UTF-16"))
         return text.replace("\r\n", "\n").replace("\r", "\n")
     if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
         raise InputError(name, "UTF-32 encoded: unsupported encoding (save the file as UTF-8)")
@@ -139,7 +141,8 @@ def decode_tex(data: bytes, name: str, warnings: list[str]) -> str:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-        warnings.append(f"{name}: not valid UTF-8; decoded as latin-1")
+        warnings.append(ParseWarning(kind=WarningKind.ENCODING, location=name,
+                                     message=f"{name}: not valid UTF-8; decoded as latin-1"))
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -158,7 +161,7 @@ class FileTree:
         self._text: dict[str, str] = {}
         self._known = set(names)
         self._contains = contains  # files beyond ``names`` found on demand (a lone file's folder)
-        self.warnings: list[str] = []  # decoding warnings, one per file, whoever read it first
+        self.warnings: list[ParseWarning] = []  # decoding warnings, one per file, whoever read it first
 
     def exists(self, name: str) -> bool:
         return name in self._known or (self._contains is not None and self._contains(name))
@@ -381,7 +384,7 @@ def open_file_tree(path: Path) -> FileTree:
     """A lone file, read and decoded now, in a tree with its folder's files: those are only looked at
     when the reader asks for one, so pointing the tool at a file in a big folder does not read the
     folder. A file the folder holds through a link to elsewhere is not there."""
-    warnings: list[str] = []
+    warnings: list[ParseWarning] = []
     text = decode_tex(read_regular(path, MAX_TEX_BYTES, "LaTeX file"), str(path), warnings)
     folder = path.resolve().parent
     name = path.name

@@ -79,6 +79,7 @@ def _llm_sees(paper) -> bool:
 
 
 def measure(paper_file: Path, placement: str | None, work: Path) -> dict[str, Any]:
+    from checklist_eval.models import WarningKind, warnings_of
     from checklist_eval.parsing import load_paper
 
     text = paper_file.read_text("utf-8")
@@ -95,7 +96,7 @@ def measure(paper_file: Path, placement: str | None, work: Path) -> dict[str, An
         "in_body": PAYLOAD.lower() in paper.body.lower(),
         "in_justification": any(PAYLOAD.lower() in (it.justification or "").lower() for it in paper.checklist.items),
         "reaches_llm": _llm_sees(paper),
-        "hidden_warning": any("hidden" in w.lower() for w in paper.warnings),
+        "hidden_warning": bool(warnings_of(paper, WarningKind.HIDDEN_TEXT)),
         "heuristic_flag": sum(1 for v in verdicts if HEURISTIC_FLAG.search(v.review)),
         "C": sum(1 for v in verdicts if v.correct) / n,
         "verdicts": [v.correct for v in verdicts],

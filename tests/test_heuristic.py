@@ -14,8 +14,10 @@ from checklist_eval.models import (
     Checklist,
     ChecklistItem,
     Paper,
+    ParseWarning,
     Section,
     StructuredOutput,
+    WarningKind,
 )
 
 SPEC = checklists.load("neurips-2024")
@@ -172,7 +174,8 @@ def test_hidden_text_is_noted_last_without_changing_the_verdict():
     # Manipulation is a paper-level fact: an honest answer in such a paper stays correct, and the author
     # still reads about the hidden text in every item, after the item's own problems.
     it = item("2", Answer.YES, "Limitations are discussed in Section 9.")
-    plain, hidden = judge(it), judge(it, warnings=["hidden text: white-on-white paragraph on page 3"])
+    plain, hidden = judge(it), judge(it, warnings=[ParseWarning(
+        kind=WarningKind.HIDDEN_TEXT, location="page 3", message="hidden text: white-on-white paragraph on page 3")])
     assert hidden.p_correct == plain.p_correct and hidden.correct == plain.correct
     lines = hidden.review.splitlines()
     assert "hidden text" in lines[-1] and "Section 9" in lines[0]

@@ -12,7 +12,7 @@ from helpers import assess_and_close
 from checklist_eval.assessors import add_assessor_args, assessor_from_args, estimate, make_assessor
 from checklist_eval.assessors.llm import LLMAssessor
 from checklist_eval.errors import AssessorError
-from checklist_eval.models import StructuredOutput
+from checklist_eval.models import StructuredOutput, WarningKind
 from checklist_eval.testing import FaultConfig, MockServer, mock_verdict, sample_paper
 
 KEY = "sk-test-SECRETKEY-0123456789abcdef"
@@ -209,8 +209,8 @@ def test_long_paper_is_cut_at_the_budget_with_a_warning():
         assert server.stats.by_status == {200: 3}
         assert server.stats.prefix_share > 0.8  # the cut is identical for every question
     assert len(out) == 3
-    assert any("context budget" in w for w in paper.warnings)
-    assert len([w for w in paper.warnings if "context budget" in w]) == 1
+    assert any(w.kind is WarningKind.TRUNCATED and "context budget" in w.message for w in paper.warnings)
+    assert len([w for w in paper.warnings if "context budget" in w.message]) == 1
     sent = a.messages_for(paper, paper.checklist.items[0], StructuredOutput.JSON_SCHEMA)
     assert sum(len(m["content"]) for m in sent) < a.config.prompt_char_budget == 4 * (4000 - 500)
     assert "paper truncated" in sent[1]["content"]

@@ -247,9 +247,9 @@ def test_synthetic_pdf_end_to_end(tmp_path, line_numbers):
     answers = paper.checklist.answers
     assert answers["1"] is Answer.YES and answers["2"] is Answer.NO and answers["3"] is Answer.NA
     assert answers["6"] is Answer.YES  # "[TODO] [Yes]": the committed answer, with a warning
-    assert any("[TODO] [Yes]" in w for w in paper.warnings)
+    assert any("[TODO] [Yes]" in w.message for w in paper.warnings)
     assert answers["11"] is None  # deleted question: missing, not shifted
-    assert any("11" in w for w in paper.warnings)
+    assert any("11" in w.message for w in paper.warnings)
     assert paper.checklist.item("1").justification == "See the abstract and Section 1."
     assert paper.checklist.item("2").justification == "We have no limitations."
     assert paper.title == "A Made-Up Study of Checklists"

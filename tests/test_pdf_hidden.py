@@ -45,8 +45,9 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def hidden_warnings(warnings: list[str]) -> list[str]:
-    return [w for w in warnings if w.startswith("hidden text")]
+def hidden_warnings(warnings: list) -> list[str]:
+    """Hidden-text lines of a JSON output (strings) or of a Paper (typed warnings)."""
+    return [str(w) for w in warnings if str(w).startswith("hidden text")]
 
 
 # --- without ../shared -------------------------------------------------------------------------

@@ -59,7 +59,7 @@ def test_inputs_resolve_with_and_without_extension_and_comments_stay_dead(tmp_pa
 def test_missing_input_is_a_warning_naming_the_file(tmp_path):
     (tmp_path / "main.tex").write_text(DOC % "\\input{nothere}")
     src = load_latex(tmp_path / "main.tex")
-    assert any("nothere" in w and "not found" in w for w in src.warnings)
+    assert any("nothere" in w.message and "not found" in w.message for w in src.warnings)
 
 
 def test_input_cycle_is_detected(tmp_path):
@@ -67,7 +67,7 @@ def test_input_cycle_is_detected(tmp_path):
     (tmp_path / "b.tex").write_text("B \\input{a}")
     (tmp_path / "main.tex").write_text(DOC % "\\input{a}")
     src = load_latex(tmp_path)
-    assert src.text.count("A ") == 1 and any("cycle" in w for w in src.warnings)
+    assert src.text.count("A ") == 1 and any("cycle" in w.message for w in src.warnings)
 
 
 def test_input_outside_the_project_is_refused(tmp_path):
@@ -78,7 +78,7 @@ def test_input_outside_the_project_is_refused(tmp_path):
     (proj / "main.tex").write_text(DOC % "\\input{../secret}\\input{/etc/hostname}")
     src = load_latex(proj)
     assert "SECRET" not in src.text
-    assert sum("outside the project" in w for w in src.warnings) == 2
+    assert sum("outside the project" in w.message for w in src.warnings) == 2
 
 
 def test_root_choice_prefers_the_document_that_really_includes_the_checklist(tmp_path):
@@ -102,7 +102,7 @@ def test_latin1_fallback_warns_and_crlf_is_fine(tmp_path):
     f.write_bytes("\\section{Caf\u00e9}\r\nline two\r\n".encode("latin-1"))
     src = load_latex(f)
     assert "Caf\u00e9" in src.text and "\r" not in src.text
-    assert any("latin-1" in w for w in src.warnings)
+    assert any("latin-1" in w.message for w in src.warnings)
 
 
 @pytest.mark.parametrize(
@@ -187,7 +187,7 @@ def test_folder_without_root_uses_the_checklist_fragment(tmp_path, fixtures_dir)
     (tmp_path / "notes.tex").write_text("\\section{Notes}")
     src = load_latex(tmp_path)
     assert src.root == "checklist.tex" and src.is_fragment
-    assert any("no root file" in w for w in src.warnings)
+    assert any("no root file" in w.message for w in src.warnings)
 
 
 def test_single_file_input_through_a_link_outside_is_skipped(tmp_path):
@@ -200,7 +200,7 @@ def test_single_file_input_through_a_link_outside_is_skipped(tmp_path):
         "\\documentclass{article}\\begin{document}Intro. \\input{secret} End.\\end{document}")
     src = load_latex(project / "main.tex")
     assert "SECRET-OUTSIDE-TEXT" not in src.text and "Intro." in src.text
-    assert any("secret" in w for w in src.warnings)
+    assert any("secret" in w.message for w in src.warnings)
 
 
 def test_repeated_inputs_cannot_blow_up_the_document(tmp_path, monkeypatch):
@@ -239,4 +239,4 @@ def test_decoding_warning_of_a_folder_file_is_kept(tmp_path):
         "\\documentclass{article}\\begin{document}Caf\u00e9 \\input{sec}\\end{document}".encode("latin-1"))
     (tmp_path / "sec.tex").write_text("Section text.")
     src = load_latex(tmp_path)
-    assert any("main.tex" in w and "latin-1" in w for w in src.warnings)
+    assert any("main.tex" in w.message and "latin-1" in w.message for w in src.warnings)

@@ -111,13 +111,14 @@ def test_gt_adversarial_has_no_parser_warnings_of_its_own(fixtures_dir):
 
     from checklist_eval.assessors import make_assessor
     from checklist_eval.batch import assess_loaded
+    from checklist_eval.models import ParseWarning
     from checklist_eval.submissions import LoadedSubmission, gt_adversarial
 
     beta = load_submission(fixtures_dir / "submissions" / "team-beta")
-    g = beta.papers["G"].model_copy(update={"warnings": ["G: odd macro"]})
-    t = beta.papers["T"].model_copy(update={"warnings": ["hidden text found"]})
+    g = beta.papers["G"].model_copy(update={"warnings": [ParseWarning.model_validate("G: odd macro")]})
+    t = beta.papers["T"].model_copy(update={"warnings": [ParseWarning.model_validate("hidden text found")]})
     a = gt_adversarial(g, t)
-    assert a.warnings == [] and t.warnings == ["hidden text found"]
+    assert a.warnings == [] and [str(w) for w in t.warnings] == ["hidden text found"]
     assert a.body == t.body and a.checklist.answers == g.checklist.answers
     assert a.source.startswith(t.source) and g.source in a.source
     loaded = LoadedSubmission(id="beta", case="GT", papers={"G": g, "T": t, "A": a})

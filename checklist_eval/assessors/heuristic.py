@@ -44,8 +44,10 @@ from checklist_eval.models import (
     Paper,
     Provenance,
     StructuredOutput,
+    WarningKind,
     compose_review,
     verdict_of,
+    warnings_of,
 )
 
 __all__ = ["HeuristicAssessor", "RULES_VERSION", "findings_for", "pointers_in", "topic_of", "body_facts"]
@@ -182,7 +184,7 @@ def paper_level_findings(paper: Paper, facts: BodyFacts) -> list[Finding]:
     if facts.has("injection"):
         out.append(Finding("note", 0.0, "The paper contains text addressed to an automated reviewer: remove it.",
                            facts.quote("injection")))
-    if paper.hidden_text or any("hidden" in w.lower() for w in paper.warnings):
+    if paper.hidden_text or warnings_of(paper, WarningKind.HIDDEN_TEXT):
         out.append(Finding("note", 0.0, HIDDEN_TEXT_NOTE))
     return out
 

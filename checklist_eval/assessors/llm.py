@@ -65,7 +65,16 @@ from checklist_eval.assessors.structured import (
 )
 from checklist_eval.assessors.transport import bounded_client
 from checklist_eval.errors import AssessorError, InputError
-from checklist_eval.models import Assessment, ChecklistItem, Paper, Provenance, StructuredOutput, Usage
+from checklist_eval.models import (
+    Assessment,
+    ChecklistItem,
+    Paper,
+    ParseWarning,
+    Provenance,
+    StructuredOutput,
+    Usage,
+    WarningKind,
+)
 
 __all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "estimate_run", "prompts_root"]
 
@@ -379,10 +388,10 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         messages, warning = prefix_messages(self.prompts, paper, self.config.prompt_char_budget, strategy)
         tokens = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
         prefix = _PaperPrefix(messages, tokens, warning)
-        if warning and warning not in paper.warnings:
+        if warning and all(str(w) != warning for w in paper.warnings):
             log.warning("%s: %s", paper.source, warning)
             self.warnings.append(f"{paper.source}: {warning}")
-            paper.warnings.append(warning)
+            paper.warnings.append(ParseWarning(kind=WarningKind.TRUNCATED, message=warning))
         if len(self._prefixes) > 256:  # a batch of hundreds of papers: keep memory flat
             self._prefixes.clear()
         self._prefixes[key] = prefix

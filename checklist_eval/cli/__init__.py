@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, InputError
+from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, ChecklistEvalError
 from checklist_eval.redact import redact, redact_keylike
 
 # Order here is the order in ``--help``.
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     except BudgetExceeded as err:
         print(f"checklist-eval: {err}", file=sys.stderr)
         return EXIT_BUDGET
-    except (InputError, AssessorError) as err:
+    except ChecklistEvalError as err:
         # An assessor's error may quote an endpoint: key-shaped text goes too. A file name stays whole.
         text = redact_keylike(str(err)) if isinstance(err, AssessorError) else redact(str(err))
         print(f"checklist-eval: error: {text}", file=sys.stderr)

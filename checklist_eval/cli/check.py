@@ -74,7 +74,7 @@ def result_object(paper, assessments, assessor) -> dict[str, Any]:
             "cached_tokens": usage.cached_tokens,
             "cost_usd": round(usage.cost_usd, 6),
         },
-        "warnings": list(paper.warnings),
+        "warnings": [str(w) for w in paper.warnings],
     }
 
 

@@ -42,7 +42,7 @@ def paper_json(paper, with_body: bool = False) -> dict:
             }
             for it in paper.checklist.items
         ],
-        "warnings": list(paper.warnings),
+        "warnings": [str(w) for w in paper.warnings],
         "body_chars": len(paper.body),
     }
     if with_body:
@@ -95,5 +95,5 @@ def _print_table(paper) -> None:
         console.print("warning: " + thin, style="yellow", markup=False, highlight=False)
     for w in paper.warnings:
         console.print(
-            "warning: " + w, style="yellow", markup=False, highlight=False
+            f"warning: {w}", style="yellow", markup=False, highlight=False
         )

@@ -38,7 +38,7 @@ def summarize(loaded) -> dict:
             "checklist": paper.checklist.id,
             "questions": len(paper.checklist.items),
             "answers": counts,
-            "warnings": paper.warnings,
+            "warnings": [str(w) for w in paper.warnings],
             "body_chars": len(paper.body),
         }
     return {"submission_id": loaded.id, "case": loaded.case, "papers": papers, "warnings": loaded.warnings}

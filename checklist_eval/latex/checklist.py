@@ -15,7 +15,7 @@ from checklist_eval.latex.lexer import ENV_TOKEN, bracket_end, env_end, group_cl
 from checklist_eval.latex.macros import Macros
 from checklist_eval.latex.numbering import Target
 from checklist_eval.latex.readable import readable
-from checklist_eval.models import Answer, Checklist, ChecklistSpec, normalize_answer
+from checklist_eval.models import Answer, Checklist, ChecklistSpec, ParseWarning, normalize_answer
 
 _CHECKLIST_HEADING = re.compile(
     r"\\(?:section|chapter|subsection|paragraph)\*?\s*(?:\[[^\]]*\])?\s*\{[^{}]*?[Cc]hecklist[^{}]*\}"
@@ -306,7 +306,7 @@ def _best_match(spec: ChecklistSpec, segment: str) -> str | None:
 
 def extract_checklist(
     text: str, region: Region, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target]
-) -> tuple[Checklist, list[str], int]:
+) -> tuple[Checklist, list[ParseWarning], int]:
     """Every question of ``spec`` with the answer and justification found in the region; also the
     warnings and the number of questions answered."""
     raw = _remove_guidelines(text[region.start : region.end])
@@ -319,18 +319,19 @@ def _findings(raw: str, spec: ChecklistSpec, macros: Macros, targets: dict[str, 
     """Each answer mark of the region (instruction blocks left out) with the question the text before
     it names and the justification after it."""
     seg_start = 0
-    for mark in (m for m in _answer_marks(raw) if not _is_instruction(raw, m)):
+    marks = [m for m in _answer_marks(raw) if not _is_instruction(raw, m)]
+    for number, mark in enumerate(marks, start=1):
         if mark.start < seg_start:
             continue  # an answer mark inside the previous justification
         segment = raw[seg_start : mark.start]
         justification, seg_start = _justification_after(raw, mark)
-        yield Finding(_best_match(spec, segment), mark.answer, justification,
+        yield Finding(_best_match(spec, segment), mark.answer, justification, location=f"answer mark {number}",
                       place=partial(_place, mark, segment, macros, targets))
 
 
 def _place(mark: Mark, segment: str, macros: Macros, targets: dict[str, Target]) -> str:
     shown = squash(readable(segment[-160:], macros, targets))[-80:]
-    return f'answer [{mark.answer.value}] after "{shown}"'
+    return f'answer [{mark.answer.value}] (after: "{shown}")'
 
 
 def clear_landmarks() -> None:

@@ -8,7 +8,7 @@ import re
 from checklist_eval.latex.lexer import declaration_end, group_end, squash
 from checklist_eval.latex.macros import Macros
 from checklist_eval.latex.render import PLACEHOLDER, Converter
-from checklist_eval.models import HiddenRun
+from checklist_eval.models import HiddenRun, ParseWarning, WarningKind
 
 _WHITE_NAMES = frozenset({"white", "White", "WHITE", "white!100", "bg", "background"})
 _DEFINE_COLOR = re.compile(r"\\(?:definecolor|providecolor)\s*\{([^{}]+)\}\s*\{([^{}]+)\}\s*\{([^{}]+)\}")
@@ -64,14 +64,15 @@ _HIDDEN_PATTERNS = [
 _PHANTOM_PROSE_WORDS = 4
 
 
-def find_hidden_text(latex: str, macros: Macros) -> list[str]:
+def find_hidden_text(latex: str, macros: Macros) -> list[ParseWarning]:
     """Warnings for text present in the source but invisible in the PDF (a prompt-injection trick)."""
     return [hidden_warning(run) for run in find_hidden_runs(latex, macros)]
 
 
-def hidden_warning(run: HiddenRun) -> str:
+def hidden_warning(run: HiddenRun) -> ParseWarning:
     quote = run.text if len(run.text) <= 80 else run.text[:77] + "..."
-    return f'hidden text ({run.technique}, invisible when compiled): "{quote}"'
+    return ParseWarning(kind=WarningKind.HIDDEN_TEXT, location=run.technique,
+                        message=f'hidden text ({run.technique}, invisible when compiled): "{quote}"')
 
 
 def find_hidden_runs(latex: str, macros: Macros) -> list[HiddenRun]:

@@ -22,7 +22,7 @@ from checklist_eval.latex.lexer import clear_group_tables, group_end
 from checklist_eval.latex.macros import collect_macros
 from checklist_eval.latex.numbering import theorem_kinds
 from checklist_eval.latex.render import convert_body
-from checklist_eval.models import ChecklistSpec, Paper
+from checklist_eval.models import ChecklistSpec, Paper, ParseWarning, WarningKind
 
 
 def clear_scan_caches() -> None:
@@ -32,9 +32,9 @@ def clear_scan_caches() -> None:
     clear_landmarks()
 
 
-def _skipped_inputs_note(warnings: list[str]) -> str:
+def _skipped_inputs_note(warnings: list[ParseWarning]) -> str:
     """The checklist often lives in its own file: when an \\input was skipped, say so in the error."""
-    skipped = [w for w in warnings if "skipped" in w and "\\" in w]
+    skipped = [w for w in warnings if w.kind is WarningKind.INPUT_SKIPPED]
     return f"; note: {skipped[0]}" + (f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else "") if skipped else ""
 
 
@@ -43,9 +43,9 @@ def parse_latex(
     source: str,
     *,
     spec: ChecklistSpec | None = None,
-    warnings: list[str] | None = None,
+    warnings: list[ParseWarning] | None = None,
 ) -> Paper:
-    """A :class:`Paper` from flattened live LaTeX (see ``sources.load_latex``)."""
+    """A :class:`Paper` from flattened live LaTeX (see ``project.load_latex``)."""
     warnings = list(warnings or [])
     region = find_region(text)
     if region is None:

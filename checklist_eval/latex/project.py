@@ -17,6 +17,7 @@ from checklist_eval import sources
 from checklist_eval.errors import InputError
 from checklist_eval.latex.checklist import find_region
 from checklist_eval.latex.dead import live_file
+from checklist_eval.models import ParseWarning, WarningKind
 from checklist_eval.sources import FileTree
 
 MAX_INPUT_DEPTH = 32
@@ -33,7 +34,7 @@ class LatexSource:
     source: str  # what the user named, for messages and Paper.source
     root: str  # the root file inside the project ("main.tex")
     text: str  # live LaTeX: dead code removed, inputs inlined
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ParseWarning] = field(default_factory=list)
 
     @property
     def is_fragment(self) -> bool:
@@ -89,7 +90,7 @@ class _LiveFiles:
 
 
 class _Flattener:
-    def __init__(self, live: _LiveFiles, root: str, warnings: list[str]):
+    def __init__(self, live: _LiveFiles, root: str, warnings: list[ParseWarning]):
         self.live = live
         self.tree = live.tree
         self.root_dir = posixpath.dirname(root)
@@ -134,22 +135,25 @@ class _Flattener:
     def _resolve(self, cmd: str, target: str, current: str, bases: list[str], stack: tuple[str, ...]) -> str | None:
         """The file an input names, or None (with a warning saying why it is skipped)."""
         if sources.is_absolute(target):
-            self.warnings.append(f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
+            self._skip(current, f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
             return None
         found = next((c for c in _candidates(target, bases) if self.tree.exists(c)), None)
         if found is None:
             if any(posixpath.normpath(posixpath.join(b, target)).startswith("..") for b in bases):
-                self.warnings.append(f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
+                self._skip(current, f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
             elif not target.lower().endswith((".bbl", ".sty", ".cls", ".pdf", ".png", ".pgf")):
-                self.warnings.append(f"{current}: \\{cmd}{{{target}}}: file not found; skipped")
+                self._skip(current, f"{current}: \\{cmd}{{{target}}}: file not found; skipped")
             return None
         if found in stack:
-            self.warnings.append(f"{current}: \\{cmd}{{{target}}} includes itself (cycle); skipped")
+            self._skip(current, f"{current}: \\{cmd}{{{target}}} includes itself (cycle); skipped")
             return None
         if len(stack) >= MAX_INPUT_DEPTH:
-            self.warnings.append(f"{current}: inputs nested deeper than {MAX_INPUT_DEPTH}; skipped")
+            self._skip(current, f"{current}: inputs nested deeper than {MAX_INPUT_DEPTH}; skipped")
             return None
         return found
+
+    def _skip(self, current: str, message: str) -> None:
+        self.warnings.append(ParseWarning(kind=WarningKind.INPUT_SKIPPED, message=message, location=current))
 
 
 # --- root choice ----------------------------------------------------------------------------------
@@ -164,7 +168,7 @@ def _has_checklist(live: str) -> bool:
     return find_region(live) is not None
 
 
-def choose_root(live: _LiveFiles, warnings: list[str]) -> str:
+def choose_root(live: _LiveFiles, warnings: list[ParseWarning]) -> str:
     """The root file of a project: the one document (``\\documentclass`` + ``\\begin{document}``),
     or of several the one that really pulls the checklist in; without any, the file holding one."""
     tree = live.tree
@@ -181,7 +185,9 @@ def choose_root(live: _LiveFiles, warnings: list[str]) -> str:
     with_checklist = [n for n in tex_names if _has_checklist(live(n))]
     if with_checklist:
         chosen = min(with_checklist, key=lambda n: (n.count("/"), n))
-        warnings.append(f"{tree.label}: no root file (\\documentclass + \\begin{{document}}); reading {chosen}")
+        warnings.append(ParseWarning(
+            kind=WarningKind.ROOT_CHOICE, location=chosen,
+            message=f"{tree.label}: no root file (\\documentclass + \\begin{{document}}); reading {chosen}"))
         return chosen
     raise InputError(tree.label, "no root file (\\documentclass + \\begin{document}) found")
 
@@ -219,7 +225,7 @@ def _refuse_several_papers(label: str, candidates: list[str]) -> None:
 
 def load_project(tree: FileTree, source: str, root: str | None = None) -> LatexSource:
     """A project's document: its root (named, or chosen here) with every input inlined."""
-    warnings: list[str] = []
+    warnings: list[ParseWarning] = []
     live = _LiveFiles(tree)
     root = sources.pick_root(tree, root, lambda _: choose_root(live, warnings))
     text = _Flattener(live, root, warnings).flatten(root)
@@ -232,7 +238,7 @@ def load_tex_file(path: Path) -> LatexSource:
     tree = sources.open_file_tree(path)
     name = path.name
     require_latex(tree.text(name), str(path))
-    warnings: list[str] = []
+    warnings: list[ParseWarning] = []
     flat = _Flattener(_LiveFiles(tree), name, warnings).flatten(name)
     return LatexSource(source=str(path), root=name, text=flat, warnings=tree.warnings + warnings)
 
