@@ -367,6 +367,8 @@ class Converter:
         return f"\n{kind} {number}: {caption}\n"
 
     def _environment(self, which: str, star: bool, text: str, pos: int, out: list[str]) -> int:
+        """``\\begin{env}`` or ``\\end{env}``: an environment is read by the handler its name finds
+        in the tables below (the document's theorem-like environments between the two)."""
         args, pos = read_args(text, pos, "m")
         env = (args[0] or "").strip()
         base = env.rstrip("*")
@@ -374,43 +376,59 @@ class Converter:
             self._end_environment(base)
             out.append("\n")
             return pos
-        if base in VERBATIM_ENVS:
-            end = text.find(f"\\end{{{env}}}", pos)
-            end = len(text) if end < 0 else end
-            out.append("\n" + text[pos:end] + "\n")
-            return min(len(text), end + len(f"\\end{{{env}}}"))
-        if base in MATH_ENVS:
-            return self._math_environment(env, base, text, pos, out)
-        if base in SKIP_ENVS:
-            end_tok = f"\\end{{{env}}}"
-            end = text.find(end_tok, pos)
-            return len(text) if end < 0 else end + len(end_tok)
-        if base in FLOATS or base in SUBFLOATS:
-            if base in FLOATS or base in ("subfigure", "subtable"):
-                self.float_stack.append(env)
-            pos = _skip_opt_and_args(text, pos, base)
-            out.append("\n")
-            return pos
-        if base in ("tabular", "tabularx", "tabular*", "longtable", "array", "tabulary"):
-            spec = "om" if base in ("tabular", "longtable", "array") else "mom"
-            _, pos = read_args(text, pos, spec)
-            out.append("\n")
-            return pos
-        if base == "abstract":
-            end = env_end(text, pos - len("\\begin{abstract}"))
-            body_end = text.rfind("\\end{abstract}", pos, end)
-            body = text[pos : body_end if body_end >= 0 else end]
-            self.abstract = squash(self.convert(body))
-            out.append(f"\n\nAbstract\n\n{self.abstract}\n\n")
-            return end
-        if base in self.theorems:
-            return self._theorem(env, base, text, pos, out)
-        if base == "thebibliography":
-            _, pos = read_args(text, pos, "m")
-            out.append("\n\nReferences\n")
-            return pos
-        if base in ("itemize", "enumerate", "description"):
-            _, pos = read_args(text, pos, "o")
+        handler = _ENVIRONMENTS.get(base)
+        if handler is None and base in self.theorems:
+            handler = Converter._theorem
+        if handler is None:
+            handler = _LIST_ENVIRONMENTS.get(base, Converter._plain_environment)
+        return handler(self, env, base, text, pos, out)
+
+    # --- environment handlers: (name as written, name without star, text, position after the
+    # \begin{...}, output) -> new position
+
+    def _verbatim(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
+        end = text.find(f"\\end{{{env}}}", pos)
+        end = len(text) if end < 0 else end
+        out.append("\n" + text[pos:end] + "\n")
+        return min(len(text), end + len(f"\\end{{{env}}}"))
+
+    def _skipped(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
+        end_tok = f"\\end{{{env}}}"
+        end = text.find(end_tok, pos)
+        return len(text) if end < 0 else end + len(end_tok)
+
+    def _float(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
+        if base in FLOATS or base in ("subfigure", "subtable"):
+            self.float_stack.append(env)
+        pos = _skip_opt_and_args(text, pos, base)
+        out.append("\n")
+        return pos
+
+    def _tabular(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
+        spec = "om" if base in ("tabular", "longtable", "array") else "mom"
+        _, pos = read_args(text, pos, spec)
+        out.append("\n")
+        return pos
+
+    def _abstract(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
+        end = env_end(text, pos - len("\\begin{abstract}"))
+        body_end = text.rfind("\\end{abstract}", pos, end)
+        body = text[pos : body_end if body_end >= 0 else end]
+        self.abstract = squash(self.convert(body))
+        out.append(f"\n\nAbstract\n\n{self.abstract}\n\n")
+        return end
+
+    def _bibliography(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
+        _, pos = read_args(text, pos, "m")
+        out.append("\n\nReferences\n")
+        return pos
+
+    def _list(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
+        _, pos = read_args(text, pos, "o")
+        out.append("\n")
+        return pos
+
+    def _plain_environment(self, env: str, base: str, text: str, pos: int, out: list[str]) -> int:
         out.append("\n")
         return pos
 
@@ -520,6 +538,22 @@ _TEXT_HANDLERS = _table(
     (_LAST_ARGUMENT_SPECS, Converter._last_argument),
     (KEEP, Converter._no_op),  # the following group is read in place
 )
+
+
+EnvironmentHandler = Callable[[Converter, str, str, str, int, list[str]], int]
+# Read before the document's theorem-like environments; the list environments after them.
+_ENVIRONMENTS: dict[str, EnvironmentHandler] = {
+    **dict.fromkeys(("abstract",), Converter._abstract),
+    **dict.fromkeys(("tabular", "tabularx", "tabular*", "longtable", "array", "tabulary"), Converter._tabular),
+    **dict.fromkeys((*FLOATS, *SUBFLOATS), Converter._float),
+    **dict.fromkeys(SKIP_ENVS, Converter._skipped),
+    **dict.fromkeys(MATH_ENVS, Converter._math_environment),
+    **dict.fromkeys(VERBATIM_ENVS, Converter._verbatim),
+}
+_LIST_ENVIRONMENTS: dict[str, EnvironmentHandler] = {
+    **dict.fromkeys(("itemize", "enumerate", "description"), Converter._list),
+    "thebibliography": Converter._bibliography,
+}
 
 
 def _skip_opt_and_args(text: str, pos: int, base: str) -> int:
