@@ -268,15 +268,7 @@ def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True
     """The regular files of a zip whose normalised names pass ``keep``, read in memory (never
     extracted to disk) under the member, total and compression-ratio limits. Every member's name and
     type is checked, kept or not, so an archive with one hostile member is rejected whole."""
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data) if data is not None else path)
-        infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, EOFError) as err:
-        if _is_tar(path, data):
-            raise InputError(path, "named .zip but is a tar archive; name it .tar or .tar.gz") from None
-        raise InputError(path, f"unreadable zip archive: {err}") from None
-    if len(infos) > MAX_MEMBERS:
-        raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
+    zf, infos = _open_zip(path, data)
     files: dict[str, bytes] = {}
     declared_total = 0
     read_total = 0
@@ -286,27 +278,45 @@ def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True
     with zf:
         for info in infos:
             name = _safe_member_name(path, info.filename)
-            mode = info.external_attr >> 16
-            # writestr() leaves the file-type bits at 0, so only a positively identified link or
-            # device is refused.
-            if stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode):
-                raise UnsafeArchiveError(path, f"archive member {info.filename!r} is a link or device")
+            _refuse_zip_link_or_device(path, info)
             if info.is_dir():
                 continue
             declared_total += info.file_size
             _check_declared_size(path, name, info.file_size, info.compress_size, declared_total)
             if not keep(name):
                 continue
-            try:
-                with zf.open(info) as stream:
-                    # Headers can lie: the read itself is capped too.
-                    limit = min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES - read_total)
-                    data = _read_capped(stream, limit, path, name)
-            except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError, zlib.error) as err:
-                raise InputError(path, f"unreadable zip member {name!r}: {err}") from None
-            read_total += len(data)
-            files[name] = data
+            # Headers can lie: the read itself is capped too.
+            files[name] = _read_zip_member(zf, info, path, name, min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES - read_total))
+            read_total += len(files[name])
     return files
+
+
+def _open_zip(path: Path, data: bytes | None) -> tuple[zipfile.ZipFile, list[zipfile.ZipInfo]]:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data) if data is not None else path)
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, EOFError) as err:
+        if _is_tar(path, data):
+            raise InputError(path, "named .zip but is a tar archive; name it .tar or .tar.gz") from None
+        raise InputError(path, f"unreadable zip archive: {err}") from None
+    if len(infos) > MAX_MEMBERS:
+        raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
+    return zf, infos
+
+
+def _refuse_zip_link_or_device(path: Path, info: zipfile.ZipInfo) -> None:
+    mode = info.external_attr >> 16
+    # writestr() leaves the file-type bits at 0, so only a positively identified link or device is refused.
+    if stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode):
+        raise UnsafeArchiveError(path, f"archive member {info.filename!r} is a link or device")
+
+
+def _read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, name: str, limit: int) -> bytes:
+    try:
+        with zf.open(info) as stream:
+            return _read_capped(stream, limit, path, name)
+    except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError, zlib.error) as err:
+        raise InputError(path, f"unreadable zip member {name!r}: {err}") from None
 
 
 def _check_declared_size(path: Path, name: str, size: int, compressed: int, total: int) -> None:
@@ -326,22 +336,14 @@ def _zip_tree(path: Path, data: bytes | None = None) -> FileTree:
 def _tar_tree(path: Path, data: bytes | None = None) -> FileTree:
     files: dict[str, bytes] = {}
     total = 0
-    count = 0
     names: list[str] = []
     dirs: set[str] = set()
     try:
         # Streaming mode: one pass over the decompressed data; a skipped member is still counted.
         with tarfile.open(path if data is None else None, mode="r|*",
                           fileobj=io.BytesIO(data) if data is not None else None) as tf:
-            for member in tf:
-                count += 1
-                if count > MAX_MEMBERS:
-                    raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
-                name = _safe_member_name(path, member.name)
-                if member.issym() or member.islnk():
-                    raise UnsafeArchiveError(path, f"archive member {member.name!r} is a link")
-                if member.isdev() or member.isfifo():
-                    raise UnsafeArchiveError(path, f"archive member {member.name!r} is a device")
+            for count, member in enumerate(tf, start=1):
+                name = _checked_tar_member(path, member, count)
                 if member.isdir():
                     dirs.add(name)
                 if not member.isfile():
@@ -350,9 +352,7 @@ def _tar_tree(path: Path, data: bytes | None = None) -> FileTree:
                 total += member.size
                 # The ratio check needs the compressed size, known only for the whole stream (below).
                 _check_declared_size(path, name, member.size, member.size, total)
-                if not name.lower().endswith(TEXT_SUFFIXES):
-                    continue
-                stream = tf.extractfile(member)
+                stream = tf.extractfile(member) if name.lower().endswith(TEXT_SUFFIXES) else None
                 if stream is not None:
                     files[name] = _read_capped(stream, MAX_MEMBER_BYTES, path, name)
     except tarfile.TarError as err:
@@ -364,6 +364,19 @@ def _tar_tree(path: Path, data: bytes | None = None) -> FileTree:
     if total >= RATIO_CHECK_MIN_BYTES and total > MAX_COMPRESSION_RATIO * max(compressed, 1):
         raise UnsafeArchiveError(path, "archive has a compression ratio typical of a decompression bomb")
     return FileTree(str(path), sorted(files), files.get)
+
+
+def _checked_tar_member(path: Path, member: tarfile.TarInfo, count: int) -> str:
+    """The normalised name of the ``count``-th member, or UnsafeArchiveError for one too many, a
+    name that escapes the folder, a link or a device."""
+    if count > MAX_MEMBERS:
+        raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
+    name = _safe_member_name(path, member.name)
+    if member.issym() or member.islnk():
+        raise UnsafeArchiveError(path, f"archive member {member.name!r} is a link")
+    if member.isdev() or member.isfifo():
+        raise UnsafeArchiveError(path, f"archive member {member.name!r} is a device")
+    return name
 
 
 # --- opening an input as a tree, and its root ---------------------------------------------------
