@@ -24,7 +24,7 @@ from pathlib import Path
 
 from checklist_eval.assessors.topics import topic_of
 from checklist_eval.errors import InputError
-from checklist_eval.models import Answer, ChecklistItem, Paper
+from checklist_eval.models import Answer, ChecklistItem, ChecklistSpec, Paper
 
 PLANTS_FILE = "plants.json"
 MAX_PLANTS_BYTES = 5_000_000  # a real plants.json is a few KB; a hostile one must not fill memory
@@ -258,19 +258,19 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+# A planted question: the genuine item, the strategy, and the planted answer and justification.
+_Wanted = dict[str, tuple[ChecklistItem, Strategy, Answer, str]]
+
+
 def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: int = 0,
            strategies: list[str] | None = None, checklist: str | None = None) -> AttackResult:
     """Write the GAT submission for ``paper_path`` into ``out`` and return what was planted."""
     from checklist_eval import checklists
-    from checklist_eval.fsutil import atomic_write_text
     from checklist_eval.latex import load_latex, parse_latex
     from checklist_eval.parsing import resolve_spec
 
     path = Path(paper_path)
-    names = strategies or list(STRATEGIES)
-    unknown = [s for s in names if s not in STRATEGIES]
-    if unknown:
-        raise InputError(None, f"unknown strategy {unknown[0]!r} (known: {', '.join(STRATEGIES)})")
+    names = _known_strategies(strategies)
     source = load_latex(path)
     genuine = parse_latex(source.text, source.source, spec=resolve_spec(checklist), warnings=source.warnings)
     spec = checklists.load(genuine.checklist.id)
@@ -278,9 +278,33 @@ def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: 
     chosen = choose_plants(genuine, n_plants, seed, names)
     wanted = {item.id: (item, strat, *strat.plant(item, ctx)) for item, strat in chosen}
     result = AttackResult(_safe_name(path), str(path), genuine.checklist.id, seed, names)
-    planted_text = source.text
+    planted_text = _plant_until_landed(path, source.text, genuine, spec, wanted, result)
+    result.plants = [
+        Plant(item.id, item.title, strat.name, item.answer.value if item.answer else "", item.justification,
+              answer.value, just)
+        for item, strat, answer, just in wanted.values()
+    ]
+    result.plants.sort(key=lambda p: spec.ids.index(p.question_id))
+    _write_submission(Path(out), result, source.text, planted_text)
+    return result
+
+
+def _known_strategies(strategies: list[str] | None) -> list[str]:
+    names = strategies or list(STRATEGIES)
+    unknown = [s for s in names if s not in STRATEGIES]
+    if unknown:
+        raise InputError(None, f"unknown strategy {unknown[0]!r} (known: {', '.join(STRATEGIES)})")
+    return names
+
+
+def _plant_until_landed(path: Path, text: str, genuine: Paper, spec: ChecklistSpec, wanted: _Wanted,
+                        result: AttackResult) -> str:
+    """The planted LaTeX, after dropping from ``wanted`` (into ``result.dropped``) every plant that was
+    not found or that the parser does not read back as planted."""
+    from checklist_eval.latex import parse_latex
+
     for _ in range(3):  # drop what did not land and plant the rest again
-        planted_text, lost = apply_plants(source.text, [(it, a, j) for it, _, a, j in wanted.values()],
+        planted_text, lost = apply_plants(text, [(it, a, j) for it, _, a, j in wanted.values()],
                                           genuine.checklist.items)
         for qid in lost:
             result.dropped.append(f"{qid}: answer or justification not found in the LaTeX")
@@ -288,27 +312,24 @@ def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: 
         adversarial = parse_latex(planted_text, f"adversarial_{result.name}", spec=spec)
         problems = _landed(adversarial, genuine, {q: (a, j) for q, (_, _, a, j) in wanted.items()})
         if not problems:
-            break
+            return planted_text
         for qid, why in problems.items():
             result.dropped.append(f"{qid}: {why}")
             wanted.pop(qid, None)
-    else:
-        raise InputError(path, "planted answers could not be read back consistently")
-    result.plants = [
-        Plant(item.id, item.title, strat.name, item.answer.value if item.answer else "", item.justification,
-              answer.value, just)
-        for item, strat, answer, just in wanted.values()
-    ]
-    result.plants.sort(key=lambda p: spec.ids.index(p.question_id))
-    out = Path(out)
+    raise InputError(path, "planted answers could not be read back consistently")
+
+
+def _write_submission(out: Path, result: AttackResult, genuine_text: str, planted_text: str) -> None:
+    """G and T carry the genuine text, A the planted one; ``plants.json`` says what was planted."""
+    from checklist_eval.fsutil import atomic_write_text
+
     files = {"G": f"genuine_{result.name}.tex", "A": f"adversarial_{result.name}.tex",
              "T": f"truth_adversarial_{result.name}.tex"}  # fmt: skip
     result.files = files
-    atomic_write_text(out / files["G"], source.text)
-    atomic_write_text(out / files["T"], source.text)
+    atomic_write_text(out / files["G"], genuine_text)
+    atomic_write_text(out / files["T"], genuine_text)
     atomic_write_text(out / files["A"], planted_text)
     atomic_write_text(out / PLANTS_FILE, result.to_json())
-    return result
 
 
 def read_plants(path: str | Path) -> dict:

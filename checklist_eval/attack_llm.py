@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from checklist_eval.attack import PLANTS_FILE, AttackResult
+from checklist_eval.attack import PLANTS_FILE, AttackResult, Plant
 from checklist_eval.errors import InputError
+from checklist_eval.models import Paper
 
 MAX_ROUNDS = 5
 REWRITE_MAX_TOKENS = 300
@@ -45,8 +46,7 @@ def _clean(reply: str) -> str:
 
 async def rewrite_rounds(result: AttackResult, out: str | Path, assessor, rounds: int) -> AttackResult:
     """Run up to ``rounds`` rounds (at most MAX_ROUNDS); stop early when no plant is caught."""
-    import asyncio
-
+    from checklist_eval.fsutil import atomic_write_text
     from checklist_eval.parsing import load_paper
 
     out = Path(out)
@@ -60,29 +60,41 @@ async def rewrite_rounds(result: AttackResult, out: str | Path, assessor, rounds
         history.append({"round": round_no, "caught": [p.question_id for p in caught]})
         if not caught:
             break
-        items = {it.id: it for it in paper.checklist.items}
-        replies = await asyncio.gather(*(
-            _rewrite(assessor, system, user.format_map({
-                "question": items[p.question_id].question, "answer": p.planted_answer,
-                "justification": items[p.question_id].justification or "", "review": verdicts[p.question_id].review,
-            })) for p in caught))
-        text = a_path.read_text("utf-8")
-        edits = []
-        for plant, reply in zip(caught, replies, strict=True):
-            new = latex_escape(_clean(reply))
-            at = _position(text, plant, result)
-            if new and at is not None:
-                edits.append((at, plant, new))
-        for at, plant, new in sorted(edits, key=lambda e: e[0], reverse=True):
-            text = text[:at] + new + text[at + len(plant.planted_justification):]
-            plant.planted_justification = new
-            plant.strategy = plant.strategy if plant.strategy.endswith("+llm") else f"{plant.strategy}+llm"
+        replies = await _ask_rewrites(assessor, system, user, paper, verdicts, caught)
+        text = _apply_rewrites(a_path.read_text("utf-8"), caught, replies, result)
         _write_checked(a_path, text, result)
-    from checklist_eval.fsutil import atomic_write_text
-
     result.llm_rounds = history
     atomic_write_text(out / PLANTS_FILE, result.to_json())
     return result
+
+
+async def _ask_rewrites(assessor, system: str, user: str, paper: Paper, verdicts: dict,
+                        caught: list[Plant]) -> list[str]:
+    """One model reply per caught plant, in order: its question, kept answer, justification and review."""
+    import asyncio
+
+    items = {it.id: it for it in paper.checklist.items}
+    return await asyncio.gather(*(
+        _rewrite(assessor, system, user.format_map({
+            "question": items[p.question_id].question, "answer": p.planted_answer,
+            "justification": items[p.question_id].justification or "", "review": verdicts[p.question_id].review,
+        })) for p in caught))
+
+
+def _apply_rewrites(text: str, caught: list[Plant], replies: list[str], result: AttackResult) -> str:
+    """``text`` with each caught plant's justification replaced by its cleaned, escaped reply (an empty
+    reply or a plant that cannot be located keeps its text); the plants record the new justification."""
+    edits = []
+    for plant, reply in zip(caught, replies, strict=True):
+        new = latex_escape(_clean(reply))
+        at = _position(text, plant, result)
+        if new and at is not None:
+            edits.append((at, plant, new))
+    for at, plant, new in sorted(edits, key=lambda e: e[0], reverse=True):
+        text = text[:at] + new + text[at + len(plant.planted_justification):]
+        plant.planted_justification = new
+        plant.strategy = plant.strategy if plant.strategy.endswith("+llm") else f"{plant.strategy}+llm"
+    return text
 
 
 def _position(text: str, plant, result: AttackResult) -> int | None:

@@ -300,6 +300,24 @@ class BatchRunner:
         ids = self._ids(paths)
         usage_before = self.assessor.usage
         outcome = BatchOutcome(results=[], failures=[])
+        done_by_path, todo = await self._resume(paths, ids)
+        outcome.resumed = len(done_by_path)
+        self.on_progress("start", len(done_by_path), len(paths))
+        sem = asyncio.Semaphore(self.jobs)
+        tasks = [asyncio.ensure_future(self._one_safe(p, ids[p], fp, sem)) for p, fp in todo.items()]
+        failures_by_path, stopped = await self._collect(tasks, ids, outcome, done_by_path, len(paths))
+        outcome.results = [done_by_path[p] for p in paths if p in done_by_path]
+        outcome.failures = [failures_by_path[p] for p in paths if p in failures_by_path]
+        outcome.usage = self.assessor.usage - usage_before
+        outcome.wall_s = time.perf_counter() - started
+        outcome.summary_path = self._write_aggregates(outcome, started_at)
+        if stopped is not None:  # the finished submissions are written; the rest wait for the rerun
+            raise stopped
+        return outcome
+
+    async def _resume(self, paths: list[Path], ids: dict[Path, str]
+                      ) -> tuple[dict[Path, SubmissionResult], dict[Path, str]]:
+        """(results already in the output folder for this very source, path -> fingerprint of the rest)."""
         todo: dict[Path, str] = {}  # path -> fingerprint, hashed once here and passed on
         done_by_path: dict[Path, SubmissionResult] = {}
         for p in paths:
@@ -309,14 +327,16 @@ class BatchRunner:
                 done_by_path[p] = finished
             else:
                 todo[p] = fingerprint
-        outcome.resumed = len(done_by_path)
-        total = len(paths)
+        return done_by_path, todo
+
+    async def _collect(self, tasks: Sequence[asyncio.Future], ids: dict[Path, str], outcome: BatchOutcome,
+                       done_by_path: dict[Path, SubmissionResult], total: int
+                       ) -> tuple[dict[Path, dict[str, str]], BudgetExceeded | None]:
+        """Await the submissions as they finish, adding results to ``done_by_path``; returns the failures
+        and the budget stop, if one came."""
         done = len(done_by_path)
-        self.on_progress("start", done, total)
-        sem = asyncio.Semaphore(self.jobs)
         failures_by_path: dict[Path, dict[str, str]] = {}
         stopped: BudgetExceeded | None = None
-        tasks = [asyncio.ensure_future(self._one_safe(p, ids[p], fp, sem)) for p, fp in todo.items()]
         try:
             for fut in asyncio.as_completed(tasks):
                 path, result, err = await fut
@@ -335,14 +355,7 @@ class BatchRunner:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
-        outcome.results = [done_by_path[p] for p in paths if p in done_by_path]
-        outcome.failures = [failures_by_path[p] for p in paths if p in failures_by_path]
-        outcome.usage = self.assessor.usage - usage_before
-        outcome.wall_s = time.perf_counter() - started
-        outcome.summary_path = self._write_aggregates(outcome, started_at)
-        if stopped is not None:  # the finished submissions are written; the rest wait for the rerun
-            raise stopped
-        return outcome
+        return failures_by_path, stopped
 
     def _write_aggregates(self, outcome: BatchOutcome, started_at: str) -> Path:
         import pandas as pd

@@ -160,24 +160,8 @@ def phase_config(options: BundleOptions, phase: str) -> dict[str, Any]:
 
 def competition(options: BundleOptions, today: datetime | None = None) -> dict[str, Any]:
     today = (today or datetime.now(timezone.utc)).replace(hour=0, minute=0, second=0, microsecond=0)
-    tasks, phases = [], []
-    for i, key in enumerate(options.phases):
-        name, folder, description = PHASES[key]
-        tasks.append({"index": i, "name": f"{name} task", "description": description,
-                      "scoring_program": "scoring_program", "reference_data": f"{folder}/reference_data"})
-        start = today + timedelta(days=30 * i)
-        phase: dict[str, Any] = {
-            "index": i, "name": name, "description": description,
-            "start": start.strftime("%Y-%m-%d %H:%M:%S"),
-            "max_submissions_per_day": options.max_submissions_per_day,
-            "max_submissions": max(options.max_submissions_per_day, 100 if key == "dev" else 5),
-            "execution_time_limit": 3600 if options.model else 600,
-            "accepts_only_result_submissions": True,
-            "tasks": [i],
-        }
-        if i < len(options.phases) - 1:
-            phase["end"] = (today + timedelta(days=30 * (i + 1) - 1)).strftime("%Y-%m-%d 23:59:59")
-        phases.append(phase)
+    tasks = [_task(i, key) for i, key in enumerate(options.phases)]
+    phases = [_phase(options, i, key, today) for i, key in enumerate(options.phases)]
     # R is agreement the adversarial paper should NOT reach (S grows with 1 - R): smaller is better.
     columns = [{"title": SCORE_TITLES[k], "key": k, "index": i, "sorting": "asc" if k == "R" else "desc",
                 "precision": 4} for i, k in enumerate(SCORE_KEYS)]
@@ -201,6 +185,30 @@ def competition(options: BundleOptions, today: datetime | None = None) -> dict[s
                           "columns": columns}],
     }
 
+
+
+def _task(i: int, key: str) -> dict[str, Any]:
+    name, folder, description = PHASES[key]
+    return {"index": i, "name": f"{name} task", "description": description,
+            "scoring_program": "scoring_program", "reference_data": f"{folder}/reference_data"}
+
+
+def _phase(options: BundleOptions, i: int, key: str, today: datetime) -> dict[str, Any]:
+    """Phase ``i`` of the bundle: phases follow each other every 30 days from today; the last never ends."""
+    name, _, description = PHASES[key]
+    start = today + timedelta(days=30 * i)
+    phase: dict[str, Any] = {
+        "index": i, "name": name, "description": description,
+        "start": start.strftime("%Y-%m-%d %H:%M:%S"),
+        "max_submissions_per_day": options.max_submissions_per_day,
+        "max_submissions": max(options.max_submissions_per_day, 100 if key == "dev" else 5),
+        "execution_time_limit": 3600 if options.model else 600,
+        "accepts_only_result_submissions": True,
+        "tasks": [i],
+    }
+    if i < len(options.phases) - 1:
+        phase["end"] = (today + timedelta(days=30 * (i + 1) - 1)).strftime("%Y-%m-%d 23:59:59")
+    return phase
 
 SCORE_PY = '''#!/usr/bin/env python3
 """Codabench scoring program written by `checklist-eval codabench export`: the worker runs

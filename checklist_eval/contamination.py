@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from checklist_eval.errors import InputError
-from checklist_eval.membership import least_squares_line
+from checklist_eval.membership import Slope, fit_slope
 
 METHODS = ("slope", "slope_ngram", "slope_mean", "slope_z", "min_k", "min_k_pp")
 
@@ -104,19 +104,9 @@ def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def slope_of(values: np.ndarray) -> float | None:
-    if values.size < 2:
-        return None
-    return least_squares_line(values)[0]
-
-
-def normalized_slopes(values: np.ndarray) -> tuple[float | None, float | None]:
-    """(slope / |mean|, slope / std) of ``values``; None for a zero divisor or too few values."""
-    s = slope_of(values)
-    if s is None:
-        return None, None
-    mean, std = float(values.mean()), float(values.std())
-    return (s / abs(mean) if mean != 0 else None), (s / std if std > 0 else None)
+def _fit(values: np.ndarray | None) -> Slope | None:
+    """The perplexity-slope fit of ``values``; None where there is no line (no values, or fewer than 2)."""
+    return fit_slope(values) if values is not None and values.size >= 2 else None
 
 
 def min_k(logprobs: np.ndarray, k: float = 0.2) -> float | None:
@@ -170,20 +160,19 @@ def adjusted_probabilities(text: TokenText) -> np.ndarray | None:
 def score_text(text: TokenText, methods: list[str] | tuple[str, ...] = METHODS, k: float = 0.2
                ) -> dict[str, float | None]:
     """One score per method, in the order asked; see the module docstring."""
-    p = np.exp(text.logprobs)
     adjusted = adjusted_probabilities(text)
-    basis = adjusted if adjusted is not None else p
-    mean_n, z_n = normalized_slopes(basis)
+    raw, ngram = _fit(np.exp(text.logprobs)), _fit(adjusted)
+    basis = ngram if adjusted is not None else raw  # the normalized slopes use the adjusted line when there is one
     out: dict[str, float | None] = {}
     for m in methods:
         if m == "slope":
-            out[m] = slope_of(p)
+            out[m] = raw.slope if raw is not None else None
         elif m == "slope_ngram":
-            out[m] = slope_of(adjusted) if adjusted is not None else None
+            out[m] = ngram.slope if ngram is not None else None
         elif m == "slope_mean":
-            out[m] = mean_n
+            out[m] = basis.mean_normalized if basis is not None else None
         elif m == "slope_z":
-            out[m] = z_n
+            out[m] = basis.z_normalized if basis is not None else None
         elif m == "min_k":
             out[m] = min_k(text.logprobs, k)
         elif m == "min_k_pp":

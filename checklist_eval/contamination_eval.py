@@ -95,7 +95,7 @@ def _method_figures(y: np.ndarray, s: np.ndarray, n_bootstrap: int, level: float
         ci = metrics.bootstrap_auc(y, s, n_bootstrap, level, seed)
         fig["ci"] = [ci.low, ci.high]
     roc = metrics.roc_points(y, s)
-    fig["tpr_at_fpr"] = {f"{f:g}": metrics._tpr_at(roc, f, "max") for f in LOW_FPRS}
+    fig["tpr_at_fpr"] = {f"{f:g}": metrics.tpr_on_roc(roc, f, "max") for f in LOW_FPRS}
     fig["roc"] = roc
     return fig
 

@@ -415,7 +415,7 @@ def plot_roc(curves: dict[str, tuple], path: str | Path, *, far_stop: float = 0.
         if k == 0:
             keep = roc.fpr <= far_stop
             xs = np.r_[roc.fpr[keep], far_stop]
-            tpr_stop = metrics._tpr_at(roc, far_stop, "nist")
+            tpr_stop = metrics.tpr_on_roc(roc, far_stop, "nist")
             ys = np.r_[roc.tpr[keep], np.interp(far_stop, roc.fpr, roc.tpr)]
             ax.fill_between(xs, 0, ys, color=line.get_color(), alpha=0.2, label=f"pAUC to FPR {far_stop:g}")
             ax.plot([far_stop], [tpr_stop], "o", color=line.get_color())

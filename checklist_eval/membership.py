@@ -91,6 +91,13 @@ def perplexity_slope(probabilities: object, *, reference: object | None = None) 
         if ((r < 0) | (r > 1)).any():
             raise ValueError("reference probabilities must lie in [0, 1]")
         p = p - r
-    slope, intercept = least_squares_line(p)
-    mean, std = float(p.mean()), float(p.std())
-    return Slope(slope, intercept, mean, std, _ratio(slope, abs(mean)), _ratio(slope, std), int(p.size))
+    return fit_slope(p)
+
+
+def fit_slope(values: object) -> Slope:
+    """The least-squares line of ``values`` against position and its normalized slopes, on values
+    already adjusted as wanted (no [0, 1] check: an n-gram-adjusted sequence may be negative)."""
+    v = np.asarray(values, dtype=np.float64)
+    slope, intercept = least_squares_line(v)
+    mean, std = float(v.mean()), float(v.std())
+    return Slope(slope, intercept, mean, std, _ratio(slope, abs(mean)), _ratio(slope, std), int(v.size))

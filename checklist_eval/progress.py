@@ -12,10 +12,12 @@ import asyncio
 import sys
 from typing import Any
 
+from checklist_eval.assessors.base import Assessor
 
-def wanted(args: Any, assessor) -> bool:
+
+def wanted(args: Any, assessor: Assessor) -> bool:
     """On for model-calling runs on a terminal, unless --quiet or --json."""
-    return (bool(getattr(assessor, "needs_network", False)) and not getattr(args, "quiet", False)
+    return (assessor.needs_network and not getattr(args, "quiet", False)
             and not getattr(args, "json", False) and sys.stderr.isatty())
 
 

@@ -271,7 +271,7 @@ def _trojai_greedy(n_pos, n_neg, rate):
 @pytest.mark.parametrize("n_pos,n_neg", [(30, 70), (5, 200), (200, 3), (1, 1), (50, 50)])
 def test_sweep_counts_follow_the_trojai_greedy_build(n_pos, n_neg):
     for pct in range(1, 100):
-        assert m._sweep_counts(n_pos, n_neg, pct) == _trojai_greedy(n_pos, n_neg, pct / 100), pct
+        assert m.sweep._sweep_counts(n_pos, n_neg, pct) == _trojai_greedy(n_pos, n_neg, pct / 100), pct
 
 
 def test_prevalence_sweep_rows():

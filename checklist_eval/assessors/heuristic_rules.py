@@ -204,89 +204,105 @@ def _short(text: str, n: int = 90) -> str:
 # Yes: the paper must show what the answer claims
 
 
-# One flat rule per topic; splitting it by topic is the heuristic split planned with the typed warnings.
-def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[Finding]:  # noqa: C901
-    just = item.justification or ""
-    if topic == "theory":
-        if facts.has("theorem_numbered") or facts.has("proof"):
-            return [support(0.4, _fact(facts, "theorem_numbered") or _fact(facts, "proof"))]
-        return [blocking(-1.2, "Yes for theory, but no theorem, lemma or proof found in the body (NA?).")]
-    if topic == "code":
-        url = _search("url", just)
-        if url or facts.has("url"):
-            return [support(0.4, url.group(0) if url else facts.quote("url"))]
-        if facts.has("supplement") or _search("supplement", just):
-            return [support(0.2, _fact(facts, "supplement") or "supplement named in the justification")]
-        return [blocking(-1.0, "Code/data claimed available, but no URL, repository or supplement is mentioned:"
-                         " give the link.")]
-    if topic == "errorbars":
-        n = facts.counts.get("stats_strong", 0)
-        if n >= 2:
-            return [support(0.5, facts.quote("stats_strong"))]
-        if n == 1:  # one stray "std" or "confidence interval" is not a report of error bars
-            return [blocking(-0.9, "Error bars claimed, but the body mentions variability only once: say what"
-                             " the bars show (std, standard error, CI) and over how many runs.",
-                             facts.quote("stats_strong"))]
-        return [blocking(-1.2, "Error bars/significance claimed, but the body has no std, standard error,"
-                         " confidence interval, error bar or ±.")]
-    if topic == "compute":
-        hw, tm = facts.has("hardware_specific"), facts.has("time")
-        if hw and tm:
-            return [support(0.5, facts.quote("hardware_specific"))]
-        if hw or tm:
-            lacking = "execution time" if hw else "hardware (GPU/CPU type, memory)"
-            return [blocking(-0.8, f"Compute resources are incomplete: no {lacking} mentioned.")]
-        return [blocking(-1.2, "Compute claimed, but no hardware (GPU/CPU/TPU) or run time is mentioned.")]
-    if topic == "licenses":
-        if facts.has("licence_name"):
-            return [support(0.5, facts.quote("licence_name"))]
-        m = _search("licence_name", just)
-        if m:  # a third-party asset's licence is a checkable fact, usually stated only here
-            return [support(0.2, _snippet(just, m, 20))]
-        return [suggestion(-0.7, "Licence claims name no licence (MIT, Apache-2.0, CC-BY, GPL, BSD...): name"
-                           " each asset's licence.")]
-    if topic == "credits":
-        if facts.has("references"):
-            return [support(0.2, None)]
-        return [suggestion(-0.6, "Credits claimed, but the paper has no references.")]
-    if topic == "human":
-        if facts.has("human_strong"):
-            return [support(0.3, facts.quote("human_strong"))]
-        return [blocking(-1.2, "Yes for human subjects, but the body mentions no participants, crowdworkers or"
-                         " user study (NA?).")]
-    if topic == "irb":
-        if facts.has("irb"):
-            return [support(0.5, facts.quote("irb"))]
-        return [blocking(-1.3, "IRB approval claimed, but the body mentions no IRB, ethics board or exemption.")]
-    if topic == "limitations":
-        if facts.has("limitations"):
-            return [support(0.4, facts.quote("limitations"))]
-        return [blocking(-1.0, "Limitations claimed, but the body never discusses limitations.")]
-    if topic == "impacts":
-        if facts.has("impacts"):
-            return [support(0.4, facts.quote("impacts"))]
-        # Impact discussions hide in introductions and conclusions under many phrasings: weak evidence.
-        return [suggestion(-0.8, "Societal impacts claimed, but the body has no impact, misuse or harm"
-                           " discussion that we could find: point to it.")]
-    if topic == "safeguards":
-        if facts.has("safeguards"):
-            return [support(0.3, facts.quote("safeguards"))]
-        return [blocking(-0.9, "Safeguards claimed, but the body describes none.")]
-    if topic == "new_assets":
-        if facts.has("url") or _search("url", just) or facts.has("supplement"):
-            return [support(0.3, facts.hits.get("url", "release location given"))]
-        return [suggestion(-0.6, "New assets claimed, but no URL or release location is given.")]
-    if topic == "llm":
-        if facts.has("llm"):
-            return [support(0.3, facts.quote("llm"))]
-        return [suggestion(-0.6, "LLM usage declared, but the body never mentions an LLM.")]
-    if topic in ("details", "reproducibility"):
-        if facts.has("details"):
-            return [support(0.3, facts.quote("details"))]
-        if not _has_experiments(facts):
-            return [blocking(-1.0, "Yes for an experimental question, but the paper reports no experiments (NA?).")]
-        return [suggestion(-0.6, "No hyperparameters, optimizer, data splits or seeds found in the body.")]
-    return []
+def check_yes(topic: str | None, facts: BodyFacts, item: ChecklistItem) -> list[Finding]:
+    rule = _YES_RULES.get(topic or "")
+    return rule(facts, item.justification or "") if rule is not None else []
+
+
+# Each rule: the findings for a Yes on its topic, from the body's facts and the justification.
+
+def _yes_theory(facts: BodyFacts, just: str) -> list[Finding]:
+    if facts.has("theorem_numbered") or facts.has("proof"):
+        return [support(0.4, _fact(facts, "theorem_numbered") or _fact(facts, "proof"))]
+    return [blocking(-1.2, "Yes for theory, but no theorem, lemma or proof found in the body (NA?).")]
+
+
+def _yes_code(facts: BodyFacts, just: str) -> list[Finding]:
+    url = _search("url", just)
+    if url or facts.has("url"):
+        return [support(0.4, url.group(0) if url else facts.quote("url"))]
+    if facts.has("supplement") or _search("supplement", just):
+        return [support(0.2, _fact(facts, "supplement") or "supplement named in the justification")]
+    return [blocking(-1.0, "Code/data claimed available, but no URL, repository or supplement is mentioned:"
+                     " give the link.")]
+
+
+def _yes_errorbars(facts: BodyFacts, just: str) -> list[Finding]:
+    n = facts.counts.get("stats_strong", 0)
+    if n >= 2:
+        return [support(0.5, facts.quote("stats_strong"))]
+    if n == 1:  # one stray "std" or "confidence interval" is not a report of error bars
+        return [blocking(-0.9, "Error bars claimed, but the body mentions variability only once: say what"
+                         " the bars show (std, standard error, CI) and over how many runs.",
+                         facts.quote("stats_strong"))]
+    return [blocking(-1.2, "Error bars/significance claimed, but the body has no std, standard error,"
+                     " confidence interval, error bar or ±.")]
+
+
+def _yes_compute(facts: BodyFacts, just: str) -> list[Finding]:
+    hw, tm = facts.has("hardware_specific"), facts.has("time")
+    if hw and tm:
+        return [support(0.5, facts.quote("hardware_specific"))]
+    if hw or tm:
+        lacking = "execution time" if hw else "hardware (GPU/CPU type, memory)"
+        return [blocking(-0.8, f"Compute resources are incomplete: no {lacking} mentioned.")]
+    return [blocking(-1.2, "Compute claimed, but no hardware (GPU/CPU/TPU) or run time is mentioned.")]
+
+
+def _yes_licenses(facts: BodyFacts, just: str) -> list[Finding]:
+    if facts.has("licence_name"):
+        return [support(0.5, facts.quote("licence_name"))]
+    m = _search("licence_name", just)
+    if m:  # a third-party asset's licence is a checkable fact, usually stated only here
+        return [support(0.2, _snippet(just, m, 20))]
+    return [suggestion(-0.7, "Licence claims name no licence (MIT, Apache-2.0, CC-BY, GPL, BSD...): name"
+                       " each asset's licence.")]
+
+
+def _yes_credits(facts: BodyFacts, just: str) -> list[Finding]:
+    if facts.has("references"):
+        return [support(0.2, None)]
+    return [suggestion(-0.6, "Credits claimed, but the paper has no references.")]
+
+
+def _shown_by(key: str, weight: float, otherwise: Finding) -> Callable[[BodyFacts, str], list[Finding]]:
+    """The rule of a topic whose Yes the body supports by one kind of fact: quote it, else ``otherwise``."""
+    def rule(facts: BodyFacts, just: str) -> list[Finding]:
+        return [support(weight, facts.quote(key))] if facts.has(key) else [otherwise]
+    return rule
+
+
+def _yes_new_assets(facts: BodyFacts, just: str) -> list[Finding]:
+    if facts.has("url") or _search("url", just) or facts.has("supplement"):
+        return [support(0.3, facts.hits.get("url", "release location given"))]
+    return [suggestion(-0.6, "New assets claimed, but no URL or release location is given.")]
+
+
+def _yes_details(facts: BodyFacts, just: str) -> list[Finding]:
+    if facts.has("details"):
+        return [support(0.3, facts.quote("details"))]
+    if not _has_experiments(facts):
+        return [blocking(-1.0, "Yes for an experimental question, but the paper reports no experiments (NA?).")]
+    return [suggestion(-0.6, "No hyperparameters, optimizer, data splits or seeds found in the body.")]
+
+
+_YES_RULES: dict[str, Callable[[BodyFacts, str], list[Finding]]] = {
+    "theory": _yes_theory, "code": _yes_code, "errorbars": _yes_errorbars, "compute": _yes_compute,
+    "licenses": _yes_licenses, "credits": _yes_credits, "new_assets": _yes_new_assets, "details": _yes_details,
+    "reproducibility": _yes_details,
+    "human": _shown_by("human_strong", 0.3, blocking(
+        -1.2, "Yes for human subjects, but the body mentions no participants, crowdworkers or user study (NA?).")),
+    "irb": _shown_by("irb", 0.5, blocking(
+        -1.3, "IRB approval claimed, but the body mentions no IRB, ethics board or exemption.")),
+    "limitations": _shown_by("limitations", 0.4, blocking(
+        -1.0, "Limitations claimed, but the body never discusses limitations.")),
+    # Impact discussions hide in introductions and conclusions under many phrasings: weak evidence.
+    "impacts": _shown_by("impacts", 0.4, suggestion(
+        -0.8, "Societal impacts claimed, but the body has no impact, misuse or harm discussion that we could"
+        " find: point to it.")),
+    "safeguards": _shown_by("safeguards", 0.3, blocking(-0.9, "Safeguards claimed, but the body describes none.")),
+    "llm": _shown_by("llm", 0.3, suggestion(-0.6, "LLM usage declared, but the body never mentions an LLM.")),
+}
 
 
 def _has_experiments(facts: BodyFacts) -> bool:

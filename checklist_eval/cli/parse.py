@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def paper_json(paper, with_body: bool = False) -> dict:
-    """The ``parse --json`` document (shape fixed by the issue; other tools read it)."""
+    """The ``parse --json`` document; its shape is an interface: organizers' scripts read it."""
     doc = {
         "source": paper.source,
         "checklist": {"id": paper.checklist.id, "questions": len(paper.checklist.items)},
