@@ -22,6 +22,7 @@ from typing import Any
 
 from checklist_eval import metrics
 from checklist_eval.errors import InputError
+from checklist_eval.layout import RECORDS_CSV, ResultsLayout
 
 UNLISTED = "(not in plants.json)"
 
@@ -116,10 +117,10 @@ def run_folders(root: str | Path) -> list[Path]:
 
 def _records_file(run: Path) -> Path:
     for folder in [run, *sorted(p for p in run.iterdir() if p.is_dir())]:
-        for name in ("records.csv", "records.jsonl"):
-            if (folder / name).is_file():
-                return folder / name
-    raise InputError(run, "no records.csv: score the run first (checklist-eval score RUN --out RUN/results)")
+        found = ResultsLayout(folder).records_file()
+        if found is not None:
+            return found
+    raise InputError(run, f"no {RECORDS_CSV}: score the run first (checklist-eval score RUN --out RUN/results)")
 
 
 def trials_of_run(run: Path) -> list[Trial]:

@@ -30,11 +30,12 @@ def latex_escape(text: str) -> str:
 def _prompts() -> tuple[str, str]:
     from checklist_eval.assessors.llm import prompts_root
 
-    folder = prompts_root() / "adversary-v1"
+    folder = prompts_root().joinpath("adversary-v1")
     try:
-        return (folder / "system.txt").read_text("utf-8").strip(), (folder / "user.txt").read_text("utf-8").strip()
+        return (folder.joinpath("system.txt").read_text("utf-8").strip(),
+                folder.joinpath("user.txt").read_text("utf-8").strip())
     except OSError as err:
-        raise InputError(folder, f"adversary prompt missing: {err}") from None
+        raise InputError(str(folder), f"adversary prompt missing: {err}") from None
 
 
 def _clean(reply: str) -> str:

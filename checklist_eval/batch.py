@@ -30,6 +30,7 @@ from checklist_eval.csvcells import neutralise_frame
 from checklist_eval.errors import BudgetExceeded, InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
 from checklist_eval.isolation import ParseLimits, ParserPool
+from checklist_eval.layout import ResultsLayout, SubmissionFolder
 from checklist_eval.models import Assessment, Usage
 from checklist_eval.outdir import environment_error, locked_out
 from checklist_eval.records import Record, records_from_assessments, write_records
@@ -43,7 +44,6 @@ from checklist_eval.submissions import (
     submission_id_of,
 )
 
-RESULT_NAME = "result.json"
 RESULT_FORMAT = 1
 
 
@@ -162,11 +162,11 @@ def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, w
     """report.html then result.json (the completion marker), each atomically; returns result.json."""
     from checklist_eval.report import write_submission_report
 
-    out_dir = Path(out_dir)
-    write_submission_report(out_dir / "report.html", result.score, result.records, usage=result.usage)
+    folder = SubmissionFolder(Path(out_dir))
+    write_submission_report(folder.report_html, result.score, result.records, usage=result.usage)
     if with_records:
-        write_records(result.records, out_dir / "records.csv", out_dir / "records.jsonl")
-    return atomic_write_text(out_dir / RESULT_NAME, result.model_dump_json(indent=1))
+        write_records(result.records, folder.records_csv, folder.records_jsonl)
+    return atomic_write_text(folder.result_json, result.model_dump_json(indent=1))
 
 
 def read_result(path: Path) -> SubmissionResult | None:
@@ -239,6 +239,7 @@ class BatchRunner:
                  on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None):
         self.root = Path(root)
         self.out = Path(out)
+        self.layout = ResultsLayout(self.out)
         self.assessor = assessor
         self.jobs = max(1, jobs)
         self.on_progress = on_progress or (lambda event, done, total: None)
@@ -246,7 +247,7 @@ class BatchRunner:
         self.pool: ParserPool | None = None
 
     def _result_path(self, sid: str) -> Path:
-        return self.out / "submissions" / sid / RESULT_NAME
+        return self.layout.submission(sid).result_json
 
     def _finished(self, sid: str, fingerprint: str) -> SubmissionResult | None:
         result = read_result(self._result_path(sid))
@@ -361,16 +362,16 @@ class BatchRunner:
         import pandas as pd
 
         records = [r for res in outcome.results for r in res.records]
-        write_records(records, self.out / "records.csv", self.out / "records.jsonl")
+        write_records(records, self.layout.records_csv, self.layout.records_jsonl)
         rows = [
             {**res.score.model_dump(exclude={"warnings"}), "warnings": "; ".join(res.warnings + res.score.warnings)}
             for res in outcome.results
         ]
         cols = ["submission_id", "case", "C_G", "C_A", "C_T", "R", "S", "questions", "warnings"]
         scores = neutralise_frame(pd.DataFrame(rows, columns=cols))
-        atomic_write_text(self.out / "scores.csv", scores.to_csv(index=False))
+        atomic_write_text(self.layout.scores_csv, scores.to_csv(index=False))
         atomic_write_text(
-            self.out / "failures.jsonl", "".join(json.dumps(f) + "\n" for f in outcome.failures)
+            self.layout.failures_jsonl, "".join(json.dumps(f) + "\n" for f in outcome.failures)
         )
         total_usage = sum((res.usage for res in outcome.results), Usage())
         summary = {
@@ -388,7 +389,7 @@ class BatchRunner:
             "scores": [res.score.public() for res in outcome.results],
             "failures": outcome.failures,
         }
-        return atomic_write_text(self.out / "summary.json", json.dumps(summary, indent=1))
+        return atomic_write_text(self.layout.summary_json, json.dumps(summary, indent=1))
 
 
 async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,

@@ -30,12 +30,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from checklist_eval.assessors.batch_replay import CHAT_URL, BatchAssessor, answer_state
 from checklist_eval.assessors.retry import fatal_error
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes
+from checklist_eval.redact import public_url
 
 if TYPE_CHECKING:
     from openai.types import Batch
@@ -102,18 +102,6 @@ def read_jobs(cache: Any, **where: str) -> list[Job]:
     rows = cache.execute(f"SELECT {', '.join(JOB_COLUMNS)} FROM batch_jobs WHERE {clause} ORDER BY created, name",
                          tuple(where.values()))
     return [Job(*row) for row in rows]
-
-
-def public_url(url: str | None) -> str | None:
-    """``url`` without credentials or query (``https://user:pass@host/v1?key=...``): safe to store."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def request_line(custom_id: str, body: dict[str, Any]) -> bytes:

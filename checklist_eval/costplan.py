@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from checklist_eval.assessors.config import AssessorConfig
 from checklist_eval.models import Paper, Usage
 
 TOKEN_FIELDS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens")
@@ -30,32 +31,26 @@ def _open_cache(path: Path | None) -> sqlite3.Connection | None:
         return None
 
 
-def _cache_probe(db: sqlite3.Connection, args: Any):
+def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
     """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
     exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
-    from checklist_eval.assessors import LLMConfig
     from checklist_eval.assessors.cache import cache_key, endpoint_identity
 
-    given = {"base_url": getattr(args, "base_url", None), "temperature": getattr(args, "temperature", None),
-             "seed": getattr(args, "sampling_seed", None), "prompt_version": getattr(args, "prompt_version", None)}
-    cfg = LLMConfig(model=args.model, **{k: v for k, v in given.items() if v is not None})
     endpoint = endpoint_identity(cfg.resolved_base_url)
-    params = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
-    if cfg.seed is not None:
-        params["seed"] = cfg.seed
+    params = cfg.sampling_params()
 
     def answered(strategy: str, digest: str, question: str) -> bool:
-        key = cache_key(endpoint=endpoint, model=cfg.model, prefix_digest=digest, question=question,
+        key = cache_key(endpoint=endpoint, model=cfg.model or "", prefix_digest=digest, question=question,
                         params=params, strategy=strategy, prompt_version=cfg.prompt_version)
         return db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
 
     return answered
 
 
-def plan_papers(labelled: list[tuple[str, Paper]], args: Any, cache_path: Path | None = None) -> dict[str, Any]:
-    """The plan of an assessor described by command-line ``args`` over (label, paper) pairs; answers
-    already in the cache at ``cache_path`` cost nothing and are left out (a resumed run's plan)."""
-    if getattr(args, "assessor", "heuristic") == "heuristic":
+def plan_papers(labelled: list[tuple[str, Paper]], config: AssessorConfig) -> dict[str, Any]:
+    """The plan of the assessor ``config`` describes over (label, paper) pairs; answers already in the
+    cache a real run would read cost nothing and are left out (a resumed run's plan)."""
+    if config.assessor == "heuristic":
         rows = [{"paper": label, "source": p.source, **dict.fromkeys(TOKEN_FIELDS, 0), "cost_usd": 0.0,
                  "items_judged_offline": sum(1 for it in p.checklist.items if it.is_answered)}
                 for label, p in labelled]
@@ -63,13 +58,14 @@ def plan_papers(labelled: list[tuple[str, Paper]], args: Any, cache_path: Path |
     from checklist_eval.assessors import estimate
     from checklist_eval.assessors.ledger import PriceTable
 
-    prices = PriceTable.load(args.prices)
-    price = prices.lookup(args.model)
-    options = {"model": args.model, "prompt_version": args.prompt_version, "prices": args.prices}
-    db = _open_cache(cache_path)
+    prices = PriceTable.load(config.prices)
+    price = prices.lookup(config.model)
+    options: dict[str, Any] = {"model": config.model, "prompt_version": config.prompt_version,
+                               "prices": config.prices}
+    db = _open_cache(cache_read_by(config))
     try:
         if db is not None:
-            options["in_cache"] = _cache_probe(db, args)
+            options["in_cache"] = _cache_probe(db, config)
         est = estimate([p for _, p in labelled], options)
     finally:
         if db is not None:
@@ -81,8 +77,8 @@ def plan_papers(labelled: list[tuple[str, Paper]], args: Any, cache_path: Path |
         row["cost_usd"] = None if price is None else round(price.cost(
             row["prompt_tokens"], row["completion_tokens"], row["cached_tokens"]), 6)
         rows.append(row)
-    plan = _plan(args.assessor, args.model, rows, priced=price is not None)
-    plan["max_cost"] = getattr(args, "max_cost", None)
+    plan = _plan(config.assessor, config.model, rows, priced=price is not None)
+    plan["max_cost"] = config.max_cost
     plan["already_cached"] = est["already_cached"]
     return plan
 
@@ -101,17 +97,11 @@ def _plan(assessor: str, model: str | None, rows: list[dict[str, Any]], *, price
     return plan
 
 
-def cache_for_plan(args: Any, default: Path | None = None) -> Path | None:
-    """The cache a real run of ``args`` would read answers from (None when it reads none)."""
-    if getattr(args, "no_cache", False) or getattr(args, "refresh", False):
+def cache_read_by(config: AssessorConfig) -> Path | None:
+    """The cache a real run of ``config`` would read answers from (None when it reads none)."""
+    if config.no_cache or config.refresh:
         return None
-    if getattr(args, "cache", None):
-        return Path(args.cache)
-    if default is not None:
-        return default
-    from checklist_eval.assessors import default_cache_path
-
-    return default_cache_path()
+    return config.cache_path
 
 
 def usd(cost: float | None) -> str:

@@ -139,7 +139,7 @@ def load_record_trials(
     path: str | Path, ground_truth: list[str | Path] | None = None, threshold: float = 1.0
 ) -> Trials:
     """Trials from an assessment-records file (or a batch results folder holding ``records.csv``)."""
-    from checklist_eval.export import records_path
+    from checklist_eval.layout import records_path
     from checklist_eval.records import read_records
 
     src = records_path(path)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from checklist_eval.csvcells import neutralise_frame
 from checklist_eval.errors import InputError
+from checklist_eval.layout import ResultsLayout, records_path
 from checklist_eval.records import Record, apply_overrides, read_records
 from checklist_eval.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
 
@@ -41,21 +42,7 @@ LEADERBOARD_COLUMNS = [
     # "scored", or "failed: <reason>" for a submission the batch could not score (ranked last, no rank).
     "status",
 ]
-FAILURES_NAME = "failures.jsonl"
 MAX_FAILURE_LINES = 100_000  # a results folder may be hostile: read a bounded number of lines
-
-
-def records_path(results: str | Path) -> Path:
-    """The records file of a batch results folder, or the file itself."""
-    results = Path(results)
-    if results.is_dir():
-        for name in ("records.csv", "records.jsonl"):
-            if (results / name).is_file():
-                return results / name
-        raise InputError(results, "no records.csv or records.jsonl: not a batch results folder")
-    if not results.exists():
-        raise InputError(results, "not found")
-    return results
 
 
 def load_scored(
@@ -118,7 +105,7 @@ def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore
 def read_failures(folder: Path) -> list[dict[str, str]]:
     """The batch's failed submissions (``failures.jsonl``), or none when the file is absent. Lines that
     are not a JSON object with a submission id are skipped: the list is informative, never fatal."""
-    path = folder / FAILURES_NAME
+    path = ResultsLayout(folder).failures_jsonl
     if not path.is_file():
         return []
     out = []

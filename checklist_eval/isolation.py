@@ -35,20 +35,6 @@ class ParseLimits:
     timeout_s: float = DEFAULT_PARSE_TIMEOUT_S
     memory_mb: int = DEFAULT_PARSE_MEMORY_MB  # 0: no limit
 
-    @classmethod
-    def from_args(cls, args) -> ParseLimits:
-        return cls(getattr(args, "parse_timeout", None) or DEFAULT_PARSE_TIMEOUT_S,
-                   DEFAULT_PARSE_MEMORY_MB if getattr(args, "parse_memory", None) is None else args.parse_memory)
-
-
-def add_limit_args(parser) -> None:
-    """``--parse-timeout`` and ``--parse-memory`` for every command that parses papers."""
-    parser.add_argument("--parse-timeout", type=float, metavar="SECONDS", default=DEFAULT_PARSE_TIMEOUT_S,
-                        help=f"wall-clock budget to parse one paper (default {DEFAULT_PARSE_TIMEOUT_S:g})")
-    parser.add_argument("--parse-memory", type=int, metavar="MB", default=DEFAULT_PARSE_MEMORY_MB,
-                        help=f"address-space limit of the process parsing one paper (default "
-                             f"{DEFAULT_PARSE_MEMORY_MB}; 0 for none)")
-
 
 # ------------------------------------------------------------------------------------------- worker
 

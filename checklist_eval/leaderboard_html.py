@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from checklist_eval.layout import ResultsLayout
 from checklist_eval.report import _e, _fmt, _page
 
 SCORE_COLUMNS = ("C_G", "C_A", "C_T", "R", "S")
@@ -22,9 +23,13 @@ def report_links(results_folder: Path, page: Path, submission_ids: list[str]) ->
     """submission id -> href of its ``submissions/<id>/report.html``, relative to the page's folder."""
     links = {}
     base = page.resolve().parent
+    layout = ResultsLayout(results_folder)
     for sid in submission_ids:
-        report = results_folder / "submissions" / sid / "report.html"
-        if sid in ("", ".", "..") or "/" in sid or "\\" in sid or not report.is_file():
+        try:
+            report = layout.submission(sid).report_html
+        except ValueError:  # an id that is not a plain folder name gets no link
+            continue
+        if not report.is_file():
             continue
         rel = os.path.relpath(report.resolve(), base)
         links[sid] = "/".join(quote(part) for part in Path(rel).parts)

@@ -25,7 +25,7 @@ def _quote(text: str) -> str:
 
 def describe(run: HiddenRun) -> str:
     """One run as a reader-facing line: where, how, and its first words."""
-    from checklist_eval.pdf_hidden import TECHNIQUES
+    from checklist_eval.pdf.techniques import TECHNIQUES
 
     where = f"page {run.page}, " if run.page is not None else ""
     return f'{where}{TECHNIQUES.get(run.technique, run.technique)}: "{_quote(run.text)}"'

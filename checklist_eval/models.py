@@ -146,7 +146,7 @@ class HiddenRun(BaseModel):
     """Text the paper carries but a reader cannot see. A PDF's runs are cut from the body and the
     justifications; a LaTeX source's stay in the body (flagged), as its hiding command shows them."""
 
-    technique: str  # PDF: a key of pdf_hidden.TECHNIQUES ("background", "tiny"...); LaTeX: "white text"...
+    technique: str  # PDF: a key of pdf.techniques.TECHNIQUES ("background", "tiny"...); LaTeX: "white text"...
     text: str  # the run's first words
     page: int | None = None  # 1-based PDF page; None for LaTeX
 

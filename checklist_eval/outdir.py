@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from checklist_eval.errors import InputError
+from checklist_eval.layout import LOCK_NAME, ResultsLayout
 
-LOCK_NAME = ".checklist-eval.lock"
 # Storage that cannot take more: whatever was being written, everything else would fail the same way.
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 # Failures that mean "this place cannot be written" (at the top of a command: exit 2, one line).
@@ -64,7 +64,7 @@ def locked_out(out: str | Path) -> Iterator[Path]:
     import fcntl
 
     out = prepare_out(out)
-    lock = out / LOCK_NAME
+    lock = ResultsLayout(out).lock
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as err:

@@ -15,10 +15,9 @@ from typing import Any
 from checklist_eval.assessors.base import Assessor
 
 
-def wanted(args: Any, assessor: Assessor) -> bool:
-    """On for model-calling runs on a terminal, unless --quiet or --json."""
-    return (assessor.needs_network and not getattr(args, "quiet", False)
-            and not getattr(args, "json", False) and sys.stderr.isatty())
+def wanted(assessor: Assessor, *, quiet: bool) -> bool:
+    """On for model-calling runs on a terminal, unless asked for quiet (or machine-read) output."""
+    return assessor.needs_network and not quiet and sys.stderr.isatty()
 
 
 def stats_line(assessor) -> str:

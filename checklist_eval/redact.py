@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import threading
+from urllib.parse import urlsplit, urlunsplit
 
 MIN_PIECE = 8
 MASK = "***"
@@ -112,3 +113,15 @@ def redact_obj(obj: object) -> object:
     if isinstance(obj, list):
         return [redact_obj(v) for v in obj]
     return obj
+
+
+def public_url(url: str | None) -> str | None:
+    """``url`` without credentials or query (``https://user:pass@host/v1?key=...``): safe to store."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

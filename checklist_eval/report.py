@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.layout import REPORT_HTML
 from checklist_eval.models import Answer, Assessment, Paper, Usage
 
 if TYPE_CHECKING:  # pandas and rich stay out of the import path of the light commands
@@ -23,7 +24,6 @@ if TYPE_CHECKING:  # pandas and rich stay out of the import path of the light co
     from checklist_eval.records import Record
     from checklist_eval.scoring import SubmissionScore
 
-PAPER_REPORT_NAME = "report.html"
 ROLE_NAMES = {"G": "Genuine (G)", "A": "Adversarial (A)", "T": "Truth-adversarial (T)"}
 
 _CSS = """
@@ -167,7 +167,7 @@ def write_paper_report(
     """Write ``out_dir/report.html`` for one paper (atomically) and return its path."""
     text = render_paper_report(paper, assessments, assessor=assessor, model=model, usage=usage,
                                prompt_version=prompt_version)
-    return atomic_write_text(Path(out_dir) / PAPER_REPORT_NAME, text)
+    return atomic_write_text(Path(out_dir) / REPORT_HTML, text)
 
 
 # --------------------------------------------------------------------------------------------------

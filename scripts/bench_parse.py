@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Parse-time benchmark: ms per KB of LaTeX and ms per PDF, against the goals (median on one core:
 <= 1 ms/KB, <= 100 ms/PDF), with pylatexenc walking each whole LaTeX file as a baseline row and the
-PDF parse without hidden-text detection (pdf_hidden.visible_text short-circuited) as another.
+PDF parse without hidden-text detection (pdf.hidden.visible_text short-circuited) as another.
 
 Then two more tables: batch parse throughput (papers per second through isolated parsing workers,
 one worker as the baseline against the pool of one worker per core), and the generated worst-case
@@ -93,7 +93,7 @@ def worst_cases(sizes_mb: list[float]) -> dict:
     return out
 def without_hidden_text_detection(path: Path) -> None:
     """The PDF parse as it was before hidden-text detection: every page's text taken as is."""
-    import checklist_eval.pdf_hidden as pdf_hidden
+    import checklist_eval.pdf.hidden as pdf_hidden
 
     detect = pdf_hidden.visible_text
     pdf_hidden.visible_text = lambda page, textpage, text, page_no: (text, [])

@@ -208,7 +208,7 @@ def frame_differences(a, b) -> int:
 
 def drill(n: int = 20, kills: int = 5, latency: float = 0.1, seed: int = 0,
           workdir: Path | None = None) -> dict[str, Any]:
-    from checklist_eval.assessors import DEFAULT_PROMPT_VERSION
+    from checklist_eval.assessors.config import DEFAULT_PROMPT_VERSION
 
     work = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="drill-crash-"))
     rng = random.Random(seed)

@@ -1,7 +1,7 @@
 """Write a synthetic WikiMIA-style member / non-member set for the loopback server's mock model.
 
 Each line is {"input": text, "label": 1|0}; the label is whether the mock model "has seen" the text
-(checklist_eval.mock_completions.is_seen), so `contamination-eval` against `checklist-eval mock-server`
+(checklist_eval.testing.completions.is_seen), so `contamination-eval` against `checklist-eval mock-server`
 measures how well each score recovers a known membership.
 
     python scripts/synth_membership.py --n 200 --out members.jsonl
@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 from checklist_eval.fsutil import atomic_write_text
-from checklist_eval.mock_completions import is_seen
+from checklist_eval.testing.completions import is_seen
 
 WORDS = ("the model of data and paper results we show that our method improves over baselines on several "
          "tasks while training large networks with careful ablations across seeds and datasets").split()

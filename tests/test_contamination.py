@@ -15,7 +15,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.metrics import roc_auc_score
 
 from checklist_eval import contamination as c
-from checklist_eval.mock_completions import is_seen, prompt_logprobs
+from checklist_eval.testing.completions import is_seen, prompt_logprobs
 from checklist_eval.testing import MockServer
 
 

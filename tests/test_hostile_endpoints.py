@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from checklist_eval import misbehave
+from checklist_eval.testing import misbehave
 from checklist_eval.testing import MockServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"

@@ -21,7 +21,6 @@ from checklist_eval import checklists  # noqa: E402
 from checklist_eval.errors import InputError, NoChecklistError  # noqa: E402
 from checklist_eval.models import Answer, normalize_answer  # noqa: E402
 from checklist_eval.pdf import (  # noqa: E402
-    _pdfium_problem,
     clean_pages,
     dehyphenate,
     extract_pages,
@@ -32,6 +31,7 @@ from checklist_eval.pdf import (  # noqa: E402
     parse_pdf,
     strip_line_numbers,
 )
+from checklist_eval.pdf.extract import _pdfium_problem  # noqa: E402
 
 # --- cleanup on strings ---------------------------------------------------------------------------
 

@@ -258,6 +258,25 @@ def test_batch_records_and_leaderboard_flag_the_doctored_submission(doctored, so
     assert "manipulation clean" not in table.stdout
 
 
+def test_batch_parent_flags_hidden_text_without_loading_the_pdf_library(doctored, tmp_path):
+    """Only the isolated parsing workers load PDFium, also when the batch's own process writes the
+    manipulation flag and report of a paper with hidden text (they name its technique)."""
+    (tmp_path / "subs" / "doctored").mkdir(parents=True)
+    (tmp_path / "subs" / "doctored" / "genuine_paper.pdf").write_bytes(doctored["white"].read_bytes())
+    out = tmp_path / "results"
+    code = ("import sys\nfrom checklist_eval.cli import main\n"
+            "status = main(['batch', sys.argv[1], '--out', sys.argv[2], '--quiet'])\n"
+            "print(status, 'pypdfium2' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "subs"), str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-2:] == ["0", "False"], proc.stdout
+    with (out / "records.csv").open(newline="", encoding="utf-8") as fh:
+        flags = {r["manipulation"] for r in csv.DictReader(fh)}
+    assert len(flags) == 1 and flags.pop().startswith("hidden_text: page 1, same colour as the background")
+    assert "<h2>Hidden text</h2>" in (out / "submissions" / "doctored" / "report.html").read_text("utf-8")
+
+
 def test_old_records_without_the_column_still_read(doctored, tmp_path):
     from checklist_eval.records import read_records
 

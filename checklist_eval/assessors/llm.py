@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib.resources
 import json
 import logging
 import os
@@ -36,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import httpx2
 import openai
@@ -76,6 +77,9 @@ from checklist_eval.models import (
     WarningKind,
 )
 
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # importlib.resources.abc from 3.11 on
+
 __all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "estimate_run", "prompts_root"]
 
 log = logging.getLogger(__name__)
@@ -94,13 +98,12 @@ REASK_PREFIX = "Your previous reply could not be used:"
 # --- prompts ---------------------------------------------------------------------------------------
 
 
-def prompts_root() -> Path:
-    """``_prompts`` inside an installed wheel, else the repository's ``prompts/`` (editable install)."""
-    package = Path(checklist_eval.__file__).resolve().parent
-    for candidate in (package / "_prompts", package.parent / "prompts"):
-        if candidate.is_dir():
-            return candidate
-    raise InputError(package.parent / "prompts", "prompt folder not found (broken install?)")
+def prompts_root() -> Traversable:
+    """The package's ``prompts/`` folder, found as package data wherever the package is installed."""
+    root = importlib.resources.files(checklist_eval).joinpath("prompts")
+    if not root.is_dir():
+        raise InputError(str(root), "prompt folder not found (broken install?)")
+    return root
 
 
 @dataclass(frozen=True)
@@ -116,14 +119,14 @@ class PromptSet:
     @staticmethod
     @lru_cache(maxsize=8)
     def load(version: str) -> PromptSet:
-        folder = prompts_root() / version
+        folder = prompts_root().joinpath(version)
         if not folder.is_dir():
-            raise InputError(folder, f"no prompt version {version!r}")
+            raise InputError(str(folder), f"no prompt version {version!r}")
         parts = {}
         for name in ("system", "user_paper", "user_checklist", "user_question", "format_json", "format_text"):
-            path = folder / f"{name}.txt"
+            path = folder.joinpath(f"{name}.txt")
             if not path.is_file():
-                raise InputError(path, "prompt file missing")
+                raise InputError(str(path), "prompt file missing")
             parts[name] = path.read_text("utf-8").strip("\n")
         return PromptSet(version=version, **parts)
 

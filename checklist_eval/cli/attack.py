@@ -7,8 +7,8 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from checklist_eval.assessors import add_assessor_args
     from checklist_eval.attack import STRATEGIES
+    from checklist_eval.cli.flags import add_assessor_args
 
     p = subparsers.add_parser(
         "attack",
@@ -84,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
 def _llm_rounds(args: argparse.Namespace, result):
     import asyncio
 
-    from checklist_eval.assessors import assessor_from_args
     from checklist_eval.attack_llm import rewrite_rounds
+    from checklist_eval.cli.flags import assessor_from_args
 
     async def go():
         assessor = assessor_from_args(args)

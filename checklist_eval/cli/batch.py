@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 
 from checklist_eval.assessors.ledger import format_cost
+from checklist_eval.layout import ResultsLayout
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from checklist_eval.assessors import add_assessor_args
-    from checklist_eval.isolation import add_limit_args
+    from checklist_eval.cli.flags import add_assessor_args, add_limit_args
 
     p = subparsers.add_parser(
         "batch",
@@ -45,16 +45,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 async def _run(args: argparse.Namespace, progress_enabled: bool):
 
-    from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import run_batch
-    from checklist_eval.isolation import ParseLimits
+    from checklist_eval.cli.flags import assessor_from_args, parse_limits
     from checklist_eval.outdir import prepare_out
     from checklist_eval.progress import RunProgress
     from checklist_eval.submissions import find_submissions
 
     out = Path(args.out)
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
-    cache = args.cache if getattr(args, "cache", None) else out / "cache.sqlite"
+    cache = args.cache if getattr(args, "cache", None) else ResultsLayout(out).cache
     prepare_out(out)  # the batch itself takes the folder's lock
     if getattr(args, "via", "online") != "online":
         from checklist_eval.cli.via import run_batch_via
@@ -65,7 +64,7 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
         with RunProgress(assessor, progress_enabled, unit="submissions") as progress:
             progress.start_ticker()
             return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event,
-                                   parse_limits=ParseLimits.from_args(args))
+                                   parse_limits=parse_limits(args))
     finally:
         await assessor.aclose()
 
@@ -112,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for f in outcome.failures:
         console.print(f"failed {f['submission_id']}: {f['error']}", highlight=False, markup=False)
-    console.print(f"results in {args.out} (failures in {Path(args.out) / 'failures.jsonl'})", highlight=False,
+    console.print(f"results in {args.out} (failures in {ResultsLayout(args.out).failures_jsonl})", highlight=False,
                   markup=False)
     return 0
 
@@ -123,7 +122,8 @@ def dry_run(args: argparse.Namespace) -> int:
     import json
 
     from checklist_eval.batch import one_line
-    from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
+    from checklist_eval.cli.flags import assessor_config
+    from checklist_eval.costplan import plan_papers, print_plan
     from checklist_eval.submissions import find_submissions, load_submission, open_submission, submission_id_of
 
     labelled, failures = [], []
@@ -135,7 +135,7 @@ def dry_run(args: argparse.Namespace) -> int:
             failures.append({"submission_id": sid, "source": str(path), "error": one_line(err)})
             continue
         labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
-    plan = plan_papers(labelled, args, cache_for_plan(args, Path(args.out) / "cache.sqlite"))
+    plan = plan_papers(labelled, assessor_config(args, args.cache or ResultsLayout(args.out).cache))
     plan["failures"] = failures
     if args.json:
         print(json.dumps(plan, indent=2))

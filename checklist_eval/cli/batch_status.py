@@ -68,8 +68,9 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from checklist_eval.errors import InputError
+    from checklist_eval.layout import ResultsLayout
 
-    cache_path = args.cache or Path(args.results) / "cache.sqlite"
+    cache_path = args.cache or ResultsLayout(args.results).cache
     if not cache_path.is_file():
         raise InputError(cache_path, "no cache file, so no batch jobs recorded")
     jobs, notes = asyncio.run(_refresh(cache_path, args.offline))

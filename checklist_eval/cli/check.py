@@ -12,12 +12,11 @@ import argparse
 import json
 from typing import Any
 
-CHECK_JSON = "check.json"
+from checklist_eval.layout import CHECK_JSON
 
 
 def register(subparsers: Any) -> None:
-    from checklist_eval.assessors import add_assessor_args
-    from checklist_eval.isolation import add_limit_args
+    from checklist_eval.cli.flags import add_assessor_args, add_limit_args
 
     p = subparsers.add_parser("check", help="self-check one paper's checklist answers",
                               description="An author's self-check of one paper's checklist: a verdict per "
@@ -91,26 +90,27 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import sys
 
-    from checklist_eval.assessors import assessor_from_args
+    from checklist_eval.assessors import build_assessor
     from checklist_eval.cli.common import body_warning, output_folder
-    from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
-    from checklist_eval.isolation import ParseLimits
+    from checklist_eval.cli.flags import assessor_config, parse_limits
+    from checklist_eval.costplan import plan_papers, print_plan
     from checklist_eval.progress import RunProgress, wanted
 
     output_folder(args.out)
-    paper = load(args.path, args.checklist, ParseLimits.from_args(args), args.root)
+    paper = load(args.path, args.checklist, parse_limits(args), args.root)
     thin = body_warning(paper)
     if thin:  # stderr, so --json output stays one document; visible before any money is spent
         print(f"warning: {thin}", file=sys.stderr)
+    config = assessor_config(args)
     if args.dry_run:
-        plan = plan_papers([(paper.source, paper)], args, cache_for_plan(args))
+        plan = plan_papers([(paper.source, paper)], config)
         if args.json:
             print(json.dumps(plan, indent=2))
         else:
             print_plan(plan)
         return 0
-    assessor = assessor_from_args(args)
-    progress = RunProgress(assessor, wanted(args, assessor))
+    assessor = build_assessor(config)
+    progress = RunProgress(assessor, wanted(assessor, quiet=args.quiet or args.json))
     assessments = asyncio.run(_assess(assessor, paper, progress))
     result = result_object(paper, assessments, assessor)
     if args.out:

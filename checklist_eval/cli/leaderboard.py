@@ -84,8 +84,9 @@ def run(args: argparse.Namespace) -> int:
 def _write_html(args: argparse.Namespace, df) -> None:
     from pathlib import Path
 
-    from checklist_eval.export import leaderboard_json, records_path
+    from checklist_eval.export import leaderboard_json
     from checklist_eval.fsutil import atomic_write_text
+    from checklist_eval.layout import records_path
     from checklist_eval.leaderboard_html import render_leaderboard, report_links
 
     rows = leaderboard_json(df)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-# Kept here (not imported from mock_profiles) so that building the parser stays import-light.
+# Kept here (not imported from testing.profiles) so that building the parser stays import-light.
 PROFILE_NAMES = ("openai-chat", "openai-reasoning", "azure", "vllm", "ollama", "gemini-openai", "anthropic-openai")
 
 
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the first N batches expire with half their lines done")
     p.add_argument("--misbehave", default=None, metavar="MODE",
                    help="answer every chat request the way a hostile endpoint would (modes: see "
-                        "checklist_eval.misbehave; e.g. drip, huge-stream, echo-key-review)")
+                        "checklist_eval.testing.misbehave; e.g. drip, huge-stream, echo-key-review)")
     p.add_argument("--profile", default="openai-chat", choices=PROFILE_NAMES,
                    help="answer as this provider does: its refused parameters, error bodies, URL shape, key "
                         "header and usage fields (default openai-chat)")
@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _misbehave_mode(mode: str | None) -> str | None:
     from checklist_eval.errors import InputError
-    from checklist_eval.misbehave import MODES
+    from checklist_eval.testing.misbehave import MODES
 
     if mode is not None and mode not in MODES:
         raise InputError(None, f"--misbehave: unknown mode {mode!r}; one of {', '.join(MODES)}")
@@ -57,9 +57,14 @@ def _misbehave_mode(mode: str | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from checklist_eval.errors import InputError
-    from checklist_eval.testing import FaultConfig, MockServer
+    from checklist_eval.errors import InputError, UsageError
 
+    try:
+        from checklist_eval.testing import FaultConfig, MockServer
+    except ModuleNotFoundError as err:  # h11 is an optional dependency (the server extra)
+        if err.name != "h11":
+            raise
+        raise UsageError(str(err)) from None
     kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
     try:
         faults = FaultConfig(rate=args.fault_rate, kinds=kinds, retry_after=args.retry_after)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from checklist_eval.isolation import add_limit_args
+from checklist_eval.cli.flags import add_limit_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,10 +51,11 @@ def paper_json(paper, with_body: bool = False) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checklist_eval.isolation import ParseLimits, isolated_load_paper
+    from checklist_eval.cli.flags import parse_limits
+    from checklist_eval.isolation import isolated_load_paper
 
     paper = isolated_load_paper(args.path, checklist=args.checklist, spec_file=args.questions,
-                                limits=ParseLimits.from_args(args), root=args.root)
+                                limits=parse_limits(args), root=args.root)
     if args.json:
         json.dump(paper_json(paper, args.with_body), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")

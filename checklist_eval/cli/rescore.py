@@ -44,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from checklist_eval.export import load_scored, records_path
+    from checklist_eval.export import load_scored
+    from checklist_eval.layout import records_path
 
     _, scores = load_scored(records_path(args.records), args.overrides)
     if args.json:

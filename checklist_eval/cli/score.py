@@ -6,8 +6,7 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from checklist_eval.assessors import add_assessor_args
-    from checklist_eval.isolation import add_limit_args
+    from checklist_eval.cli.flags import add_assessor_args, add_limit_args
 
     p = subparsers.add_parser(
         "score",
@@ -37,9 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _score(args: argparse.Namespace):
-    from checklist_eval.assessors import assessor_from_args
     from checklist_eval.batch import score_path
-    from checklist_eval.isolation import ParseLimits, ParserPool
+    from checklist_eval.cli.flags import assessor_from_args, parse_limits
+    from checklist_eval.isolation import ParserPool
     from checklist_eval.progress import RunProgress, wanted
 
     if getattr(args, "via", "online") != "online":
@@ -48,8 +47,8 @@ async def _score(args: argparse.Namespace):
         return await score_via(args)
     assessor = assessor_from_args(args)
     try:
-        with ParserPool(1, ParseLimits.from_args(args)) as pool, \
-                RunProgress(assessor, wanted(args, assessor)) as progress:
+        with ParserPool(1, parse_limits(args)) as pool, \
+                RunProgress(assessor, wanted(assessor, quiet=args.quiet or args.json)) as progress:
             progress.start_ticker()
             return await score_path(args.submission, assessor, loader=pool)
     finally:
@@ -59,12 +58,13 @@ async def _score(args: argparse.Namespace):
 def dry_run(args: argparse.Namespace) -> int:
     import json
 
-    from checklist_eval.costplan import cache_for_plan, plan_papers, print_plan
+    from checklist_eval.cli.flags import assessor_config
+    from checklist_eval.costplan import plan_papers, print_plan
     from checklist_eval.submissions import load_submission, open_submission
 
     loaded = load_submission(open_submission(args.submission))
     papers = sorted(loaded.papers.items(), key=lambda kv: "GAT".index(kv[0]))
-    plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in papers], args, cache_for_plan(args))
+    plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in papers], assessor_config(args))
     if args.json:
         print(json.dumps(plan, indent=2))
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from checklist_eval.isolation import add_limit_args
+from checklist_eval.cli.flags import add_limit_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,11 +48,12 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from checklist_eval.cli.common import has_no_body
+    from checklist_eval.cli.flags import parse_limits
     from checklist_eval.errors import InputError
-    from checklist_eval.isolation import ParseLimits, ParserPool
+    from checklist_eval.isolation import ParserPool
     from checklist_eval.submissions import load_submission, open_submission
 
-    with ParserPool(1, ParseLimits.from_args(args)) as pool:
+    with ParserPool(1, parse_limits(args)) as pool:
         loaded = load_submission(open_submission(args.submission), loader=pool)
     for role, paper in loaded.papers.items():
         if has_no_body(paper):

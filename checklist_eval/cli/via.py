@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from checklist_eval.layout import ResultsLayout
+
 VIA = ("online", "batch-api", "jsonl")
-RUN_FILE = "batch_run.json"
 
 
 def add_via_args(parser: argparse.ArgumentParser) -> None:
@@ -57,9 +58,9 @@ def build_assessor(options: dict[str, Any], retry_via: str):
 
 
 def _options(args: argparse.Namespace, cache: Path | None) -> dict[str, Any]:
-    from checklist_eval.assessors import _config_from_args
+    from checklist_eval.cli.flags import llm_options
 
-    return _config_from_args(args, cache)
+    return llm_options(args, cache)
 
 
 def _flow(assessor, args: argparse.Namespace, quiet: bool):
@@ -79,18 +80,18 @@ def _say(quiet: bool):
 
 
 def write_run_file(out: Path, record: dict[str, Any]) -> None:
-    from checklist_eval.batch_api import public_url
     from checklist_eval.fsutil import atomic_write_text
+    from checklist_eval.redact import public_url
 
     options = {k: (str(v) if isinstance(v, Path) else v) for k, v in record["options"].items()}
     options["base_url"] = public_url(options.get("base_url"))
-    atomic_write_text(out / RUN_FILE, json.dumps(record | {"options": options}, indent=1))
+    atomic_write_text(ResultsLayout(out).run_file, json.dumps(record | {"options": options}, indent=1))
 
 
 def read_run_file(results: Path) -> dict[str, Any]:
     from checklist_eval.errors import InputError
 
-    path = results / RUN_FILE
+    path = ResultsLayout(results).run_file
     try:
         data = json.loads(path.read_text("utf-8"))
         if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
@@ -110,7 +111,8 @@ async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet:
     before scoring (requests written, batches submitted)."""
     from checklist_eval.batch import run_batch
     from checklist_eval.batch_api import run_rounds
-    from checklist_eval.isolation import ParseLimits, ParserPool
+    from checklist_eval.cli.flags import parse_limits
+    from checklist_eval.isolation import ParserPool
     from checklist_eval.submissions import find_submissions
 
     _check(args)
@@ -120,7 +122,7 @@ async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet:
                          "jobs": args.jobs, "options": options})
     assessor = build_assessor(options, args.retry_via)
     flow = _flow(assessor, args, quiet)
-    limits = ParseLimits.from_args(args)
+    limits = parse_limits(args)
     try:
         async def replay():
             return await run_batch(args.root, out, assessor, jobs=args.jobs, parse_limits=limits)
@@ -142,7 +144,8 @@ async def score_via(args: argparse.Namespace):
     from checklist_eval.assessors import default_cache_path
     from checklist_eval.batch import score_path
     from checklist_eval.batch_api import run_rounds
-    from checklist_eval.isolation import ParseLimits, ParserPool
+    from checklist_eval.cli.flags import parse_limits
+    from checklist_eval.isolation import ParserPool
 
     _check(args)
     options = _options(args, None)
@@ -155,7 +158,7 @@ async def score_via(args: argparse.Namespace):
     flow = _flow(assessor, args, getattr(args, "json", False))
     paths = [Path(args.submission)]
     try:
-        with ParserPool(1, ParseLimits.from_args(args)) as pool:
+        with ParserPool(1, parse_limits(args)) as pool:
             async def replay():
                 return await score_path(args.submission, assessor, loader=pool)
 

@@ -1,9 +1,8 @@
-"""Text a PDF's text layer carries but a reader cannot see: found per page object, cut from the text.
+"""Which text objects of a PDF page a reader cannot see, and how each is hidden.
 
-A sentence hidden from the reader still reaches an assessor that reads the text layer, which makes it
-the cheapest prompt injection. Each text object of a page is classified once, through pdfium's raw
-API (one call per property, per object: a LaTeX PDF shows a whole line per object, so a page costs a
-few hundred calls, not one per character):
+Each text object of a page is classified once, through pdfium's raw API (one call per property, per
+object: a LaTeX PDF shows a whole line per object, so a page costs a few hundred calls, not one per
+character):
 
 * render mode 3 (invisible: OCR layers use it) or 7 (adds to the clip path, paints nothing);
 * fill alpha under 10 %;
@@ -11,16 +10,13 @@ few hundred calls, not one per character):
   centre, else the white page (an image or shading there: unknown colours, counted as seen). Pages
   without a non-white filled shape take the fast path; near-white text is checked once more against
   the shapes inside figures before it is called hidden;
-* a font below :data:`READABLE_PT` (the box is checked first; the font size only for small boxes);
+* a font below ``READABLE_PT`` (:mod:`.techniques`; the box is checked first, the font size only for
+  small boxes);
 * a box outside the page's crop box;
 * a box wholly inside an opaque shape drawn after it (page-level shapes only: figures' own paths
   are many, and a figure covering text is not how papers are made);
 * marked as optional content (a layer) and drawing nothing: pdfium does not say which layers are
   off, but its renderer obeys them, so the object's region is rendered with and without it.
-
-Only pages with a hidden object pay for the mapping from characters to objects. Runs with fewer than
-:data:`MIN_ALNUM` letters or digits (a white dash in a table rule, a bullet) are left alone, and so
-are runs under :data:`MIN_SENTENCE_WORDS` words inside figures or off the page.
 """
 
 from __future__ import annotations
@@ -30,35 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from checklist_eval.models import HiddenRun, ParseWarning, WarningKind
+from checklist_eval.pdf.techniques import READABLE_PT
 
-__all__ = ["Cutter", "HiddenRun", "TECHNIQUES", "visible_text", "warning"]
+__all__ = ["hidden_objects"]
 
-# Effective font size below which text is not read. Genuine papers go down to about 2.4 pt (sub-
-# scripts in a scaled-down plot); a hidden sentence is set at 1 pt or less.
-READABLE_PT = 1.5
-MIN_ALNUM = 3  # a run needs this many letters or digits to say anything ("[Yes]" has 3)
-# Inside a figure (a form XObject drawn by another program) and beyond the page edge a hidden run must
-# be a sentence: plots and slides leave white labels and placeholder titles behind ("USELESSLY
-# ELONGATED REVIEW"), and a table too wide for the page pushes cells out of view ("67 65").
-MIN_SENTENCE_WORDS = 5
 COLOUR_TOLERANCE = 24  # per RGB channel (0-255): text this close to what is under it is not seen
 MIN_ALPHA = 26  # fill alpha (0-255) below this (10 %) is not seen
-EXCERPT_CHARS = 200
-
-TECHNIQUES = {
-    "invisible": "render mode 3, invisible",
-    "clip": "render mode 7, clip only",
-    "transparent": "transparent fill",
-    "background": "same colour as the background",
-    "tiny": f"font under {READABLE_PT:g} pt",
-    "off_page": "outside the page",
-    "covered": "covered by a shape",
-    "optional": "optional content switched off",
-}
 
 _TEXT = pdfium_c.FPDF_PAGEOBJ_TEXT
 _PATH = pdfium_c.FPDF_PAGEOBJ_PATH
@@ -91,7 +66,6 @@ _count_marks = _untyped(pdfium_c.FPDFPageObj_CountMarks)
 _get_mark = _untyped(pdfium_c.FPDFPageObj_GetMark, pdfium_c.FPDF_PAGEOBJECTMARK)
 _mark_name = _untyped(pdfium_c.FPDFPageObjMark_GetName)
 _OC_NAME = "OC\0".encode("utf-16-le")
-_text_object_of = _untyped(pdfium_c.FPDFText_GetTextObject, pdfium_c.FPDF_PAGEOBJECT)
 _INVISIBLE = pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
 _CLIP = pdfium_c.FPDF_TEXTRENDERMODE_CLIP
 _FILL = pdfium_c.FPDF_TEXTRENDERMODE_FILL
@@ -205,59 +179,78 @@ _MAX_FORM_DEPTH = 16
 
 def _walk(calls: _Calls, holder: object, top: bool, m: Matrix | None, out: _Walk, deep: bool) -> None:
     """Every object in painting order: text classified by its own properties, shapes collected (the
-    page's own always; those inside forms only on the ``deep`` walk, for white text inside figures).
-    The text branch is written out flat: it runs for every text object of every page."""
+    page's own always; those inside forms only on the ``deep`` walk, for white text inside figures)."""
     count, get = (_page_count, _page_object) if top else (_form_count, _form_object)
-    get_type, render_mode, get_fill, get_bounds = _get_type, _render_mode, _fill_colour, _bounds
-    count_marks = _count_marks
-    r_ref, g_ref, b_ref, a_ref = calls.rgba_refs
-    l_ref, b0_ref, r0_ref, t_ref = calls.box_refs
-    red, green, blue, alpha = calls.rgba
-    left, bottom, right, top_ = calls.box
-    texts = out.texts
-    in_figure = not top
-    small = READABLE_PT * 1.5
+    get_type = _get_type
+    classify = None if deep else _TextSorter(calls, out, m, in_figure=not top).sort
     for i in range(count(holder)):
         obj = get(holder, i)
         kind = get_type(obj)
         out.seq = seq = out.seq + 1
         if kind == _TEXT:
-            if deep:
-                continue
-            mode = render_mode(obj)
-            if mode == _INVISIBLE:
-                box = calls.bounds(obj, m)
-                if box is not None:
-                    out.invisible.append((obj, seq, box, _WHITE, in_figure))
-                continue
-            if mode == _CLIP:
-                _hide(out, obj, "clip", in_figure)
-                continue
-            if not (get_fill(obj, r_ref, g_ref, b_ref, a_ref) and get_bounds(obj, l_ref, b0_ref, r0_ref, t_ref)):
-                continue
-            box = (left.value, bottom.value, right.value, top_.value)
-            if m is not None:
-                box = _transform_box(box, m)
-            if out.optional_depth or (count_marks(obj) and _optional_content(obj)):
-                out.optional.append((obj, seq, box, _WHITE, in_figure))
-            if alpha.value < MIN_ALPHA and mode == _FILL:
-                _hide(out, obj, "transparent", in_figure)
-            elif (box[2] - box[0] < small or box[3] - box[1] < small) and _tiny(calls, obj, m):
-                _hide(out, obj, "tiny", in_figure)
-            else:
-                texts.append((obj, seq, box, (red.value, green.value, blue.value), in_figure))
+            if classify is not None:
+                classify(obj, seq)
         elif kind == _FORM and out.depth < _MAX_FORM_DEPTH:
-            inner = calls.obj_matrix(obj)
-            optional = bool(count_marks(obj) and _optional_content(obj))
-            out.depth += 1
-            out.optional_depth += optional
-            _walk(calls, obj, False, _compose(inner, m) if inner else m, out, deep)
-            out.depth -= 1
-            out.optional_depth -= optional
+            _walk_form(calls, obj, m, out, deep)
         elif (top or deep) and kind in (_PATH, _IMAGE, _SHADING):
             shape = _shape(calls, obj, kind, m, seq)
             if shape is not None:
                 out.shapes.append(shape)
+
+
+def _walk_form(calls: _Calls, form: object, m: Matrix | None, out: _Walk, deep: bool) -> None:
+    """A form XObject's objects, placed by its matrix; when the form is optional content, so is
+    everything drawn in it."""
+    inner = calls.obj_matrix(form)
+    optional = bool(_count_marks(form) and _optional_content(form))
+    out.depth += 1
+    out.optional_depth += optional
+    _walk(calls, form, False, _compose(inner, m) if inner else m, out, deep)
+    out.depth -= 1
+    out.optional_depth -= optional
+
+
+_SMALL_BOX = READABLE_PT * 1.5  # a text box narrower or lower than this may be set in a tiny font
+
+
+class _TextSorter:
+    """Sorts the text objects of one page or form by their own properties: hidden by render mode,
+    alpha or size; invisible and optional content, decided later; the rest kept for the colour and
+    position checks. Written flat on bound out-parameters: it runs for every text object of every page."""
+
+    def __init__(self, calls: _Calls, out: _Walk, m: Matrix | None, in_figure: bool) -> None:
+        self.calls, self.out, self.m, self.in_figure = calls, out, m, in_figure
+        self.rgba_refs, self.box_refs = calls.rgba_refs, calls.box_refs
+
+    def sort(self, obj: object, seq: int) -> None:
+        mode = _render_mode(obj)
+        if mode == _INVISIBLE:
+            box = self.calls.bounds(obj, self.m)
+            if box is not None:
+                self.out.invisible.append((obj, seq, box, _WHITE, self.in_figure))
+            return
+        if mode == _CLIP:
+            _hide(self.out, obj, "clip", self.in_figure)
+            return
+        if not (_fill_colour(obj, *self.rgba_refs) and _bounds(obj, *self.box_refs)):
+            return
+        left, bottom, right, top = self.calls.box
+        box = (left.value, bottom.value, right.value, top.value)
+        if self.m is not None:
+            box = _transform_box(box, self.m)
+        self._sort_painted(obj, seq, mode, box)
+
+    def _sort_painted(self, obj: object, seq: int, mode: int, box: Box) -> None:
+        out, in_figure = self.out, self.in_figure
+        if out.optional_depth or (_count_marks(obj) and _optional_content(obj)):
+            out.optional.append((obj, seq, box, _WHITE, in_figure))
+        red, green, blue, alpha = self.calls.rgba
+        if alpha.value < MIN_ALPHA and mode == _FILL:
+            _hide(out, obj, "transparent", in_figure)
+        elif (box[2] - box[0] < _SMALL_BOX or box[3] - box[1] < _SMALL_BOX) and _tiny(self.calls, obj, self.m):
+            _hide(out, obj, "tiny", in_figure)
+        else:
+            out.texts.append((obj, seq, box, (red.value, green.value, blue.value), in_figure))
 
 
 def _optional_content(obj: object) -> bool:
@@ -385,17 +378,30 @@ def _limit(shapes: list[_Shape], n_texts: int) -> list[_Shape]:
 
 
 def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
-    """Address of each hidden text object of a page -> how it is hidden (a key of TECHNIQUES), and
-    the addresses of those drawn inside a figure (a form XObject)."""
+    """Address of each hidden text object of a page -> how it is hidden (a key of ``TECHNIQUES`` in
+    :mod:`.techniques`), and the addresses of those drawn inside a figure (a form XObject)."""
     calls = _Calls()
     walk = _Walk()
     _walk(calls, page, True, None, walk, deep=False)
     shapes = _limit(walk.shapes, len(walk.texts) + len(walk.invisible))
+    _hide_invisible(walk, shapes)
+    _check_optional(page, walk)
+    candidates = _hide_by_place(walk, shapes, crop)
+    if candidates:
+        _hide_on_background(calls, page, walk, candidates)
+    return walk.hidden, walk.in_figure
+
+
+def _hide_invisible(walk: _Walk, shapes: list[_Shape]) -> None:
     for obj, seq, box, _rgb, in_figure in walk.invisible:
         # Invisible text over a picture of itself is a scan's OCR layer: the reader sees the picture.
         if not any(s.image and s.seq < seq and _holds_centre(s.box, box) for s in shapes):
             _hide(walk, obj, "invisible", in_figure)
-    _check_optional(page, walk)
+
+
+def _hide_by_place(walk: _Walk, shapes: list[_Shape], crop: Box) -> list[_TextObj]:
+    """Hides text outside the crop box or under an opaque shape; returns the text the colour of what
+    is under it (or near-white, on a page without coloured shapes) for :func:`_hide_on_background`."""
     coloured = any(s.rgb != _WHITE for s in shapes)
     pale = 255 - COLOUR_TOLERANCE
     x0, y0, x1, y1 = crop
@@ -411,125 +417,14 @@ def hidden_objects(page: object, crop: Box) -> tuple[dict[int, str], set[int]]:
                 candidates.append(text)
         elif rgb[0] >= pale and rgb[1] >= pale and rgb[2] >= pale:
             candidates.append(text)
-    if candidates:
-        # Text the colour of the page may sit on a shape inside a figure: look there before calling it hidden.
-        deep = _Walk()
-        _walk(calls, page, True, None, deep, deep=True)
-        deep_shapes = _limit(deep.shapes, len(candidates))
-        for obj, seq, box, rgb, in_figure in candidates:
-            if _close(rgb, _background(seq, box, deep_shapes)):
-                _hide(walk, obj, "background", in_figure)
-    return walk.hidden, walk.in_figure
+    return candidates
 
 
-# --- characters --------------------------------------------------------------------------------
-
-
-def _char_text(textpage: object, text: str) -> str:
-    """The page text with one character per pdfium char index (get_text_range's UTF-16 can differ
-    in length when a page has characters outside the BMP)."""
-    n = pdfium_c.FPDFText_CountChars(textpage)
-    if len(text) == n:
-        return text
-    get = pdfium_c.FPDFText_GetUnicode
-    # pdfium reports its line-end hyphen as 2 here and as U+FFFE in get_text_range: keep the latter
-    return "".join(chr(code) if code != 2 else "\ufffe" for code in (get(textpage, i) for i in range(n)))
-
-
-@dataclass
-class _Run:
-    technique: str
-    chars: list[int] = field(default_factory=list)  # hidden char indices
-    end: int = 0  # index after the last hidden char
-    in_figure: bool = True  # every character of it is drawn inside a form XObject
-
-
-def _runs(textpage: object, text: str, hidden: dict[int, str], in_figure: set[int]) -> list[_Run]:
-    """Consecutive hidden characters of one technique (whitespace and pdfium's generated characters
-    between them belong to the run; a visible character ends it)."""
-    get_obj = _text_object_of
-    runs: list[_Run] = []
-    current: _Run | None = None
-    for i, ch in enumerate(text):
-        obj = get_obj(textpage, i)
-        addr = _address(obj) if obj else 0
-        technique = hidden.get(addr) if addr else None
-        if technique is None:
-            if obj and not ch.isspace():
-                current = None
-            continue
-        if current is None or current.technique != technique:
-            current = _Run(technique)
-            runs.append(current)
-        current.chars.append(i)
-        current.end = i + 1
-        current.in_figure = current.in_figure and addr in in_figure
-    return runs
-
-
-def _excerpt(text: str, run: _Run) -> str:
-    keep = set(run.chars)
-    span = text[run.chars[0]: run.end]
-    shown = "".join(ch if (run.chars[0] + k) in keep or ch.isspace() else " " for k, ch in enumerate(span))
-    return " ".join(shown.replace("\ufffe", "").split())
-
-
-def _says_something(excerpt: str, accidental: bool) -> bool:
-    """Whether a run is long enough to be an instruction (``accidental``: where genuine papers
-    leave short hidden fragments)."""
-    if accidental and len(excerpt.split()) < MIN_SENTENCE_WORDS:
-        return False
-    return sum(ch.isalnum() for ch in excerpt) >= MIN_ALNUM
-
-
-def visible_text(page: object, textpage: object, text: str, page_no: int) -> tuple[str, list[HiddenRun]]:
-    """The page's text without its hidden runs, and the runs (``page_no`` counts from 1)."""
-    hidden, in_figure = hidden_objects(page, _crop_box(page))
-    if not hidden:
-        return text, []
-    chars = _char_text(textpage, text)
-    cut: set[int] = set()
-    found = []
-    for run in _runs(textpage, chars, hidden, in_figure):
-        excerpt = _excerpt(chars, run)
-        if not _says_something(excerpt, run.in_figure or run.technique == "off_page"):
-            continue
-        cut.update(run.chars)
-        found.append(HiddenRun(page=page_no, technique=run.technique, text=excerpt[:EXCERPT_CHARS]))
-    if not cut:
-        return text, []
-    return "".join(ch for i, ch in enumerate(chars) if i not in cut), found
-
-
-class Cutter:
-    """Cuts the hidden runs out of each page's text while a document is read, keeping them in ``runs``."""
-
-    def __init__(self) -> None:
-        self.runs: list[HiddenRun] = []
-
-    def visible_text(self, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, page_no: int) -> str:
-        text, runs = visible_text(page.raw, textpage.raw, textpage.get_text_range(), page_no)
-        self.runs += runs
-        return text
-
-    def visible_title(self, title: str | None) -> str | None:
-        """The title read from the largest font, unless it is hidden text (it goes to the assessor)."""
-        if title and any(title in run.text for run in self.runs if run.page == 1):
-            return None
-        return title
-
-
-def _crop_box(page: object) -> Box:
-    """What a viewer shows: pdfium's bounding box is the crop box clipped to the media box."""
-    rect = pdfium_c.FS_RECTF()
-    if pdfium_c.FPDF_GetPageBoundingBox(page, ctypes.byref(rect)):
-        return rect.left, min(rect.bottom, rect.top), rect.right, max(rect.bottom, rect.top)
-    return 0.0, 0.0, pdfium_c.FPDF_GetPageWidthF(page), pdfium_c.FPDF_GetPageHeightF(page)
-
-
-def warning(run: HiddenRun) -> ParseWarning:
-    """The paper-level warning for one run, worded like the LaTeX side's."""
-    quote = run.text if len(run.text) <= 80 else run.text[:77] + "..."
-    return ParseWarning(
-        kind=WarningKind.HIDDEN_TEXT, location=f"page {run.page}",
-        message=f'hidden text ({TECHNIQUES[run.technique]}, page {run.page}, invisible when printed): "{quote}"')
+def _hide_on_background(calls: _Calls, page: object, walk: _Walk, candidates: list[_TextObj]) -> None:
+    # Text the colour of the page may sit on a shape inside a figure: look there before calling it hidden.
+    deep = _Walk()
+    _walk(calls, page, True, None, deep, deep=True)
+    deep_shapes = _limit(deep.shapes, len(candidates))
+    for obj, seq, box, rgb, in_figure in candidates:
+        if _close(rgb, _background(seq, box, deep_shapes)):
+            _hide(walk, obj, "background", in_figure)

@@ -8,7 +8,7 @@ parameter it refuses and with what error body (``refusal``), whether ``response_
 ignored, whether logprobs come back, how many reasoning tokens the answer costs, and the exact shape of
 the reply (``shape``). The verdicts themselves stay the server's (a pure function of the prompt).
 
-Sources, one block per profile below; the reply shapes are pinned by ``tests/fixtures/provider_replies/``.
+Sources, one block per profile below; the reply shapes are pinned by ``fixtures/provider_replies/``.
 """
 
 from __future__ import annotations

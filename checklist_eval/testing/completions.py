@@ -23,6 +23,8 @@ import hashlib
 import math
 from typing import Any
 
+from checklist_eval.testing.verdicts import tokenize, unit_interval
+
 SEEN_MIN_WORDS = 12
 NO_ZERO_MAX_TOKENS = "-max-tokens-1"  # a model name ending so refuses max_tokens=0, as some servers do
 PROMPT_LOGPROBS_ONLY = "-prompt-logprobs-only"  # ... echoes no log-probabilities: vLLM's prompt_logprobs only
@@ -30,32 +32,26 @@ MAX_PROMPTS = 1024
 MAX_TOP = 20
 
 
-def _unit(text: str) -> float:
-    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") / 2**64
-
-
 def is_seen(text: str) -> bool:
     """Whether the mock model "trained on" this text (a pure function of its first words)."""
     words = text.split()
     if len(words) < SEEN_MIN_WORDS:
         return False
-    return _unit("seen\x00" + " ".join(words[:SEEN_MIN_WORDS])) < 0.5
+    return unit_interval("seen\x00" + " ".join(words[:SEEN_MIN_WORDS])) < 0.5
 
 
 def prompt_logprobs(text: str) -> tuple[list[str], list[float | None]]:
     """(tokens, log-probabilities) of a prompt; the first token has none, as with a real model."""
-    from checklist_eval.testing import tokenize
-
     tokens = tokenize(text)
     seen = is_seen(text)
-    strength = 0.9 * _unit("strength\x00" + text[:200])  # how well the model remembers this text
+    strength = 0.9 * unit_interval("strength\x00" + text[:200])  # how well the model remembers this text
     n = len(tokens)
     out: list[float | None] = [None] if tokens else []
     rolling = hashlib.sha256()
     if tokens:
         rolling.update(tokens[0].encode("utf-8"))
     for i in range(1, n):
-        base = -(0.3 + 5.0 * _unit(f"{tokens[i - 1]}\x00{tokens[i]}"))
+        base = -(0.3 + 5.0 * unit_interval(f"{tokens[i - 1]}\x00{tokens[i]}"))
         jitter = 0.6 * (int.from_bytes(rolling.digest()[:8], "big") / 2**64 - 0.5)
         rolling.update(tokens[i].encode("utf-8"))
         if seen:
@@ -103,7 +99,7 @@ def _choice(index: int, prompt: str, echo: bool, k: int | None, generate: bool) 
 
 
 def _token_id(token: str) -> str:
-    return str(int(_unit("id\x00" + token) * 100_000))
+    return str(int(unit_interval("id\x00" + token) * 100_000))
 
 
 def _vllm_prompt_logprobs(prompt: str, k: int) -> list[dict[str, Any] | None]:
@@ -140,8 +136,6 @@ def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
         return 400, _error("max_tokens must be a non-negative integer")
     if max_tokens == 0 and str(req.get("model", "")).endswith(NO_ZERO_MAX_TOKENS):
         return 400, _error("max_tokens must be at least 1, got 0.")
-    from checklist_eval.testing import tokenize
-
     echo = bool(req.get("echo"))
     no_echo_logprobs = str(req.get("model", "")).endswith(PROMPT_LOGPROBS_ONLY)
     choices = [_choice(i, p, echo, None if no_echo_logprobs and echo else k, max_tokens > 0)

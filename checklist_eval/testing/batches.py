@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 from email.message import Message
 from typing import TYPE_CHECKING, Any
 
+from checklist_eval.testing.replies import Reply, json_reply
+
 if TYPE_CHECKING:
-    from checklist_eval.testing import MockServer, _Reply
+    from checklist_eval.testing.server import MockServer
 
 __all__ = ["BatchService"]
 
@@ -117,7 +119,7 @@ class BatchService:
 
     # -- dispatch -----------------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> _Reply | None:
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply | None:
         """The reply for a files/batches route, or None when ``path`` is not one of them."""
         parts = [p for p in path.split("/") if p]
         if parts[:1] == ["v1"]:
@@ -140,19 +142,17 @@ class BatchService:
                 return self._cancel(parts[1])
         return self._error(404, f"no route {method} {path}")
 
-    def _reply(self, status: int, obj: Any) -> _Reply:
-        from checklist_eval.testing import _json
-
+    def _reply(self, status: int, obj: Any) -> Reply:
         self.server._count(status)
-        return _json(status, obj)
+        return json_reply(status, obj)
 
-    def _error(self, status: int, message: str) -> _Reply:
+    def _error(self, status: int, message: str) -> Reply:
         return self._reply(status, {"error": {"message": message, "type": "invalid_request_error",
                                               "param": None, "code": None}})
 
     # -- files --------------------------------------------------------------------------------------
 
-    def _upload(self, content_type: str, body: bytes) -> _Reply:
+    def _upload(self, content_type: str, body: bytes) -> Reply:
         if len(body) > self.max_file_bytes + 65536:
             return self._error(413, f"file exceeds {self.max_file_bytes} bytes")
         fields = _multipart_fields(content_type, body)
@@ -172,16 +172,14 @@ class BatchService:
             self.uploads += 1
         return self._reply(200, f.public())
 
-    def _file(self, file_id: str, *, content: bool) -> _Reply:
-        from checklist_eval.testing import _Reply
-
+    def _file(self, file_id: str, *, content: bool) -> Reply:
         f = self.files.get(file_id)
         if f is None:
             return self._error(404, f"no file {file_id}")
         if not content:
             return self._reply(200, f.public())
         self.server._count(200)
-        return _Reply(200, f.data)
+        return Reply(200, f.data)
 
     def _store_file(self, lines: list[dict[str, Any]], purpose: str) -> str | None:
         if not lines:
@@ -194,7 +192,7 @@ class BatchService:
 
     # -- batches ------------------------------------------------------------------------------------
 
-    def _create(self, body: bytes) -> _Reply:
+    def _create(self, body: bytes) -> Reply:
         try:
             req = json.loads(body)
             input_file_id, endpoint = req["input_file_id"], req["endpoint"]
@@ -244,21 +242,21 @@ class BatchService:
             errors.append({"code": "empty_file", "message": "the input file holds no requests", "line": None})
         return lines, errors
 
-    def _list(self) -> _Reply:
+    def _list(self) -> Reply:
         with self._lock:  # the recorded state: only retrieving a batch moves it on (and runs its lines)
             batches = sorted(self.batches.values(), key=lambda b: b.created, reverse=True)
         data = [self._public(b) for b in batches]
         return self._reply(200, {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
                                  "last_id": data[-1]["id"] if data else None, "has_more": False})
 
-    def _retrieve(self, batch_id: str) -> _Reply:
+    def _retrieve(self, batch_id: str) -> Reply:
         batch = self.batches.get(batch_id)
         if batch is None:
             return self._error(404, f"no batch {batch_id}")
         self._advance(batch)
         return self._reply(200, self._public(batch))
 
-    def _cancel(self, batch_id: str) -> _Reply:
+    def _cancel(self, batch_id: str) -> Reply:
         batch = self.batches.get(batch_id)
         if batch is None:
             return self._error(404, f"no batch {batch_id}")

@@ -1,0 +1,459 @@
+"""The loopback OpenAI-compatible server (asyncio, HTTP by ``transport``; no web framework).
+
+Faults are drawn from ``random.Random(f"{seed}:{n}")`` for the n-th chat request, so a drill with
+the same seed and order fails the same requests. Prompt-prefix reuse is counted in blocks of 16 tokens,
+the way vLLM's prefix cache hashes blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import math
+import random
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from checklist_eval.testing import misbehave as misbehaviour
+from checklist_eval.testing.batches import BatchService
+from checklist_eval.testing.completions import completions_reply
+from checklist_eval.testing.profiles import get_profile
+from checklist_eval.testing.replies import Reply, Request, error_reply, json_reply
+from checklist_eval.testing.transport import serve_connection
+from checklist_eval.testing.verdicts import (
+    FAKE_QUOTE,
+    mock_findings,
+    mock_rewrite,
+    mock_verdict,
+    render_reply,
+    text_of,
+    tokenize,
+    verdict_logprobs,
+)
+
+__all__ = ["FAULT_KINDS", "FaultConfig", "MockServer", "ServerStats"]
+
+FAULT_KINDS = ("429", "500", "timeout", "malformed", "truncated")
+BLOCK = 16
+
+
+@dataclass(frozen=True)
+class FaultConfig:
+    rate: float = 0.0
+    kinds: tuple[str, ...] = FAULT_KINDS
+    retry_after: float = 0.05  # seconds announced on a 429 (retry-after-ms, and Retry-After rounded up)
+    timeout_hold: float = 5.0  # a "timeout" fault holds the connection this long, then closes it
+
+    def __post_init__(self) -> None:
+        unknown = set(self.kinds) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kinds: {sorted(unknown)}")
+
+
+@dataclass
+class ServerStats:
+    requests: int = 0  # every HTTP request, any path
+    chat_requests: int = 0
+    by_status: dict[int, int] = field(default_factory=dict)
+    by_fault: dict[str, int] = field(default_factory=dict)
+    prompt_tokens: int = 0  # of answered (200) completions, as reported in their usage
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    # share of prompt tokens in a prefix seen in an EARLIER request (what a provider's cache would reuse)
+    prefix_reuse: float = 0.0
+    # share of prompt tokens in a prefix shared with ANY other request (the prefix a paper's questions share)
+    prefix_share: float = 0.0
+    arrivals: list[float] = field(default_factory=list)  # monotonic arrival time of each chat request
+    auth_headers_seen: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["by_status"] = {str(k): v for k, v in self.by_status.items()}
+        d.pop("arrivals")
+        return d
+
+
+class MockServer:
+    def __init__(self, latency: float = 0.0, faults: FaultConfig | None = None, seed: int = 0,
+                 rpm_limit: float | None = None, supports_json_schema: bool = True,
+                 supports_json_object: bool = True, supports_logprobs: bool = True,
+                 refuse_logprobs: bool = False, context_tokens: int = 128_000, require_api_key: str | None = None,
+                 rpm_window: float = 60.0, host: str = "127.0.0.1", port: int = 0,
+                 model: str = "mock-model", profile: str = "openai-chat", misbehave: str | None = None):
+        if misbehave is not None and misbehave not in misbehaviour.MODES:
+            raise ValueError(f"unknown misbehaviour {misbehave!r}; one of {', '.join(misbehaviour.MODES)}")
+        self.misbehave = misbehave  # see checklist_eval.testing.misbehave
+        self.latency = latency
+        self.faults = faults or FaultConfig()
+        self.seed = seed
+        self.rpm_limit = rpm_limit
+        self.rpm_window = rpm_window
+        self.supports_json_schema = supports_json_schema
+        self.supports_json_object = supports_json_object
+        self.supports_logprobs = supports_logprobs
+        self.refuse_logprobs = refuse_logprobs
+        self.context_tokens = context_tokens
+        self.require_api_key = require_api_key
+        self.host = host
+        self.port = port
+        self.profile = get_profile(profile)  # a provider's quirks (checklist_eval/testing/profiles.py)
+        self.model = self.profile.model if model == "mock-model" and profile != "openai-chat" else model
+        self._lock = threading.Lock()
+        self._server: asyncio.base_events.Server | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self.reset_stats()
+        self.batches = BatchService(self)  # /v1/files and /v1/batches (see checklist_eval.testing.batches)
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}{self.profile.base_path}"
+
+    async def start(self) -> MockServer:
+        self._server = await asyncio.start_server(self._serve_connection, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    async def serve_forever(self) -> None:
+        """Serve until cancelled (starting first unless ``start`` already ran), then stop."""
+        if self._server is None:
+            await self.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.stop()
+
+    def __enter__(self) -> MockServer:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as err:  # port in use: surface it in the caller's thread
+                failure.append(err)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self.stop())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="mock-openai-server", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+        self._thread = None
+        self._loop = None
+
+    # -- statistics ---------------------------------------------------------------------------------
+
+    def reset_stats(self) -> None:
+        with self._lock:
+            self._stats = ServerStats()
+            self._block_counts: dict[int, int] = {}
+            self._chains: list[tuple[int, list[int]]] = []  # (prompt tokens, block chain) per request
+            self._reused_tokens = 0
+            self._chat_counter = 0
+            self._window: deque[float] = deque()
+
+    @property
+    def stats(self) -> ServerStats:
+        """A consistent snapshot, with the prefix shares computed."""
+        with self._lock:
+            snap = copy.deepcopy(self._stats)
+            total = sum(n for n, _ in self._chains)
+            shared = 0
+            for n, chain in self._chains:
+                k = 0
+                while k < len(chain) and self._block_counts.get(chain[k], 0) >= 2:
+                    k += 1
+                shared += min(n, k * BLOCK)
+            snap.prefix_share = shared / total if total else 0.0
+            snap.prefix_reuse = self._reused_tokens / total if total else 0.0
+        return snap
+
+    def _count(self, status: int, fault: str | None = None) -> None:
+        with self._lock:
+            self._stats.by_status[status] = self._stats.by_status.get(status, 0) + 1
+            if fault:
+                self._stats.by_fault[fault] = self._stats.by_fault.get(fault, 0) + 1
+
+    def _record_prompt(self, tokens: list[str]) -> int:
+        """Register the prompt's blocks; returns the tokens already cached by earlier requests."""
+        chain: list[int] = []
+        h = 0
+        for i in range(0, len(tokens) - len(tokens) % BLOCK, BLOCK):
+            h = hash((h, tuple(tokens[i:i + BLOCK])))
+            chain.append(h)
+        with self._lock:
+            k = 0
+            while k < len(chain) and self._block_counts.get(chain[k], 0) >= 1:
+                k += 1
+            for c in chain:
+                self._block_counts[c] = self._block_counts.get(c, 0) + 1
+            self._chains.append((len(tokens), chain))
+            cached = k * BLOCK
+            self._reused_tokens += cached
+        return cached
+
+    # -- HTTP ---------------------------------------------------------------------------------------
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await serve_connection(reader, writer, self._dispatch)
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _dispatch(self, request: Request, body: bytes) -> Reply:
+        with self._lock:
+            self._stats.requests += 1
+        method, path, query, headers = request.method, request.path, request.query, request.headers
+        if path == "/_stats" and method == "GET":
+            return json_reply(200, self.stats.to_dict())
+        if path == "/_reset" and method == "POST":
+            self.reset_stats()
+            return json_reply(200, {"ok": True})
+        if self.require_api_key is not None:
+            given = headers.get("authorization", "")
+            with self._lock:
+                self._stats.auth_headers_seen += 1
+            if given != f"Bearer {self.require_api_key}":
+                self._count(401)
+                # Echo the key the way some providers do, so tests prove the client scrubs it.
+                return error_reply(401, f"Incorrect API key provided: {given.removeprefix('Bearer ')}.",
+                              "invalid_request_error", "invalid_api_key")
+        if path.endswith("/models") and method == "GET":
+            self._count(200)
+            return json_reply(200, {"object": "list", "data": [
+                {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
+        routed = self.profile.route(method, path, query, headers)
+        if isinstance(routed, tuple):  # the provider refuses the URL or the key header
+            self._count(routed[0])
+            return json_reply(*routed)
+        if path.endswith("/chat/completions") and method == "POST":
+            if self.misbehave is not None:
+                return await self._misbehaving_chat(headers, body)
+            # Subclasses override _chat(body); only Azure's deployment URL passes the deployment along.
+            return await (self._chat(body, deployment=routed) if routed else self._chat(body))
+        batch_reply = self.batches.handle(method, path, headers, body)
+        if batch_reply is not None:
+            return batch_reply
+        if path.endswith("/completions") and method == "POST":
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            return self._completions(body)
+        self._count(404)
+        return error_reply(404, f"no route {method} {path}", "invalid_request_error")
+
+    def _completions(self, body: bytes) -> Reply:
+        """Legacy completions with prompt log-probabilities (see checklist_eval.testing.completions)."""
+        try:
+            req = json.loads(body)
+        except ValueError:
+            req = None
+        status, obj = completions_reply(req, self.model)
+        self._count(status)
+        return json_reply(status, obj)
+
+    # -- chat completions ---------------------------------------------------------------------------
+
+    def _fault_for(self, n: int) -> str | None:
+        if self.faults.rate <= 0 or not self.faults.kinds:
+            return None
+        rnd = random.Random(f"{self.seed}:{n}")
+        if rnd.random() >= self.faults.rate:
+            return None
+        return self.faults.kinds[rnd.randrange(len(self.faults.kinds))]
+
+    def _rate_limited(self) -> float | None:
+        """Seconds until the sliding window has room, or None when the request is admitted."""
+        if not self.rpm_limit:
+            return None
+        now = time.monotonic()
+        allowed = max(1, int(self.rpm_limit * self.rpm_window / 60.0))
+        with self._lock:
+            while self._window and self._window[0] <= now - self.rpm_window:
+                self._window.popleft()
+            if len(self._window) >= allowed:
+                return self._window[0] + self.rpm_window - now
+            self._window.append(now)
+        return None
+
+    async def _chat(self, body: bytes, deployment: str | None = None) -> Reply:
+        with self._lock:
+            self._chat_counter += 1
+            n = self._chat_counter
+            self._stats.chat_requests += 1
+            self._stats.arrivals.append(time.monotonic())
+            self._stats.in_flight += 1
+            self._stats.max_in_flight = max(self._stats.max_in_flight, self._stats.in_flight)
+        try:
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            return self._chat_reply(n, body, deployment)
+        finally:
+            with self._lock:
+                self._stats.in_flight -= 1
+
+    def _refused_parameter(self, req: dict[str, Any], fmt: str) -> Reply | None:
+        """The 400 a real provider gives for a reply format or parameter this model does not take."""
+        if fmt == "json_schema" and not self.supports_json_schema:
+            self._count(400)
+            return error_reply(400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported "
+                          "with this model.", "invalid_request_error")
+        if fmt == "json_object" and not self.supports_json_object:
+            self._count(400)
+            return error_reply(400, "Invalid parameter: 'response_format' of type 'json_object' is not supported "
+                          "with this model.", "invalid_request_error")
+        if req.get("logprobs") and self.refuse_logprobs:
+            self._count(400)
+            return error_reply(400, "Unsupported parameter: 'logprobs' is not supported with this model.",
+                          "invalid_request_error", "unsupported_parameter")
+        rejection = self.profile.refusal(req)
+        if rejection is not None:
+            self._count(rejection[0])
+            return json_reply(*rejection)
+        return None
+
+    def _injected_failure(self, fault: str | None) -> Reply | None:
+        """The reply of an injected fault that replaces the answer (429, 500, hang, broken JSON)."""
+        if fault == "429":
+            self._count(429, fault)
+            return self._too_many(self.faults.retry_after, "Rate limit reached (injected)")
+        if fault == "500":
+            self._count(500, fault)
+            return error_reply(500, "The server had an error while processing your request (injected).", "server_error")
+        if fault == "timeout":
+            self._count(0, fault)  # no status: the connection is held, then closed
+            return Reply(0, b"", hang=self.faults.timeout_hold)
+        if fault == "malformed":
+            self._count(200, fault)
+            return Reply(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"ind')
+        return None
+
+    def _chat_reply(self, n: int, body: bytes, deployment: str | None = None) -> Reply:
+        try:
+            req = json.loads(body)
+            messages = req["messages"]
+        except (ValueError, KeyError, TypeError):
+            self._count(400)
+            return error_reply(400, "request body is not a chat completion request", "invalid_request_error")
+        wait = self._rate_limited()
+        if wait is not None:
+            self._count(429, "rpm")
+            return self._too_many(wait, "Rate limit reached for requests per minute")
+        fmt = (req.get("response_format") or {}).get("type", "text")
+        refused = self._refused_parameter(req, fmt)
+        if refused is not None:
+            return refused
+        prompt = []
+        for m in messages:
+            prompt.append(f"<|{m.get('role', 'user')}|>")
+            prompt.extend(tokenize(text_of(m.get("content"))))
+        if len(prompt) > self.context_tokens:
+            self._count(400)
+            return error_reply(400, f"This model's maximum context length is {self.context_tokens} tokens. However, "
+                          f"your messages resulted in {len(prompt)} tokens.", "invalid_request_error",
+                          "context_length_exceeded")
+        fault = self._fault_for(n)
+        injected = self._injected_failure(fault)
+        if injected is not None:
+            return injected
+        rewrite = mock_rewrite(messages)
+        correct, p, review, evidence = mock_verdict(messages) if rewrite is None else (True, 0.5, "", [])
+        if self.profile.ignores_response_format:  # the model follows the prompt's format instructions
+            fmt = "fenced_json" if fmt in ("json_schema", "json_object") else fmt
+        text = rewrite if rewrite is not None else render_reply(fmt, correct, p, review, evidence,
+                                                                mock_findings(messages, correct, review))
+        if "[mock:fake-quote]" in text_of(messages[-1].get("content")):  # evidence the paper does not hold
+            text = text.replace('"evidence": [', f'"evidence": ["{FAKE_QUOTE}", ', 1)
+        finish = "stop"
+        if fault == "truncated":
+            self._count(200, fault)
+            text = text[: max(1, len(text) // 2)]
+            finish = "length"
+        else:
+            self._count(200)
+        out_tokens = tokenize(text)
+        cached = self._record_prompt(prompt)
+        if not self.profile.reports_cached:
+            cached = 0
+        reasoning = self.profile.reasoning_tokens(req, text_of(messages[-1].get("content")) if messages else "")
+        budget = req.get("max_completion_tokens") or req.get("max_tokens")
+        if reasoning and isinstance(budget, int) and reasoning + len(out_tokens) > budget:
+            # Reasoning spent the budget: no visible answer, as OpenAI documents for reasoning models.
+            reasoning, text, out_tokens, finish = int(budget), "", [], "length"
+        with self._lock:
+            self._stats.prompt_tokens += len(prompt)
+            self._stats.completion_tokens += len(out_tokens) + reasoning
+            self._stats.cached_tokens += cached
+        want_logprobs = bool(req.get("logprobs")) and self.supports_logprobs and self.profile.logprobs
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text, "refusal": None},
+            "finish_reason": finish,
+            "logprobs": verdict_logprobs(out_tokens, text, correct, p, int(req.get("top_logprobs") or 0))
+            if want_logprobs else None,
+        }
+        reply = {"id": f"chatcmpl-mock-{n}", "object": "chat.completion", "created": int(time.time()),
+                 "model": self.model if deployment else req.get("model", self.model), "choices": [choice],
+                 "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(out_tokens),
+                           "total_tokens": len(prompt) + len(out_tokens),
+                           "prompt_tokens_details": {"cached_tokens": cached}}}
+        reply = self.profile.shape(reply, {"prompt": len(prompt), "completion": len(out_tokens) + reasoning,
+                                           "cached": cached, "reasoning": reasoning})
+        return json_reply(200, reply)
+
+    async def _misbehaving_chat(self, headers: dict[str, str], body: bytes) -> Reply:
+        mode = self.misbehave
+        assert mode is not None  # only called when the server was started with a misbehaviour
+        early = misbehaviour.early_reply(mode, headers)
+        if isinstance(early, misbehaviour.Streamed):
+            self._count(200, mode)
+            return Reply(200, b"", streamed=early)
+        if early is not None:
+            self._count(early[0], mode)
+            return json_reply(*early)
+        reply = await self._chat(body)
+        if reply.status != 200:
+            return reply
+        return json_reply(200, misbehaviour.spoil(mode, headers, json.loads(reply.body)))
+
+    def _too_many(self, wait: float, message: str) -> Reply:
+        headers = [("retry-after", str(max(1, math.ceil(wait)))), ("retry-after-ms", str(int(wait * 1000)))]
+        return error_reply(429, message, "requests", "rate_limit_exceeded", headers=headers)
