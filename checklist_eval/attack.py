@@ -282,9 +282,8 @@ def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: 
            strategies: list[str] | None = None, checklist: str | None = None) -> AttackResult:
     """Write the GAT submission for ``paper_path`` into ``out`` and return what was planted."""
     from checklist_eval import checklists
-    from checklist_eval.latex import parse_latex
+    from checklist_eval.latex import load_latex, parse_latex
     from checklist_eval.parsing import resolve_spec
-    from checklist_eval.sources import load_latex
 
     path = Path(paper_path)
     names = _known_strategies(strategies)

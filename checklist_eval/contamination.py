@@ -358,7 +358,7 @@ def paper_text(path: str | Path) -> str:
     is still a paper here: its body is converted without looking for one."""
     from checklist_eval import load_paper
     from checklist_eval.errors import NoChecklistError
-    from checklist_eval.sources import input_kind, load_latex
+    from checklist_eval.sources import input_kind
 
     try:
         paper = load_paper(path)
@@ -366,7 +366,7 @@ def paper_text(path: str | Path) -> str:
     except NoChecklistError:
         if input_kind(Path(path)) == "pdf":
             raise
-        from checklist_eval.latex import collect_macros, convert_body, theorem_kinds
+        from checklist_eval.latex import collect_macros, convert_body, load_latex, theorem_kinds
 
         text = load_latex(Path(path)).text
         begin = text.find("\\begin{document}")

@@ -30,7 +30,7 @@ def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | 
     Raises ``InputError`` for unreadable or unsafe input and ``NoChecklistError`` when the document
     holds no live checklist. ``root`` names the main .tex file of a LaTeX project.
     """
-    from checklist_eval.sources import input_kind, load_latex
+    from checklist_eval.sources import input_kind
 
     path = Path(path)
     spec = resolve_spec(checklist, spec_file)
@@ -41,7 +41,7 @@ def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | 
 
         paper = parse_pdf(path, spec)
     else:
-        from checklist_eval.latex import parse_latex
+        from checklist_eval.latex import load_latex, parse_latex
 
         source = load_latex(path, root)
         paper = parse_latex(source.text, source.source, spec=spec, warnings=source.warnings)
@@ -61,14 +61,12 @@ def merge_identical(warnings: list[ParseWarning]) -> list[ParseWarning]:
 def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
     """Parse a paper held in memory (a member, or a folder of members, of a submission archive);
     ``label`` names it in messages and in ``Paper.source``. Nothing is written to disk."""
-    from checklist_eval.sources import latex_from_members
-
     if not is_dir and (name.lower().endswith(".pdf") or members[name].startswith(b"%PDF-")):
         from checklist_eval.pdf import parse_pdf
 
         paper = parse_pdf(Path(label), None, data=members[name]).model_copy(update={"source": label})
     else:
-        from checklist_eval.latex import parse_latex
+        from checklist_eval.latex import latex_from_members, parse_latex
 
         source = latex_from_members(label, name, is_dir, members)
         paper = parse_latex(source.text, label, warnings=source.warnings)

@@ -1,7 +1,9 @@
-"""Opening what a user hands us: a .tex file, a project folder, a .zip or tar archive, or a PDF.
+"""Opening what a user hands us: a file, a project folder, a .zip or tar archive, or the members of a
+submission archive, as a :class:`FileTree` of text files read in memory.
 
-The LaTeX side ends in one string: the root file's live text with every ``\\input``, ``\\include`` and
-``\\subfile`` inlined (dead code removed first, so a commented-out ``% \\input{checklist}`` stays out).
+This layer knows files, not LaTeX: which file of a tree a document starts from is decided by the
+caller (:func:`pick_root` takes the caller's choice), and reading the files as LaTeX is
+:mod:`checklist_eval.latex`'s part.
 
 Archives are hostile until proven safe. They are read in memory, member by member, never extracted;
 any member that could escape a folder (absolute path, ``..``, a link, a device) rejects the whole
@@ -21,12 +23,10 @@ import tarfile
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from checklist_eval.errors import InputError, UnsafeArchiveError
-from checklist_eval.latex import find_region, strip_dead
 from checklist_eval.models import ParseWarning, WarningKind
 
 # Limits for archives (and for single files, which have the member limit). Stated in the README.
@@ -37,13 +37,10 @@ MAX_MEMBERS = 5000
 # members big enough to matter, since a tiny file of repeated characters legitimately compresses well.
 MAX_COMPRESSION_RATIO = 200
 RATIO_CHECK_MIN_BYTES = 1024 * 1024
-MAX_INPUT_DEPTH = 32
 _READ_CHUNK = 1024 * 1024
-# Parsing holds about 20 times the LaTeX it reads; real papers are far below these (a long main.tex
-# is under 1 MB), so they only stop inputs built to exhaust memory.
+# Parsing holds about 20 times the LaTeX it reads; real papers are far below this (a long main.tex
+# is under 1 MB), so it only stops inputs built to exhaust memory.
 MAX_TEX_BYTES = 8 * 1024 * 1024  # one .tex file
-MAX_SOURCE_CHARS = 16 * 1024 * 1024  # the whole document once every \input is resolved
-MAX_LISTED_ROOTS = 10  # candidates named when a folder holds several papers
 
 # Files worth reading out of a project: sources \input can name. Images and nested archives are left
 # alone (a nested archive is never opened).
@@ -53,21 +50,6 @@ _PDF_MAGIC = b"%PDF-"
 _ZIP_MAGIC = b"PK\x03\x04"
 _EMPTY_ZIP_MAGIC = b"PK\x05\x06"
 _GZIP_MAGIC = b"\x1f\x8b"
-
-
-@dataclass
-class LatexSource:
-    """A LaTeX document flattened into one live string."""
-
-    source: str  # what the user named, for messages and Paper.source
-    root: str  # the root file inside the project ("main.tex")
-    text: str  # live LaTeX: dead code removed, inputs inlined
-    warnings: list[ParseWarning] = field(default_factory=list)
-
-    @property
-    def is_fragment(self) -> bool:
-        """True for a standalone snippet (a checklist.tex on its own) rather than a whole document."""
-        return "\\begin{document}" not in self.text
 
 
 # --- what kind of input ---------------------------------------------------------------------------
@@ -164,60 +146,40 @@ def decode_tex(data: bytes, name: str, warnings: list[ParseWarning]) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_ENDINPUT = re.compile(r"\\endinput(?![a-zA-Z@])")
-_LATEX_HINT = re.compile(r"\\[a-zA-Z]{2,}")
+# --- file trees: a name -> text view over a folder, an archive or a lone file -----------------------
 
 
-def _require_latex(text: str, name: str) -> None:
-    if not _LATEX_HINT.search(text):
-        raise InputError(name, "not LaTeX (no LaTeX commands) and not a PDF")
+class FileTree:
+    """The text files of one input, addressed by normalised relative POSIX paths and read in memory.
+    Each file is read and decoded once, however often the reader asks for it."""
 
-
-# --- projects: a name -> bytes view over a folder or an archive -----------------------------------
-
-
-class _Project:
-    """Files of a LaTeX project addressed by normalised relative POSIX paths. Each file is decoded and
-    stripped of dead code once, however often root detection and \\input resolution ask for it."""
-
-    def __init__(self, label: str, names: list[str], reader: Callable[[str], bytes | None]):
+    def __init__(self, label: str, names: list[str], reader: Callable[[str], bytes | None],
+                 contains: Callable[[str], bool] | None = None):
         self.label = label
         self.names = names
         self._reader = reader
-        self._raw: dict[str, str] = {}
-        self._live: dict[str, str] = {}
+        self._text: dict[str, str] = {}
         self._known = set(names)
+        self._contains = contains  # files beyond ``names`` found on demand (a lone file's folder)
         self.warnings: list[ParseWarning] = []  # decoding warnings, one per file, whoever read it first
 
     def exists(self, name: str) -> bool:
-        return name in self._known
+        return name in self._known or (self._contains is not None and self._contains(name))
 
     def seed(self, name: str, text: str) -> None:
         """A file already read and decoded by the caller."""
-        self._raw[name] = text
+        self._text[name] = text
 
     def text(self, name: str) -> str:
-        if name not in self._raw:
+        if name not in self._text:
             data = self._reader(name)
             if data is None:
                 raise InputError(f"{self.label}/{name}", "cannot read file")
-            self._raw[name] = decode_tex(data, f"{self.label}/{name}", self.warnings)
-        return self._raw[name]
-
-    def live(self, name: str) -> str:
-        """The file without comments, \\iffalse blocks and comment environments, and nothing after
-        an ``\\endinput`` (TeX finishes that line and stops reading the file)."""
-        if name not in self._live:
-            live = strip_dead(self.text(name))
-            end = _ENDINPUT.search(live)
-            if end is not None:
-                line_end = live.find("\n", end.end())
-                live = live[: end.start()] + (live[end.end() : line_end] if line_end >= 0 else live[end.end() :])
-            self._live[name] = live
-        return self._live[name]
+            self._text[name] = decode_tex(data, f"{self.label}/{name}", self.warnings)
+        return self._text[name]
 
 
-def _folder_project(folder: Path) -> _Project:
+def _folder_tree(folder: Path) -> FileTree:
     root = folder.resolve()
     names = []
     for path in sorted(root.rglob("*")):
@@ -240,10 +202,10 @@ def _folder_project(folder: Path) -> _Project:
             return None
         return read_regular(path, MAX_TEX_BYTES, "LaTeX file")
 
-    return _Project(str(folder), names, read)
+    return FileTree(str(folder), names, read)
 
 
-def _is_absolute(name: str) -> bool:
+def is_absolute(name: str) -> bool:
     """A POSIX, UNC or Windows drive path: never relative to the project, whatever the platform."""
     return name.startswith(("/", "\\")) or re.match(r"^[a-zA-Z]:", name) is not None
 
@@ -252,7 +214,7 @@ def _safe_member_name(archive: Path, name: str) -> str:
     """The member's normalised path, or UnsafeArchiveError when it could land outside the folder."""
     if not name or "\x00" in name:
         raise UnsafeArchiveError(archive, "archive member with an empty or invalid name")
-    if _is_absolute(name):
+    if is_absolute(name):
         raise UnsafeArchiveError(archive, f"archive member has an absolute path: {name!r}")
     parts = re.split(r"[\\/]+", name)
     if ".." in parts:
@@ -306,15 +268,7 @@ def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True
     """The regular files of a zip whose normalised names pass ``keep``, read in memory (never
     extracted to disk) under the member, total and compression-ratio limits. Every member's name and
     type is checked, kept or not, so an archive with one hostile member is rejected whole."""
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data) if data is not None else path)
-        infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, EOFError) as err:
-        if _is_tar(path, data):
-            raise InputError(path, "named .zip but is a tar archive; name it .tar or .tar.gz") from None
-        raise InputError(path, f"unreadable zip archive: {err}") from None
-    if len(infos) > MAX_MEMBERS:
-        raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
+    zf, infos = _open_zip(path, data)
     files: dict[str, bytes] = {}
     declared_total = 0
     read_total = 0
@@ -324,27 +278,45 @@ def read_zip_members(path: Path, keep: Callable[[str], bool] = lambda name: True
     with zf:
         for info in infos:
             name = _safe_member_name(path, info.filename)
-            mode = info.external_attr >> 16
-            # writestr() leaves the file-type bits at 0, so only a positively identified link or
-            # device is refused.
-            if stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode):
-                raise UnsafeArchiveError(path, f"archive member {info.filename!r} is a link or device")
+            _refuse_zip_link_or_device(path, info)
             if info.is_dir():
                 continue
             declared_total += info.file_size
             _check_declared_size(path, name, info.file_size, info.compress_size, declared_total)
             if not keep(name):
                 continue
-            try:
-                with zf.open(info) as stream:
-                    # Headers can lie: the read itself is capped too.
-                    limit = min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES - read_total)
-                    data = _read_capped(stream, limit, path, name)
-            except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError, zlib.error) as err:
-                raise InputError(path, f"unreadable zip member {name!r}: {err}") from None
-            read_total += len(data)
-            files[name] = data
+            # Headers can lie: the read itself is capped too.
+            files[name] = _read_zip_member(zf, info, path, name, min(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES - read_total))
+            read_total += len(files[name])
     return files
+
+
+def _open_zip(path: Path, data: bytes | None) -> tuple[zipfile.ZipFile, list[zipfile.ZipInfo]]:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data) if data is not None else path)
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, EOFError) as err:
+        if _is_tar(path, data):
+            raise InputError(path, "named .zip but is a tar archive; name it .tar or .tar.gz") from None
+        raise InputError(path, f"unreadable zip archive: {err}") from None
+    if len(infos) > MAX_MEMBERS:
+        raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
+    return zf, infos
+
+
+def _refuse_zip_link_or_device(path: Path, info: zipfile.ZipInfo) -> None:
+    mode = info.external_attr >> 16
+    # writestr() leaves the file-type bits at 0, so only a positively identified link or device is refused.
+    if stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode):
+        raise UnsafeArchiveError(path, f"archive member {info.filename!r} is a link or device")
+
+
+def _read_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, name: str, limit: int) -> bytes:
+    try:
+        with zf.open(info) as stream:
+            return _read_capped(stream, limit, path, name)
+    except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, NotImplementedError, zlib.error) as err:
+        raise InputError(path, f"unreadable zip member {name!r}: {err}") from None
 
 
 def _check_declared_size(path: Path, name: str, size: int, compressed: int, total: int) -> None:
@@ -356,30 +328,22 @@ def _check_declared_size(path: Path, name: str, size: int, compressed: int, tota
         raise UnsafeArchiveError(path, f"archive member {name!r} has a compression ratio typical of a zip bomb")
 
 
-def _zip_project(path: Path, data: bytes | None = None) -> _Project:
+def _zip_tree(path: Path, data: bytes | None = None) -> FileTree:
     files = read_zip_members(path, keep=lambda name: name.lower().endswith(TEXT_SUFFIXES), data=data)
-    return _Project(str(path), sorted(files), files.get)
+    return FileTree(str(path), sorted(files), files.get)
 
 
-def _tar_project(path: Path, data: bytes | None = None) -> _Project:
+def _tar_tree(path: Path, data: bytes | None = None) -> FileTree:
     files: dict[str, bytes] = {}
     total = 0
-    count = 0
     names: list[str] = []
     dirs: set[str] = set()
     try:
         # Streaming mode: one pass over the decompressed data; a skipped member is still counted.
         with tarfile.open(path if data is None else None, mode="r|*",
                           fileobj=io.BytesIO(data) if data is not None else None) as tf:
-            for member in tf:
-                count += 1
-                if count > MAX_MEMBERS:
-                    raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
-                name = _safe_member_name(path, member.name)
-                if member.issym() or member.islnk():
-                    raise UnsafeArchiveError(path, f"archive member {member.name!r} is a link")
-                if member.isdev() or member.isfifo():
-                    raise UnsafeArchiveError(path, f"archive member {member.name!r} is a device")
+            for count, member in enumerate(tf, start=1):
+                name = _checked_tar_member(path, member, count)
                 if member.isdir():
                     dirs.add(name)
                 if not member.isfile():
@@ -388,9 +352,7 @@ def _tar_project(path: Path, data: bytes | None = None) -> _Project:
                 total += member.size
                 # The ratio check needs the compressed size, known only for the whole stream (below).
                 _check_declared_size(path, name, member.size, member.size, total)
-                if not name.lower().endswith(TEXT_SUFFIXES):
-                    continue
-                stream = tf.extractfile(member)
+                stream = tf.extractfile(member) if name.lower().endswith(TEXT_SUFFIXES) else None
                 if stream is not None:
                     files[name] = _read_capped(stream, MAX_MEMBER_BYTES, path, name)
     except tarfile.TarError as err:
@@ -401,173 +363,46 @@ def _tar_project(path: Path, data: bytes | None = None) -> _Project:
     compressed = len(data) if data is not None else path.stat().st_size
     if total >= RATIO_CHECK_MIN_BYTES and total > MAX_COMPRESSION_RATIO * max(compressed, 1):
         raise UnsafeArchiveError(path, "archive has a compression ratio typical of a decompression bomb")
-    return _Project(str(path), sorted(files), files.get)
+    return FileTree(str(path), sorted(files), files.get)
 
 
-# --- root file and \input resolution --------------------------------------------------------------
-
-# Bounded repeats: an unclosed "[" in each of many \\documentclass lines must not rescan the file.
-_DOCCLASS = re.compile(r"\\documentclass\s*(?:\[[^\]]{0,4000}\])?\s*\{([^}]{0,500})\}")
-_BEGIN_DOC = "\\begin{document}"
-_END_DOC = "\\end{document}"
-_INPUT = re.compile(
-    r"\\(?P<cmd>input|include|subfile|import|subimport|subfileinclude)\*?(?![a-zA-Z@])\s*"
-    r"(?:\{(?P<dir>[^{}]*)\}\s*\{(?P<file2>[^{}]*)\}|\{(?P<file>[^{}]*)\}|(?P<bare>[^\s{}\\%]+))"
-)
-
-
-def _candidates(name: str, base_dirs: list[str]) -> list[str]:
-    """Project paths an \\input argument may refer to, nearest first, never outside the project."""
-    out = []
-    for base in base_dirs:
-        joined = posixpath.normpath(posixpath.join(base, name)) if base else posixpath.normpath(name)
-        if joined.startswith("../") or joined == ".." or joined.startswith("/"):
-            continue
-        out.append(joined)
-        if not joined.lower().endswith(".tex"):
-            out.append(joined + ".tex")
-    return out
-
-
-class _Flattener:
-    def __init__(self, project: _Project, root: str, warnings: list[ParseWarning]):
-        self.project = project
-        self.root_dir = posixpath.dirname(root)
-        self.warnings = warnings
-        self.label = f"{project.label}/{root}"
-        self.inlined = 0  # characters pulled in by \input so far: a file included 1000 times counts 1000 times
-
-    def flatten(self, name: str, stack: tuple[str, ...] = ()) -> str:
-        text = self.project.live(name)
-        if stack and _BEGIN_DOC in text and _DOCCLASS.search(text):
-            # A \subfile'd file is a document of its own; only its body belongs to the parent.
-            start = text.index(_BEGIN_DOC) + len(_BEGIN_DOC)
-            end = text.find(_END_DOC, start)
-            text = text[start : end if end >= 0 else len(text)]
-        elif _END_DOC in text:
-            text = text[: text.index(_END_DOC) + len(_END_DOC)]
-        stack = stack + (name,)
-        return _INPUT.sub(lambda m: self._inline(m, name, stack), text)
-
-    def _skip(self, current: str, message: str) -> None:
-        self.warnings.append(ParseWarning(kind=WarningKind.INPUT_SKIPPED, message=message, location=current))
-
-    def _inline(self, match: re.Match, current: str, stack: tuple[str, ...]) -> str:
-        cmd = match["cmd"]
-        target = (match["file"] or match["file2"] or match["bare"] or "").strip()
-        if not target:
-            return match.group(0)
-        if cmd in ("import", "subimport"):
-            directory = (match["dir"] or "").strip()
-            base = posixpath.dirname(current) if cmd == "subimport" else self.root_dir
-            target = posixpath.join(base, directory, target)
-            bases = [""]
-        else:
-            bases = [self.root_dir, posixpath.dirname(current)]
-        if _is_absolute(target):
-            self._skip(current, f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
-            return ""
-        found = next((c for c in _candidates(target, bases) if self.project.exists(c)), None)
-        if found is None:
-            if any(posixpath.normpath(posixpath.join(b, target)).startswith("..") for b in bases):
-                self._skip(current, f"{current}: \\{cmd}{{{target}}} points outside the project; skipped")
-            elif not target.lower().endswith((".bbl", ".sty", ".cls", ".pdf", ".png", ".pgf")):
-                self._skip(current, f"{current}: \\{cmd}{{{target}}}: file not found; skipped")
-            return ""
-        if found in stack:
-            self._skip(current, f"{current}: \\{cmd}{{{target}}} includes itself (cycle); skipped")
-            return ""
-        if len(stack) >= MAX_INPUT_DEPTH:
-            self._skip(current, f"{current}: inputs nested deeper than {MAX_INPUT_DEPTH}; skipped")
-            return ""
-        body = self.flatten(found, stack)
-        self.inlined += len(body)
-        if self.inlined > MAX_SOURCE_CHARS:
-            raise InputError(self.label, f"document larger than {MAX_SOURCE_CHARS // 2**20} MB once its "
-                             "\\input files are resolved")
-        return f"\n{body}\n" if cmd in ("include", "subfile") else body
-
-
-def _is_root(live: str) -> bool:
-    return bool(_DOCCLASS.search(live)) and _BEGIN_DOC in live
-
-
-def _has_checklist(live: str) -> bool:
-    # The parser's own notion of a live checklist, so root choice and parsing can never disagree.
-    return find_region(live) is not None
-
-
-def _choose_root(project: _Project, warnings: list[ParseWarning]) -> str:
-    tex_names = [n for n in project.names if n.lower().endswith((".tex", ".ltx"))]
-    if not tex_names:
-        raise InputError(project.label, "no .tex file found")
-    roots = [n for n in tex_names if _is_root(project.live(n))]
-    if len(roots) == 1:
-        return roots[0]
-    if roots:
-        # Several documents (main.tex and an old draft, a paper and its supplement): prefer the one
-        # whose live content really pulls the checklist in, then the conventional name, then depth.
-        # Several documents that each carry a live checklist are several papers: guessing one would
-        # silently judge the wrong paper, so the user names it.
-        checked = {n: _has_checklist(_Flattener(project, n, []).flatten(n)) for n in roots}
-        _refuse_several_papers(project.label, [n for n in roots if checked[n]])
-
-        def rank(name: str) -> tuple[int, int, int, str]:
-            return (
-                0 if checked[name] else 1,
-                0 if posixpath.basename(name).lower() == "main.tex" else 1,
-                name.count("/"),
-                name,
-            )
-
-        return min(roots, key=rank)
-    if len(tex_names) == 1:
-        return tex_names[0]
-    with_checklist = [n for n in tex_names if _has_checklist(project.live(n))]
-    if with_checklist:
-        chosen = min(with_checklist, key=lambda n: (n.count("/"), n))
-        warnings.append(ParseWarning(
-            kind=WarningKind.ROOT_CHOICE, location=chosen,
-            message=f"{project.label}: no root file (\\documentclass + \\begin{{document}}); reading {chosen}"))
-        return chosen
-    raise InputError(project.label, "no root file (\\documentclass + \\begin{document}) found")
-
-
-def _refuse_several_papers(label: str, candidates: list[str]) -> None:
-    if len(candidates) < 2:
-        return
-    shown = sorted(candidates)[:MAX_LISTED_ROOTS]
-    more = f" and {len(candidates) - len(shown)} more" if len(candidates) > len(shown) else ""
-    raise InputError(label, f"holds {len(candidates)} papers with a checklist ({', '.join(shown)}{more}): "
-                            "name one with --root FILE, or keep one paper per folder")
-
-
-def _named_root(project: _Project, root: str) -> str:
-    name = root.replace("\\", "/").removeprefix("./")
-    if name not in project.names:
-        raise InputError(project.label, f"--root {root}: no such .tex file in this project")
+def _checked_tar_member(path: Path, member: tarfile.TarInfo, count: int) -> str:
+    """The normalised name of the ``count``-th member, or UnsafeArchiveError for one too many, a
+    name that escapes the folder, a link or a device."""
+    if count > MAX_MEMBERS:
+        raise UnsafeArchiveError(path, f"archive has more than {MAX_MEMBERS} members")
+    name = _safe_member_name(path, member.name)
+    if member.issym() or member.islnk():
+        raise UnsafeArchiveError(path, f"archive member {member.name!r} is a link")
+    if member.isdev() or member.isfifo():
+        raise UnsafeArchiveError(path, f"archive member {member.name!r} is a device")
     return name
 
 
-def _load_project(project: _Project, source: str, root: str | None = None) -> LatexSource:
-    warnings: list[ParseWarning] = []
-    root = _named_root(project, root) if root else _choose_root(project, warnings)
-    text = _Flattener(project, root, warnings).flatten(root)
-    _require_latex(text, f"{project.label}/{root}")
-    return LatexSource(source=source, root=root, text=text, warnings=project.warnings + warnings)
+# --- opening an input as a tree, and its root ---------------------------------------------------
 
 
-def load_tex_file(path: Path) -> LatexSource:
-    """A single .tex file (document or fragment); inputs resolve against its folder's files."""
+def open_tree(path: Path, kind: str) -> FileTree:
+    """A folder, zip or tar (``kind`` from :func:`input_kind`) as a tree of its text files."""
+    if kind == "folder":
+        return _folder_tree(path)
+    if kind == "zip":
+        return _zip_tree(path)
+    if kind == "tar":
+        return _tar_tree(path)
+    raise InputError(path, f"not a folder or an archive ({kind})")
+
+
+def open_file_tree(path: Path) -> FileTree:
+    """A lone file, read and decoded now, in a tree with its folder's files: those are only looked at
+    when the reader asks for one, so pointing the tool at a file in a big folder does not read the
+    folder. A file the folder holds through a link to elsewhere is not there."""
     warnings: list[ParseWarning] = []
-    data = read_regular(path, MAX_TEX_BYTES, "LaTeX file")
-    text = decode_tex(data, str(path), warnings)
-    _require_latex(text, str(path))
+    text = decode_tex(read_regular(path, MAX_TEX_BYTES, "LaTeX file"), str(path), warnings)
     folder = path.resolve().parent
     name = path.name
 
     def sibling(rel: str) -> Path | None:
-        """The file ``rel`` names, if it really lies inside the folder (a link may point anywhere)."""
         target = (folder / rel).resolve()
         try:
             target.relative_to(folder)
@@ -579,46 +414,33 @@ def load_tex_file(path: Path) -> LatexSource:
         target = sibling(rel)
         return None if target is None else read_regular(target, MAX_TEX_BYTES, "LaTeX file")
 
-    class _Lazy(_Project):
-        # A lone file's siblings are only looked at when an \input names them, so pointing the tool
-        # at a .tex in a big folder does not read the whole folder.
-        def exists(self, rel: str) -> bool:
-            return rel == name or sibling(rel) is not None
-
-    project = _Lazy(str(path.parent), [name], read)
-    project.seed(name, text)
-    flat = _Flattener(project, name, warnings).flatten(name)
-    return LatexSource(source=str(path), root=name, text=flat, warnings=warnings + project.warnings)
+    tree = FileTree(str(path.parent), [name], read, contains=lambda rel: rel == name or sibling(rel) is not None)
+    tree.seed(name, text)
+    tree.warnings.extend(warnings)
+    return tree
 
 
-def load_latex(path: str | Path, root: str | None = None) -> LatexSource:
-    """Any LaTeX input (file, folder, zip, tar) as one flattened live string. ``root`` names the main
-    .tex file of a project (a folder or archive holding several papers must name one)."""
-    path = Path(path)
-    kind = input_kind(path)
-    if kind == "pdf":
-        raise InputError(path, "is a PDF, not LaTeX source")
-    if kind == "folder":
-        return _load_project(_folder_project(path), str(path), root)
-    if kind == "zip":
-        return _load_project(_zip_project(path), str(path), root)
-    if kind == "tar":
-        return _load_project(_tar_project(path), str(path), root)
-    return load_tex_file(path)
-
-
-def latex_from_members(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> LatexSource:
-    """A LaTeX paper held in memory: a folder of members, one .tex member, or a nested .zip/.tar
-    member (opened from its bytes, like any project archive)."""
+def tree_from_members(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> FileTree:
+    """A paper held in memory (an entry of a submission archive): a folder of members, one member,
+    or a nested .zip/.tar member (opened from its bytes, like any archive)."""
     if is_dir:
         texts = {n: d for n, d in members.items() if n.lower().endswith(TEXT_SUFFIXES)}
-        return _load_project(_Project(label, sorted(texts), texts.get), label)
+        return FileTree(label, sorted(texts), texts.get)
     data = members[name]
     low = name.lower()
     if data.startswith((_ZIP_MAGIC, _EMPTY_ZIP_MAGIC)) or low.endswith(".zip"):
-        return _load_project(_zip_project(Path(label), data), label)
+        return _zip_tree(Path(label), data)
     if data.startswith(_GZIP_MAGIC) or data[257:262] == b"ustar" or low.endswith((".tar.gz", ".tgz")):
-        return _load_project(_tar_project(Path(label), data), label)
-    project = _Project(label, [name], {name: data}.get)
-    _require_latex(project.text(name), label)
-    return _load_project(project, label)
+        return _tar_tree(Path(label), data)
+    return FileTree(label, [name], {name: data}.get)
+
+
+def pick_root(tree: FileTree, root: str | None, choose: Callable[[FileTree], str]) -> str:
+    """The file of ``tree`` a document starts from: the one the user named (``--root``), else the
+    caller's ``choose``, which knows what a document's first file looks like."""
+    if not root:
+        return choose(tree)
+    name = root.replace("\\", "/").removeprefix("./")
+    if name not in tree.names:
+        raise InputError(tree.label, f"--root {root}: no such .tex file in this project")
+    return name

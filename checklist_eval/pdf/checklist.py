@@ -20,10 +20,8 @@ from checklist_eval import checklists
 from checklist_eval.models import (
     Answer,
     Checklist,
-    ChecklistItem,
     ChecklistSpec,
     ParseWarning,
-    WarningKind,
     normalize_answer,
 )
 from checklist_eval.pdf.cleaning import squash
@@ -259,41 +257,16 @@ def _answer_of(raw: str | None) -> tuple[Answer | None, str | None]:
 def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, list[ParseWarning]]:
     """Attach each block to the spec question it is about (by meaning); every spec question gets
     an item, in template order, with answer None where the paper has none."""
-    warnings: list[ParseWarning] = []
-    found: dict[str, _Block] = {}
-    for block in region.blocks:
-        qid = _match_block(spec, block)
-        if qid is None:
-            shown = block.heading or block.question[:60]
-            warnings.append(ParseWarning(
-                kind=WarningKind.UNMATCHED_ANSWER,
-                message=f"checklist question {block.number} ({shown!r}) matches no question of {spec.id};"
-                        " ignored"))
-            continue
-        if qid in found:
-            warnings.append(ParseWarning(
-                kind=WarningKind.DUPLICATE_ANSWER, location=qid,
-                message=f"checklist question {block.number} repeats question {qid}; kept the first"))
-            continue
-        found[qid] = block
-    items = []
-    for q in spec.questions:
-        found_block = found.get(q.id)
-        answer, note = _answer_of(found_block.answer_raw) if found_block else (None, None)
-        if note:
-            warnings.append(ParseWarning(kind=WarningKind.DUPLICATE_ANSWER, location=q.id,
-                                         message=f"question {q.id} ({q.title}): {note}"))
-        if found_block is not None and answer is None:
-            warnings.append(ParseWarning(kind=WarningKind.MISSING_ANSWER, location=q.id,
-                                         message=f"question {q.id} ({q.title}): no answer found"))
-        items.append(
-            ChecklistItem.for_question(q, answer, (found_block.justification or None) if found_block else None)
-        )
-    missing = [q.id for q in spec.questions if q.id not in found]
-    if missing:
-        warnings.append(ParseWarning(kind=WarningKind.MISSING_ANSWER, location=", ".join(missing),
-                                     message=f"questions not found in the PDF checklist: {', '.join(missing)}"))
-    return Checklist(id=spec.id, items=items), warnings
+    from checklist_eval.checklists.assembly import Finding, assemble
+
+    def finding(block: _Block) -> Finding:
+        answer, note = _answer_of(block.answer_raw)
+        shown = block.heading or block.question[:60]
+        return Finding(_match_block(spec, block), answer, block.justification or None,
+                       location=f"checklist question {block.number}",
+                       place=lambda: f"checklist question {block.number} ({shown!r})", note=note)
+
+    return assemble(spec, (finding(block) for block in region.blocks))
 
 
 def _match_block(spec: ChecklistSpec, block: _Block) -> str | None:
