@@ -373,35 +373,16 @@ class MockServer:
         except (ValueError, KeyError, TypeError):
             self._count(400)
             return error_reply(400, "request body is not a chat completion request", "invalid_request_error")
-        wait = self._rate_limited()
-        if wait is not None:
-            self._count(429, "rpm")
-            return self._too_many(wait, "Rate limit reached for requests per minute")
         fmt = (req.get("response_format") or {}).get("type", "text")
-        refused = self._refused_parameter(req, fmt)
+        prompt = self._prompt_tokens(messages)
+        refused = self._refusal(req, fmt, prompt)
         if refused is not None:
             return refused
-        prompt = []
-        for m in messages:
-            prompt.append(f"<|{m.get('role', 'user')}|>")
-            prompt.extend(tokenize(text_of(m.get("content"))))
-        if len(prompt) > self.context_tokens:
-            self._count(400)
-            return error_reply(400, f"This model's maximum context length is {self.context_tokens} tokens. However, "
-                          f"your messages resulted in {len(prompt)} tokens.", "invalid_request_error",
-                          "context_length_exceeded")
-        fault = self._fault_for(n)
+        fault = self._fault_for(n)  # drawn only for a request the endpoint accepted, as before
         injected = self._injected_failure(fault)
         if injected is not None:
             return injected
-        rewrite = mock_rewrite(messages)
-        correct, p, review, evidence = mock_verdict(messages) if rewrite is None else (True, 0.5, "", [])
-        if self.profile.ignores_response_format:  # the model follows the prompt's format instructions
-            fmt = "fenced_json" if fmt in ("json_schema", "json_object") else fmt
-        text = rewrite if rewrite is not None else render_reply(fmt, correct, p, review, evidence,
-                                                                mock_findings(messages, correct, review))
-        if "[mock:fake-quote]" in text_of(messages[-1].get("content")):  # evidence the paper does not hold
-            text = text.replace('"evidence": [', f'"evidence": ["{FAKE_QUOTE}", ', 1)
+        text, correct, p = self._answer(messages, fmt)
         finish = "stop"
         if fault == "truncated":
             self._count(200, fault)
@@ -430,12 +411,53 @@ class MockServer:
             "logprobs": verdict_logprobs(out_tokens, text, correct, p, int(req.get("top_logprobs") or 0))
             if want_logprobs else None,
         }
+        model = self.model if deployment else req.get("model", self.model)
+        return self._completion(n, model, choice, len(prompt), len(out_tokens), cached, reasoning)
+
+    def _answer(self, messages: list[dict], fmt: str) -> tuple[str, bool, float]:
+        """The mock model's reply text, and the verdict and probability it carries."""
+        rewrite = mock_rewrite(messages)
+        correct, p, review, evidence = mock_verdict(messages) if rewrite is None else (True, 0.5, "", [])
+        if self.profile.ignores_response_format:  # the model follows the prompt's format instructions
+            fmt = "fenced_json" if fmt in ("json_schema", "json_object") else fmt
+        text = rewrite if rewrite is not None else render_reply(fmt, correct, p, review, evidence,
+                                                                mock_findings(messages, correct, review))
+        if "[mock:fake-quote]" in text_of(messages[-1].get("content")):  # evidence the paper does not hold
+            text = text.replace('"evidence": [', f'"evidence": ["{FAKE_QUOTE}", ', 1)
+        return text, correct, p
+
+    @staticmethod
+    def _prompt_tokens(messages: list[dict]) -> list[str]:
+        prompt = []
+        for m in messages:
+            prompt.append(f"<|{m.get('role', 'user')}|>")
+            prompt.extend(tokenize(text_of(m.get("content"))))
+        return prompt
+
+    def _refusal(self, req: dict, fmt: str, prompt: list[str]) -> Reply | None:
+        """What a real endpoint answers before running the model: rate limit, refused parameter, overflow."""
+        wait = self._rate_limited()
+        if wait is not None:
+            self._count(429, "rpm")
+            return self._too_many(wait, "Rate limit reached for requests per minute")
+        refused = self._refused_parameter(req, fmt)
+        if refused is not None:
+            return refused
+        if len(prompt) > self.context_tokens:
+            self._count(400)
+            return error_reply(400, f"This model's maximum context length is {self.context_tokens} tokens. However, "
+                          f"your messages resulted in {len(prompt)} tokens.", "invalid_request_error",
+                          "context_length_exceeded")
+        return None
+
+    def _completion(self, n: int, model: str, choice: dict, prompt: int, completion: int, cached: int,
+                    reasoning: int) -> Reply:
         reply = {"id": f"chatcmpl-mock-{n}", "object": "chat.completion", "created": int(time.time()),
-                 "model": self.model if deployment else req.get("model", self.model), "choices": [choice],
-                 "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(out_tokens),
-                           "total_tokens": len(prompt) + len(out_tokens),
+                 "model": model, "choices": [choice],
+                 "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                           "total_tokens": prompt + completion,
                            "prompt_tokens_details": {"cached_tokens": cached}}}
-        reply = self.profile.shape(reply, {"prompt": len(prompt), "completion": len(out_tokens) + reasoning,
+        reply = self.profile.shape(reply, {"prompt": prompt, "completion": completion + reasoning,
                                            "cached": cached, "reasoning": reasoning})
         return json_reply(200, reply)
 
