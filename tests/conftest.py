@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,14 @@ SHARED = Path(os.environ.get("CHECKLIST_EVAL_SHARED", ROOT.parent / "shared"))
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture()
+def submissions_copy(tmp_path: Path) -> Path:
+    """The bundled submissions copied to ``tmp_path/subs``, for runs that write beside them."""
+    dst = tmp_path / "subs"
+    shutil.copytree(FIXTURES / "submissions", dst)
+    return dst
 
 
 @pytest.fixture(scope="session")

@@ -29,3 +29,23 @@ def assess_and_close(assessor, paper):
             await assessor.aclose()
 
     return asyncio.run(go())
+
+
+def one_error_line(run, *words: str) -> str:
+    """The CLI's bad-input contract: exit 2 and one line on stderr, naming each of ``words``."""
+    assert run.code == 2, run
+    lines = [ln for ln in run.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("checklist-eval: error:"), run
+    for w in words:
+        assert w.lower() in lines[0].lower(), (w, lines[0])
+    return lines[0]
+
+
+def mock_llm(server, **config):
+    """The LLM assessor against a loopback server: key from CE_TEST_KEY, no cache, fast retries."""
+    from checklist_eval.assessors import make_assessor
+
+    options = dict(model="gpt-4o-mini", base_url=server.base_url, api_key_env="CE_TEST_KEY", no_cache=True,
+                   backoff_initial=0.01, timeout=5.0)
+    options.update(config)
+    return make_assessor("llm", **options)

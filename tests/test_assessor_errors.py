@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import assess_and_close
+from helpers import assess_and_close, mock_llm
 
-from checklist_eval.assessors import make_assessor
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE
 from checklist_eval.assessors.heuristic import HeuristicAssessor
 from checklist_eval.errors import AssessorError
@@ -33,10 +32,7 @@ def _api_key(monkeypatch):
 
 
 def llm(server: MockServer, **config):
-    options = dict(model="gpt-4o-mini", base_url=server.base_url, api_key_env="CE_TEST_KEY", no_cache=True,
-                   backoff_initial=0.01, timeout=5.0, concurrency=1)
-    options.update(config)
-    return make_assessor("llm", **options)
+    return mock_llm(server, **{"concurrency": 1, **config})
 
 
 def endpoint_of(server: MockServer) -> str:

@@ -13,10 +13,8 @@ from checklist_eval.records import read_records
 
 
 @pytest.fixture()
-def root(tmp_path, fixtures_dir):
-    dst = tmp_path / "subs"
-    shutil.copytree(fixtures_dir / "submissions", dst)
-    return dst
+def root(submissions_copy):
+    return submissions_copy
 
 
 def _add_corrupt(root):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -23,10 +22,8 @@ VERDICT_COLUMNS = ["submission_id", "role", "question_id", "answer", "correct", 
 
 
 @pytest.fixture()
-def root(tmp_path, fixtures_dir):
-    dst = tmp_path / "subs"
-    shutil.copytree(fixtures_dir / "submissions", dst)
-    return dst
+def root(submissions_copy):
+    return submissions_copy
 
 
 @pytest.fixture()

@@ -25,7 +25,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers import pdf_bytes
+from helpers import one_error_line, pdf_bytes
 
 from checklist_eval import sources
 from checklist_eval.parsing import load_paper
@@ -118,14 +118,6 @@ def cli(tmp_path):
         return result
 
     return run
-
-
-def assert_one_line_error(run: Run, *words: str) -> None:
-    assert run.code == 2, run
-    lines = [ln for ln in run.err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("checklist-eval: error:"), run
-    for w in words:
-        assert w.lower() in lines[0].lower(), (w, lines[0])
 
 
 # ------------------------------------------------------------------------------------------ builders
@@ -266,21 +258,21 @@ def test_archive_path_escape(cli, tmp_path, kind, member, words):
         path.write_bytes(zip_bytes(members))
     else:
         path = tar_gz(tmp_path / "paper.tar.gz", members)
-    assert_one_line_error(cli("parse", str(path)), str(path.name), *words)
+    one_error_line(cli("parse", str(path)), str(path.name), *words)
     assert not (tmp_path.parent / "x.tex").exists() and not Path("/abs/x.tex").exists()
 
 
 def test_zip_symlink_member(cli, tmp_path):
     path = tmp_path / "paper.zip"
     path.write_bytes(zip_bytes({"main.tex": GOOD_TEX}, links={"sections/secret.tex": "/etc/passwd"}))
-    assert_one_line_error(cli("parse", str(path)), "link")
+    one_error_line(cli("parse", str(path)), "link")
 
 
 @pytest.mark.parametrize("kind", [tarfile.SYMTYPE, tarfile.LNKTYPE])
 def test_tar_links(cli, tmp_path, kind):
     path = tar_gz(tmp_path / "paper.tgz", {"main.tex": GOOD_TEX.encode()},
                   [link("secret.tex", "/etc/passwd", kind), link("dev.tex", "main.tex", kind)])
-    assert_one_line_error(cli("parse", str(path)), "link")
+    one_error_line(cli("parse", str(path)), "link")
 
 
 def test_folder_symlink_to_outside_is_not_read(cli, tmp_path):
@@ -307,7 +299,7 @@ def test_zip_bomb_rejected_by_limit(cli, tmp_path):
     assert path.stat().st_size < 2 * MIB  # 1 GiB of zeros, about 1 MB on disk
     assert zipfile.ZipFile(path).getinfo("zeros.tex").file_size == 1024 * MIB
     run = cli("parse", str(path))
-    assert_one_line_error(run, "zeros.tex")
+    one_error_line(run, "zeros.tex")
     assert run.rss_mb < 300, run  # rejected from the header, nothing inflated
 
 
@@ -316,7 +308,7 @@ def test_zip_bomb_with_lying_header_stops_at_the_cap(cli, tmp_path):
     path = tmp_path / "liar.zip"
     write_zip_raw(path, [("main.tex", GOOD_TEX.encode()), ("zeros.tex", ("bomb", 256, 1000))])
     run = cli("parse", str(path))
-    assert_one_line_error(run, "liar.zip")
+    one_error_line(run, "liar.zip")
     # Read in 1 MiB chunks up to the cap: about 40 MB measured, where one big read() took 140.
     assert run.rss_mb < 120, run
 
@@ -328,7 +320,7 @@ def test_tar_bomb_rejected_by_limit(cli, tmp_path):
     with tarfile.open(path) as tf:  # a real, well-formed archive
         assert tf.next().size == 256 * MIB
     run = cli("parse", str(path))
-    assert_one_line_error(run, "zeros.tex")
+    one_error_line(run, "zeros.tex")
 
 
 def test_deeply_nested_archives(cli, tmp_path):
@@ -337,11 +329,11 @@ def test_deeply_nested_archives(cli, tmp_path):
         data = zip_bytes({f"level{depth}.zip": data})
     path = tmp_path / "nested.zip"
     path.write_bytes(data)
-    assert_one_line_error(cli("parse", str(path)), "nested.zip")
+    one_error_line(cli("parse", str(path)), "nested.zip")
     # The same as a paper inside a submission.
     sub = tmp_path / "sub.zip"
     sub.write_bytes(zip_bytes({"genuine_paper.zip": data}))
-    assert_one_line_error(cli("validate", str(sub)), "genuine_paper")
+    one_error_line(cli("validate", str(sub)), "genuine_paper")
 
 
 # ------------------------------------------------------------------------------------------ LaTeX
@@ -379,7 +371,7 @@ def test_huge_single_line_file(cli, tmp_path):
     # 20 MB on one line: refused from its size before anything is read into the parser.
     path = tmp_path / "huge.tex"
     _single_line_paper(path, 20 * MIB)
-    assert_one_line_error(cli("check", str(path), "--json"), "huge.tex", "larger")
+    one_error_line(cli("check", str(path), "--json"), "huge.tex", "larger")
 
 
 def test_single_line_file_at_the_size_limit(cli, tmp_path):
@@ -396,7 +388,7 @@ def test_file_over_the_size_limit(cli, tmp_path):
     with path.open("w") as fh:
         fh.write(GOOD_TEX)
         fh.write("%" + "x" * (sources.MAX_MEMBER_BYTES + 10) + "\n")
-    assert_one_line_error(cli("parse", str(path)), "toolarge.tex", "larger")
+    one_error_line(cli("parse", str(path)), "toolarge.tex", "larger")
 
 
 def test_invalid_utf8_is_decoded_with_a_warning(cli, tmp_path):
@@ -420,8 +412,8 @@ def test_invalid_utf8_is_decoded_with_a_warning(cli, tmp_path):
 def test_not_a_paper(cli, tmp_path, name, content, words):
     path = tmp_path / name
     path.write_bytes(content)
-    assert_one_line_error(cli("parse", str(path)), name, *words)
-    assert_one_line_error(cli("check", str(path)), name)
+    one_error_line(cli("parse", str(path)), name, *words)
+    one_error_line(cli("check", str(path)), name)
 
 
 def test_pdf_without_text_layer(cli, tmp_path):
@@ -432,8 +424,8 @@ def test_pdf_without_text_layer(cli, tmp_path):
     path = tmp_path / "scanned.pdf"
     pdf.save(str(path))
     pdf.close()
-    assert_one_line_error(cli("parse", str(path)), "scanned.pdf", "text")
-    assert_one_line_error(cli("check", str(path)), "scanned.pdf")
+    one_error_line(cli("parse", str(path)), "scanned.pdf", "text")
+    one_error_line(cli("check", str(path)), "scanned.pdf")
 
 
 def write_text_pdf(path: Path, n_pages: int, text: bytes) -> None:
@@ -453,7 +445,7 @@ def test_pdf_with_thousands_of_pages(cli, tmp_path):
     path = tmp_path / "long.pdf"
     write_text_pdf(path, 5000, b"We report standard deviations over five seeds on one A100 GPU.")
     assert path.stat().st_size < MIB
-    assert_one_line_error(cli("parse", str(path)), "long.pdf", "more than 1000")
+    one_error_line(cli("parse", str(path)), "long.pdf", "more than 1000")
 
 
 def test_checklist_with_every_answer_deleted(cli, tmp_path):
@@ -464,8 +456,8 @@ def test_checklist_with_every_answer_deleted(cli, tmp_path):
     path = tmp_path / "noanswers.tex"
     path.write_text(stripped)
     # No answer mark left: no live checklist is found, and the paper is refused rather than scored.
-    assert_one_line_error(cli("parse", str(path), "--json"), "noanswers.tex", "checklist")
-    assert_one_line_error(cli("check", str(path)), "noanswers.tex", "checklist")
+    one_error_line(cli("parse", str(path), "--json"), "noanswers.tex", "checklist")
+    one_error_line(cli("check", str(path)), "noanswers.tex", "checklist")
 
 
 # ------------------------------------------------------------------------------------------ submissions
@@ -479,9 +471,9 @@ def _good_submission(dest: Path) -> Path:
 def test_hostile_submission_zip_validate_and_score(cli, tmp_path):
     sub = tmp_path / "evil.zip"
     sub.write_bytes(zip_bytes({"genuine_p.tex": GOOD_TEX, "../../escape.tex": "x"}))
-    assert_one_line_error(cli("validate", str(sub)), "evil.zip", "escapes")
+    one_error_line(cli("validate", str(sub)), "evil.zip", "escapes")
     out = tmp_path / "out"
-    assert_one_line_error(cli("score", str(sub), "--out", str(out), out=out), "evil.zip")
+    one_error_line(cli("score", str(sub), "--out", str(out), out=out), "evil.zip")
     assert not out.exists() or not any(out.rglob("result.json"))
 
 

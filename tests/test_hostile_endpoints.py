@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import one_error_line
 
 from checklist_eval.testing import misbehave
 from checklist_eval.testing import MockServer
@@ -114,15 +115,6 @@ def hostile(tmp_path):
         return result
 
     return run
-
-
-def one_error_line(run: Run, *words: str) -> str:
-    assert run.code == 2, run
-    lines = [ln for ln in run.err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("checklist-eval: error:"), run
-    for w in words:
-        assert w.lower() in lines[0].lower(), (w, lines[0])
-    return lines[0]
 
 
 # Modes the run cannot survive: the one line says what the endpoint did.

@@ -23,12 +23,12 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers import pdf_bytes
+from helpers import one_error_line, pdf_bytes
 
 from checklist_eval import worstcases
 from checklist_eval.errors import InputError
 
-from test_hostile import GOOD_ANSWERS, GOOD_TEX, assert_one_line_error, paper_with, snapshot, zip_bytes
+from test_hostile import GOOD_ANSWERS, GOOD_TEX, paper_with, snapshot, zip_bytes
 
 # The whole process tree's peak resident memory; the parsing worker's own limit is 2048 MB by default,
 # and every case here stays far below it.
@@ -152,13 +152,13 @@ def submission(root: Path, name: str, files: dict[str, bytes | str]) -> Path:
 def test_paper_over_the_time_budget_fails_alone_with_one_line(cli, tmp_path):
     (tmp_path / "slow").mkdir()
     path = worstcases.write_case(tmp_path / "slow", "10,000+ checklist headings", WORST_CASE_BYTES)
-    assert_one_line_error(cli("parse", str(path), "--parse-timeout", "0.2"), "paper.tex", "longer than 0.2 s")
+    one_error_line(cli("parse", str(path), "--parse-timeout", "0.2"), "paper.tex", "longer than 0.2 s")
 
 
 def test_latex_over_the_memory_limit_fails_with_one_line(cli, tmp_path):
     (tmp_path / "big").mkdir()
     path = worstcases.write_case(tmp_path / "big", "10,000+ checklist headings", 4 * MIB)
-    assert_one_line_error(cli("parse", str(path), "--parse-memory", "60"), "paper.tex", "more than 60 MB")
+    one_error_line(cli("parse", str(path), "--parse-memory", "60"), "paper.tex", "more than 60 MB")
 
 
 def test_pdf_over_the_memory_limit_fails_alone_with_one_line(cli, tmp_path):
@@ -166,7 +166,7 @@ def test_pdf_over_the_memory_limit_fails_alone_with_one_line(cli, tmp_path):
     flate_bomb_pdf(path, 2048)
     assert path.stat().st_size < 4 * MIB
     run = cli("parse", str(path), "--parse-memory", "600")
-    assert_one_line_error(run, "bomb.pdf")
+    one_error_line(run, "bomb.pdf")
 
 
 def test_batch_goes_on_past_papers_that_hang_exhaust_or_fail(cli, tmp_path):
@@ -250,7 +250,7 @@ def test_worst_case_inputs_parse_in_bounded_time(cli, tmp_path, case):
     path = worstcases.write_case(folder, case, WORST_CASE_BYTES)
     run = cli("parse", str(path), "--json")
     if run.code == 2:
-        assert_one_line_error(run, str(path.name))
+        one_error_line(run, str(path.name))
     else:
         assert run.code == 0, run
         assert json.loads(run.out)["items"]
@@ -273,7 +273,7 @@ def test_paper_linking_out_of_the_submission_is_refused(cli, tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "genuine_p.tex").symlink_to(secret)
-    assert_one_line_error(cli("validate", str(sub)), "genuine_p.tex", "outside the submission")
+    one_error_line(cli("validate", str(sub)), "genuine_p.tex", "outside the submission")
 
 
 @pytest.mark.parametrize("target", ["/dev/zero", "/dev/null", "/dev/urandom"])
@@ -282,24 +282,24 @@ def test_paper_that_is_a_device_is_not_read(cli, tmp_path, target):
         pytest.skip(f"{target} absent")
     link = tmp_path / "paper.tex"
     link.symlink_to(target)
-    assert_one_line_error(cli("parse", str(link)), "paper.tex", "not a regular file")
+    one_error_line(cli("parse", str(link)), "paper.tex", "not a regular file")
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "genuine_p.pdf").symlink_to(target)
-    assert_one_line_error(cli("validate", str(sub)), "genuine_p.pdf")
+    one_error_line(cli("validate", str(sub)), "genuine_p.pdf")
 
 
 def test_question_set_that_is_a_fifo_is_not_read(cli, tmp_path):
     os.mkfifo(tmp_path / "questions.json")
     (tmp_path / "p.tex").write_text(GOOD_TEX)
     run = cli("parse", str(tmp_path / "p.tex"), "--questions", str(tmp_path / "questions.json"))
-    assert_one_line_error(run, "questions.json", "not a regular file")
+    one_error_line(run, "questions.json", "not a regular file")
 
 
 def test_fifo_named_like_a_paper_does_not_block(cli, tmp_path):
     fifo = tmp_path / "paper.tex"
     os.mkfifo(fifo)
-    assert_one_line_error(cli("parse", str(fifo)), "paper.tex", "not a regular file")
+    one_error_line(cli("parse", str(fifo)), "paper.tex", "not a regular file")
     root = tmp_path / "root"
     submission(root, "good", {"genuine_p.tex": GOOD_TEX})
     (root / "piped").mkdir()
@@ -363,10 +363,10 @@ def _raw_zip(members: list[tuple[str, bytes]]) -> bytes:
 def test_ambiguous_zip_is_refused(cli, tmp_path, members, words):
     path = tmp_path / "paper.zip"
     path.write_bytes(_raw_zip(members))
-    assert_one_line_error(cli("parse", str(path)), "paper.zip", *words)
+    one_error_line(cli("parse", str(path)), "paper.zip", *words)
     sub = tmp_path / "team.zip"
     sub.write_bytes(_raw_zip([("genuine_p/" + n, d) for n, d in members]))
-    assert_one_line_error(cli("validate", str(sub)), "team.zip", *words[:1])
+    one_error_line(cli("validate", str(sub)), "team.zip", *words[:1])
 
 
 def test_corrupt_deflate_member(cli, tmp_path):
@@ -375,7 +375,7 @@ def test_corrupt_deflate_member(cli, tmp_path):
     data[start + 10 : start + 40] = b"\xff" * 30  # inside the compressed data
     path = tmp_path / "paper.zip"
     path.write_bytes(bytes(data))
-    assert_one_line_error(cli("parse", str(path)), "paper.zip", "main.tex")
+    one_error_line(cli("parse", str(path)), "paper.zip", "main.tex")
 
 
 def test_truncated_tar_gz(cli, tmp_path):
@@ -388,7 +388,7 @@ def test_truncated_tar_gz(cli, tmp_path):
             tf.addfile(info, io.BytesIO(data))
     path = tmp_path / "paper.tar.gz"
     path.write_bytes(buf.getvalue()[: len(buf.getvalue()) // 2])
-    assert_one_line_error(cli("parse", str(path)), "paper.tar.gz", "truncated")
+    one_error_line(cli("parse", str(path)), "paper.tar.gz", "truncated")
 
 
 def test_utf16_file_is_decoded_with_a_warning(cli, tmp_path):
@@ -411,7 +411,7 @@ def plain_tar(name: str, data: bytes) -> bytes:
 def test_tar_named_zip_is_named_as_such(cli, tmp_path):
     path = tmp_path / "team.zip"
     path.write_bytes(plain_tar("genuine_p.tex", GOOD_TEX.encode()))
-    assert_one_line_error(cli("validate", str(path)), "team.zip", "tar archive")
+    one_error_line(cli("validate", str(path)), "team.zip", "tar archive")
     run = cli("parse", str(path), "--json")  # a project: its content decides how it is read
     assert answers(run) == GOOD_ANSWERS
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 
 import pytest
-from helpers import assess_and_close
+from helpers import assess_and_close, mock_llm
 
-from checklist_eval.assessors import make_assessor
 from checklist_eval.assessors.llm import PromptSet
 from checklist_eval.models import MUST_FIX_TAG, StructuredOutput
 from checklist_eval.testing import FAKE_QUOTE, MockServer, sample_paper
@@ -21,10 +20,7 @@ def _api_key(monkeypatch):
 
 
 def llm(server: MockServer, **config):
-    options = dict(model="gpt-4o-mini", base_url=server.base_url, api_key_env="CE_TEST_KEY", no_cache=True,
-                   backoff_initial=0.01, timeout=5.0, prompt_version="assess-v2")
-    options.update(config)
-    return make_assessor("llm", **options)
+    return mock_llm(server, **{"prompt_version": "assess-v2", **config})
 
 
 run = assess_and_close

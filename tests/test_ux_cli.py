@@ -32,10 +32,8 @@ def one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
 
 
 @pytest.fixture()
-def subs(tmp_path, fixtures_dir):
-    dst = tmp_path / "subs"
-    shutil.copytree(fixtures_dir / "submissions", dst)
-    return dst
+def subs(submissions_copy):
+    return submissions_copy
 
 
 @pytest.fixture()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -34,10 +33,8 @@ def llm(server: MockServer, model: str = "gpt-4o-mini") -> list[str]:
 
 
 @pytest.fixture()
-def subs(tmp_path, fixtures_dir):
-    dst = tmp_path / "subs"
-    shutil.copytree(fixtures_dir / "submissions", dst)
-    return dst
+def subs(submissions_copy):
+    return submissions_copy
 
 
 def test_batch_dry_run_plans_every_paper_and_sends_nothing(subs, tmp_path):
