@@ -14,7 +14,7 @@ from checklist_eval.models import (
     Usage,
     normalize_answer,
 )
-from checklist_eval.parsing import load_paper
+from checklist_eval.reading.parsing import load_paper
 
 __version__ = "0.1.0"
 

@@ -62,7 +62,7 @@ def normalize_answer(value: object) -> Answer | None:
 
 
 class Question(BaseModel):
-    """One question of a checklist version, as data (see ``checklist_eval/checklists/*.json``)."""
+    """One question of a checklist version, as data (see ``checklist_eval/reading/checklists/*.json``)."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -2,7 +2,7 @@
 
 Every CSV the tool writes goes through ``csv_text`` and every CSV it reads through ``read_csv_rows``,
 both on the standard ``csv`` module. Writing, each cell is neutralised against spreadsheet formulas
-(see ``csvcells``); reading, every cell stays text ("NA" stays the answer NA, an empty cell stays "")
+(see ``neutralise`` below); reading, every cell stays text ("NA" stays the answer NA, an empty cell stays "")
 and neutralised cells read back as they were before.
 """
 
@@ -10,14 +10,55 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from checklist_eval.csvcells import neutralise, restore
 from checklist_eval.errors import InputError
+
+# Formula neutralisation for every CSV cell we write (OWASP's rule against CSV injection).
+# A text cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is something a
+# spreadsheet may run as a formula (``=cmd|' /C calc'!A0``); written, it gets a leading ``'``, which
+# spreadsheets show as "text follows". Numbers are left alone (``-0.5`` is a number, not a formula),
+# so numeric columns stay numeric.
+#
+# Reading our CSVs back must give the original text, so the rule is reversible: a cell that begins with
+# ``'`` and then (after any further quotes) with one of those characters also gets the prefix on write,
+# and ``restore`` takes exactly one ``'`` off such cells on read. A cell like ``'tis`` is not touched
+# either way.
+TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+PREFIX = "'"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _needs_prefix(text: str) -> bool:
+    rest = text.lstrip(PREFIX)
+    quoted = len(rest) != len(text)
+    return rest.startswith(TRIGGERS) and (quoted or not _is_number(text))
+
+
+def neutralise(value: Any) -> Any:
+    """A cell value safe for a spreadsheet; values that are not text are returned unchanged."""
+    if isinstance(value, str) and value and _needs_prefix(value):
+        return PREFIX + value
+    return value
+
+
+def restore(text: str) -> str:
+    """The original text of a cell ``neutralise`` wrote."""
+    if text.startswith(PREFIX) and _needs_prefix(text[1:]):
+        return text[1:]
+    return text
+
 
 # A CSV cell as long as the file: a review or justification is long text, and the csv module's
 # default cap (128 KiB) would refuse a file the tool wrote itself. Files are bounded by their size.

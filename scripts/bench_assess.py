@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from checklist_eval.assessors import DEFAULT_CONCURRENCY
-    from checklist_eval.parsing import load_paper
+    from checklist_eval.reading.parsing import load_paper
 
     papers = [load_paper(args.fixtures / name) for name in TRIPLET]
     os.environ.pop("BENCH_NO_KEY", None)  # loopback needs no key; none is read or sent

@@ -41,7 +41,7 @@ from synth import build_submissions, expected_calls_per_submission  # noqa: E402
 async def run(args: argparse.Namespace, root: Path, out: Path, base_url: str, rpm: float | None,
               concurrency: int, jobs: int):
     from checklist_eval.assessors import make_assessor
-    from checklist_eval.batch import run_batch
+    from checklist_eval.challenge.batch import run_batch
 
     assessor = make_assessor(
         "llm",
@@ -129,9 +129,9 @@ def measure_batch_api(args: argparse.Namespace, n: int) -> dict:
     """``n`` triplets through provider batch jobs on the loopback server (no rpm limit applies there)."""
     from checklist_eval.assessors import LLMConfig
     from checklist_eval.assessors.batch_replay import BatchAssessor
-    from checklist_eval.batch import run_batch
-    from checklist_eval.batch_api import BatchFlow, Limits, run_rounds
-    from checklist_eval.submissions import find_submissions
+    from checklist_eval.challenge.batch import run_batch
+    from checklist_eval.challenge.batch_api import BatchFlow, Limits, run_rounds
+    from checklist_eval.challenge.submissions import find_submissions
     from checklist_eval.testing import MockServer
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-batch-api-"))

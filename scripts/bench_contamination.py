@@ -25,8 +25,8 @@ def _texts(n: int, words: int) -> list[str]:
 
 
 def _run(server, texts: list[str], batch: int) -> dict:
-    from checklist_eval import contamination as c
-    from checklist_eval import prompt_logprobs as pl
+    from checklist_eval.membership import contamination as c
+    from checklist_eval.membership import prompt_logprobs as pl
 
     server.reset_stats()
     client = pl.LogprobClient("bench", server.base_url, batch=batch)
@@ -42,7 +42,7 @@ def _run(server, texts: list[str], batch: int) -> dict:
 
 
 def main() -> int:
-    from checklist_eval import prompt_logprobs as pl
+    from checklist_eval.membership import prompt_logprobs as pl
     from checklist_eval.testing import MockServer
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

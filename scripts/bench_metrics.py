@@ -28,7 +28,7 @@ def _timed(fn, *args, **kwargs):
 def run(n: int, resamples: int, sk_resamples: int, decimals: int, seed: int) -> dict:
     from sklearn.metrics import roc_auc_score
 
-    from checklist_eval import metrics
+    from checklist_eval.detection import metrics
 
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n).astype(bool)

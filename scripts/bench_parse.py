@@ -5,7 +5,7 @@ PDF parse without hidden-text detection (pdf.hidden.visible_text short-circuited
 
 Then two more tables: batch parse throughput (papers per second through isolated parsing workers,
 one worker as the baseline against the pool of one worker per core), and the generated worst-case
-inputs (``checklist_eval.worstcases``) timed at two sizes: linear scanning shows a time ratio close
+inputs (``checklist_eval.testing.worstcases``) timed at two sizes: linear scanning shows a time ratio close
 to the size ratio.
 
 Reads ../shared/corpus (LaTeX files and anchor-sample PDFs); without ../shared it benchmarks the
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checklist_eval.errors import InputError  # noqa: E402
-from checklist_eval.parsing import load_paper  # noqa: E402
+from checklist_eval.reading.parsing import load_paper  # noqa: E402
 
 GOAL_MS_PER_KB = 1.0
 GOAL_MS_PER_PDF = 100.0
@@ -58,7 +58,7 @@ def throughput(papers: list[Path], workers: int | None, rounds: int) -> dict:
     """Papers per second parsing ``papers`` ``rounds`` times through a warm pool of ``workers``."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from checklist_eval.isolation import ParserPool
+    from checklist_eval.reading.isolation import ParserPool
 
     def one(pool, path):
         try:
@@ -79,7 +79,7 @@ def worst_cases(sizes_mb: list[float]) -> dict:
     """Seconds to parse each generated worst case at each size (in this process, one run each)."""
     import tempfile
 
-    from checklist_eval.worstcases import CASES, write_case
+    from checklist_eval.testing.worstcases import CASES, write_case
 
     out = {}
     for name in CASES:
@@ -93,7 +93,7 @@ def worst_cases(sizes_mb: list[float]) -> dict:
     return out
 def without_hidden_text_detection(path: Path) -> None:
     """The PDF parse as it was before hidden-text detection: every page's text taken as is."""
-    import checklist_eval.pdf.hidden as pdf_hidden
+    import checklist_eval.reading.pdf.hidden as pdf_hidden
 
     detect = pdf_hidden.visible_text
     pdf_hidden.visible_text = lambda page, textpage, text, page_no: (text, [])
@@ -129,9 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         pdf_files = sorted((ROOT / "fixtures").rglob("*.pdf"))
 
     try:
-        import checklist_eval.pdf  # noqa: F401
+        import checklist_eval.reading.pdf  # noqa: F401
     except ImportError:
-        pdf_files, note = [], (note or "") + " checklist_eval.pdf not available: PDFs skipped"
+        pdf_files, note = [], (note or "") + " checklist_eval.reading.pdf not available: PDFs skipped"
 
     parse_per_kb, walk_per_kb, per_pdf, per_pdf_plain = [], [], [], []
     load_paper_warm = tex_files[:1] + pdf_files[:1]

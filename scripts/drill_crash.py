@@ -46,7 +46,7 @@ if str(SCRIPTS) not in sys.path:
 
 from synth import build_submissions  # noqa: E402
 
-from checklist_eval.records import LEDGER_COLUMNS  # noqa: E402
+from checklist_eval.challenge.records import LEDGER_COLUMNS  # noqa: E402
 from checklist_eval.testing import MockServer  # noqa: E402
 
 MODEL = "gpt-4o-mini"
@@ -124,7 +124,7 @@ def cache_keys(path: Path) -> tuple[set[str], str]:
 
 def check_outputs(out: Path) -> dict[str, Any]:
     """Final-named result files must parse; ``*.tmp`` leftovers are counted."""
-    from checklist_eval.batch import SubmissionResult
+    from checklist_eval.challenge.batch import SubmissionResult
     from checklist_eval.tables import read_csv_rows
 
     bad: list[str] = []

@@ -47,7 +47,7 @@ def score_rows(outcome) -> dict[str, dict[str, Any]]:
 async def _batch(root: Path, out: Path, base_url: str, cache: Path, client_timeout: float, concurrency: int,
                  jobs: int, backoff: float, budgets: dict[str, int]):
     from checklist_eval.assessors import make_assessor
-    from checklist_eval.batch import run_batch
+    from checklist_eval.challenge.batch import run_batch
 
     assessor = make_assessor("llm", model=MODEL, base_url=base_url, cache_path=cache, timeout=client_timeout,
                              concurrency=concurrency, backoff_initial=backoff, **budgets)

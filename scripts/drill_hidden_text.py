@@ -77,9 +77,9 @@ def doctor(src: Path, dst: Path, how: str) -> Path:
 
 
 def outcome(path: Path) -> dict:
+    from checklist_eval.assessors.manipulation import injection_passages
     from checklist_eval.errors import InputError
-    from checklist_eval.manipulation import injection_passages
-    from checklist_eval.parsing import load_paper
+    from checklist_eval.reading.parsing import load_paper
 
     try:
         paper = load_paper(path)

@@ -80,7 +80,7 @@ def _llm_sees(paper) -> bool:
 
 def measure(paper_file: Path, placement: str | None, work: Path) -> dict[str, Any]:
     from checklist_eval.models import WarningKind, warnings_of
-    from checklist_eval.parsing import load_paper
+    from checklist_eval.reading.parsing import load_paper
 
     text = paper_file.read_text("utf-8")
     if placement is not None:

@@ -9,8 +9,8 @@ Mann-Whitney with ties one half). In the same run the reference system's GPT-4-t
 scores (0/0.5/1; 1 counts as "correct") are scored on the same items, and on all of their results.
 
 The adversary benchmark (``../shared/corpus/papers-latex``): every paper is attacked with
-``checklist_eval.attack`` (4 plants, seeds 0..N-1), the adversarial paper is assessed with and without
-its body, and ``checklist_eval.attack_eval`` reports R against accept-everything, the share of honest
+``checklist_eval.adversary.attack`` (4 plants, seeds 0..N-1), the adversarial paper is assessed with and without
+its body, and ``checklist_eval.adversary.attack_eval`` reports R against accept-everything, the share of honest
 answers flagged, plant detection per strategy and AUC. On the anchor sample a second readout grades
 each answer 0 / 0.5 / 1 as its authors did (must-fix / suggestions or unverifiable only / clean).
 
@@ -27,7 +27,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from checklist_eval import evaluation, metrics
+from checklist_eval.adversary import evaluation
+from checklist_eval.detection import metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 GPT = "gpt-4-turbo (reference)"
@@ -89,7 +90,7 @@ def evaluate(sample: Path, checklist: str) -> Run:
     from checklist_eval.assessors.heuristic import HeuristicAssessor
     from checklist_eval.errors import InputError
     from checklist_eval.models import normalize_answer
-    from checklist_eval.parsing import load_paper
+    from checklist_eval.reading.parsing import load_paper
 
     run = Run()
     started = time.perf_counter()
@@ -138,7 +139,7 @@ def evaluate(sample: Path, checklist: str) -> Run:
 
 def adversary_benchmark(papers_dir: Path, seeds: int, n_bootstrap: int = 1000) -> dict:
     """Attack every whole paper, assess A with and without its body, summarize per strategy."""
-    from checklist_eval import attack_eval
+    from checklist_eval.adversary import attack_eval
     from checklist_eval.assessors.heuristic import HeuristicAssessor
 
     papers = sorted(d for d in papers_dir.iterdir() if d.is_dir())

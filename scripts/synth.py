@@ -31,7 +31,7 @@ def build_submissions(dest: Path, n: int) -> None:
 
 def expected_calls_per_submission() -> int:
     """One request per real (Yes/No/NA) answer of the template triplet; TODO/missing never reach a model."""
-    from checklist_eval.submissions import load_submission
+    from checklist_eval.challenge.submissions import load_submission
 
     loaded = load_submission(TEMPLATE)
     return sum(

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from test_pdf import SPEC_2024, _question_lines, _write_pdf
 
-from checklist_eval import checklists
-from checklist_eval.checklists.assembly import MAX_FINDING_WARNINGS, Finding, assemble
-from checklist_eval.latex import parse_latex
+from checklist_eval.reading import checklists
+from checklist_eval.reading.checklists.assembly import MAX_FINDING_WARNINGS, Finding, assemble
+from checklist_eval.reading.latex import parse_latex
 from checklist_eval.models import Answer, Paper, WarningKind
-from checklist_eval.pdf import parse_pdf
+from checklist_eval.reading.pdf import parse_pdf
 
 SPEC = checklists.load(SPEC_2024)
 # Question 1 (Claims) answered twice, Yes then No; question 11 (Safeguards) deleted.

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 
-from checklist_eval import evaluation as ev
+from checklist_eval.adversary import evaluation as ev
 from checklist_eval.cli import main
 from checklist_eval.errors import InputError
 

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from checklist_eval.attack import STRATEGIES, attack
-from checklist_eval.parsing import load_paper
+from checklist_eval.adversary.attack import STRATEGIES, attack
+from checklist_eval.reading.parsing import load_paper
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from checklist_eval import checklists
+from checklist_eval.reading import checklists
 from checklist_eval.errors import InputError
 
 

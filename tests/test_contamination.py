@@ -14,7 +14,7 @@ import pytest
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import roc_auc_score
 
-from checklist_eval import contamination as c
+from checklist_eval.membership import contamination as c
 from checklist_eval.testing.completions import is_seen, prompt_logprobs
 from checklist_eval.testing import MockServer
 
@@ -64,7 +64,7 @@ def test_mean_normalised_slope_keeps_its_sign_when_the_adjusted_mean_is_negative
     assert adjusted.mean() < 0 and got["slope_ngram"] > 0
     assert got["slope_mean"] > 0 and got["slope_mean"] == pytest.approx(0.004 / abs(adjusted.mean()))
     assert got["slope_z"] == pytest.approx(0.004 / adjusted.std())
-    from checklist_eval.membership import perplexity_slope
+    from checklist_eval.membership.slope import perplexity_slope
 
     assert perplexity_slope(p, reference=ref).mean_normalized > 0
 
@@ -299,7 +299,7 @@ def test_loopback_completions_echo_prompt_logprobs_with_the_real_client():
 def test_ngram_target_value_sums_its_pieces_and_refuses_a_merged_token():
     from types import SimpleNamespace
 
-    from checklist_eval.prompt_logprobs import _echo_view, _target_logprob
+    from checklist_eval.membership.prompt_logprobs import _echo_view, _target_logprob
 
     def echoed(tokens, logprobs, offsets, generated=0):
         return _echo_view(SimpleNamespace(tokens=tokens, token_logprobs=logprobs, text_offset=offsets,
@@ -315,7 +315,7 @@ def test_ngram_target_value_sums_its_pieces_and_refuses_a_merged_token():
 
 
 def test_a_server_refusing_max_tokens_0_is_asked_with_1_and_the_generated_token_dropped():
-    from checklist_eval.prompt_logprobs import LogprobClient
+    from checklist_eval.membership.prompt_logprobs import LogprobClient
 
     rows = [{"input": _text(400 + i, 50)} for i in range(6)]
     scores = {}
@@ -358,7 +358,7 @@ def test_a_real_challenge_pdf_is_scored_through_the_loopback_server(shared_dir):
 
 
 def test_an_endpoint_without_echo_logprobs_is_read_through_vllm_prompt_logprobs():
-    from checklist_eval.prompt_logprobs import LogprobClient
+    from checklist_eval.membership.prompt_logprobs import LogprobClient
 
     texts = [_text(500 + i, 60) for i in range(4)]
     got = {}

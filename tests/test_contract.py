@@ -73,27 +73,27 @@ def batch(tmp_path_factory, fixtures_dir=ROOT / "fixtures"):
 def test_batch_outputs_are_their_models(batch):
     tmp, _, out, printed = batch
     docs = documented()
-    assert list(printed) == fields("batch.BatchCounts") == docs["batch.BatchCounts"]
-    assert header(out / "records.csv") == fields("records.Record") == docs["records.Record"]
-    assert {tuple(k) for k in jsonl_keys(out / "records.jsonl")} == {tuple(fields("records.Record"))}
-    assert header(out / "scores.csv") == fields("scoring.ScoreRow") == docs["scoring.ScoreRow"]
+    assert list(printed) == fields("challenge.batch.BatchCounts") == docs["challenge.batch.BatchCounts"]
+    assert header(out / "records.csv") == fields("challenge.records.Record") == docs["challenge.records.Record"]
+    assert {tuple(k) for k in jsonl_keys(out / "records.jsonl")} == {tuple(fields("challenge.records.Record"))}
+    assert header(out / "scores.csv") == fields("challenge.scoring.ScoreRow") == docs["challenge.scoring.ScoreRow"]
     failures = jsonl_keys(out / "failures.jsonl")
-    assert failures and all(k == fields("export.Failure") == docs["export.Failure"] for k in failures)
+    assert failures and all(k == fields("challenge.export.Failure") == docs["challenge.export.Failure"] for k in failures)
     summary = json.loads((out / "summary.json").read_text())
-    assert list(summary) == fields("batch.BatchSummary") == docs["batch.BatchSummary"]
-    assert all(list(s) == fields("scoring.PublicScore") for s in summary["scores"]) and summary["scores"]
-    assert all(list(f) == fields("export.Failure") for f in summary["failures"]) and summary["failures"]
+    assert list(summary) == fields("challenge.batch.BatchSummary") == docs["challenge.batch.BatchSummary"]
+    assert all(list(s) == fields("challenge.scoring.PublicScore") for s in summary["scores"]) and summary["scores"]
+    assert all(list(f) == fields("challenge.export.Failure") for f in summary["failures"]) and summary["failures"]
 
 
 def test_rescore_and_leaderboard_outputs_are_their_models(batch):
     tmp, _, out, _ = batch
     docs = documented()
     rescored = json.loads(cli("rescore", str(out), "--json", cwd=tmp))
-    assert list(rescored) == fields("scoring.RescoreReport") == docs["scoring.RescoreReport"]
-    assert all(list(s) == docs["scoring.PublicScore"] for s in rescored["submissions"]) and rescored["submissions"]
+    assert list(rescored) == fields("challenge.scoring.RescoreReport") == docs["challenge.scoring.RescoreReport"]
+    assert all(list(s) == docs["challenge.scoring.PublicScore"] for s in rescored["submissions"]) and rescored["submissions"]
     board = json.loads(cli("leaderboard", str(out), "--csv", str(tmp / "lb.csv"), "--json", cwd=tmp))
-    assert board and all(list(r) == fields("export.LeaderboardRow") == docs["export.LeaderboardRow"] for r in board)
-    assert header(tmp / "lb.csv") == docs["export.LeaderboardRow"]
+    assert board and all(list(r) == fields("challenge.export.LeaderboardRow") == docs["challenge.export.LeaderboardRow"] for r in board)
+    assert header(tmp / "lb.csv") == docs["challenge.export.LeaderboardRow"]
     with (tmp / "lb.csv").open(newline="") as fh:
         failed = [r for r in csv.DictReader(fh) if r["status"] != "scored"]
     assert [r["submission_id"] for r in failed] == ["team-broken"] and failed[0]["rank"] == ""
@@ -104,7 +104,7 @@ def test_score_validate_parse_check_outputs_are_their_models(batch, tmp_path):
     docs = documented()
     team = subs / "team-alpha"
     scored = json.loads(cli("score", str(team), "--json", cwd=tmp))
-    assert list(scored) == fields("scoring.ScoreReport") == docs["scoring.ScoreReport"]
+    assert list(scored) == fields("challenge.scoring.ScoreReport") == docs["challenge.scoring.ScoreReport"]
     assert list(scored["usage"]) == fields("models.Usage")
     valid = json.loads(cli("validate", str(team), "--json", cwd=tmp))
     assert list(valid) == fields("summaries.ValidationSummary") == docs["summaries.ValidationSummary"]
@@ -127,9 +127,9 @@ def test_assessor_eval_trials_csv_and_report_are_their_models(batch, tmp_path):
     docs = documented()
     report = json.loads(cli("assessor-eval", str(out), "--bootstrap", "0", "--json", "--out", str(tmp_path / "ae"),
                             cwd=tmp))
-    assert header(tmp_path / "ae" / "trials.csv") == fields("evaluation.Trial") == docs["evaluation.Trial"]
+    assert header(tmp_path / "ae" / "trials.csv") == fields("adversary.evaluation.Trial") == docs["adversary.evaluation.Trial"]
     optional = {"by_question", "prevalence_sweep"}  # only when asked for
-    assert list(report) == [k for k in docs["evaluation.EvaluationReport"] if k not in optional]
+    assert list(report) == [k for k in docs["adversary.evaluation.EvaluationReport"] if k not in optional]
     assert json.loads((tmp_path / "ae" / "summary.json").read_text()) == [report]
 
 
@@ -138,12 +138,12 @@ def test_dry_run_plans_are_their_model(batch):
     docs = documented()
     llm_only = {"note", "max_cost", "already_cached"}
     plan = json.loads(cli("batch", str(subs), "--out", str(tmp / "plan"), "--dry-run", "--json", cwd=tmp))
-    assert list(plan) == [k for k in docs["costplan.CostPlan"] if k not in llm_only]
+    assert list(plan) == [k for k in docs["challenge.costplan.CostPlan"] if k not in llm_only]
     assert [f["submission_id"] for f in plan["failures"]] == ["team-broken"]
-    assert all(list(f) == docs["export.Failure"] for f in plan["failures"])
-    assert all(list(p) == [k for k in docs["costplan.PlannedPaper"] if k != "truncated"] for p in plan["papers"])
+    assert all(list(f) == docs["challenge.export.Failure"] for f in plan["failures"])
+    assert all(list(p) == [k for k in docs["challenge.costplan.PlannedPaper"] if k != "truncated"] for p in plan["papers"])
     llm = json.loads(cli("score", str(subs / "team-beta"), "--dry-run", "--json", "--assessor", "llm",
                          "--model", "gpt-4o-mini", cwd=tmp))
-    assert list(llm) == [k for k in docs["costplan.CostPlan"] if k not in ("items_judged_offline", "failures")]
-    assert all(list(p) == [k for k in docs["costplan.PlannedPaper"] if k != "items_judged_offline"]
+    assert list(llm) == [k for k in docs["challenge.costplan.CostPlan"] if k not in ("items_judged_offline", "failures")]
+    assert all(list(p) == [k for k in docs["challenge.costplan.PlannedPaper"] if k != "items_judged_offline"]
                for p in llm["papers"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from checklist_eval.errors import NoChecklistError
-from checklist_eval.parsing import load_paper
+from checklist_eval.reading.parsing import load_paper
 
 EXPECTED = {
     "1587causalai__dynamic-beta-alignment__neurips_2024.tex": ("neurips-2024", "YYAYYYYYYYAAAAA"),

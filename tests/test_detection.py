@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from checklist_eval.cli import main
-from checklist_eval.detection import read_table, score_files, validate_sysout, SYSOUT_COLUMNS
+from checklist_eval.detection.nist import read_table, score_files, validate_sysout, SYSOUT_COLUMNS
 
 HEADER = "|".join(SYSOUT_COLUMNS)
 N = 40

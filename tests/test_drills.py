@@ -22,7 +22,7 @@ N = 2
 
 def _items_per_submission() -> int:
     """Checklist items of the template triplet: one record (and one verdict) each, answered or not."""
-    from checklist_eval.submissions import load_submission
+    from checklist_eval.challenge.submissions import load_submission
 
     return sum(len(paper.checklist.items) for paper in load_submission(synth.TEMPLATE).papers.values())
 

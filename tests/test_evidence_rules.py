@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 
-from checklist_eval import checklists
+from checklist_eval.reading import checklists
 from checklist_eval.assessors.heuristic import HeuristicAssessor
-from checklist_eval.latex import parse_latex, strip_dead
+from checklist_eval.reading.latex import parse_latex, strip_dead
 from checklist_eval.models import (
     MUST_FIX_TAG,
     Answer,
@@ -22,7 +22,7 @@ from checklist_eval.models import (
     Section,
     WarningKind,
 )
-from checklist_eval.parsing import merge_identical
+from checklist_eval.reading.parsing import merge_identical
 
 SPEC = checklists.load("neurips-2024")
 SECTIONS = [Section(number=str(n), title=t) for n, t in

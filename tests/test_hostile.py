@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 from helpers import one_error_line, pdf_bytes
 
-from checklist_eval import sources
-from checklist_eval.parsing import load_paper
+from checklist_eval.reading import sources
+from checklist_eval.reading.parsing import load_paper
 
 RSS_LIMIT_MB = 1024
 # Runs ``python -m checklist_eval ARGS`` and, at exit, writes the process's own peak RSS (kB) to $CE_PEAK_FILE.

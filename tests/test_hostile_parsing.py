@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from helpers import one_error_line, pdf_bytes
 
-from checklist_eval import worstcases
+from checklist_eval.testing import worstcases
 from checklist_eval.errors import InputError
 
 from test_hostile import GOOD_ANSWERS, GOOD_TEX, paper_with, snapshot, zip_bytes
@@ -193,7 +193,7 @@ def test_batch_goes_on_past_papers_that_hang_exhaust_or_fail(cli, tmp_path):
 def test_a_worker_killed_by_a_signal_is_reported_and_replaced(tmp_path):
     """The pool itself: a worker that dies mid-parse (as PDFium does with SIGTRAP) fails that paper with
     one line, and the next paper gets a fresh worker."""
-    from checklist_eval.isolation import ParserPool
+    from checklist_eval.reading.isolation import ParserPool
 
     slow = worstcases.write_case(tmp_path, "self-referencing macros", 6 * MIB)
     good = tmp_path / "good.tex"
@@ -215,7 +215,7 @@ def test_a_worker_killed_by_a_signal_is_reported_and_replaced(tmp_path):
 
 
 def test_a_timed_out_worker_is_killed(tmp_path):
-    from checklist_eval.isolation import ParseLimits, ParserPool
+    from checklist_eval.reading.isolation import ParseLimits, ParserPool
 
     slow = worstcases.write_case(tmp_path, "self-referencing macros", 6 * MIB)
     with ParserPool(1, ParseLimits(timeout_s=0.3)) as pool:
@@ -228,7 +228,7 @@ def test_a_timed_out_worker_is_killed(tmp_path):
 
 
 def test_pdf_library_never_loaded_in_the_parent():
-    code = ("import sys\nfrom checklist_eval.isolation import isolated_load_paper\n"
+    code = ("import sys\nfrom checklist_eval.reading.isolation import isolated_load_paper\n"
             f"p = isolated_load_paper({str(Path(__file__).parents[1] / 'fixtures' / 'submissions' / 'team-alpha' / 'genuine_sga.tex')!r})\n"
             "import glob\n"
             "pdfs = sorted(glob.glob(sys.argv[1] + '/**/*.pdf', recursive=True))[:1]\n"

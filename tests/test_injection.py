@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from checklist_eval.cli import main
-from checklist_eval.parsing import load_paper
+from checklist_eval.reading.parsing import load_paper
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import drill_injection as drill  # noqa: E402

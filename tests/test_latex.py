@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from checklist_eval import checklists
+from checklist_eval.reading import checklists
 from checklist_eval.errors import NoChecklistError
-from checklist_eval.latex import parse_latex, strip_dead
+from checklist_eval.reading.latex import parse_latex, strip_dead
 from checklist_eval.models import WarningKind, warnings_of
-from checklist_eval.parsing import load_paper
+from checklist_eval.reading.parsing import load_paper
 
 SPEC = checklists.load("neurips-2025")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from checklist_eval.layout import ResultsLayout, records_path
-from checklist_eval.leaderboard_html import report_links
+from checklist_eval.challenge.layout import ResultsLayout, records_path
+from checklist_eval.challenge.leaderboard_page import report_links
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""checklist_eval.metrics against scikit-learn (test-only) and against values worked out by hand."""
+"""checklist_eval.detection.metrics against scikit-learn (test-only) and against values worked out by hand."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score, roc_curve
 
-from checklist_eval import metrics as m
+from checklist_eval.detection import metrics as m
 
 TOL = 1e-12
 
@@ -303,7 +303,7 @@ def test_prevalence_sweep_single_class_subset_gives_nan_auc():
 
 
 def test_perplexity_slope_on_synthetic_sequences():
-    from checklist_eval.membership import least_squares_line, perplexity_slope, probabilities_from_logprobs
+    from checklist_eval.membership.slope import least_squares_line, perplexity_slope, probabilities_from_logprobs
 
     p = 0.2 + 0.001 * np.arange(100)
     out = perplexity_slope(p)

@@ -11,7 +11,7 @@ import tarfile
 import numpy as np
 import pytest
 
-from checklist_eval.detection import validate_sysout
+from checklist_eval.detection.nist import validate_sysout
 
 # The plan's example lines, verbatim (sections 3.2/4 for the index, 5.1 for the system output).
 PLAN_INDEX_HEADER = "DatasetID | TaskID | FileID |"

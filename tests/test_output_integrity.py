@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from checklist_eval.csvcells import TRIGGERS
-from checklist_eval.outdir import LOCK_NAME
+from checklist_eval.tables import TRIGGERS
+from checklist_eval.challenge.outdir import LOCK_NAME
 from checklist_eval.testing import MockServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"
@@ -306,7 +306,7 @@ def test_absurd_ledger_figures(tmp_path, column, value):
 
 
 def test_cell_rule_round_trips():
-    from checklist_eval.csvcells import neutralise, restore
+    from checklist_eval.tables import neutralise, restore
 
     cells = [FORMULA, "-3", "-0.5e3", "+1", "-x", "@SUM(A1)", "\tx", "\rx", "'=x", "''=x", "'tis", "plain", "",
              "-", "-inf", "'-3", "'"]

@@ -21,7 +21,7 @@ def test_json_shape(fixtures_dir, capsys):
 
 
 def test_with_body_is_exactly_the_paper_body(fixtures_dir, capsys):
-    from checklist_eval.parsing import load_paper
+    from checklist_eval.reading.parsing import load_paper
 
     assert main(["parse", str(fixtures_dir / "papers" / "adversarial"), "--json", "--with-body"]) == 0
     doc = json.loads(capsys.readouterr().out)

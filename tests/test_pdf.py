@@ -17,10 +17,10 @@ import pytest
 import pypdfium2 as pdfium  # a required dependency: a broken install must fail, not skip
 import pypdfium2.raw as pdfium_c  # noqa: E402
 
-from checklist_eval import checklists  # noqa: E402
+from checklist_eval.reading import checklists  # noqa: E402
 from checklist_eval.errors import InputError, NoChecklistError  # noqa: E402
 from checklist_eval.models import Answer, normalize_answer  # noqa: E402
-from checklist_eval.pdf import (  # noqa: E402
+from checklist_eval.reading.pdf import (  # noqa: E402
     clean_pages,
     dehyphenate,
     extract_pages,
@@ -31,7 +31,7 @@ from checklist_eval.pdf import (  # noqa: E402
     parse_pdf,
     strip_line_numbers,
 )
-from checklist_eval.pdf.extract import _pdfium_problem  # noqa: E402
+from checklist_eval.reading.pdf.extract import _pdfium_problem  # noqa: E402
 
 # --- cleanup on strings ---------------------------------------------------------------------------
 

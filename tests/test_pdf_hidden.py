@@ -20,8 +20,8 @@ import pypdfium2.raw as pdfium_c
 import pytest
 from helpers import pdf_bytes
 
-from checklist_eval.parsing import load_paper
-from checklist_eval.pdf import extract_pages
+from checklist_eval.reading.parsing import load_paper
+from checklist_eval.reading.pdf import extract_pages
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from drill_hidden_text import SENTENCE, add_text, doctor  # noqa: E402
@@ -278,7 +278,7 @@ def test_batch_parent_flags_hidden_text_without_loading_the_pdf_library(doctored
 
 
 def test_old_records_without_the_column_still_read(doctored, tmp_path):
-    from checklist_eval.records import read_records
+    from checklist_eval.challenge.records import read_records
 
     old = tmp_path / "old.csv"
     old.write_text("submission_id,role,question_id,answer,correct\ns1,G,1,Yes,1\n", "utf-8")

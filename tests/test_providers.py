@@ -23,8 +23,8 @@ from checklist_eval.assessors import make_assessor
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.errors import AssessorError
 from checklist_eval.testing.profiles import PROFILES, Profile, openai_error
-from checklist_eval.parsing import load_paper
-from checklist_eval.records import records_from_assessments
+from checklist_eval.reading.parsing import load_paper
+from checklist_eval.challenge.records import records_from_assessments
 from checklist_eval.testing import MockServer, sample_paper
 
 ROOT = Path(__file__).resolve().parents[1]

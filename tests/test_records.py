@@ -9,7 +9,7 @@ import pytest
 from checklist_eval.cli import main
 from checklist_eval.errors import InputError
 from checklist_eval.models import Answer
-from checklist_eval.records import (
+from checklist_eval.challenge.records import (
     Record,
     apply_overrides,
     read_records,
@@ -116,7 +116,7 @@ def test_rescore_cli_bad_input_exit_2(tmp_path, capsys):
 
 
 def test_every_csv_reader_names_the_file_for_unreadable_input(tmp_path):
-    from checklist_eval.records import read_challenge_checklist_csv
+    from checklist_eval.challenge.records import read_challenge_checklist_csv
 
     ragged = tmp_path / "ragged.csv"
     ragged.write_text('a,b\n1,2\n"unterminated,3\n4,5,6,7\n')

@@ -15,9 +15,9 @@ from checklist_eval.models import (
     Provenance,
     Usage,
 )
-from checklist_eval.records import Record
-from checklist_eval.report import write_paper_report, write_submission_report
-from checklist_eval.scoring import score_submission
+from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.report import write_paper_report, write_submission_report
+from checklist_eval.challenge.scoring import score_submission
 
 EVIL = '<script>alert("x")</script><img src="http://evil.example/p.png">'
 
@@ -77,8 +77,8 @@ def test_submission_report(tmp_path):
 
 def test_paper_report_verdict_is_c_i(tmp_path):
     """A TODO (or missing) answer an assessor marked correct shows incorrect, as C counts it."""
-    from checklist_eval.report import paper_records
-    from checklist_eval.scoring import correctness
+    from checklist_eval.challenge.report import paper_records
+    from checklist_eval.challenge.scoring import correctness
 
     prov = Provenance(assessor="heuristic")
     assessments = [

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from checklist_eval.models import Answer, normalize_answer
-from checklist_eval.records import Record, read_challenge_checklist_csv
-from checklist_eval.scoring import (
+from checklist_eval.challenge.records import Record, read_challenge_checklist_csv
+from checklist_eval.challenge.scoring import (
     ScoringError,
     agreement_table,
     paper_table,
@@ -79,7 +79,7 @@ def test_case_is_the_declared_one_never_inferred_from_sources():
     # Without a declared case, G/A/T is labelled GAT, whatever the sources say: a GT A naming T's
     # paper is not read back into a case. Answers cannot tell GT from GAT and the scores do not
     # depend on the label.
-    from checklist_eval.submissions import gt_adversarial_source
+    from checklist_eval.challenge.submissions import gt_adversarial_source
 
     gt_sources = _with_sources(g + a + t, {"G": "g.tex", "T": "t.tex", "A": gt_adversarial_source("t.tex", "g.tex")})
     undeclared = score_submission("s1", gt_sources)
@@ -100,8 +100,8 @@ def test_gt_case_is_written_into_the_records_and_read_back(tmp_path, fixtures_di
     import asyncio
 
     from checklist_eval.assessors import make_assessor
-    from checklist_eval.batch import score_path
-    from checklist_eval.records import read_records, write_records
+    from checklist_eval.challenge.batch import score_path
+    from checklist_eval.challenge.records import read_records, write_records
 
     result = asyncio.run(score_path(fixtures_dir / "submissions" / "team-beta", make_assessor("heuristic")))
     assert {r.case for r in result.records} == {"GT"}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from checklist_eval import sources
-from checklist_eval.latex import load_latex, project
+from checklist_eval.reading import sources
+from checklist_eval.reading.latex import load_latex, project
 from checklist_eval.errors import InputError, UnsafeArchiveError
 
 DOC = "\\documentclass{article}\n\\begin{document}\n%s\n\\end{document}\n"

@@ -10,7 +10,7 @@ import pytest
 
 from checklist_eval.cli import main
 from checklist_eval.errors import InputError, UnsafeArchiveError
-from checklist_eval.submissions import find_submissions, load_submission, open_submission, role_of
+from checklist_eval.challenge.submissions import find_submissions, load_submission, open_submission, role_of
 
 
 def test_role_prefixes_do_not_overlap():
@@ -110,9 +110,9 @@ def test_gt_adversarial_has_no_parser_warnings_of_its_own(fixtures_dir):
     import asyncio
 
     from checklist_eval.assessors import make_assessor
-    from checklist_eval.batch import assess_loaded
+    from checklist_eval.challenge.batch import assess_loaded
     from checklist_eval.models import ParseWarning
-    from checklist_eval.submissions import LoadedSubmission, gt_adversarial
+    from checklist_eval.challenge.submissions import LoadedSubmission, gt_adversarial
 
     beta = load_submission(fixtures_dir / "submissions" / "team-beta")
     g = beta.papers["G"].model_copy(update={"warnings": [ParseWarning.model_validate("G: odd macro")]})
@@ -162,7 +162,7 @@ def test_validate_cli(fixtures_dir, tmp_path, capsys):
 
 def _with_checklist_version(tex: str, version: str) -> str:
     """Replace the fixture's checklist by an all-Yes checklist of another version's questions."""
-    from checklist_eval import checklists
+    from checklist_eval.reading import checklists
 
     items = "".join(
         f"\\item {{\\bf {q.title}}}\n\\item[] Question: {q.question}\n\\item[] Answer: \\answerYes{{}}\n"

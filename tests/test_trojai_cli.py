@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from checklist_eval import metrics
+from checklist_eval.detection import metrics
 
 N = 60
 Z = {90: 1.64, 95: 1.96, 98: 2.33, 99: 2.58}  # the TrojAI document's values

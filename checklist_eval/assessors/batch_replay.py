@@ -26,8 +26,8 @@ from typing import Any, Final
 import httpx2
 import openai
 
-from checklist_eval.assessors import LLMConfig
 from checklist_eval.assessors.cache import endpoint_identity
+from checklist_eval.assessors.config import LLMConfig
 from checklist_eval.assessors.llm import LLMAssessor, RequestFailed, _Outcome
 from checklist_eval.assessors.messages import question_message
 from checklist_eval.assessors.quirks import EndpointQuirks

@@ -113,7 +113,7 @@ def _m002_model_index(db: sqlite3.Connection) -> None:
 
 
 def _m003_batch_jobs(db: sqlite3.Connection) -> None:
-    # Provider batch jobs and their answers (checklist_eval.batch_api): every id a run needs to resume
+    # Provider batch jobs and their answers (checklist_eval.challenge.batch_api): every id a run needs to resume
     # after a kill, beside the verdicts those answers become.
     db.execute(
         """CREATE TABLE IF NOT EXISTS batch_jobs (

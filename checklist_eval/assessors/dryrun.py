@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.cache import digest_messages
+from checklist_eval.assessors.config import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.ledger import PriceTable
-from checklist_eval.assessors.llm import PromptSet
 from checklist_eval.assessors.messages import prefix_messages, question_message
+from checklist_eval.assessors.prompts import PromptSet
 from checklist_eval.assessors.structured import chain_from
 from checklist_eval.models import Paper, StructuredOutput, Usage
 

@@ -17,27 +17,25 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import importlib.resources
 import json
 import logging
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 import httpx2
 import openai
 
-import checklist_eval
 from checklist_eval import redact
-from checklist_eval.assessors import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
+from checklist_eval.assessors.config import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.messages import PaperPrefix, paper_text, prefix_key, prefix_messages, question_message
+from checklist_eval.assessors.prompts import PromptSet, prompts_root
 from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks
 from checklist_eval.assessors.quotes import grade_verdict
 from checklist_eval.assessors.replies import Choice, first_choice, spent_reasoning, token_usage
@@ -54,7 +52,7 @@ from checklist_eval.assessors.structured import (
     response_format,
 )
 from checklist_eval.assessors.transport import openai_client
-from checklist_eval.errors import AssessorError, InputError
+from checklist_eval.errors import AssessorError
 from checklist_eval.models import (
     Assessment,
     ChecklistItem,
@@ -64,9 +62,6 @@ from checklist_eval.models import (
     StructuredOutput,
     Usage,
 )
-
-if TYPE_CHECKING:
-    from importlib.abc import Traversable  # importlib.resources.abc from 3.11 on
 
 __all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "RequestFailed", "prompts_root"]
 
@@ -78,50 +73,6 @@ REASK_PREFIX = "Your previous reply could not be used:"
 
 # LLMConfig (its defaults, the context windows, the prompt budget) lives in ``checklist_eval.assessors``
 # so that building the command-line parser does not import ``openai``; it is re-exported here.
-
-
-# --- prompts ---------------------------------------------------------------------------------------
-
-
-def prompts_root() -> Traversable:
-    """The package's ``prompts/`` folder, found as package data wherever the package is installed."""
-    root = importlib.resources.files(checklist_eval).joinpath("prompts")
-    if not root.is_dir():
-        raise InputError(str(root), "prompt folder not found (broken install?)")
-    return root
-
-
-@dataclass(frozen=True)
-class PromptSet:
-    version: str
-    system: str
-    user_paper: str
-    user_checklist: str
-    user_question: str
-    format_json: str
-    format_text: str
-
-    @staticmethod
-    @lru_cache(maxsize=8)
-    def load(version: str) -> PromptSet:
-        folder = prompts_root().joinpath(version)
-        if not folder.is_dir():
-            raise InputError(str(folder), f"no prompt version {version!r}")
-        parts = {}
-        for name in ("system", "user_paper", "user_checklist", "user_question", "format_json", "format_text"):
-            path = folder.joinpath(f"{name}.txt")
-            if not path.is_file():
-                raise InputError(str(path), "prompt file missing")
-            parts[name] = path.read_text("utf-8").strip("\n")
-        return PromptSet(version=version, **parts)
-
-    def format_for(self, strategy: StructuredOutput) -> str:
-        return self.format_text if strategy is StructuredOutput.TEXT else self.format_json
-
-    @property
-    def findings(self) -> bool:
-        """The prompt asks for must_fix / suggestions (assess-v2 on), so the verdict must follow them."""
-        return "must_fix" in self.format_json
 
 
 # --- the assessor ----------------------------------------------------------------------------------

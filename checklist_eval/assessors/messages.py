@@ -23,7 +23,7 @@ from checklist_eval.assessors.cache import digest_messages
 from checklist_eval.models import ChecklistItem, Paper, ParseWarning, StructuredOutput, WarningKind
 
 if TYPE_CHECKING:
-    from checklist_eval.assessors.llm import PromptSet
+    from checklist_eval.assessors.prompts import PromptSet
 
 __all__ = ["PaperPrefix", "QUESTION_BLOCK_CHARS", "checklist_message", "cut_paper", "defuse_fence", "paper_text",
            "prefix_key", "prefix_messages", "question_message"]

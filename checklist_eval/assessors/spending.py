@@ -16,11 +16,11 @@ from checklist_eval.assessors.messages import question_message
 from checklist_eval.models import Assessment, ChecklistItem, Paper, StructuredOutput, Usage
 
 if TYPE_CHECKING:
-    from checklist_eval.assessors import LLMConfig
     from checklist_eval.assessors.budget import Budget
     from checklist_eval.assessors.cache import Cache
-    from checklist_eval.assessors.llm import PromptSet
+    from checklist_eval.assessors.config import LLMConfig
     from checklist_eval.assessors.messages import PaperPrefix
+    from checklist_eval.assessors.prompts import PromptSet
     from checklist_eval.assessors.quirks import EndpointQuirks
 
 

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as err:  # a bug of ours (one line unless the user asks for the traceback) ...
-        from checklist_eval.outdir import environment_error
+        from checklist_eval.challenge.outdir import environment_error
 
         refused = environment_error(err)  # ... or a write the environment refused (disk full, read-only)
         if refused is not None:

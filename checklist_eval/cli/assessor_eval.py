@@ -1,5 +1,5 @@
 """``checklist-eval assessor-eval``: how well an assessor detects untruthful answers (see
-checklist_eval.evaluation for the definition of targets and scores)."""
+checklist_eval.adversary.evaluation for the definition of targets and scores)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checklist_eval import evaluation as ev
+    from checklist_eval.adversary import evaluation as ev
     from checklist_eval.errors import InputError
 
     if args.attack_runs:
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--far-stop must be in (0, 1], got {args.far_stop}")
     if not 0.0 < args.threshold <= 1.0:
         raise InputError(None, f"--threshold must be in (0, 1], got {args.threshold}")
-    from checklist_eval import trojai
+    from checklist_eval.detection import trojai
 
     levels = trojai.parse_ci_levels(args.ci)
     if args.plot and not args.prevalence_sweep:
@@ -117,7 +117,7 @@ def restrict_to_common_trials(systems) -> str | None:
 
 
 def _run_attacks(args: argparse.Namespace) -> int:
-    from checklist_eval import attack_eval
+    from checklist_eval.adversary import attack_eval
     from checklist_eval.cli.output import dump_json, emit
     from checklist_eval.errors import InputError
 
@@ -148,7 +148,7 @@ def _unique_names(systems) -> None:
 
 
 def _print_text(results: list[dict], by_question: bool) -> None:
-    from checklist_eval import evaluation as ev
+    from checklist_eval.adversary import evaluation as ev
 
     for r in results:
         print("\n".join(ev.overall_lines(r)))
@@ -157,7 +157,7 @@ def _print_text(results: list[dict], by_question: bool) -> None:
         if by_question:
             print(ev.question_table(r), end="")
         if "prevalence_sweep" in r:
-            from checklist_eval.trojai import sweep_table
+            from checklist_eval.detection.trojai import sweep_table
 
             print(sweep_table(r["prevalence_sweep"]), end="")
 
@@ -165,7 +165,7 @@ def _print_text(results: list[dict], by_question: bool) -> None:
 def _write_out(args, systems, results, reports) -> None:
     from pathlib import Path
 
-    from checklist_eval import evaluation as ev
+    from checklist_eval.adversary import evaluation as ev
     from checklist_eval.errors import InputError
     from checklist_eval.fsutil import atomic_write_text
 
@@ -187,7 +187,7 @@ def _write_out(args, systems, results, reports) -> None:
     if not curves:
         return
     try:
-        from checklist_eval.detection import plot_det, plot_roc
+        from checklist_eval.detection.nist import plot_det, plot_roc
 
         plot_roc(curves, out / "roc.png", far_stop=args.far_stop, title="Assessor ROC (target = untruthful)")
         plot_det(curves, out / "det.png", title="Assessor DET")

@@ -7,7 +7,7 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from checklist_eval.attack import STRATEGIES
+    from checklist_eval.adversary.attack import STRATEGIES
     from checklist_eval.cli.flags import add_assessor_args
 
     p = subparsers.add_parser(
@@ -37,8 +37,8 @@ def _check_out(out, name: str) -> None:
     """Refuse a folder that already holds another paper's role files: the submission would be invalid."""
     from pathlib import Path
 
+    from checklist_eval.challenge.submissions import role_of
     from checklist_eval.errors import InputError
-    from checklist_eval.submissions import role_of
 
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
@@ -52,7 +52,7 @@ def _check_out(out, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from checklist_eval.attack import _safe_name, attack
+    from checklist_eval.adversary.attack import _safe_name, attack
     from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
 
@@ -85,7 +85,7 @@ def _print_result(args: argparse.Namespace, result) -> None:
 def _llm_rounds(args: argparse.Namespace, result):
     import asyncio
 
-    from checklist_eval.attack_llm import rewrite_rounds
+    from checklist_eval.adversary.attack_llm import rewrite_rounds
     from checklist_eval.cli.flags import assessor_from_args
 
     async def go():

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from checklist_eval.assessors.ledger import format_cost
-from checklist_eval.layout import ResultsLayout
+from checklist_eval.challenge.layout import ResultsLayout
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,11 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 async def _run(args: argparse.Namespace, progress_enabled: bool):
 
-    from checklist_eval.batch import run_batch
+    from checklist_eval.challenge.batch import run_batch
+    from checklist_eval.challenge.outdir import prepare_out
+    from checklist_eval.challenge.progress import RunProgress
+    from checklist_eval.challenge.submissions import find_submissions
     from checklist_eval.cli.flags import assessor_from_args, parse_limits
-    from checklist_eval.outdir import prepare_out
-    from checklist_eval.progress import RunProgress
-    from checklist_eval.submissions import find_submissions
 
     out = Path(args.out)
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_outcome(args: argparse.Namespace, outcome) -> None:
     from rich.console import Console
 
-    from checklist_eval.report import print_scores_table
+    from checklist_eval.challenge.report import print_scores_table
 
     u = outcome.usage
     console = Console()
@@ -110,12 +110,17 @@ def _print_outcome(args: argparse.Namespace, outcome) -> None:
 def dry_run(args: argparse.Namespace) -> int:
     """The plan of the whole batch: every submission parsed (none assessed); one that does not parse is
     listed with its reason, as the real run would record it."""
-    from checklist_eval.batch import one_line
+    from checklist_eval.challenge.batch import one_line
+    from checklist_eval.challenge.costplan import plan_papers, print_plan
+    from checklist_eval.challenge.export import Failure
+    from checklist_eval.challenge.submissions import (
+        find_submissions,
+        load_submission,
+        open_submission,
+        submission_id_of,
+    )
     from checklist_eval.cli.flags import assessor_config
     from checklist_eval.cli.output import emit
-    from checklist_eval.costplan import plan_papers, print_plan
-    from checklist_eval.export import Failure
-    from checklist_eval.submissions import find_submissions, load_submission, open_submission, submission_id_of
 
     labelled, failures = [], []
     for path in find_submissions(args.root):

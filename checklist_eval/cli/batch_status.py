@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 async def _refresh(cache_path: Path, offline: bool) -> tuple[list, list[str]]:
     from checklist_eval.assessors.cache import Cache
-    from checklist_eval.batch_api import BatchFlow, read_jobs
+    from checklist_eval.challenge.batch_api import BatchFlow, read_jobs
     from checklist_eval.cli.via import build_assessor
     from checklist_eval.errors import AssessorError
 
@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
 
     from pydantic import RootModel
 
-    from checklist_eval.batch_api import JobStatus
+    from checklist_eval.challenge.batch_api import JobStatus
+    from checklist_eval.challenge.layout import ResultsLayout
     from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
-    from checklist_eval.layout import ResultsLayout
 
     cache_path = args.cache or ResultsLayout(args.results).cache
     if not cache_path.is_file():

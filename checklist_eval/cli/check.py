@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from checklist_eval.summaries import CheckResult
 
-from checklist_eval.layout import CHECK_JSON
+from checklist_eval.challenge.layout import CHECK_JSON
 
 CHECK_JSON_LAYOUT: dict[str, Any] = {"indent": 2, "ensure_ascii": False}  # as check.json was always written
 
@@ -42,15 +42,15 @@ def register(subparsers: Any) -> None:
 
 
 def load(path: str, checklist: str | None, limits=None, root: str | None = None):
-    from checklist_eval.isolation import isolated_load_paper
+    from checklist_eval.reading.isolation import isolated_load_paper
 
     return isolated_load_paper(path, checklist=checklist, limits=limits, root=root)
 
 
 def result_object(paper, assessments, assessor) -> CheckResult:
     """The JSON shape of a check, shared by ``--json`` and ``check.json``."""
-    from checklist_eval.report import paper_records
-    from checklist_eval.scoring import correctness
+    from checklist_eval.challenge.report import paper_records
+    from checklist_eval.challenge.scoring import correctness
     from checklist_eval.summaries import CheckResult
 
     return CheckResult.of(paper, assessments, assessor=assessor.name, model=assessor.model,
@@ -72,11 +72,11 @@ def run(args: argparse.Namespace) -> int:
 
     from checklist_eval.assessors import build_assessor
     from checklist_eval.assessors.base import with_assessor_warnings
+    from checklist_eval.challenge.costplan import plan_papers, print_plan
+    from checklist_eval.challenge.progress import RunProgress, wanted
     from checklist_eval.cli.common import body_warning, output_folder
     from checklist_eval.cli.flags import assessor_config, parse_limits
     from checklist_eval.cli.output import emit
-    from checklist_eval.costplan import plan_papers, print_plan
-    from checklist_eval.progress import RunProgress, wanted
 
     output_folder(args.out)
     paper = load(args.path, args.checklist, parse_limits(args), args.root)
@@ -101,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
 def write_outputs(out_dir: str, paper, assessments, assessor, result: CheckResult) -> None:
     from pathlib import Path
 
+    from checklist_eval.challenge.report import write_paper_report
     from checklist_eval.cli.output import dump_json
     from checklist_eval.fsutil import atomic_write_text
-    from checklist_eval.report import write_paper_report
 
     atomic_write_text(Path(out_dir) / CHECK_JSON, dump_json(result, **CHECK_JSON_LAYOUT) + "\n")
     write_paper_report(out_dir, paper, assessments, assessor=assessor.name, model=assessor.model,
@@ -162,7 +162,7 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
                       f"completion tokens ({u.cached_tokens} cached{reasoning}), {format_cost(full)}",
                       highlight=False, soft_wrap=True)
     if paper.hidden_text:
-        from checklist_eval.manipulation import describe
+        from checklist_eval.assessors.manipulation import describe
 
         console.print("[red]Hidden text[/red] (a reader cannot see it; in a PDF it was removed before assessment):")
         for run in paper.hidden_text:

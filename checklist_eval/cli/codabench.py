@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checklist_eval.codabench import DEFAULT_IMAGE, PHASES, BundleOptions, build_bundle
+    from checklist_eval.challenge.codabench import DEFAULT_IMAGE, PHASES, BundleOptions, build_bundle
     from checklist_eval.errors import InputError
 
     phases = tuple(x.strip() for x in args.phases.split(",") if x.strip())

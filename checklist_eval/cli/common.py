@@ -18,7 +18,7 @@ def output_folder(path: str | Path | None, flag: str = "--out") -> Path | None:
     line) but not created: the rule is ``outdir.check_out``'s, written once."""
     if path is None:
         return None
-    from checklist_eval.outdir import check_out
+    from checklist_eval.challenge.outdir import check_out
 
     return check_out(path)
 

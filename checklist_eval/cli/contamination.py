@@ -1,5 +1,5 @@
 """``checklist-eval contamination`` (has a model seen this paper?) and ``contamination-eval`` (how well
-the membership scores separate known members from non-members). See checklist_eval.contamination."""
+the membership scores separate known members from non-members). See checklist_eval.membership.contamination."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
 
 
 def _method_args(p: argparse.ArgumentParser) -> None:
-    from checklist_eval.contamination import METHODS
+    from checklist_eval.membership.contamination import METHODS
 
     p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {','.join(METHODS)}")
     p.add_argument("--k", type=float, default=0.2, help="share of lowest tokens for min_k/min_k_pp (default 0.2)")
@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _fetcher(args, methods):
     """``fetch(id, text) -> TokenText`` through the endpoint, or None without --model/--base-url."""
     from checklist_eval.errors import InputError
-    from checklist_eval.prompt_logprobs import LogprobClient, refuse_hosted_openai
+    from checklist_eval.membership.prompt_logprobs import LogprobClient, refuse_hosted_openai
 
     if not args.model and not args.base_url:
         return None, None
@@ -88,7 +88,7 @@ def _fetcher(args, methods):
 def _notes(texts, methods) -> list[str]:
     import numpy as np
 
-    from checklist_eval.contamination import TOPK_NOTE, uses_topk_approximation
+    from checklist_eval.membership.contamination import TOPK_NOTE, uses_topk_approximation
 
     notes = []
     if uses_topk_approximation(texts, methods):
@@ -106,8 +106,8 @@ def _notes(texts, methods) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checklist_eval import contamination as c
     from checklist_eval.errors import InputError
+    from checklist_eval.membership import contamination as c
 
     methods = c.parse_methods(args.methods)
     c.check_k(args.k)
@@ -139,9 +139,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _paper_chunks(path: str, chunk_words: int, max_chunks: int) -> tuple[list[str], int]:
-    from checklist_eval.contamination import chunk_words as split
-    from checklist_eval.contamination import paper_text
     from checklist_eval.errors import InputError
+    from checklist_eval.membership.contamination import chunk_words as split
+    from checklist_eval.membership.contamination import paper_text
 
     chunks = split(paper_text(path), chunk_words)
     if not chunks:
@@ -162,7 +162,7 @@ def _report(payload, methods, notes, args) -> int:
 
 
 def _print_report(payload, methods, args) -> None:
-    from checklist_eval.contamination import MEANINGS
+    from checklist_eval.membership.contamination import MEANINGS
 
     lines = []
     if payload.paper_scores is not None:
@@ -187,10 +187,10 @@ def _print_report(payload, methods, args) -> None:
 def run_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from checklist_eval import contamination as c
-    from checklist_eval import contamination_eval as ce
     from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
+    from checklist_eval.membership import contamination as c
+    from checklist_eval.membership import contamination_eval as ce
 
     methods = c.parse_methods(args.methods)
     c.check_k(args.k)
@@ -218,7 +218,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def _print_eval(results, methods, args) -> None:
-    from checklist_eval import contamination_eval as ce
+    from checklist_eval.membership import contamination_eval as ce
 
     print(f"AUC ({int(100 * next(iter(results.values()))['level'])}% bootstrap interval, {args.bootstrap} "
           "resamples; positive class: label 1 = member)")  # fmt: skip

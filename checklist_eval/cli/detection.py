@@ -1,5 +1,5 @@
 """``checklist-eval detection validate|score|package``: NIST GenAI discriminator files (see
-checklist_eval.detection and checklist_eval.nist_package)."""
+checklist_eval.detection.nist and checklist_eval.detection.nist_package)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from checklist_eval.detection import validate_sysout
+    from checklist_eval.detection.nist import validate_sysout
 
     result = validate_sysout(args.index, args.sysout)
     for w in result.warnings:
@@ -68,9 +68,9 @@ def _validate(args: argparse.Namespace) -> int:
 def _score(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from checklist_eval import trojai
     from checklist_eval.cli.output import dump_json, emit
-    from checklist_eval.detection import DetectionReport, plot_det, plot_roc, report_table, score_files
+    from checklist_eval.detection import trojai
+    from checklist_eval.detection.nist import DetectionReport, plot_det, plot_roc, report_table, score_files
     from checklist_eval.errors import InputError
     from checklist_eval.fsutil import atomic_write_text
 
@@ -124,8 +124,8 @@ def _plots(args: argparse.Namespace) -> tuple[list[str], str | None]:
 
 
 def _package(args: argparse.Namespace) -> int:
-    from checklist_eval.detection import SYSOUT_COLUMNS, Validation, _filename_checks, read_table, validate_sysout
-    from checklist_eval.nist_package import build_package
+    from checklist_eval.detection.nist import SYSOUT_COLUMNS, Validation, _filename_checks, read_table, validate_sysout
+    from checklist_eval.detection.nist_package import build_package
 
     if args.index:
         v = validate_sysout(args.index, args.sysout)

@@ -24,7 +24,7 @@ from checklist_eval.assessors.config import (
     LLMSettings,
     default_cache_path,
 )
-from checklist_eval.isolation import DEFAULT_PARSE_MEMORY_MB, DEFAULT_PARSE_TIMEOUT_S, ParseLimits
+from checklist_eval.reading.isolation import DEFAULT_PARSE_MEMORY_MB, DEFAULT_PARSE_TIMEOUT_S, ParseLimits
 
 # Flags that map one to one onto a setting of the same name.
 _SETTING_FLAGS = ("model", "base_url", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "max_attempts",

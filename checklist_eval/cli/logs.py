@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cache_file(given: str | None) -> Path:
     from checklist_eval.assessors import default_cache_path
-    from checklist_eval.layout import ResultsLayout
+    from checklist_eval.challenge.layout import ResultsLayout
 
     path = Path(given) if given else default_cache_path()
     return ResultsLayout(path).cache if path.is_dir() else path

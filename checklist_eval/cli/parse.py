@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from checklist_eval.cli.flags import parse_limits
     from checklist_eval.cli.output import emit
-    from checklist_eval.isolation import isolated_load_paper
+    from checklist_eval.reading.isolation import isolated_load_paper
     from checklist_eval.summaries import ParseDocument
 
     paper = isolated_load_paper(args.path, checklist=args.checklist, spec_file=args.questions,

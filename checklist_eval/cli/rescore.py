@@ -8,7 +8,7 @@ import argparse
 def register(subparsers: argparse._SubParsersAction) -> None:
     import textwrap
 
-    from checklist_eval.records import OVERRIDES_HELP
+    from checklist_eval.challenge.records import OVERRIDES_HELP
 
     p = subparsers.add_parser(
         "rescore",
@@ -42,17 +42,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from checklist_eval.challenge.export import load_scored
+    from checklist_eval.challenge.layout import records_path
+    from checklist_eval.challenge.scoring import RescoreReport
     from checklist_eval.cli.output import emit
-    from checklist_eval.export import load_scored
-    from checklist_eval.layout import records_path
-    from checklist_eval.scoring import RescoreReport
 
     _, scores = load_scored(records_path(args.records), args.overrides)
 
     def text() -> None:
         from rich.console import Console
 
-        from checklist_eval.report import print_scores_table
+        from checklist_eval.challenge.report import print_scores_table
 
         print_scores_table(Console(), scores, title=f"Scores from {args.records}")
 

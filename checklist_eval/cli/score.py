@@ -36,10 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _score(args: argparse.Namespace):
-    from checklist_eval.batch import score_path
+    from checklist_eval.challenge.batch import score_path
+    from checklist_eval.challenge.progress import RunProgress, wanted
     from checklist_eval.cli.flags import assessor_from_args, parse_limits
-    from checklist_eval.isolation import ParserPool
-    from checklist_eval.progress import RunProgress, wanted
+    from checklist_eval.reading.isolation import ParserPool
 
     if getattr(args, "via", "online") != "online":
         from checklist_eval.cli.via import score_via
@@ -56,11 +56,11 @@ async def _score(args: argparse.Namespace):
 
 
 def dry_run(args: argparse.Namespace) -> int:
+    from checklist_eval.challenge.costplan import plan_papers, print_plan
+    from checklist_eval.challenge.submissions import load_submission, open_submission
     from checklist_eval.cli.flags import assessor_config
     from checklist_eval.cli.output import emit
-    from checklist_eval.costplan import plan_papers, print_plan
     from checklist_eval.models import ROLES
-    from checklist_eval.submissions import load_submission, open_submission
 
     loaded = load_submission(open_submission(args.submission))
     papers = sorted(loaded.papers.items(), key=lambda kv: ROLES.index(kv[0]))
@@ -71,10 +71,10 @@ def dry_run(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from checklist_eval.batch import write_submission_outputs
+    from checklist_eval.challenge.batch import write_submission_outputs
+    from checklist_eval.challenge.outdir import locked_out
     from checklist_eval.cli.common import output_folder
     from checklist_eval.cli.output import emit
-    from checklist_eval.outdir import locked_out
 
     output_folder(args.out)  # unusable: exit 2 now, before any request is paid for
     if args.dry_run:
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_result(args: argparse.Namespace, result) -> None:
     from rich.console import Console
 
-    from checklist_eval.report import print_submission_summary
+    from checklist_eval.challenge.report import print_submission_summary
 
     console = Console()
     print_submission_summary(console, result.score, result.records)

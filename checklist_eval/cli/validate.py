@@ -26,12 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from checklist_eval.challenge.submissions import load_submission, open_submission
     from checklist_eval.cli.common import has_no_body
     from checklist_eval.cli.flags import parse_limits
     from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
-    from checklist_eval.isolation import ParserPool
-    from checklist_eval.submissions import load_submission, open_submission
+    from checklist_eval.reading.isolation import ParserPool
     from checklist_eval.summaries import ValidationSummary
 
     with ParserPool(1, parse_limits(args)) as pool:

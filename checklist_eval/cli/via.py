@@ -1,6 +1,6 @@
 """``--via online|batch-api|jsonl`` for ``batch`` and ``score``: where the assessment requests go.
 
-The orchestration is ``checklist_eval.batch_api``; this module holds the flags, the run file that lets
+The orchestration is ``checklist_eval.challenge.batch_api``; this module holds the flags, the run file that lets
 ``ingest`` and ``batch-status`` find a run again, and the two command hooks.
 """
 
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from checklist_eval.layout import ResultsLayout
+from checklist_eval.challenge.layout import ResultsLayout
 
 VIA = ("online", "batch-api", "jsonl")
 
@@ -64,7 +64,7 @@ def _options(args: argparse.Namespace, cache: Path | None) -> dict[str, Any]:
 
 
 def _flow(assessor, args: argparse.Namespace, quiet: bool):
-    from checklist_eval.batch_api import MAX_BYTES, MAX_REQUESTS, BatchFlow, Limits
+    from checklist_eval.challenge.batch_api import MAX_BYTES, MAX_REQUESTS, BatchFlow, Limits
 
     limits = Limits(
         max_requests=max(1, args.batch_max_requests or MAX_REQUESTS),
@@ -109,11 +109,11 @@ def read_run_file(results: Path) -> dict[str, Any]:
 async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet: bool):
     """The ``batch`` command with --via batch-api|jsonl: a BatchOutcome, or None when the run stops
     before scoring (requests written, batches submitted)."""
-    from checklist_eval.batch import run_batch
-    from checklist_eval.batch_api import run_rounds
+    from checklist_eval.challenge.batch import run_batch
+    from checklist_eval.challenge.batch_api import run_rounds
+    from checklist_eval.challenge.submissions import find_submissions
     from checklist_eval.cli.flags import parse_limits
-    from checklist_eval.isolation import ParserPool
-    from checklist_eval.submissions import find_submissions
+    from checklist_eval.reading.isolation import ParserPool
 
     _check(args)
     paths = find_submissions(args.root)
@@ -142,10 +142,10 @@ async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet:
 async def score_via(args: argparse.Namespace):
     """The ``score`` command with --via: a SubmissionResult, or None when the run stops before scoring."""
     from checklist_eval.assessors import default_cache_path
-    from checklist_eval.batch import score_path
-    from checklist_eval.batch_api import run_rounds
+    from checklist_eval.challenge.batch import score_path
+    from checklist_eval.challenge.batch_api import run_rounds
     from checklist_eval.cli.flags import parse_limits
-    from checklist_eval.isolation import ParserPool
+    from checklist_eval.reading.isolation import ParserPool
 
     _check(args)
     options = _options(args, None)

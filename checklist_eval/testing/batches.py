@@ -26,12 +26,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from email.message import Message
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from checklist_eval.testing.replies import Reply, json_reply
-
-if TYPE_CHECKING:
-    from checklist_eval.testing.server import MockServer
 
 __all__ = ["BatchService"]
 
@@ -98,8 +95,19 @@ def _multipart_fields(content_type: str, body: bytes) -> dict[str, tuple[str | N
     return fields
 
 
+class BatchHost(Protocol):
+    """What the batch service needs of the server it runs in: its seed, its status counter and its
+    chat endpoint (a batch line is answered as the same request sent online would be)."""
+
+    seed: int
+
+    def _count(self, status: int, fault: str | None = None) -> None: ...
+
+    def answer_batch_line(self, body: bytes) -> Reply: ...
+
+
 class BatchService:
-    def __init__(self, server: MockServer):
+    def __init__(self, server: BatchHost):
         self.server = server
         self.delay = 0.0
         self.failure_rate = 0.0
@@ -306,11 +314,7 @@ class BatchService:
                 self.server._count(500, "batch")
                 return 500, {"error": {"message": "The server had an error processing this request (injected).",
                                        "type": "server_error", "param": None, "code": None}}
-        with self.server._lock:
-            self.server._chat_counter += 1
-            n = self.server._chat_counter
-            self.server._stats.chat_requests += 1
-        reply = self.server._chat_reply(n, json.dumps(line["body"]).encode("utf-8"))
+        reply = self.server.answer_batch_line(json.dumps(line["body"]).encode("utf-8"))
         try:
             return (reply.status or 500), json.loads(reply.body)
         except ValueError:  # an injected transport fault: the provider reports it as a server error

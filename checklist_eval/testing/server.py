@@ -203,6 +203,14 @@ class MockServer:
             snap.prefix_reuse = self._reused_tokens / total if total else 0.0
         return snap
 
+    def answer_batch_line(self, body: bytes) -> Reply:
+        """One line of a Batch API job, answered as the n-th chat request."""
+        with self._lock:
+            self._chat_counter += 1
+            n = self._chat_counter
+            self._stats.chat_requests += 1
+        return self._chat_reply(n, body)
+
     def _count(self, status: int, fault: str | None = None) -> None:
         with self._lock:
             self._stats.by_status[status] = self._stats.by_status.get(status, 0) + 1

@@ -1,0 +1,67 @@
+"""Signs that a paper tries to steer its assessor, as one flag organizers can filter records on.
+
+Two kinds: ``hidden_text`` (text a reader cannot see: ``Paper.hidden_text``, from the PDF or the
+LaTeX parser) and ``injection`` (visible text addressed to an automated reviewer, found by the
+heuristic assessor's own rule, in the body or in a justification). The flag is one line per finding,
+``kind`` first, so ``kinds`` reads it back without knowing the wording of the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from checklist_eval.models import HiddenRun, Paper
+
+HIDDEN = "hidden_text"
+INJECTION = "injection"
+_EXCERPT = 60
+_MAX_LINES = 8  # a paper hiding dozens of runs is flagged by the first few; the warnings list them all
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
+
+
+def describe(run: HiddenRun) -> str:
+    """One run as a reader-facing line: where, how, and its first words."""
+    from checklist_eval.reading.pdf.techniques import TECHNIQUES
+
+    where = f"page {run.page}, " if run.page is not None else ""
+    return f'{where}{TECHNIQUES.get(run.technique, run.technique)}: "{_quote(run.text)}"'
+
+
+def injection_passages(paper: Paper) -> list[str]:
+    """Visible passages addressed to an automated reviewer: in the body, then in justifications."""
+    from checklist_eval.assessors.evidence import addresses_assessor
+
+    found = []
+    hit = addresses_assessor(paper.body)
+    if hit:
+        found.append(hit)
+    for item in paper.checklist.items:
+        hit = addresses_assessor(item.justification or "")
+        if hit:
+            found.append(f"question {item.id}: {hit}")
+    return found
+
+
+def paper_flag(paper: Paper) -> str:
+    """The manipulation flag of a paper: empty when none, else one ``kind: detail`` line per finding."""
+    lines = [f"{HIDDEN}: {describe(run)}" for run in paper.hidden_text]
+    lines += [f"{INJECTION}: {_quote(p)}" for p in injection_passages(paper)]
+    if len(lines) > _MAX_LINES:
+        lines = lines[:_MAX_LINES] + [f"(+{len(lines) - _MAX_LINES} more)"]
+    return "\n".join(lines)
+
+
+def entries(flag: str, kind: str) -> list[str]:
+    """The details of one kind in a flag."""
+    prefix = kind + ": "
+    return [line[len(prefix):] for line in flag.splitlines() if line.startswith(prefix)]
+
+
+def kinds(flags: Iterable[str]) -> list[str]:
+    """The kinds present in some flags, in a fixed order."""
+    seen = {line.split(":", 1)[0] for flag in flags for line in flag.splitlines()}
+    return [k for k in (HIDDEN, INJECTION) if k in seen]

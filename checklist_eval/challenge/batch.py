@@ -1,0 +1,432 @@
+"""Scoring submissions: one at a time (``score``) or a whole challenge (``batch``).
+
+A batch uses ONE assessor instance for every submission, so every model call goes through that
+assessor's single concurrency/rate-bounded scheduler and its one cache. ``jobs`` only bounds how many
+submissions are parsed and in flight at once (memory), not how many requests are.
+
+Resumability: a submission is finished when ``RESULTS/submissions/<id>/result.json`` exists; it is
+written atomically, last, after the report. A rerun skips finished submissions whose source files and
+assessor settings are unchanged (fingerprint), and the assessor's cache answers whatever a killed run
+had already asked, so an interrupted batch repeats no request. The aggregate files (records, scores,
+summary, failures) are rebuilt from the result files at the end of every run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from checklist_eval.assessors.base import Assessor, gather_all
+from checklist_eval.assessors.calllog import CURRENT_PAPER
+from checklist_eval.challenge.export import Failure
+from checklist_eval.challenge.layout import ResultsLayout, SubmissionFolder
+from checklist_eval.challenge.outdir import environment_error, locked_out
+from checklist_eval.challenge.records import Record, records_from_assessments, write_records
+from checklist_eval.challenge.scoring import PublicScore, ScoreReport, ScoreRow, SubmissionScore, score_submission
+from checklist_eval.challenge.submissions import (
+    LoadedSubmission,
+    PaperLoader,
+    find_submissions,
+    load_submission,
+    open_submission,
+    submission_id_of,
+)
+from checklist_eval.errors import BudgetExceeded, InputError
+from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
+from checklist_eval.models import Assessment, Case, Usage
+from checklist_eval.reading.isolation import ParseLimits, ParserPool
+from checklist_eval.tables import csv_text
+
+RESULT_FORMAT = 1
+
+
+class SubmissionResult(BaseModel):
+    """Everything one scored submission produced; ``result.json`` of its results folder."""
+
+    format: int = RESULT_FORMAT
+    submission_id: str
+    source: str
+    fingerprint: str
+    case: Case
+    assessor: str
+    model: str | None = None
+    prompt_version: str | None = None
+    scored_at: str
+    score: SubmissionScore
+    usage: Usage = Field(default_factory=Usage)
+    warnings: list[str] = Field(default_factory=list)
+    records: list[Record]
+
+    def report(self) -> ScoreReport:
+        """What ``score --json`` prints."""
+        return ScoreReport(**self.score.public().model_dump(), warnings=self.all_warnings, usage=self.usage)
+
+    @property
+    def all_warnings(self) -> list[str]:
+        """The submission's warnings, then its score's."""
+        return self.warnings + self.score.warnings
+
+
+class BatchSummary(BaseModel):
+    """``summary.json`` of a batch results folder."""
+
+    root: str
+    started_at: str
+    finished_at: str
+    wall_s: float
+    submissions: int
+    scored: int
+    resumed: int
+    failed: int
+    assessor: str
+    model: str | None
+    prompt_version: str | None
+    usage_this_run: Usage
+    usage_total: Usage
+    scores: list[PublicScore]
+    failures: list[Failure]
+
+
+class BatchCounts(BaseModel):
+    """What ``batch --json`` prints: the run's counts, what it spent and where its summary is."""
+
+    submissions: int
+    scored: int
+    resumed: int
+    failed: int
+    wall_s: float
+    usage: Usage
+    summary: str
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def assessor_identity(assessor: Assessor) -> dict[str, str | None]:
+    return {
+        "assessor": assessor.name,
+        "model": getattr(assessor, "model", None),
+        "prompt_version": getattr(assessor, "prompt_version", None),
+    }
+
+
+def source_fingerprint(path: Path) -> str:
+    """Hash of every file of a submission (names and bytes): a changed upload is scored again."""
+    h = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        h.update(f.relative_to(path).as_posix().encode() if f != path else b".")
+        h.update(b"\0")
+        with f.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _fresh_usage(assessments: Sequence[Assessment]) -> Usage:
+    """What this run spent: cached verdicts cost nothing now."""
+    return sum((a.provenance.usage for a in assessments if not a.provenance.cached), Usage())
+
+
+async def assess_loaded(
+    loaded: LoadedSubmission, assessor: Assessor, *, source: str, fingerprint: str
+) -> SubmissionResult:
+    """Assess every paper of a parsed submission (all at once: the scheduler bounds the calls)."""
+    roles = list(loaded.papers)
+
+    async def assess(role):
+        CURRENT_PAPER.set((loaded.id, role))  # task-local: tells the call log whose call this is
+        return await assessor.assess_paper(loaded.papers[role])
+
+    results = await gather_all(*(assess(r) for r in roles))
+    scored_at = now_iso()
+    records: list[Record] = []
+    for role, assessments in zip(roles, results, strict=True):
+        records += records_from_assessments(
+            loaded.id, role, loaded.papers[role], assessments, case=loaded.case, scored_at=scored_at
+        )
+    usage = sum((_fresh_usage(assessments) for assessments in results), Usage())
+    warnings = list(loaded.warnings)
+    for role in roles:
+        paper = loaded.papers[role]
+        warnings += [f"{role}: {w}" for w in [*paper.warnings, *assessor.paper_warnings(paper)]]
+    ident = assessor_identity(assessor)
+    return SubmissionResult(
+        submission_id=loaded.id,
+        source=source,
+        fingerprint=fingerprint,
+        case=loaded.case,
+        scored_at=scored_at,
+        score=score_submission(loaded.id, records),
+        usage=usage,
+        warnings=warnings,
+        records=records,
+        **ident,
+    )
+
+
+def _parse_submission(path: Path, submission_id: str | None = None,
+                      loader: PaperLoader | None = None) -> LoadedSubmission:
+    """Validate and parse one submission (no hashing: callers fingerprint it once, themselves)."""
+    return load_submission(open_submission(path), submission_id=submission_id, loader=loader)
+
+
+def _parse_and_fingerprint(path: Path, loader: PaperLoader | None) -> tuple[LoadedSubmission, str]:
+    return _parse_submission(path, loader=loader), source_fingerprint(path)
+
+
+async def score_path(path: str | Path, assessor: Assessor, loader: PaperLoader | None = None) -> SubmissionResult:
+    """Validate, parse and assess one submission folder or zip (``loader``: how papers are parsed,
+    in this process by default)."""
+    path = Path(path)
+    loaded, fingerprint = await asyncio.to_thread(_parse_and_fingerprint, path, loader)
+    return await assess_loaded(loaded, assessor, source=str(path), fingerprint=fingerprint)
+
+
+def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, with_records: bool = False) -> Path:
+    """report.html then result.json (the completion marker), each atomically; returns result.json."""
+    from checklist_eval.challenge.report import write_submission_report
+
+    folder = SubmissionFolder(Path(out_dir))
+    write_submission_report(folder.report_html, result.score, result.records, usage=result.usage)
+    if with_records:
+        write_records(result.records, folder.records_csv, folder.records_jsonl)
+    return atomic_write_text(folder.result_json, result.model_dump_json(indent=1))
+
+
+def read_result(path: Path) -> SubmissionResult | None:
+    """A finished result, or None when absent or unreadable (then the submission is redone)."""
+    try:
+        return SubmissionResult.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------------------------- batch
+
+
+@dataclass
+class BatchOutcome:
+    results: list[SubmissionResult]
+    failures: list[Failure]
+    scored: int = 0
+    resumed: int = 0
+    usage: Usage = field(default_factory=Usage)
+    wall_s: float = 0.0
+    summary_path: Path | None = None
+
+    def counts(self) -> BatchCounts:
+        return BatchCounts(submissions=len(self.results) + len(self.failures), scored=self.scored,
+                           resumed=self.resumed, failed=len(self.failures), wall_s=self.wall_s,
+                           usage=self.usage, summary=str(self.summary_path))
+
+
+def result_ids(paths: Sequence[Path]) -> dict[Path, str]:
+    """A distinct results-folder id per submission, whatever the names.
+
+    The id is the name made safe (``submission_id_of``) when no other submission's safe name equals it,
+    compared case-insensitively (a results folder may live on a case-insensitive disk). Within a group
+    that collides ("team a/", "team_a/", "Team_A.zip"), a member whose name already is the safe name
+    keeps it; every other member gets ``<safe name>-<first 6 hex of sha256(its name)>``, lengthened
+    until no id in the run is taken. The result does not depend on the order of ``paths``.
+    """
+    slugs = {p: submission_id_of(p) for p in paths}
+    groups: dict[str, list[Path]] = {}
+    for p in sorted(paths, key=lambda q: q.name):
+        groups.setdefault(slugs[p].casefold(), []).append(p)
+    ids: dict[Path, str] = {}
+    for members in groups.values():
+        natural = [p for p in members if p.name == slugs[p]]
+        owner = members[0] if len(members) == 1 else (natural[0] if len(natural) == 1 else None)
+        if owner is not None:
+            ids[owner] = slugs[owner]
+    taken = {sid.casefold() for sid in ids.values()}
+    for members in groups.values():
+        for p in members:
+            if p in ids:
+                continue
+            digest = hashlib.sha256(p.name.encode("utf-8", "surrogateescape")).hexdigest()
+            sid = next(c for n in (6, 12, 64) if (c := f"{slugs[p]}-{digest[:n]}").casefold() not in taken)
+            ids[p] = sid
+            taken.add(sid.casefold())
+    return ids
+
+
+def one_line(err: BaseException) -> str:
+    if isinstance(err, InputError):
+        return str(err)
+    text = " ".join(str(err).split()) or "(no message)"
+    return f"{type(err).__name__}: {text}"
+
+
+ProgressHook = Callable[[str, int, int], None]  # (event, done, total)
+
+
+class BatchRunner:
+    """Scores every submission under ``root`` into ``out`` with one shared assessor."""
+
+    def __init__(self, root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
+                 on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None):
+        self.root = Path(root)
+        self.out = Path(out)
+        self.layout = ResultsLayout(self.out)
+        self.assessor = assessor
+        self.jobs = max(1, jobs)
+        self.on_progress = on_progress or (lambda event, done, total: None)
+        self.parse_limits = parse_limits
+        self.pool: ParserPool | None = None
+
+    def _result_path(self, sid: str) -> Path:
+        return self.layout.submission(sid).result_json
+
+    def _finished(self, sid: str, fingerprint: str) -> SubmissionResult | None:
+        result = read_result(self._result_path(sid))
+        if result is None or result.fingerprint != fingerprint:
+            return None
+        ident = assessor_identity(self.assessor)
+        if any(getattr(result, k) != v for k, v in ident.items()):
+            return None  # scored with another assessor/model/prompt: score again
+        return result
+
+    async def _one(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore) -> SubmissionResult:
+        """Parse and assess one submission; ``fingerprint`` was computed once, by ``run``."""
+        async with sem:
+            loaded = await asyncio.to_thread(_parse_submission, path, sid, self.pool)
+            result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
+            await asyncio.to_thread(write_submission_outputs, self._result_path(sid).parent, result)
+            return result
+
+    async def _one_safe(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore):
+        """(path, result, None) or (path, None, one-line error): one bad submission never stops the batch."""
+        try:
+            return path, await self._one(path, sid, fingerprint, sem), None
+        except asyncio.CancelledError:
+            raise
+        except BudgetExceeded as err:  # not this submission's fault: it is left for the resumed run
+            return path, None, err
+        except Exception as err:
+            refused = environment_error(err, self.out, storage_only=True)
+            if refused is not None:  # disk full, read-only: every other submission would fail the same way
+                raise refused from None
+            return path, None, one_line(err)
+
+    def _ids(self, paths: list[Path]) -> dict[Path, str]:
+        return result_ids(paths)
+
+    async def run(self) -> BatchOutcome:
+        # Papers are parsed in isolated worker processes, one per core: a paper that crashes, hangs
+        # or exhausts its worker fails alone, and the native PDF library never runs in two threads.
+        with ParserPool(None, self.parse_limits) as self.pool:
+            return await self._run()
+
+    async def _run(self) -> BatchOutcome:
+        started = time.perf_counter()
+        started_at = now_iso()
+        paths = find_submissions(self.root)
+        with locked_out(self.out):
+            remove_stale_temps(self.out)  # a previous run killed mid-write; we hold the folder now
+            return await self._run_locked(paths, started, started_at)
+
+    async def _run_locked(self, paths: list[Path], started: float, started_at: str) -> BatchOutcome:
+        ids = self._ids(paths)
+        usage_before = self.assessor.usage
+        outcome = BatchOutcome(results=[], failures=[])
+        done_by_path, todo = await self._resume(paths, ids)
+        outcome.resumed = len(done_by_path)
+        self.on_progress("start", len(done_by_path), len(paths))
+        sem = asyncio.Semaphore(self.jobs)
+        tasks = [asyncio.ensure_future(self._one_safe(p, ids[p], fp, sem)) for p, fp in todo.items()]
+        failures_by_path, stopped = await self._collect(tasks, ids, outcome, done_by_path, len(paths))
+        outcome.results = [done_by_path[p] for p in paths if p in done_by_path]
+        outcome.failures = [failures_by_path[p] for p in paths if p in failures_by_path]
+        outcome.usage = self.assessor.usage - usage_before
+        outcome.wall_s = time.perf_counter() - started
+        outcome.summary_path = self._write_aggregates(outcome, started_at)
+        if stopped is not None:  # the finished submissions are written; the rest wait for the rerun
+            raise stopped
+        return outcome
+
+    async def _resume(self, paths: list[Path], ids: dict[Path, str]
+                      ) -> tuple[dict[Path, SubmissionResult], dict[Path, str]]:
+        """(results already in the output folder for this very source, path -> fingerprint of the rest)."""
+        todo: dict[Path, str] = {}  # path -> fingerprint, hashed once here and passed on
+        done_by_path: dict[Path, SubmissionResult] = {}
+        for p in paths:
+            fingerprint = await asyncio.to_thread(source_fingerprint, p)
+            finished = self._finished(ids[p], fingerprint)
+            if finished is not None:
+                done_by_path[p] = finished
+            else:
+                todo[p] = fingerprint
+        return done_by_path, todo
+
+    async def _collect(self, tasks: Sequence[asyncio.Future], ids: dict[Path, str], outcome: BatchOutcome,
+                       done_by_path: dict[Path, SubmissionResult], total: int
+                       ) -> tuple[dict[Path, Failure], BudgetExceeded | None]:
+        """Await the submissions as they finish, adding results to ``done_by_path``; returns the failures
+        and the budget stop, if one came."""
+        done = len(done_by_path)
+        failures_by_path: dict[Path, Failure] = {}
+        stopped: BudgetExceeded | None = None
+        try:
+            for fut in asyncio.as_completed(tasks):
+                path, result, err = await fut
+                if isinstance(err, BudgetExceeded):
+                    stopped = err
+                    continue
+                if result is not None:
+                    done_by_path[path] = result
+                    outcome.scored += 1
+                else:
+                    failures_by_path[path] = Failure(submission_id=ids[path], source=str(path), error=err)
+                done += 1
+                self.on_progress("done" if result is not None else "failed", done, total)
+        except BaseException:  # the run stops (full disk, interrupt): no submission goes on unwatched
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return failures_by_path, stopped
+
+    def _write_aggregates(self, outcome: BatchOutcome, started_at: str) -> Path:
+        records = [r for res in outcome.results for r in res.records]
+        write_records(records, self.layout.records_csv, self.layout.records_jsonl)
+        scores = [ScoreRow.of(res.score, res.all_warnings) for res in outcome.results]
+        atomic_write_text(self.layout.scores_csv, csv_text(ScoreRow, scores))
+        atomic_write_text(
+            self.layout.failures_jsonl, "".join(json.dumps(f.model_dump()) + "\n" for f in outcome.failures)
+        )
+        total_usage = sum((res.usage for res in outcome.results), Usage())
+        counts = outcome.counts()
+        summary = BatchSummary(
+            root=str(self.root),
+            started_at=started_at,
+            finished_at=now_iso(),
+            wall_s=outcome.wall_s,
+            submissions=counts.submissions,
+            scored=counts.scored,
+            resumed=counts.resumed,
+            failed=counts.failed,
+            **assessor_identity(self.assessor),
+            usage_this_run=outcome.usage,
+            usage_total=total_usage,
+            scores=[res.score.public() for res in outcome.results],
+            failures=outcome.failures,
+        )
+        return atomic_write_text(self.layout.summary_json, json.dumps(summary.model_dump(mode="json"), indent=1))
+
+
+async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
+                    on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None) -> BatchOutcome:
+    return await BatchRunner(root, out, assessor, jobs=jobs, on_progress=on_progress,
+                             parse_limits=parse_limits).run()

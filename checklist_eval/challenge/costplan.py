@@ -1,0 +1,180 @@
+"""What a run would spend, before anything is sent (``--dry-run`` on ``check``, ``score``, ``batch``).
+
+Per paper and in total: calls, prompt tokens, the part of them a provider's prefix cache would serve
+(every question of a paper shares the paper prefix), completion tokens, and the cost at the price
+table's rates. A model the price table does not know has cost ``None``, shown as "price unknown",
+never as $0. Prices are read through ``PriceTable`` only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from checklist_eval.assessors.config import AssessorConfig
+from checklist_eval.challenge.export import Failure
+from checklist_eval.models import Paper, Usage
+from checklist_eval.summaries import OptionalParts
+
+TOKEN_FIELDS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens")
+PRICE_UNKNOWN = "price unknown"
+
+
+class PlannedPaper(OptionalParts):
+    """One paper of a dry run: what assessing it would send and cost."""
+
+    paper: str
+    source: str
+    calls: int
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    truncated: bool | None = None  # LLM: the paper is cut to the model's context
+    cost_usd: float | None  # None: the model has no price
+    items_judged_offline: int | None = None  # heuristic: answers judged without any call
+
+
+class CostPlan(OptionalParts):
+    """``--dry-run --json`` of ``check``, ``score`` and ``batch``: totals, then one entry per paper. A
+    heuristic plan and an LLM plan carry different figures; neither prints the other's as null."""
+
+    assessor: str
+    model: str | None
+    calls: int
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    priced: bool
+    papers: list[PlannedPaper]
+    sent: int
+    items_judged_offline: int | None = None
+    note: str | None = None
+    max_cost: float | None = None
+    already_cached: int | None = None
+    failures: list[Failure] | None = None  # batch: submissions that do not parse, as the run records them
+
+
+def _open_cache(path: Path | None) -> sqlite3.Connection | None:
+    """The response cache, read-only (a dry run writes nothing), or None when there is none."""
+    if path is None or not Path(path).is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=10)
+        db.execute("SELECT 1 FROM responses LIMIT 1")
+        return db
+    except sqlite3.DatabaseError:
+        return None
+
+
+def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
+    """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
+    exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
+    from checklist_eval.assessors.cache import cache_key, endpoint_identity
+
+    endpoint = endpoint_identity(cfg.resolved_base_url)
+    params = cfg.sampling_params()
+
+    def answered(strategy: str, digest: str, question: str) -> bool:
+        key = cache_key(endpoint=endpoint, model=cfg.model or "", prefix_digest=digest, question=question,
+                        params=params, strategy=strategy, prompt_version=cfg.prompt_version)
+        return db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+
+    return answered
+
+
+def plan_papers(labelled: list[tuple[str, Paper]], config: AssessorConfig) -> CostPlan:
+    """The plan of the assessor ``config`` describes over (label, paper) pairs; answers already in the
+    cache a real run would read cost nothing and are left out (a resumed run's plan)."""
+    if config.assessor == "heuristic":
+        rows = [PlannedPaper(paper=label, source=p.source, **dict.fromkeys(TOKEN_FIELDS, 0), cost_usd=0.0,
+                             items_judged_offline=sum(1 for it in p.checklist.items if it.is_answered))
+                for label, p in labelled]
+        return _plan("heuristic", None, rows, priced=True)
+    from checklist_eval.assessors import estimate
+    from checklist_eval.assessors.ledger import PriceTable
+
+    prices = PriceTable.load(config.prices)
+    price = prices.lookup(config.model)
+    options: dict[str, Any] = {"model": config.model, "prompt_version": config.prompt_version,
+                               "prices": config.prices}
+    db = _open_cache(cache_read_by(config))
+    try:
+        if db is not None:
+            options["in_cache"] = _cache_probe(db, config)
+        est = estimate([p for _, p in labelled], options)
+    finally:
+        if db is not None:
+            db.close()
+    rows = []
+    for (label, paper), per in zip(labelled, est["papers"], strict=False):
+        cost = None if price is None else round(price.cost(
+            per["prompt_tokens"], per["completion_tokens"], per["cached_tokens"]), 6)
+        rows.append(PlannedPaper(paper=label, source=paper.source, **{k: per[k] for k in TOKEN_FIELDS},
+                                 truncated=per["truncated"], cost_usd=cost))
+    return _plan(config.assessor, config.model, rows, priced=price is not None,
+                 max_cost=config.max_cost, already_cached=est["already_cached"])
+
+
+def _plan(assessor: str, model: str | None, rows: list[PlannedPaper], *, priced: bool, **extra: Any) -> CostPlan:
+    total = {k: sum(getattr(r, k) for r in rows) for k in TOKEN_FIELDS}
+    cost = round(sum(r.cost_usd or 0.0 for r in rows), 6) if priced else None
+    if assessor == "heuristic":
+        extra["items_judged_offline"] = sum(r.items_judged_offline or 0 for r in rows)
+    else:
+        extra["note"] = ("tokens ~ characters/4; cached = the shared paper prefix a provider's prompt cache "
+                         "serves after each paper's first question; answers already in our cache and "
+                         "repeated identical requests are not counted: a run does not send them")
+    return CostPlan(assessor=assessor, model=model, **total, cost_usd=cost, priced=priced, papers=rows, sent=0,
+                    **extra)
+
+
+def cache_read_by(config: AssessorConfig) -> Path | None:
+    """The cache a real run of ``config`` would read answers from (None when it reads none)."""
+    if config.no_cache or config.refresh:
+        return None
+    return config.cache_path
+
+
+def usd(cost: float | None) -> str:
+    """A cost for people: "price unknown" when the model has no price, never $0."""
+    return PRICE_UNKNOWN if cost is None else f"${cost:.4f}"
+
+
+def usage_cost(usage: Usage, priced: bool) -> str:
+    return usd(usage.cost_usd if priced else None)
+
+
+def print_plan(plan: CostPlan) -> None:
+    """The plan as a table on stdout (rich), one row per paper and a total."""
+    from rich.console import Console
+    from rich.table import Table
+
+    who = plan.assessor + (f" / {plan.model}" if plan.model else "")
+    table = Table(title=f"Dry run: {who}: nothing is sent", title_justify="left")
+    table.add_column("paper", overflow="fold")
+    for col in ("calls", "prompt tokens", "cached", "completion", "cost"):
+        table.add_column(col, justify="right")
+    for r in plan.papers:
+        table.add_row(r.paper, *(f"{getattr(r, k):,}" for k in TOKEN_FIELDS), usd(r.cost_usd))
+    table.add_row("total", *(f"{getattr(plan, k):,}" for k in TOKEN_FIELDS), usd(plan.cost_usd), style="bold")
+    console = Console()
+    console.print(table)
+    for f in plan.failures or []:
+        console.print(f"not planned: {f.submission_id}: {f.error}", markup=False, highlight=False)
+    if plan.already_cached:
+        console.print(f"{plan.already_cached} answers are already in the cache: not counted, not asked again",
+                      markup=False, highlight=False)
+    if not plan.priced:
+        console.print(f"{PRICE_UNKNOWN}: {plan.model} is not in the price table; give its price with "
+                      "--prices FILE", markup=False, highlight=False)
+    elif plan.assessor != "heuristic":
+        console.print(f"estimated cost {usd(plan.cost_usd)} ({plan.note}); nothing was sent.",
+                      markup=False, highlight=False)
+        cap = plan.max_cost
+        if cap is not None and plan.cost_usd is not None and plan.cost_usd > cap:
+            console.print(f"the estimate passes --max-cost ${cap:.4f}: the run would stop early (exit 3) and "
+                          "can be resumed with a higher cap", markup=False, highlight=False)
+    else:
+        console.print("the heuristic assessor calls no model: nothing to spend.", highlight=False)

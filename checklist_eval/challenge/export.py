@@ -1,0 +1,174 @@
+"""The leaderboard: every submission's scores, ranked by S.
+
+It is built from the assessment records alone (the same ledger ``rescore`` reads), so a leaderboard,
+a rescore and a batch always agree, and appeal overrides flow into it the same way.
+
+Ranking: S descending; equal S share a rank (competition ranking 1, 2, 2, 4); within a tie rows are
+ordered by C_G descending, then by submission id so the file is deterministic. S values are computed
+from exact fractions (see ``scoring``), so equal scores are bit-identical floats and a tie is a tie.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from checklist_eval.challenge.layout import ResultsLayout, records_path
+from checklist_eval.challenge.records import Record, apply_overrides, read_records
+from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
+from checklist_eval.errors import InputError
+from checklist_eval.models import ROLES, Case
+from checklist_eval.tables import Row, csv_text
+
+MAX_FAILURE_LINES = 100_000  # a results folder may be hostile: read a bounded number of lines
+
+
+class LeaderboardRow(Row):
+    """A line of the leaderboard (CSV, ``--json``, HTML). A submission the batch could not score has
+    its reason in ``status`` ("failed: <reason>") and no rank, scores or provenance (empty / null)."""
+
+    rank: int | None = None
+    submission_id: str
+    case: Case | None = None
+    C_G: float | None = None
+    C_A: float | None = None
+    C_T: float | None = None
+    R: float | None = None
+    S: float | None = None
+    questions: int | None = None
+    assessor: str | None = None
+    model: str | None = None
+    prompt_version: str | None = None
+    scored_at: str | None = None
+    # Roles whose paper is flagged, with the kinds ("A:hidden_text"): see manipulation.py.
+    manipulation: str | None = None
+    status: str = "scored"
+
+    @property
+    def scored(self) -> bool:
+        return self.status == "scored"
+
+
+LEADERBOARD_COLUMNS = LeaderboardRow.columns()
+
+
+class Failure(BaseModel):
+    """A line of ``failures.jsonl``: a submission the batch could not score, and why (one line)."""
+
+    submission_id: str
+    source: str = ""
+    error: str = ""
+
+
+def load_scored(
+    path: str | Path, overrides: str | Path | None = None
+) -> tuple[list[Record], list[SubmissionScore]]:
+    """(records, scores) of a records file with the overrides (appeal decisions) applied first.
+
+    The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
+    unreadable row and for records that cannot be scored.
+    """
+    records = read_records(path)
+    if overrides:
+        records, _ = apply_overrides(records, overrides)
+    try:
+        return records, score_records(records)
+    except ScoringError as err:
+        raise InputError(path, str(err)) from None
+
+
+def _joined(values: Sequence[str]) -> str:
+    """One value per submission normally; several (a mixed rerun) are listed, sorted."""
+    return ";".join(sorted({v for v in values if v}))
+
+
+def _manipulation(recs: Sequence[Record]) -> str:
+    from checklist_eval.assessors.manipulation import kinds
+
+    roles = sorted({r.role for r in recs}, key=ROLES.index)
+    return ";".join(f"{role}:{k}" for role in roles for k in kinds(r.manipulation for r in recs if r.role == role))
+
+
+def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore]) -> list[LeaderboardRow]:
+    """One row per scored submission; assessor/model/prompt/time come from its records."""
+    by_sid = group_by_submission(records)
+    rows = []
+    for score in scores:
+        recs = by_sid[score.submission_id]
+        rows.append(
+            LeaderboardRow(
+                **score.public().model_dump(),
+                questions=score.questions,
+                assessor=_joined([r.assessor for r in recs]),
+                model=_joined([r.model for r in recs]),
+                prompt_version=_joined([r.prompt_version for r in recs]),
+                scored_at=max((r.scored_at for r in recs), default=""),
+                manipulation=_manipulation(recs),
+            )
+        )
+    return rows
+
+
+def read_failures(folder: Path) -> list[Failure]:
+    """The batch's failed submissions (``failures.jsonl``), or none when the file is absent. Lines that
+    are not a JSON object with a submission id are skipped: the list is informative, never fatal."""
+    path = ResultsLayout(folder).failures_jsonl
+    if not path.is_file():
+        return []
+    out = []
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh):
+                if n >= MAX_FAILURE_LINES:
+                    break
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(item, dict) and str(item.get("submission_id") or "").strip():
+                    out.append(Failure(submission_id=str(item["submission_id"]), error=str(item.get("error") or "")))
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    return out
+
+
+def failure_rows(failures: Sequence[Failure], scored: set[str]) -> list[LeaderboardRow]:
+    """Failed submissions as leaderboard rows: no scores, the reason in ``status``."""
+    rows: list[LeaderboardRow] = []
+    for f in failures:
+        if f.submission_id in scored:
+            continue
+        reason = " ".join(f.error.split()) or "unknown error"
+        rows.append(LeaderboardRow(submission_id=f.submission_id, status=f"failed: {reason}"))
+    return rows
+
+
+def rank_rows(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
+    """Rows ranked as the module docstring says; the failed ones last, by id, without a rank."""
+    scored = sorted((r for r in rows if r.scored), key=lambda r: (-(r.S or 0.0), -(r.C_G or 0.0), r.submission_id))
+    failed = sorted((r for r in rows if not r.scored), key=lambda r: r.submission_id)
+    ranked: list[LeaderboardRow] = []
+    for i, r in enumerate(scored):  # competition ranking: equal S share the rank of the first of them
+        tied = ranked and ranked[-1].S == r.S
+        ranked.append(r.model_copy(update={"rank": ranked[-1].rank if tied else i + 1}))
+    return ranked + [r.model_copy(update={"rank": None}) for r in failed]
+
+
+def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> list[LeaderboardRow]:
+    path = records_path(results)
+    records, scores = load_scored(path, overrides)
+    rows = leaderboard_rows(records, scores)
+    rows += failure_rows(read_failures(path.parent), {r.submission_id for r in rows})
+    return rank_rows(rows)
+
+
+def leaderboard_csv_text(rows: Sequence[LeaderboardRow]) -> str:
+    # Full precision floats: rounding is for displays, not for the file others compute from.
+    return csv_text(LeaderboardRow, rows)
+
+
+def leaderboard_json(rows: Sequence[LeaderboardRow]) -> list[dict[str, object]]:
+    return [r.model_dump(mode="json") for r in rows]

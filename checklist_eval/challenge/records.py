@@ -1,0 +1,429 @@
+"""Assessment records: one row per (submission_id, role, question_id), the ledger scores come from.
+
+Every scoring run writes them (CSV and JSONL) and ``rescore`` reads them back, so scores can be
+recomputed, and appeal decisions applied, without any model. Reading CSV keeps the literal answer
+``NA``: pandas' default would turn it into a missing value, which is the bug that made the 2024
+reference scorer report R = 0.53 instead of 0.73 on its own sample.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, field_serializer, field_validator
+
+from checklist_eval.errors import InputError
+from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.models import CASES, ROLES, Answer, Assessment, Case, Paper, Role, is_answered, normalize_answer
+from checklist_eval.tables import Row, csv_text, read_csv_rows
+
+
+class Record(Row):
+    """One assessed checklist answer of one paper of one submission; its fields, in order, are the
+    columns of ``records.csv`` and the keys of ``records.jsonl``. The first five are required on read,
+    the rest were added over time at the end and read as empty (or 0) from older files."""
+
+    submission_id: str
+    role: Role
+    question_id: str
+    answer: Answer | None = None
+    correct: bool = False
+    case: Case | None = None  # empty in the files when unknown (older or hand-written ledgers)
+    question_title: str = ""
+    checklist_id: str = ""
+    p_correct: float | None = Field(default=None, ge=0.0, le=1.0)
+    justification: str = ""
+    review: str = ""
+    assessor: str = ""
+    model: str = ""
+    prompt_version: str = ""
+    source: str = ""
+    scored_at: str = ""
+    # The cost ledger, one row per call: per paper and per run are sums over these.
+    cached: bool = False
+    calls: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    cached_tokens: int = Field(default=0, ge=0)
+    cost_usd: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
+    # The reasoning part of completion_tokens, and what the endpoint refused and how the request was
+    # changed for it ("; "-separated).
+    reasoning_tokens: int = Field(default=0, ge=0)
+    quirks: str = ""
+    # The graded verdict (correct / incorrect / unverifiable); empty for assessors that do not grade.
+    verdict: str = ""
+    # Signs the paper tries to steer its assessor (hidden text, text addressed to it): see manipulation.py.
+    manipulation: str = ""
+    # Provenance of the verdict, so a row can be reproduced and an appeal checked against the call log.
+    endpoint: str = ""
+    output_strategy: str = ""
+    temperature: float | None = None
+    seed: int | None = None
+
+    @field_validator("case", mode="before")
+    @classmethod
+    def _empty_case_is_unknown(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_serializer("case")
+    def _unknown_case_is_empty(self, case: Case | None) -> str:
+        return case or ""
+
+    @property
+    def is_answered(self) -> bool:
+        """The author committed to an answer (Yes/No/NA): not TODO, not missing."""
+        return is_answered(self.answer)
+
+    @property
+    def c(self) -> int:
+        """c_i of the rules: 1 only for an answered question (Yes/No/NA) judged correct; TODO/missing
+        are 0 whatever the ``correct`` column says (a hand-edited ledger cannot make a TODO count)."""
+        return int(bool(self.correct) and self.is_answered)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.submission_id, self.role, self.question_id)
+
+    def csv_cells(self) -> dict[str, Any]:
+        """The row as records.csv spells it: 0/1 flags, full-precision floats, empty for missing."""
+        d = self.model_dump()
+        d["answer"] = self.answer.value if self.answer is not None else ""
+        d["correct"] = int(self.correct)
+        d["p_correct"] = "" if self.p_correct is None else repr(float(self.p_correct))
+        d["cached"] = int(self.cached)
+        d["cost_usd"] = repr(float(self.cost_usd))
+        return d
+
+
+COLUMNS = Record.columns()
+REQUIRED = COLUMNS[:5]
+LEDGER_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens")
+LEDGER_COLUMNS = ("cached", *LEDGER_COUNTS, "cost_usd")
+# Calls, tokens and dollars beyond this are not a run's figures but a corrupt or hostile file.
+MAX_LEDGER_FIGURE = 1e15
+
+
+def records_from_assessments(
+    submission_id: str,
+    role: Role,
+    paper: Paper,
+    assessments: Sequence[Assessment],
+    *,
+    case: Case,
+    scored_at: str,
+) -> list[Record]:
+    """Rows for one assessed paper, in checklist order, one per question of its checklist version.
+
+    A question the assessor did not return (should not happen) is recorded as incorrect rather than
+    dropped, so n stays the size of the checklist version.
+    """
+    from checklist_eval.assessors.manipulation import paper_flag
+
+    by_id = {a.question_id: a for a in assessments}
+    flag = paper_flag(paper)
+    rows = []
+    for item in paper.checklist.items:
+        a = by_id.get(item.id)
+        prov = a.provenance if a else None
+        rows.append(
+            Record(
+                submission_id=submission_id,
+                role=role,
+                question_id=item.id,
+                answer=item.answer,
+                correct=bool(a.correct) if a else False,
+                case=case,
+                question_title=item.title,
+                checklist_id=paper.checklist.id,
+                p_correct=a.p_correct if a else None,
+                justification=item.justification or "",
+                review=a.review if a else "not assessed",
+                assessor=(prov.assessor if prov else "") or "",
+                model=(prov.model if prov else "") or "",
+                prompt_version=(prov.prompt_version if prov else "") or "",
+                source=paper.source,
+                scored_at=scored_at,
+                cached=bool(prov and prov.cached),
+                quirks="; ".join(prov.quirks) if prov else "",
+                **(prov.usage.model_dump() if prov else {}),
+                verdict=(a.verdict or "") if a else "",
+                manipulation=flag,
+                **_provenance_columns(prov),
+            )
+        )
+    return rows
+
+
+def _provenance_columns(prov) -> dict[str, object]:
+    if prov is None:
+        return {}
+    strategy = prov.strategy.value if prov.strategy is not None else ""
+    return {"endpoint": prov.endpoint or "", "output_strategy": "" if strategy == "none" else strategy,
+            "temperature": prov.temperature, "seed": prov.seed}
+
+
+# ---------------------------------------------------------------------------------------------- write
+
+
+def _jsonl_object(r: Record) -> dict[str, Any]:
+    """A records.jsonl line: the CSV's cells, with the answer and p_correct as JSON null when missing."""
+    d = r.csv_cells()
+    d["answer"] = r.answer.value if r.answer is not None else None
+    d["p_correct"] = r.p_correct
+    return d
+
+
+def records_to_csv_text(records: Iterable[Record]) -> str:
+    return csv_text(Record, records)
+
+
+def records_to_jsonl_text(records: Iterable[Record]) -> str:
+    return "".join(json.dumps(_jsonl_object(r), ensure_ascii=False) + "\n" for r in records)
+
+
+def write_records(records: Sequence[Record], csv_path: str | Path, jsonl_path: str | Path | None = None) -> None:
+    """Write the ledger as CSV (and JSONL when asked), each atomically."""
+    atomic_write_text(csv_path, records_to_csv_text(records))
+    if jsonl_path is not None:
+        atomic_write_text(jsonl_path, records_to_jsonl_text(records))
+
+
+# ----------------------------------------------------------------------------------------------- read
+
+
+def _parse_bool(value: object, where: str, path: Path, column: str = "correct") -> bool:
+    text = str(value).strip().lower()
+    if text in ("1", "1.0", "true", "yes"):
+        return True
+    if text in ("0", "0.0", "false", "no"):
+        return False
+    raise InputError(path, f"{where}: {column} must be 0 or 1, got {value!r}")
+
+
+def _parse_number(value: object, where: str, path: Path, column: str, kind: type) -> int | float:
+    """An optional non-negative ledger figure; empty (older records files) reads as 0."""
+    if value is None or str(value).strip() == "":
+        return kind(0)
+    try:
+        as_float = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(path, f"{where}: {column} must be a number, got {value!r}") from None
+    if not math.isfinite(as_float) or abs(as_float) > MAX_LEDGER_FIGURE:
+        raise InputError(path, f"{where}: {column} is not a plausible figure (above {MAX_LEDGER_FIGURE:.0e}), "
+                               f"got {str(value)[:40]!r}")
+    number = kind(as_float) if kind is int else as_float
+    if number < 0:
+        raise InputError(path, f"{where}: {column} must not be negative, got {value!r}")
+    return number
+
+
+def _parse_optional(value: object, where: str, path: Path, column: str, kind: type) -> int | float | None:
+    """An optional number: empty (or absent, in records written before the column existed) is None."""
+    if value is None or (isinstance(value, float) and value != value) or str(value).strip() == "":
+        return None
+    return _parse_number(value, where, path, column, kind)
+
+
+def _parse_answer(value: object, where: str, path: Path) -> Answer | None:
+    if value is None or str(value).strip() == "":
+        return None
+    answer = normalize_answer(value)
+    if answer is None:
+        raise InputError(path, f"{where}: answer must be Yes, No, NA, TODO or empty, got {value!r}")
+    return answer
+
+
+def _parse_p(value: object, where: str, path: Path) -> float | None:
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        p = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(path, f"{where}: p_correct must be a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= p <= 1.0:
+        raise InputError(path, f"{where}: p_correct must be in [0, 1], got {value!r}")
+    return p
+
+
+def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
+    role = str(row.get("role", "")).strip().upper()
+    if role not in ROLES:
+        raise InputError(path, f"{where}: role must be G, A or T, got {row.get('role')!r}")
+    sid = str(row.get("submission_id") or "").strip()
+    qid = str(row.get("question_id") or "").strip()
+    if not sid or not qid:
+        raise InputError(path, f"{where}: submission_id and question_id must not be empty")
+    case = str(row.get("case") or "").strip().upper()
+    if case and case not in CASES:
+        raise InputError(path, f"{where}: case must be G, GT or GAT, got {row.get('case')!r}")
+    text = {k: ("" if row.get(k) is None else str(row.get(k))) for k in COLUMNS}
+    return Record(
+        submission_id=sid,
+        role=role,
+        question_id=qid,
+        answer=_parse_answer(row.get("answer"), where, path),
+        correct=_parse_bool(row.get("correct"), where, path),
+        case=case,
+        p_correct=_parse_p(row.get("p_correct"), where, path),
+        cached=_parse_bool(row.get("cached") or 0, where, path, column="cached"),
+        cost_usd=_parse_number(row.get("cost_usd"), where, path, "cost_usd", float),
+        reasoning_tokens=_parse_number(row.get("reasoning_tokens"), where, path, "reasoning_tokens", int),
+        temperature=_parse_optional(row.get("temperature"), where, path, "temperature", float),
+        seed=_parse_optional(row.get("seed"), where, path, "seed", int),
+        **{k: _parse_number(row.get(k), where, path, k, int) for k in LEDGER_COUNTS},
+        **{
+            k: text[k]
+            for k in (
+                "question_title", "checklist_id", "justification", "review", "assessor", "model",
+                "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation", "endpoint",
+                "output_strategy",
+            )
+        },
+    )
+
+
+def _read_jsonl_rows(path: Path) -> list[dict]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(path, "not UTF-8 text") from None
+    rows = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(path, f"line {n}: not valid JSON ({err.msg})") from None
+        except RecursionError:
+            raise InputError(path, f"line {n}: JSON nested too deeply") from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"line {n}: expected a JSON object")
+        missing = [c for c in REQUIRED if c not in obj]
+        if missing:
+            raise InputError(path, f"line {n}: missing field(s) {', '.join(missing)}")
+        rows.append(obj)
+    return rows
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """Read a records CSV or JSONL file (by extension), validating every row.
+
+    Raises InputError naming the file and the row for anything unusable, including a duplicated
+    (submission_id, role, question_id).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "records file not found")
+    is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
+    rows = _read_jsonl_rows(path) if is_jsonl else read_csv_rows(path, REQUIRED)
+    # Header is line 1 in a CSV, so data row i sits on line i + 2.
+    label = "line" if is_jsonl else "row"
+    records = []
+    seen: set[tuple[str, str, str]] = set()
+    for i, row in enumerate(rows):
+        where = f"{label} {i + 1 if is_jsonl else i + 2}"
+        rec = _record_from_mapping(row, where, path)
+        if rec.key in seen:
+            raise InputError(path, f"{where}: duplicate row for {'/'.join(rec.key)}")
+        seen.add(rec.key)
+        records.append(rec)
+    if not records:
+        raise InputError(path, "no records")
+    return records
+
+
+# ------------------------------------------------------------------------------------------ overrides
+
+OVERRIDES_HELP = (
+    "Overrides (appeal decisions): a CSV with header submission_id,role,question_id,correct and "
+    "optionally note. Each row sets the verdict of one existing record: role is G, A or T, correct is "
+    "0 or 1. A row naming no existing record, or trying to make a TODO/missing answer correct, is an "
+    "error. Rows are applied before any score is computed."
+)
+
+
+class Override(BaseModel):
+    """One row of an overrides file: the verdict an appeal decided for one existing record."""
+
+    submission_id: str
+    role: str  # checked by matching a record, so a bad role reads "no record for ..."
+    question_id: str
+    correct: bool
+    note: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.submission_id, self.role, self.question_id)
+
+
+OVERRIDE_REQUIRED = [name for name, f in Override.model_fields.items() if f.is_required()]
+
+
+def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> list[Override]:
+    """The overrides of ``path``, each naming a record of ``index`` (else an InputError)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "overrides file not found")
+    out = []
+    for i, row in enumerate(read_csv_rows(path, OVERRIDE_REQUIRED)):
+        where = f"row {i + 2}"
+        key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
+        if key not in index:
+            raise InputError(path, f"{where}: no record for {'/'.join(key)}")
+        out.append(Override(submission_id=key[0], role=key[1], question_id=key[2],
+                            correct=_parse_bool(row["correct"], where, path), note=row.get("note", "")))
+    return out
+
+
+def apply_overrides(records: Sequence[Record], path: str | Path) -> tuple[list[Record], int]:
+    """Return (records with the overrides applied, number of overridden rows)."""
+    index = {r.key: i for i, r in enumerate(records)}
+    out = list(records)
+    changed: set[int] = set()
+    for n, ov in enumerate(read_overrides(path, index)):
+        rec = out[index[ov.key]]
+        if ov.correct and not rec.is_answered:
+            raise InputError(Path(path), f"row {n + 2}: {'/'.join(ov.key)} is TODO or missing and cannot be correct")
+        out[index[ov.key]] = rec.model_copy(update={"correct": ov.correct})
+        changed.add(index[ov.key])
+    return out, len(changed)
+
+
+# ------------------------------------------------------------------------- 2024 reference challenge CSV
+
+
+def read_challenge_checklist_csv(path: str | Path, *, submission_id: str, role: Role, case: Case) -> list[Record]:
+    """Read one per-paper CSV of the 2024 challenge's scorer (columns Question_Title, Answer,
+    Justification, Review, Correctness_Score) as records.
+
+    Those files carry no question id, so the question title is the id: it is the same string across
+    the G/A/T files of a submission, which keeps G/A/T aligned by question rather than by row
+    position. Only scores 0 and 1 are accepted (c_i is binary in the rules).
+    """
+    path = Path(path)
+    out = []
+    for i, row in enumerate(read_csv_rows(path, ["Question_Title", "Answer", "Correctness_Score"])):
+        where = f"row {i + 2}"
+        score = row["Correctness_Score"].strip()
+        if score not in ("0", "1", "0.0", "1.0"):
+            raise InputError(path, f"{where}: Correctness_Score must be 0 or 1, got {score!r}")
+        out.append(
+            Record(
+                submission_id=submission_id,
+                role=role,
+                question_id=row["Question_Title"].strip(),
+                question_title=row["Question_Title"].strip(),
+                answer=_parse_answer(row["Answer"], where, path),
+                correct=score.startswith("1"),
+                case=case,
+                justification=row.get("Justification", ""),
+                review=row.get("Review", ""),
+                source=str(path),
+            )
+        )
+    return out

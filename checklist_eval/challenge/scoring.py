@@ -1,0 +1,228 @@
+"""The challenge scores, exactly as the rules define them.
+
+    c_i  in {0, 1}: 0 for TODO, a missing answer, or an answer judged incorrect.
+    C    = sum(c_i) / n over the n questions of the paper's checklist version.
+    g_i  = 1(a_i == t_i), A's and T's normalized answers (Yes/No/NA).
+    R    = mean, over the questions where T has a real answer, of 1(c_i of A == g_i);
+           R = 1 (with a warning) when T has no real answer at all.
+    S    = C_G * C_A * (1 - R) * C_T.   G only: C_A = 0, C_T = 0, R = 1 (so S = 0).
+
+Arithmetic is done on exact fractions and converted to float once at the end: nothing is rounded
+before multiplying, and two submissions with the same rational S get bit-identical floats, so
+leaderboard ties are real ties. G/A/T are aligned by question id, never by row position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from checklist_eval.challenge.records import Record
+from checklist_eval.errors import ScoringError
+from checklist_eval.models import ROLES, Answer, Case, Role, Usage
+from checklist_eval.tables import Row
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class PublicScore(BaseModel):
+    """A submission's scores as scripts read them: a ``rescore --json`` row, summary.json's ``scores``."""
+
+    submission_id: str
+    case: Case
+    C_G: float
+    C_A: float
+    C_T: float
+    R: float
+    S: float
+
+
+class SubmissionScore(PublicScore):
+    questions: int = Field(description="n, the number of questions of G's checklist version")
+    warnings: list[str] = Field(default_factory=list)
+
+    def public(self) -> PublicScore:
+        return PublicScore.model_validate(self.model_dump(include=set(PublicScore.model_fields)))
+
+
+class ScoreRow(Row, PublicScore):
+    """A line of a batch's ``scores.csv``: the scores, n, and every warning joined by "; "."""
+
+    questions: int
+    warnings: str = ""
+
+    @classmethod
+    def of(cls, score: SubmissionScore, warnings: list[str]) -> ScoreRow:
+        return cls(**score.model_dump(exclude={"warnings"}), warnings="; ".join(warnings))
+
+
+class ScoreReport(PublicScore):
+    """What ``score --json`` prints: the scores, every warning of the submission, what the run spent."""
+
+    warnings: list[str]
+    usage: Usage
+
+
+class RescoreReport(BaseModel):
+    """What ``rescore --json`` prints."""
+
+    submissions: list[PublicScore]
+
+
+def correctness(rows: Sequence[Record]) -> Fraction:
+    """C of one paper: its rows are the n questions of its checklist version."""
+    if not rows:
+        raise ScoringError("a paper with no questions cannot be scored")
+    return Fraction(sum(r.c for r in rows), len(rows))
+
+
+def agreement_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """Per question of T (in T's order): a_i, t_i, g_i, c_i of A, whether it counts for R and agrees.
+
+    A question T answered for real but A lacks counts with a = missing, c_A = 0 and g = 0 (a != t).
+    """
+    a_by_id = {r.question_id: r for r in records if r.role == "A"}
+    out = []
+    for t in (r for r in records if r.role == "T"):
+        a = a_by_id.get(t.question_id)
+        a_ans = a.answer if a else None
+        c_a = a.c if a else 0
+        counted = t.is_answered
+        g = int(a_ans is not None and a_ans == t.answer)
+        out.append(
+            {
+                "question_id": t.question_id,
+                "a": a_ans,
+                "t": t.answer,
+                "g": g,
+                "c_A": c_a,
+                "counted": counted,
+                "agree": counted and c_a == g,
+            }
+        )
+    return out
+
+
+def resilience(records: Sequence[Record]) -> tuple[Fraction, list[str]]:
+    rows = [row for row in agreement_rows(records) if row["counted"]]
+    if not rows:
+        return Fraction(1), ["T has no real answer (every answer TODO or missing): R = 1 by convention"]
+    return Fraction(sum(1 for row in rows if row["agree"]), len(rows)), []
+
+
+def _case_of(submission_id: str, records: Sequence[Record]) -> Case:
+    """The case the records declare (``score`` and ``batch`` write it), checked against their roles.
+
+    Records without a case (older or hand-written ledgers) are G when G alone, else GAT: answers
+    cannot tell GT from GAT (a GAT A may keep G's answers), and the label is all that differs, as S
+    is computed the same way in both cases.
+    """
+    roles = {r.role for r in records}
+    declared = {r.case for r in records if r.case}
+    if len(declared) > 1:
+        raise ScoringError(f"submission {submission_id}: rows disagree on the case ({', '.join(sorted(declared))})")
+    if "G" not in roles:
+        raise ScoringError(f"submission {submission_id}: no G (genuine) rows; every case needs G")
+    if roles == {"G"}:
+        case: Case = "G"
+        allowed = {"G"}
+    elif roles == {"G", "A", "T"}:
+        case = "GT" if declared == {"GT"} else "GAT"
+        allowed = {"GT", "GAT"}
+    else:
+        raise ScoringError(
+            f"submission {submission_id}: roles {''.join(sorted(roles))} are not a valid case "
+            "(need G alone, or G, A and T; a GT submission records A as T's paper with G's answers)"
+        )
+    if declared - allowed:
+        raise ScoringError(f"submission {submission_id}: case {declared.pop()} does not match its roles")
+    return case
+
+
+def score_submission(submission_id: str, records: Sequence[Record]) -> SubmissionScore:
+    """Scores of one submission from its records (any order)."""
+    case = _case_of(submission_id, records)
+    by_role = {role: [r for r in records if r.role == role] for role in ROLES}
+    warnings: list[str] = []
+    c_g = correctness(by_role["G"])
+    if case == "G":
+        c_a, c_t, r = Fraction(0), Fraction(0), Fraction(1)
+    else:
+        c_a, c_t = correctness(by_role["A"]), correctness(by_role["T"])
+        r, w = resilience(records)
+        warnings += w
+        a_ids = {x.question_id for x in by_role["A"]}
+        t_ids = {x.question_id for x in by_role["T"]}
+        if a_ids != t_ids:
+            warnings.append(
+                "A and T do not have the same questions "
+                f"(only in A: {sorted(a_ids - t_ids)}, only in T: {sorted(t_ids - a_ids)})"
+            )
+    s = c_g * c_a * (1 - r) * c_t
+    return SubmissionScore(
+        submission_id=submission_id,
+        case=case,
+        C_G=float(c_g),
+        C_A=float(c_a),
+        C_T=float(c_t),
+        R=float(r),
+        S=float(s),
+        questions=len(by_role["G"]),
+        warnings=warnings,
+    )
+
+
+def group_by_submission(records: Sequence[Record]) -> dict[str, list[Record]]:
+    """Records per submission id, in order of first appearance."""
+    groups: dict[str, list[Record]] = {}
+    for r in records:
+        groups.setdefault(r.submission_id, []).append(r)
+    return groups
+
+
+def score_records(records: Sequence[Record]) -> list[SubmissionScore]:
+    return [score_submission(sid, rows) for sid, rows in group_by_submission(records).items()]
+
+
+# --------------------------------------------------------------------------------- per-question tables
+
+
+def paper_table(records: Sequence[Record], role: Role) -> pd.DataFrame:
+    """One paper's per-question table: id, title, answer, c_i, p_correct, review, justification.
+
+    The HTML reports render it; their verdict column is c_i, so what a report calls correct is
+    exactly what C counts."""
+    import pandas as pd
+
+    rows = [
+        {
+            "question_id": r.question_id,
+            "title": r.question_title,
+            "answer": r.answer.value if isinstance(r.answer, Answer) else "",
+            "c": r.c,
+            "p_correct": r.p_correct,
+            "review": r.review,
+            "justification": r.justification,
+            "verdict": r.verdict,
+        }
+        for r in records
+        if r.role == role
+    ]
+    return pd.DataFrame(
+        rows, columns=["question_id", "title", "answer", "c", "p_correct", "review", "justification", "verdict"]
+    )
+
+
+def agreement_table(records: Sequence[Record]) -> pd.DataFrame:
+    """Per-question agreement of the assessor on A with T (a_i, t_i, g_i, c_i(A), counted, agree)."""
+    import pandas as pd
+
+    rows = [
+        {**row, "a": row["a"].value if row["a"] else "", "t": row["t"].value if row["t"] else ""}
+        for row in agreement_rows(records)
+    ]
+    return pd.DataFrame(rows, columns=["question_id", "a", "t", "g", "c_A", "counted", "agree"])

@@ -1,0 +1,235 @@
+"""Token log-probabilities of a text from an OpenAI-compatible *completions* endpoint.
+
+One request per text: ``echo=true``, ``logprobs=k``, ``max_tokens=0`` (vLLM, legacy OpenAI base
+models), which returns the prompt's tokens with their log-probabilities and top-k alternatives. A
+server that refuses ``max_tokens=0`` is asked again with 1, and the generated token is dropped. A
+server whose echo carries no log-probabilities is asked with vLLM's ``prompt_logprobs=k`` instead (one
+``{token_id: {logprob, rank, decoded_token}}`` per prompt token, the prompt token's own entry first,
+as vLLM builds it).
+
+The n-gram references of the perplexity-slope method (each token given only its n preceding tokens)
+go to the same endpoint as a batch of short prompts, one per token, in requests of at most
+:data:`BATCH` prompts.
+
+Hosted OpenAI cannot do this (its chat models give log-probabilities of generated tokens only, and no
+completions model there echoes prompt log-probabilities any more): :func:`refuse_hosted_openai`
+says so before any request.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+import numpy as np
+
+from checklist_eval.assessors.cache import endpoint_identity
+from checklist_eval.errors import AssessorError, InputError
+from checklist_eval.membership.contamination import TokenText
+
+BATCH = 256
+MAX_TOP = 20
+NO_KEY = "no-key-needed"  # local servers accept any bearer token
+
+HOSTED_REFUSAL = (
+    "hosted OpenAI (and Azure OpenAI) models cannot return prompt log-probabilities (chat models only "
+    "score generated tokens): point --base-url at a completions endpoint that echoes them (vLLM, "
+    "llama.cpp), or pass --logprobs FILE"
+)
+
+
+def refuse_hosted_openai(base_url: str | None) -> None:
+    host = (urlparse(base_url).hostname or "") if base_url else "api.openai.com"
+    if host == "api.openai.com" or host.endswith((".openai.com", ".openai.azure.com")):
+        raise InputError(None, HOSTED_REFUSAL)
+
+
+@dataclass
+class PromptView:
+    """A prompt's tokens as the endpoint split them, with offsets into the prompt text, their
+    log-probabilities (None: no prediction, as for the first) and top-k alternatives."""
+
+    tokens: list[str]
+    offsets: list[int]
+    logprobs: list[float | None]
+    tops: list[dict[str, float] | None] | None
+
+
+class LogprobClient:
+    """Synchronous: the work is a handful of large requests, in order."""
+
+    def __init__(self, model: str, base_url: str | None, *, api_key_env: str = "OPENAI_API_KEY",
+                 timeout: float = 120.0, top_k: int = 5, batch: int = BATCH):
+        import openai
+
+        refuse_hosted_openai(base_url)
+        if not 0 <= top_k <= MAX_TOP:
+            raise InputError(None, f"--top-k must be in [0, {MAX_TOP}], got {top_k}")
+        self.model = model
+        self.base_url = base_url
+        self.top_k = top_k
+        self.api_key_env = api_key_env
+        self.batch = max(1, batch)  # n-gram prompts per request
+        self._max_tokens = 0
+        self._vllm_prompt_logprobs = False
+        self._key = os.environ.get(api_key_env, "").strip() or NO_KEY
+        http = openai.DefaultHttpx2Client(timeout=timeout)
+        self._client = openai.OpenAI(api_key=self._key, base_url=base_url, timeout=timeout, max_retries=2,
+                                     http_client=http)  # fmt: skip
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _request(self, prompt, k: int):
+        if self._vllm_prompt_logprobs:
+            return self._client.completions.create(model=self.model, prompt=prompt, max_tokens=1,
+                                                   extra_body={"prompt_logprobs": k})  # fmt: skip
+        return self._client.completions.create(model=self.model, prompt=prompt, echo=True, logprobs=k,
+                                               max_tokens=self._max_tokens)  # fmt: skip
+
+    def _create(self, prompt, k: int):
+        import openai
+
+        from checklist_eval.assessors.retry import fatal_error
+
+        try:
+            try:
+                return self._request(prompt, k)
+            except openai.BadRequestError as err:
+                # some server versions refuse max_tokens=0: one generated token, dropped below
+                if self._max_tokens or self._vllm_prompt_logprobs or "max_tokens" not in str(err):
+                    raise
+                self._max_tokens = 1
+                return self._request(prompt, k)
+        except openai.APIError as err:
+            raise fatal_error(err, endpoint=str(self.base_url), model=self.model, api_key_env=self.api_key_env,
+                              secrets=(self._key,)) from None  # fmt: skip
+
+    def _views(self, prompts: list[str], k: int) -> list[PromptView | None]:
+        choices = sorted(self._create(prompts if len(prompts) > 1 else prompts[0], k).choices or [],
+                         key=lambda c: c.index)  # fmt: skip
+        # Matched by index, not by position: a reply missing a choice must not shift the others onto
+        # the wrong prompt; a prompt without its choice has no view.
+        by_index = {c.index: c for c in choices}
+        return [self._view(by_index[i], text) if i in by_index else None for i, text in enumerate(prompts)]
+
+    def _view(self, choice, text: str) -> PromptView | None:
+        if self._vllm_prompt_logprobs:
+            return _vllm_view((choice.model_extra or {}).get("prompt_logprobs"), text)
+        return _echo_view(choice.logprobs, self._max_tokens)
+
+    def fetch(self, text_id: str, text: str, ngram: int = 0) -> TokenText:
+        """The text's tokens with log-probabilities and top-k alternatives (the first token, which has
+        no prediction, dropped); with ``ngram`` > 0 also each token's log-probability given only its
+        ``ngram`` preceding tokens."""
+        views = self._views([text], self.top_k)
+        if (not views or views[0] is None) and not self._vllm_prompt_logprobs:
+            self._vllm_prompt_logprobs = True  # the echo carried none: ask the vLLM way
+            views = self._views([text], self.top_k)
+        view = views[0] if views else None
+        if view is None:
+            raise AssessorError(f"{self.base_url}: the completions endpoint returned no prompt log-probabilities "
+                                "(neither with echo=true and logprobs, nor vLLM's prompt_logprobs); score a "
+                                "--logprobs FILE instead", endpoint=endpoint_identity(self.base_url),
+                                model=self.model)  # fmt: skip
+        keep = [i for i, v in enumerate(view.logprobs) if v is not None]
+        out = TokenText(id=text_id, tokens=[view.tokens[i] for i in keep],
+                        logprobs=np.minimum(np.array([view.logprobs[i] for i in keep], dtype=float), 0.0))  # fmt: skip
+        if self.top_k > 0 and view.tops:
+            out.top_logprobs = [view.tops[i] for i in keep]
+        if ngram > 0:
+            in_text = [text[o:o + len(t)] == t for o, t in zip(view.offsets, view.tokens, strict=False)]
+            out.ngram_logprobs = self._ngram(view.tokens, keep, ngram, in_text)
+        return out
+
+    def _ngram(self, tokens: list[str], keep: list[int], n: int, in_text: list[bool]) -> np.ndarray:
+        """log p(token | its n preceding tokens), NaN where the endpoint's tokenizer merges the token
+        with its context (no separate value exists). Tokens that are not text of the prompt (a BOS
+        marker some servers echo) are left out of the contexts."""
+        prompts, bounds = [], []
+        for i in keep:
+            context = "".join(tokens[j] for j in range(max(0, i - n), i) if in_text[j])
+            prompts.append(context + tokens[i])
+            bounds.append(len(context))
+        out = np.full(len(prompts), np.nan)
+        for b in range(0, len(prompts), self.batch):
+            views = self._views(prompts[b:b + self.batch], 0)
+            for j, view in enumerate(views[:len(prompts) - b]):
+                out[b + j] = _target_logprob(view, bounds[b + j])
+        return out
+
+
+def _echo_view(lp, generated: int) -> PromptView | None:
+    """The prompt part of an echoed ``logprobs`` (legacy completions format), without the last
+    ``generated`` tokens."""
+    if lp is None or not lp.tokens or not lp.token_logprobs:
+        return None
+    n = len(lp.tokens) - generated
+    if n <= 0:
+        return None
+    given = lp.text_offset and len(lp.text_offset) == len(lp.tokens)
+    offsets = list(lp.text_offset) if given else _cumulative(lp.tokens)
+    values = [None if v is None or not math.isfinite(v) else float(v) for v in lp.token_logprobs[:n]]
+    tops = [_top_dict(t) for t in lp.top_logprobs[:n]] if lp.top_logprobs else None
+    return PromptView(list(lp.tokens[:n]), offsets[:n], values, tops)
+
+
+def _vllm_view(entries, text: str) -> PromptView | None:
+    """vLLM's ``prompt_logprobs``: per prompt token None (the first) or ``{token_id: {"logprob",
+    "rank", "decoded_token"}}`` whose first entry is the prompt token itself. The first token's text,
+    which vLLM does not report, is what the others leave of the prompt."""
+    if not isinstance(entries, list) or not entries:
+        return None
+    tokens: list[str | None] = []
+    values: list[float | None] = []
+    tops: list[dict[str, float] | None] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry:
+            tokens.append(None)
+            values.append(None)
+            tops.append(None)
+            continue
+        items = [v for v in entry.values() if isinstance(v, dict)]
+        first = items[0] if items else {}
+        tokens.append(str(first.get("decoded_token") or ""))
+        lp = first.get("logprob")
+        values.append(float(lp) if isinstance(lp, (int, float)) and math.isfinite(lp) else None)
+        tops.append({str(v.get("decoded_token") or ""): min(float(v["logprob"]), 0.0) for v in items
+                     if isinstance(v.get("logprob"), (int, float)) and math.isfinite(v["logprob"])})  # fmt: skip
+    rest = "".join(t or "" for t in tokens[1:])
+    if tokens[0] is None:
+        tokens[0] = text[: len(text) - len(rest)] if text.endswith(rest) else ""
+    return PromptView([t or "" for t in tokens], _cumulative(tokens), values, tops)
+
+
+def _cumulative(tokens) -> list[int]:
+    out, pos = [], 0
+    for t in tokens:
+        out.append(pos)
+        pos += len(t or "")
+    return out
+
+
+def _top_dict(entry) -> dict[str, float] | None:
+    if not entry:
+        return None
+    return {str(k): min(float(v), 0.0) for k, v in dict(entry).items() if v is not None and math.isfinite(v)}
+
+
+def _target_logprob(view: PromptView | None, boundary: int) -> float:
+    """Sum of the log-probabilities of the prompt tokens from ``boundary`` on (the target's pieces);
+    NaN when a token straddles the boundary or a value is missing."""
+    if view is None:
+        return math.nan
+    total, found = 0.0, False
+    for off, tok, v in zip(view.offsets, view.tokens, view.logprobs, strict=False):
+        if off < boundary < off + len(tok):
+            return math.nan
+        if off >= boundary:
+            if v is None:
+                return math.nan
+            total += v
+            found = True
+    return min(total, 0.0) if found else math.nan

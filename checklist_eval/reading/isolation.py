@@ -1,0 +1,289 @@
+"""Parsing in worker processes, so one hostile paper cannot take the run down with it.
+
+Each paper is parsed by a worker process under a wall-clock budget and an address-space limit. A
+paper that crashes its worker (PDFium can abort with SIGTRAP or SIGSEGV), hangs, or runs out of
+memory fails alone with one line; the worker is killed and replaced. Workers are started by a fork
+server (never forked from a parent that already runs threads) and parse one paper at a time, so the
+native PDF library is never entered from two threads and never loaded in the parent at all.
+
+Results come back as pydantic dumps (``Paper.model_dump``) over a pipe. A program that starts a pool
+follows multiprocessing's rule for non-fork start methods: its main script is guarded by
+``if __name__ == "__main__":`` (the fork server imports it).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.util
+import os
+import queue
+import resource
+import signal
+import tempfile
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from checklist_eval.errors import InputError, NoChecklistError
+from checklist_eval.models import Paper
+
+DEFAULT_PARSE_TIMEOUT_S = 120.0
+DEFAULT_PARSE_MEMORY_MB = 2048
+
+
+@dataclass(frozen=True)
+class ParseLimits:
+    timeout_s: float = DEFAULT_PARSE_TIMEOUT_S
+    memory_mb: int = DEFAULT_PARSE_MEMORY_MB  # 0: no limit
+
+
+# ------------------------------------------------------------------------------------------- worker
+
+
+def _limit_memory(memory_mb: int) -> None:
+    if memory_mb > 0:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _run_task(task: dict) -> dict:
+    from checklist_eval.reading.parsing import load_entry, load_paper
+
+    try:
+        if task["kind"] == "path":
+            paper = load_paper(task["path"], checklist=task.get("checklist"), spec_file=task.get("spec_file"),
+                               root=task.get("root"))
+        else:
+            paper = load_entry(task["label"], task["name"], task["is_dir"], task["members"])
+        return {"paper": paper.model_dump(mode="json")}
+    except NoChecklistError as err:
+        return {"error": "no_checklist", "path": err.path, "problem": err.problem}
+    except InputError as err:
+        return {"error": "input", "path": err.path, "problem": err.problem}
+    except MemoryError:
+        return {"error": "memory"}
+    except RecursionError:
+        return {"error": "input", "path": task.get("label") or task.get("path"),
+                "problem": "nested too deeply to parse"}
+    finally:
+        from checklist_eval.reading.latex import clear_scan_caches
+
+        clear_scan_caches()
+
+
+# Imported by the fork server once, so a new worker starts with the parser already loaded and the
+# time budget measures parsing, not start-up. The PDF library is not among them: each worker loads
+# its own copy on its first PDF.
+_PRELOAD = [
+    "checklist_eval.reading.parsing",
+    "checklist_eval.reading.sources",
+    "checklist_eval.reading.latex",
+    "checklist_eval.models",
+]
+WORKER_START_TIMEOUT_S = 120.0
+
+
+def _worker_main(conn: Connection, memory_mb: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker ends
+    import checklist_eval.reading.parsing  # noqa: F401  (already loaded when the fork server preloaded it)
+
+    _limit_memory(memory_mb)
+    conn.send("ready")
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply = _run_task(task)
+        except Exception as err:  # a bug of ours: reported for this paper, the worker lives on
+            reply = {"error": "internal", "problem": f"{type(err).__name__}: {' '.join(str(err).split())}"}
+        try:
+            conn.send(reply)
+        except MemoryError:
+            conn.send({"error": "memory"})
+
+
+# ------------------------------------------------------------------------------------------- parent
+
+
+# An AF_UNIX socket path holds at most 107 bytes, and the fork server's socket lives in the temp folder.
+_SOCKET_DIR_MAX_BYTES = 64
+
+
+def _short_socket_folder() -> None:
+    """Under a deep TMPDIR the fork server could not bind its socket ("AF_UNIX path too long"):
+    multiprocessing's own temp folder (made once per process, removed at exit) then goes to /tmp."""
+    if len(os.fsencode(tempfile.gettempdir())) <= _SOCKET_DIR_MAX_BYTES or not os.path.isdir("/tmp"):
+        return
+    saved = tempfile.tempdir
+    tempfile.tempdir = "/tmp"
+    try:
+        multiprocessing.util.get_temp_dir()
+    finally:
+        tempfile.tempdir = saved
+
+
+def _context():
+    # fork after threads exist is unsafe (the batch has an event loop and helper threads): workers
+    # come from a fork server started from a clean interpreter.
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    _short_socket_folder()
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)
+    return ctx
+
+
+class _Worker:
+    def __init__(self, ctx, memory_mb: int):
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_worker_main, args=(child, memory_mb), daemon=True,
+                                   name="checklist-eval-parser")
+        self.process.start()
+        child.close()
+        try:
+            ready = self.conn.poll(WORKER_START_TIMEOUT_S) and self.conn.recv() == "ready"
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            self.kill()
+            raise InputError(None, f"a parsing worker did not start ({_signal_name(self.process.exitcode)})")
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        self.conn.close()
+
+
+def _signal_name(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return signal.Signals(-exitcode).name
+        except ValueError:
+            return f"signal {-exitcode}"
+    return f"exit code {exitcode}"
+
+
+class ParserPool:
+    """Up to ``workers`` warm parser processes; ``parse`` may be called from many threads at once."""
+
+    def __init__(self, workers: int | None = None, limits: ParseLimits | None = None):
+        self.size = max(1, workers or os.cpu_count() or 1)
+        self.limits = limits or ParseLimits()
+        self._ctx = _context()
+        # Each slot is a warm worker or None (start one when taken): a retired worker's slot goes
+        # back as None, so a thread waiting for a worker is woken either way.
+        self._slots: queue.Queue[_Worker | None] = queue.Queue()
+        for _ in range(self.size):
+            self._slots.put(None)
+        self._lock = threading.Lock()
+        self._all: set[_Worker] = set()
+        self._closed = False
+
+    def __enter__(self) -> ParserPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _take(self) -> _Worker:
+        worker = self._slots.get()
+        with self._lock:
+            if self._closed:
+                self._slots.put(worker)
+                raise RuntimeError("parser pool is closed")
+            if worker is not None and not worker.process.is_alive():
+                # died while idle (the system's OOM killer, an operator): not this paper's doing
+                worker.kill()
+                self._all.discard(worker)
+                worker = None
+            if worker is None:
+                try:
+                    worker = _Worker(self._ctx, self.limits.memory_mb)
+                except BaseException:
+                    self._slots.put(None)
+                    raise
+                self._all.add(worker)
+        return worker
+
+    def _retire(self, worker: _Worker) -> None:
+        """Kill a worker whose state cannot be trusted; its slot is refilled on the next request."""
+        worker.kill()
+        with self._lock:
+            self._all.discard(worker)
+        self._slots.put(None)
+
+    def _give_back(self, worker: _Worker) -> None:
+        self._slots.put(worker)
+
+    def run(self, task: dict, label: str) -> Paper:
+        worker = self._take()
+        try:
+            worker.conn.send(task)
+            if not worker.conn.poll(self.limits.timeout_s):
+                self._retire(worker)
+                raise InputError(label, f"parsing took longer than {self.limits.timeout_s:g} s "
+                                        "(--parse-timeout); stopped")
+            reply = worker.conn.recv()
+        except (EOFError, OSError, BrokenPipeError):
+            worker.process.join(5)
+            code = worker.process.exitcode
+            self._retire(worker)
+            raise InputError(label, f"the parser crashed on this file ({_signal_name(code)}; its memory "
+                                    f"limit was {self.limits.memory_mb} MB, --parse-memory)") from None
+        except InputError:
+            raise
+        except BaseException:
+            self._retire(worker)
+            raise
+        if reply.get("error") == "memory":
+            self._retire(worker)  # a worker that hit its limit may hold half-built state
+            raise InputError(label, f"parsing needed more than {self.limits.memory_mb} MB "
+                                    "(--parse-memory); stopped")
+        self._give_back(worker)
+        return _paper_from(reply, label)
+
+    def load_paper(self, path: str | Path, checklist: str | None = None,
+                   spec_file: str | Path | None = None, root: str | None = None) -> Paper:
+        task = {"kind": "path", "path": str(path), "checklist": checklist,
+                "spec_file": str(spec_file) if spec_file else None, "root": root}
+        return self.run(task, str(path))
+
+    def load_entry(self, label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
+        task = {"kind": "entry", "label": label, "name": name, "is_dir": is_dir, "members": members}
+        return self.run(task, label)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            workers = list(self._all)
+            self._all.clear()
+        for worker in workers:
+            try:
+                worker.conn.close()  # the worker's recv() ends: it exits on its own
+            except OSError:
+                pass
+        for worker in workers:
+            worker.process.join(2)
+            if worker.process.is_alive():
+                worker.kill()
+
+
+def _paper_from(reply: dict, label: str) -> Paper:
+    if "paper" in reply:
+        return Paper.model_validate(reply["paper"])
+    if reply["error"] == "no_checklist":
+        raise NoChecklistError(reply.get("path"), reply["problem"])
+    if reply["error"] == "input":
+        raise InputError(reply.get("path") or label, reply["problem"])
+    raise InputError(label, f"the parser failed on this file: {reply['problem']}")
+
+
+def isolated_load_paper(path: str | Path, checklist: str | None = None, spec_file: str | Path | None = None,
+                        limits: ParseLimits | None = None, root: str | None = None) -> Paper:
+    """``load_paper`` in a worker process under ``limits``: what single-paper commands use."""
+    with ParserPool(1, limits) as pool:
+        return pool.load_paper(path, checklist, spec_file, root)

@@ -1,0 +1,97 @@
+"""Reading a paper and its checklist out of LaTeX source.
+
+The pipeline for one flattened document (see :func:`parse_latex`):
+
+1. dead code is already gone (``dead.live_file``, applied per file while the project is flattened);
+2. the checklist region is located and cut out of the body (``checklist``);
+3. the body is converted to text once, which also numbers sections, floats and theorems and so learns
+   what each ``\\label`` displays as (``render``);
+4. each answer mark in the region is tied to a question by meaning, and its justification is kept raw
+   and as readable text with references resolved (``checklist``, ``readable``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from checklist_eval.errors import NoChecklistError
+from checklist_eval.models import ChecklistSpec, Paper, ParseWarning, WarningKind
+from checklist_eval.reading import checklists
+from checklist_eval.reading.latex.checklist import Region, clear_landmarks, extract_checklist, find_region
+from checklist_eval.reading.latex.hidden import find_hidden_runs, hidden_warning
+from checklist_eval.reading.latex.lexer import clear_group_tables, group_end
+from checklist_eval.reading.latex.macros import collect_macros
+from checklist_eval.reading.latex.numbering import theorem_kinds
+from checklist_eval.reading.latex.render import convert_body
+
+
+def clear_scan_caches() -> None:
+    """Drop the brace tables and landmarks kept for recent texts (a long-lived worker calls this
+    between papers so one paper's tables do not outlive it)."""
+    clear_group_tables()
+    clear_landmarks()
+
+
+def _skipped_inputs_note(warnings: list[ParseWarning]) -> str:
+    """The checklist often lives in its own file: when an \\input was skipped, say so in the error."""
+    skipped = [w for w in warnings if w.kind is WarningKind.INPUT_SKIPPED]
+    return f"; note: {skipped[0]}" + (f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else "") if skipped else ""
+
+
+def parse_latex(
+    text: str,
+    source: str,
+    *,
+    spec: ChecklistSpec | None = None,
+    warnings: list[ParseWarning] | None = None,
+) -> Paper:
+    """A :class:`Paper` from flattened live LaTeX (see ``project.load_latex``)."""
+    warnings = list(warnings or [])
+    region = find_region(text)
+    if region is None:
+        raise NoChecklistError(source, "no live checklist found (no \\answerYes/\\answerNo/\\answerNA/\\answerTODO "
+                                       "or [Yes]/[No]/[NA] marks outside comments)"
+                               + _skipped_inputs_note(warnings))
+    region_text = text[region.start : region.end]
+    if spec is None:
+        spec = checklists.load(checklists.detect(region_text))
+    macros = collect_macros(text[: region.start] if "\\begin{document}" in text else text)
+    body_src = _body_source(text, region)
+    theorems = theorem_kinds(text)
+    converted = convert_body(body_src, macros, theorems)
+    result, check_warnings, answered = extract_checklist(text, region, spec, macros, converted.targets)
+    if answered == 0:
+        raise NoChecklistError(source, f"a checklist section is present but no answer could be matched to a "
+                                       f"{spec.id} question")
+    warnings.extend(check_warnings)
+    hidden = find_hidden_runs(text, macros)
+    warnings.extend(hidden_warning(run) for run in hidden)
+    return Paper(
+        source=source,
+        format="latex",
+        title=converted.title,
+        abstract=converted.abstract,
+        body=converted.text,
+        sections=converted.sections,
+        anchors=converted.anchors,
+        checklist=result,
+        warnings=warnings,
+        hidden_text=hidden,
+    )
+
+
+def _body_source(text: str, region: Region) -> str:
+    """The document body without the checklist (a numbered checklist heading still steps the
+    section counter, so later appendix numbers stay right)."""
+    filler = "\\stepcounter{section}" if region.heading_numbered else ""
+    doc = text[: region.start] + filler + text[region.end :]
+    begin = doc.find("\\begin{document}")
+    if begin >= 0:
+        preamble = doc[:begin]
+        title = re.search(r"\\title\s*(?:\[[^\]]*\])?\s*\{", preamble)
+        keep = ""
+        if title:
+            keep = preamble[title.start() : group_end(preamble, title.end() - 1)]
+        doc = keep + doc[begin + len("\\begin{document}") :]
+    end = doc.find("\\end{document}")
+    return doc[:end] if end >= 0 else doc

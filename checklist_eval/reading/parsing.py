@@ -1,0 +1,74 @@
+"""The one entry point every stage uses to read a paper: ``load_paper(path)``.
+
+PDFs go to ``checklist_eval.reading.pdf`` (imported only when needed: it pulls in pypdfium2), everything else
+(a .tex file, a folder, an archive) to the LaTeX reader.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from checklist_eval.errors import InputError
+from checklist_eval.models import ChecklistSpec, Paper, ParseWarning
+from checklist_eval.reading import checklists
+
+
+def resolve_spec(checklist: str | None = None, spec_file: str | Path | None = None) -> ChecklistSpec | None:
+    """The question set the user forced (``--questions FILE`` wins over ``--checklist ID``), or None
+    to auto-detect."""
+    if spec_file:
+        return checklists.load_file(spec_file)
+    if checklist:
+        return checklists.load(checklist)
+    return None
+
+
+def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | Path | None = None,
+               root: str | None = None) -> Paper:
+    """Parse a paper (LaTeX file/folder/archive or PDF) into a :class:`Paper`.
+
+    Raises ``InputError`` for unreadable or unsafe input and ``NoChecklistError`` when the document
+    holds no live checklist. ``root`` names the main .tex file of a LaTeX project.
+    """
+    from checklist_eval.reading.sources import input_kind
+
+    path = Path(path)
+    spec = resolve_spec(checklist, spec_file)
+    if input_kind(path) == "pdf":
+        if root:
+            raise InputError(path, "--root names the main .tex file of a LaTeX project; this is a PDF")
+        from checklist_eval.reading.pdf import parse_pdf
+
+        paper = parse_pdf(path, spec)
+    else:
+        from checklist_eval.reading.latex import load_latex, parse_latex
+
+        source = load_latex(path, root)
+        paper = parse_latex(source.text, source.source, spec=spec, warnings=source.warnings)
+    paper.warnings = merge_identical(paper.warnings)
+    return paper
+
+
+def merge_identical(warnings: list[ParseWarning]) -> list[ParseWarning]:
+    """One line per distinct warning, in first-seen order, with a count when it repeats (a paper with
+    hundreds of identical warnings shows one line, not hundreds)."""
+    counts: dict[ParseWarning, int] = {}
+    for w in warnings:
+        counts[w] = counts.get(w, 0) + 1
+    return [w.repeated(n) for w, n in counts.items()]
+
+
+def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
+    """Parse a paper held in memory (a member, or a folder of members, of a submission archive);
+    ``label`` names it in messages and in ``Paper.source``. Nothing is written to disk."""
+    if not is_dir and (name.lower().endswith(".pdf") or members[name].startswith(b"%PDF-")):
+        from checklist_eval.reading.pdf import parse_pdf
+
+        paper = parse_pdf(Path(label), None, data=members[name]).model_copy(update={"source": label})
+    else:
+        from checklist_eval.reading.latex import latex_from_members, parse_latex
+
+        source = latex_from_members(label, name, is_dir, members)
+        paper = parse_latex(source.text, label, warnings=source.warnings)
+    paper.warnings = merge_identical(paper.warnings)
+    return paper
