@@ -212,9 +212,8 @@ def _agreement_html(score: SubmissionScore, records: Sequence[Record]) -> str:
 
     rows = []
     for row in agreement_table(records).itertuples(index=False):
-        counted = bool(row.counted)
-        agree = ("yes" if row.agree else "no") if counted else "not counted (T has no real answer)"
-        cls = "" if not counted else ("ok" if row.agree else "bad")
+        agree = "yes" if row.agree else "no"
+        cls = "ok" if row.agree else "bad"
         rows.append(
             f"<tr><td>{_e(row.question_id)}</td><td>{_e(_answer_text(row.a))}</td>"
             f"<td>{_e(_answer_text(row.t))}</td><td class=\"num\">{int(row.g)}</td>"
@@ -223,7 +222,7 @@ def _agreement_html(score: SubmissionScore, records: Sequence[Record]) -> str:
     return (
         "<h2>Agreement of the assessor on A with the truth (T)</h2>"
         "<p class=\"muted\">g = 1 when A's answer equals T's; the assessor resisted on a question when "
-        "its verdict on A (c_A) equals g. R is the share of agreements over the counted questions.</p>"
+        "its verdict on A (c_A) equals g. R is the share of agreements over all questions (T's TODO is T's answer).</p>"
         "<table><thead><tr><th>#</th><th>a (A's answer)</th><th>t (T's answer)</th><th>g</th>"
         "<th>c_A</th><th>agree?</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
     )
@@ -335,7 +334,7 @@ def print_submission_summary(console: Console, score: SubmissionScore, records: 
     for col in ("#", "a", "t", "g", "c_A", "agree?"):
         table.add_column(col)
     for row in agreement_rows(records):
-        agree = ("yes" if row["agree"] else "[red]no[/red]") if row["counted"] else "[dim]-[/dim]"
+        agree = "yes" if row["agree"] else "[red]no[/red]"
         table.add_row(
             escape(row["question_id"]), _answer_text(row["a"]), _answer_text(row["t"]), str(row["g"]),
             str(row["c_A"]), agree,
