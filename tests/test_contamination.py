@@ -49,7 +49,7 @@ def test_slopes_and_min_k_match_independent_computations(seed):
     assert got["slope_ngram"] == pytest.approx(_slope_sklearn(adjusted), rel=1e-9)
     assert got["slope_mean"] == pytest.approx(_slope_sklearn(adjusted) / abs(adjusted.mean()), rel=1e-9)
     assert got["slope_z"] == pytest.approx(_slope_sklearn(adjusted) / adjusted.std(), rel=1e-9)
-    lowest = sorted(lp.tolist())[: math.ceil(0.2 * lp.size)]
+    lowest = sorted(lp.tolist())[: int(0.2 * lp.size)]
     assert got["min_k"] == pytest.approx(sum(lowest) / len(lowest), rel=1e-12)
     assert got["min_k_pp"] is None  # no vocabulary information given
 
@@ -80,7 +80,7 @@ def test_min_k_pp_exact_from_a_full_distribution_and_approximated_from_top_k():
     mu = (probs * logp).sum(axis=1)
     sigma = np.sqrt((probs * logp**2).sum(axis=1) - mu**2)
     z = (lp - mu) / sigma
-    expected = np.sort(z)[: math.ceil(0.3 * n)].mean()
+    expected = np.sort(z)[: int(0.3 * n)].mean()
     exact = c.TokenText("t", [str(a) for a in actual], lp, vocab_mu=mu, vocab_sigma=sigma)
     assert c.score_text(exact, ["min_k_pp"], k=0.3)["min_k_pp"] == pytest.approx(expected, rel=1e-12)
     # top-5 approximation, computed here by hand: weights over top-5 + actual token, renormalised
@@ -95,8 +95,24 @@ def test_min_k_pp_exact_from_a_full_distribution_and_approximated_from_top_k():
         s = math.sqrt((w * (lps - m) ** 2).sum())
         approx_z.append((lp[i] - m) / s)
     approx = c.TokenText("t", [str(a) for a in actual], lp, top_logprobs=top)
-    want = np.sort(approx_z)[: math.ceil(0.3 * n)].mean()
+    want = np.sort(approx_z)[: int(0.3 * n)].mean()
     assert c.score_text(approx, ["min_k_pp"], k=0.3)["min_k_pp"] == pytest.approx(want, rel=1e-9)
+
+
+def test_min_k_takes_int_k_n_tokens_as_the_published_implementations(tmp_path):
+    """Seven tokens at k = 0.2: int(1.4) = 1 token, as both references take (ceil would take 2).
+
+    By hand: log p = -1..-7, the lowest one is -7.0 (ceil: (-7 - 6) / 2 = -6.5); with mu = -2 and
+    sigma = 1, z = log p + 2 and the lowest is -5.0 (ceil: -4.5). Fewer than 1/k tokens still keep one."""
+    line = {"id": "seven", "tokens": list("abcdefg"), "logprobs": [-3, -7, -1, -5, -2, -6, -4],
+            "vocab_mu": [-2] * 7, "vocab_sigma": [1] * 7}
+    path = tmp_path / "seven.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    run = cli("contamination", "--logprobs", str(path), "--methods", "min_k,min_k_pp", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["texts"][0]["scores"] == {"min_k": -7.0, "min_k_pp": -5.0}
+    three = c.TokenText("t", list("abc"), np.array([-1.0, -2.0, -3.0]))
+    assert c.score_text(three, ["min_k"], k=0.2)["min_k"] == -3.0  # int(0.6) = 0: at least one
 
 
 def test_scores_that_cannot_be_computed_are_none():
