@@ -13,8 +13,8 @@ and header names are stripped of surrounding blanks; a trailing ``|`` closing th
 accepted on the header and on any row alike, since the plan's own examples are written ``a | b | c |``.
 A column named twice is refused however it is spaced; a row with more or fewer cells than the header is
 refused. TaskID is compared with the index without regard to case (the plan writes both "Detection"
-and "detection"); DiscriminatorID and ModelVersion may not be empty. Rows are reported by their line
-number in the file (the header is line 1). A system output may also be given as its submission package
+and "detection"); DiscriminatorID and ModelVersion may not be empty, and a file carries one of each.
+Rows are reported by their line number in the file (the header is line 1). A system output may also be given as its submission package
 (``.tgz``, see :mod:`checklist_eval.detection.nist_package`).
 """
 
@@ -191,12 +191,22 @@ def _score_problem(text: str) -> str | None:
 
 
 def _filename_checks(path: Path, v: Validation) -> None:
-    if not _FILENAME_OK.match(path.name):
-        v.problems.append(Problem(str(path), None, f"file name {path.name!r} may only use letters, "
-                                                    "digits and _ - . (no spaces or special characters)"))  # fmt: skip
-    if not _CUTOFF.search(path.name):
-        v.warnings.append(Problem(str(path), None, "file name does not state the decision threshold "
-                                                    "(NIST asks for e.g. 'cutoff-50' for 0.5)"))  # fmt: skip
+    """The plan's naming rules (section 5.1): a .csv, only letters, digits and _ - ., the cutoff stated."""
+    for message in filename_problems(path.name):
+        v.problems.append(Problem(str(path), None, message))
+
+
+def filename_problems(name: str) -> list[str]:
+    """What breaks section 5.1's naming of a system output file (also checked on a package's CSV, which
+    NIST reads by that name after unpacking)."""
+    out = []
+    if not name.lower().endswith(".csv"):
+        out.append(f"file name {name!r} must end in .csv (the plan's system output is a CSV file)")
+    if not _FILENAME_OK.match(name):
+        out.append(f"file name {name!r} may only use letters, digits and _ - . (no spaces or special characters)")
+    if not _CUTOFF.search(name):
+        out.append(f"file name {name!r} must state the decision threshold, e.g. 'cutoff-50' for 0.5 (plan 5.1)")
+    return out
 
 
 def _output_name(sysout_path: str | Path) -> Path:
@@ -232,6 +242,7 @@ def _read_and_validate(index_path: str | Path, sysout_path: str | Path,
     seen: dict[str, int] = {}
     for row, line in zip(sysout.rows, sysout.lines, strict=True):
         _check_sysout_row(row, line, sysout.path, ids, index, seen, v)
+    _one_system_problems(sysout, v)
     for fid, k in ids.items():
         if fid not in seen:
             v.problems.append(Problem(sysout.path, None, f"FileID {fid} of the index (line "
@@ -239,6 +250,20 @@ def _read_and_validate(index_path: str | Path, sysout_path: str | Path,
     if not sysout.rows:
         v.problems.append(Problem(sysout.path, None, "no rows"))
     return v, index, sysout, ids
+
+
+def _one_system_problems(sysout: Table, v: Validation) -> None:
+    """One file is one system: a single DiscriminatorID and a single ModelVersion (plan 5.1)."""
+    for col in ("DiscriminatorID", "ModelVersion"):
+        first: dict[str, int] = {}
+        for row, line in zip(sysout.rows, sysout.lines, strict=True):
+            if row[col] and row[col] not in first:
+                first[row[col]] = line
+        if len(first) > 1:
+            shown = ", ".join(f"{value!r} (line {line})" for value, line in list(first.items())[:3])
+            v.problems.append(Problem(sysout.path, None, f"{len(first)} different {col} values ({shown}"
+                                                          f"{', ...' if len(first) > 3 else ''}): one file "
+                                                          "carries one system"))  # fmt: skip
 
 
 def _check_sysout_row(row, line, path, ids, index, seen, v: Validation) -> None:
@@ -348,10 +373,7 @@ def score_files(
     s = np.array([float(r["ConfidenceScore"]) for r in rows])
     m = metrics.summarize(y, s, far_stop=far_stop)
     m.update(_auc_ci(y, s, n_bootstrap, level, seed))
-    system = {
-        "DiscriminatorID": ";".join(sorted({r["DiscriminatorID"] for r in rows})),
-        "ModelVersion": ";".join(sorted({r["ModelVersion"] for r in rows})),
-    }
+    system = {col: rows[0][col] for col in ("DiscriminatorID", "ModelVersion")}  # one system: validated
     return ScoreResult(system, m, y, s, far_stop, v.warnings)
 
 
@@ -427,7 +449,7 @@ def plot_roc(curves: dict[str, tuple], path: str | Path, *, far_stop: float = 0.
         if k == 0:
             keep = roc.fpr <= far_stop
             xs = np.r_[roc.fpr[keep], far_stop]
-            tpr_stop = metrics.tpr_on_roc(roc, far_stop, "nist")
+            tpr_stop = metrics.tpr_on_roc(roc, far_stop, "max")
             ys = np.r_[roc.tpr[keep], np.interp(far_stop, roc.fpr, roc.tpr)]
             ax.fill_between(xs, 0, ys, color=line.get_color(), alpha=0.2, label=f"pAUC to FPR {far_stop:g}")
             ax.plot([far_stop], [tpr_stop], "o", color=line.get_color())

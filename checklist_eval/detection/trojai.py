@@ -1,7 +1,8 @@
 """TrojAI's log-score reporting: confidence intervals at 90/95/98/99 % and the prevalence sweep.
 
 * **Interval**: the log score (mean clipped cross-entropy) +- z * std(per-trial cross-entropy) /
-  sqrt(n), with TrojAI's z values 1.64, 1.96, 2.33, 2.58 (:data:`checklist_eval.detection.metrics.Z_VALUES`).
+  sqrt(n), the low end cut at 0 (no log score is negative), with TrojAI's z values 1.64, 1.96, 2.33,
+  2.58 (:data:`checklist_eval.detection.metrics.Z_VALUES`).
 * **Prevalence sweep**: the log score on subsets whose share of targets runs from 1 % to 99 %, each
   built 10 times from a different random draw (seeded), to show how a detector's figure depends on the
   share of targets it faces. Built by :func:`checklist_eval.detection.metrics.prevalence_sweep`; here it is
@@ -47,7 +48,7 @@ def log_score_intervals(y, p, levels: tuple[int, ...]) -> dict[str, float]:
     out: dict[str, float] = {}
     for lv, half in metrics.ci_half_widths(ce, levels).items():
         out[f"cross_entropy_ci{lv}"] = half
-        out[f"cross_entropy_ci{lv}_low"] = mean - half
+        out[f"cross_entropy_ci{lv}_low"] = max(0.0, mean - half)  # a log score is never below 0
         out[f"cross_entropy_ci{lv}_high"] = mean + half
     return out
 
