@@ -14,8 +14,8 @@ accepted on the header and on any row alike, since the plan's own examples are w
 A column named twice is refused however it is spaced; a row with more or fewer cells than the header is
 refused. TaskID is compared with the index without regard to case (the plan writes both "Detection"
 and "detection"); DiscriminatorID and ModelVersion may not be empty, and a file carries one of each.
-Rows are reported by their line number in the file (the header is line 1). A system output may also be given as its submission package
-(``.tgz``, see :mod:`checklist_eval.detection.nist_package`).
+Rows are reported by their line number in the file (the header is line 1). A system output may also
+be given as its submission package (``.tgz``, see :mod:`checklist_eval.detection.nist_package`).
 """
 
 from __future__ import annotations
