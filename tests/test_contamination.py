@@ -420,3 +420,93 @@ def test_several_datasets_make_one_column_each(tmp_path):
     doc = json.loads(cli("contamination-eval", *paths, "--json", "--methods", "min_k", "--bootstrap", "100").stdout)
     assert set(doc) == {"datasets"} and set(doc["datasets"]) == {"books", "wiki"}
     assert doc["datasets"]["books"]["methods"]["min_k"]["auc"] > doc["datasets"]["wiki"]["methods"]["min_k"]["auc"]
+
+
+def _labelled_logprob_lines(n: int, with_ngram: int) -> list[dict]:
+    rng = np.random.default_rng(11)
+    out = []
+    for i in range(n):
+        lp = (-rng.exponential(1.0 + (i % 2), 30) - 0.01).tolist()
+        line = {"id": f"t{i}", "tokens": ["w"] * 30, "logprobs": lp, "label": i % 2}
+        if i < with_ngram:
+            line["ngram_logprobs"] = (np.array(lp) - 0.3).tolist()
+        out.append(line)
+    return out
+
+
+def test_eval_says_when_a_method_is_evaluated_on_fewer_texts(tmp_path):
+    """12 texts, only 8 with n-gram log-probabilities: slope_ngram is evaluated on 8 (4 members) and says so."""
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in _labelled_logprob_lines(12, 8)))
+    out = cli("contamination-eval", str(path), "--methods", "slope,slope_ngram", "--bootstrap", "0")
+    assert out.returncode == 0, out.stderr
+    assert "set: slope_ngram evaluated on 8 of 12 texts (4 of 6 members)" in out.stderr
+    assert "slope evaluated" not in out.stderr  # slope has a value on every text
+    assert "[8 of 12 texts]" in out.stdout and "(on 8 of 12 texts)" in out.stdout
+    doc = json.loads(cli("contamination-eval", str(path), "--methods", "slope,slope_ngram", "--bootstrap", "0",
+                         "--json").stdout)  # fmt: skip
+    assert doc["n"] == 12 and doc["methods"]["slope_ngram"]["n"] == 8 and doc["methods"]["slope"]["n"] == 12
+
+
+def _without_matplotlib(tmp_path) -> dict:
+    """An environment where ``import matplotlib`` fails as on an install without the plot extra."""
+    import os
+
+    shim = tmp_path / "shim" / "matplotlib"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n")
+    return {**os.environ, "PYTHONPATH": str(shim.parent)}
+
+
+def test_plot_without_matplotlib_fails_before_any_work(tmp_path, files_for_plots):
+    from types import SimpleNamespace
+
+    from helpers import one_error_line
+
+    env = _without_matplotlib(tmp_path)
+
+    def run(*args):
+        p = subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
+                           timeout=120, env=env)  # fmt: skip
+        return SimpleNamespace(code=p.returncode, err=p.stderr, out=p.stdout)
+
+    data = tmp_path / "set.jsonl"
+    data.write_text("".join(json.dumps(x) + "\n" for x in _labelled_logprob_lines(12, 12)))
+    r = run("contamination-eval", str(data), "--plot", str(tmp_path / "roc.png"), "--bootstrap", "0")
+    one_error_line(r, "matplotlib")
+    assert r.out == "" and not (tmp_path / "roc.png").exists()
+    out = tmp_path / "scores"
+    r = run("detection", "score", *files_for_plots, "--plot", "roc", "--out", str(out), "--bootstrap", "0")
+    one_error_line(r, "matplotlib")
+    assert r.out == "" and not out.exists()  # neither scores.txt nor scores.json
+    r = run("detection", "score", *files_for_plots, "--prevalence-sweep", "--plot", str(tmp_path / "sw.png"))
+    one_error_line(r, "matplotlib")
+    assert r.out == "" and not (tmp_path / "sw.png").exists()
+
+
+@pytest.fixture()
+def files_for_plots(tmp_path):
+    """-r REF -x INDEX -s SYSOUT of 40 trials, half targets."""
+    rng = np.random.default_rng(2)
+    index, ref, sysout = tmp_path / "idx.csv", tmp_path / "ref.csv", tmp_path / "sys_cutoff-50.csv"
+    index.write_text("DatasetID|TaskID|FileID\n" + "".join(f"d|detection|f{i}\n" for i in range(40)))
+    ref.write_text("DatasetID|TaskID|TopicID|FileID|GeneratorID|IsTarget\n"
+                   + "".join(f"d|detection|t|f{i}|G|{'Y' if i % 2 else 'N'}\n" for i in range(40)))
+    sysout.write_text("DatasetID|TaskID|DiscriminatorID|ModelVersion|FileID|ConfidenceScore\n"
+                      + "".join(f"d|detection|D|v|f{i}|{rng.uniform(0.3 * (i % 2), 0.7 + 0.3 * (i % 2)):.3f}\n"
+                                for i in range(40)))  # fmt: skip
+    return ["-r", str(ref), "-x", str(index), "-s", str(sysout)]
+
+
+def test_prevalence_sweep_plot_x_is_the_share_reached(files_for_plots):
+    """20 targets and 20 non-targets cannot make a 1 % subset: the plot's x is what the subsets hold."""
+    from checklist_eval.detection.trojai import sweep_points
+
+    out = cli("detection", "score", *files_for_plots, "--prevalence-sweep", "--json", "--bootstrap", "0")
+    assert out.returncode == 0, out.stderr
+    sweep = json.loads(out.stdout)["prevalence_sweep"]
+    x = sweep_points(sweep)[0]
+    want = [100 * r["n_target"] / r["n"] for r in sweep["rows"]]
+    np.testing.assert_allclose(x, want, rtol=0, atol=1e-12)
+    asked = np.array([100 * r["rate"] for r in sweep["rows"]])
+    assert np.abs(x - asked).max() > 1  # the requested rate is not what was reached here

@@ -81,6 +81,10 @@ def _score(args: argparse.Namespace) -> int:
     kinds, sweep_plot = _plots(args)
     if kinds and not args.out:
         raise InputError(None, "--plot needs --out DIR to write the PNG into")
+    if kinds or sweep_plot:
+        from checklist_eval.detection.nist import require_plotting
+
+        require_plotting()
     levels = trojai.parse_ci_levels(args.ci)
     result = score_files(args.ref, args.index, args.sysout, far_stop=args.far_stop,
                          n_bootstrap=args.bootstrap, seed=args.seed)  # fmt: skip

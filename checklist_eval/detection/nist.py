@@ -421,6 +421,11 @@ def report_table(result: ScoreResult) -> str:
 # --------------------------------------------------------------------------------------------- plots
 
 
+def require_plotting() -> None:
+    """Fail on a missing matplotlib before a command does any work or writes any file."""
+    _pyplot()
+
+
 def _pyplot():
     try:
         import matplotlib

@@ -87,6 +87,16 @@ def sweep_table(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def sweep_points(result: dict) -> tuple[np.ndarray, ...]:
+    """What the sweep plot draws: x is the share of targets the subsets reached (in %), not the rate
+    asked for (with few targets or non-targets a subset cannot reach it); then the log score's mean,
+    sd, min and max at each."""
+    rows = result["rows"]
+    share = np.array([100 * r["n_target"] / r["n"] for r in rows])
+    ce = {k: np.array([r["cross_entropy"][k] for r in rows]) for k in ("mean", "std", "min", "max")}
+    return share, ce["mean"], ce["std"], ce["min"], ce["max"]
+
+
 def plot_sweep(curves: dict[str, dict], path: str | Path) -> Path:
     """Mean log score per target rate, with a band of +- one standard deviation and the min-max range."""
     from checklist_eval.detection.nist import _pyplot, _save
@@ -94,11 +104,7 @@ def plot_sweep(curves: dict[str, dict], path: str | Path) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.5), dpi=120)
     for label, result in curves.items():
-        rate = np.array([100 * r["rate"] for r in result["rows"]])
-        mean = np.array([r["cross_entropy"]["mean"] for r in result["rows"]])
-        std = np.array([r["cross_entropy"]["std"] for r in result["rows"]])
-        lo = np.array([r["cross_entropy"]["min"] for r in result["rows"]])
-        hi = np.array([r["cross_entropy"]["max"] for r in result["rows"]])
+        rate, mean, std, lo, hi = sweep_points(result)
         line = ax.plot(rate, mean, lw=1.8, label=label)[0]
         ax.fill_between(rate, mean - std, mean + std, color=line.get_color(), alpha=0.25)
         ax.fill_between(rate, lo, hi, color=line.get_color(), alpha=0.08)
