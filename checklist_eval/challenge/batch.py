@@ -30,6 +30,7 @@ from checklist_eval.challenge.export import Failure
 from checklist_eval.challenge.layout import ResultsLayout, SubmissionFolder
 from checklist_eval.challenge.outdir import environment_error, locked_out
 from checklist_eval.challenge.records import Record, records_from_assessments, write_records
+from checklist_eval.challenge.runsettings import RunSettings
 from checklist_eval.challenge.scoring import PublicScore, ScoreReport, ScoreRow, SubmissionScore, score_submission
 from checklist_eval.challenge.submissions import (
     LoadedSubmission,
@@ -64,6 +65,7 @@ class SubmissionResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     warnings: list[str] = Field(default_factory=list)
     records: list[Record]
+    settings: RunSettings | None = None  # what the records were made with (batch runs; None in older files)
 
     def report(self) -> ScoreReport:
         """What ``score --json`` prints."""
@@ -276,8 +278,10 @@ class BatchRunner:
     """Scores every submission under ``root`` into ``out`` with one shared assessor."""
 
     def __init__(self, root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
-                 on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None):
+                 on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None,
+                 settings: RunSettings | None = None):
         self.root = Path(root)
+        self.settings = settings
         self.out = Path(out)
         self.layout = ResultsLayout(self.out)
         self.assessor = assessor
@@ -296,13 +300,19 @@ class BatchRunner:
         ident = assessor_identity(self.assessor)
         if any(getattr(result, k) != v for k, v in ident.items()):
             return None  # scored with another assessor/model/prompt: score again
+        if self._made_otherwise(result):
+            return None  # the run asked for new settings (--new-settings): this one is a changed item
         return result
+
+    def _made_otherwise(self, result: SubmissionResult) -> bool:
+        return self.settings is not None and result.settings is not None and result.settings != self.settings
 
     async def _one(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore) -> SubmissionResult:
         """Parse and assess one submission; ``fingerprint`` was computed once, by ``run``."""
         async with sem:
             loaded = await asyncio.to_thread(_parse_submission, path, sid, self.pool)
             result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
+            result.settings = self.settings
             await asyncio.to_thread(write_submission_outputs, self._result_path(sid).parent, result)
             return result
 
@@ -427,6 +437,7 @@ class BatchRunner:
 
 
 async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
-                    on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None) -> BatchOutcome:
+                    on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None,
+                    settings: RunSettings | None = None) -> BatchOutcome:
     return await BatchRunner(root, out, assessor, jobs=jobs, on_progress=on_progress,
-                             parse_limits=parse_limits).run()
+                             parse_limits=parse_limits, settings=settings).run()

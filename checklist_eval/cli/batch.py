@@ -38,7 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_assessor_args(p)
     from checklist_eval.cli.via import add_via_args
 
-    add_via_args(p)
+    add_via_args(p, default=None)
+    from checklist_eval.cli.resume import add_resume_args
+
+    add_resume_args(p)
     add_limit_args(p)
     p.set_defaults(func=run)
 
@@ -55,18 +58,32 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
     cache = args.cache if getattr(args, "cache", None) else ResultsLayout(out).cache
     prepare_out(out)  # the batch itself takes the folder's lock
-    if getattr(args, "via", "online") != "online":
+    settings, drain = _settle(args, out)
+    if args.via != "online" or drain:
         from checklist_eval.cli.via import run_batch_via
 
-        return await run_batch_via(args, out, Path(cache), quiet=args.quiet or args.json)
+        return await run_batch_via(args, out, Path(cache), quiet=args.quiet or args.json, settings=settings,
+                                   drain=drain)
     assessor = assessor_from_args(args, cache_path=cache)
     try:
         with RunProgress(assessor, progress_enabled, unit="submissions") as progress:
             progress.start_ticker()
             return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event,
-                                   parse_limits=parse_limits(args))
+                                   parse_limits=parse_limits(args), settings=settings)
     finally:
         await assessor.aclose()
+
+
+def _settle(args: argparse.Namespace, out: Path):
+    """(the run's settings, whether it drains a batch-api run's jobs): checked against the folder's
+    recorded settings, then recorded, before any work."""
+    from checklist_eval.challenge.runsettings import write_settings
+    from checklist_eval.cli.resume import drains_batch_jobs, settle_run
+
+    settings, recorded = settle_run(args, out)
+    drain = drains_batch_jobs(settings, recorded)
+    write_settings(out, settings)
+    return settings, drain
 
 
 def run(args: argparse.Namespace) -> int:

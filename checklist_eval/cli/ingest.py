@@ -42,7 +42,10 @@ async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
     try:
         counts = await flow.read_responses(args.responses)
         if record["command"] == "batch":
-            outcome = await run_batch(record["root"], results, assessor, jobs=int(record.get("jobs") or 4))
+            from checklist_eval.challenge.runsettings import read_settings
+
+            outcome = await run_batch(record["root"], results, assessor, jobs=int(record.get("jobs") or 4),
+                                      settings=read_settings(results))
             scored: dict[str, Any] = {"scored": outcome.scored, "resumed": outcome.resumed,
                                       "failed": len(outcome.failures), "usage": outcome.usage}
         else:
