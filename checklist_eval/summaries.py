@@ -163,7 +163,8 @@ class IngestSummary(OptionalParts):
     answers: dict[str, int]  # ok / error / unknown / unreadable lines of the results file
     scored: int
     resumed: int | None = None
-    failed: int
+    failed: int  # could not be scored (they are in failures.jsonl with their reason)
+    waiting: int = 0  # wait for answers still to come (the follow-up requests)
     usage: Usage | None
     followup_requests: int
     followup_file: str | None

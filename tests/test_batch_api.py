@@ -198,6 +198,8 @@ def test_jsonl_then_ingest_run_batch_output(root, tmp_path, server, prices, onli
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["answers"]["ok"] == len(lines) - 1 and summary["followup_requests"] == 1
+    # the submissions that share the unanswered request wait for it; none failed
+    assert summary["failed"] == 0 and summary["waiting"] >= 1 and summary["scored"] + summary["waiting"] == 3
     followup = tmp_path / "followup-results.jsonl"
     from pathlib import Path
 
@@ -336,3 +338,18 @@ def test_new_settings_scores_the_changed_submissions_again(root, tmp_path, serve
     assert len(asked) > 0 and set(asked["seed"]) == {"3"}
     r = cli("batch", root, "--out", out, "--json", "--seed", "3", *llm_flags(server, prices))
     assert r.returncode == 0 and json.loads(r.stdout)["resumed"] == 3, r.stderr
+
+
+def test_ingest_counts_failed_submissions_as_failed_and_exits_4(root, tmp_path, server, prices):
+    (root / "team-broken").mkdir()
+    (root / "team-broken" / "genuine_x.tex").write_text("no checklist here\n")
+    out, requests = tmp_path / "offline", tmp_path / "requests.jsonl"
+    r = cli("batch", root, "--out", out, "--via", "jsonl", "--requests-out", requests, *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    _run_batch_like_vllm(server, requests, tmp_path / "results.jsonl")
+    r = cli("ingest", out, "--responses", tmp_path / "results.jsonl", "--json")
+    assert r.returncode == 4, r.stderr
+    summary = json.loads(r.stdout)
+    assert (summary["scored"], summary["failed"], summary["waiting"]) == (3, 1, 0)
+    r = cli("ingest", out, "--responses", tmp_path / "results.jsonl")
+    assert r.returncode == 4 and "1 failed, 0 waiting for answers" in r.stdout, r

@@ -83,6 +83,8 @@ def test_batch_outputs_are_their_models(batch):
     assert list(summary) == fields("challenge.batch.BatchSummary") == docs["challenge.batch.BatchSummary"]
     assert all(list(s) == fields("challenge.scoring.PublicScore") for s in summary["scores"]) and summary["scores"]
     assert all(list(f) == fields("challenge.export.Failure") for f in summary["failures"]) and summary["failures"]
+    settings = json.loads((out / "run_settings.json").read_text())
+    assert list(settings) == fields("challenge.runsettings.RunSettings") == docs["challenge.runsettings.RunSettings"]
 
 
 def test_rescore_and_leaderboard_outputs_are_their_models(batch):

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from checklist_eval.challenge.layout import ResultsLayout
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text
 
-SETTINGS_NAME = "run_settings.json"
 NEW_SETTINGS_FLAG = "--new-settings"
 
 # The flag that sets each field: what the one-line refusal names.
@@ -49,7 +49,7 @@ class RunSettings(BaseModel):
 
 
 def settings_path(results: Path) -> Path:
-    return Path(results) / SETTINGS_NAME
+    return ResultsLayout(results).settings
 
 
 def read_settings(results: Path) -> RunSettings | None:

@@ -21,8 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "RESULTS/submissions/<id>/{result.json,report.html}, records.csv, records.jsonl, scores.csv, "
             "summary.json and failures.jsonl, each atomically. Rerunning after an interrupt skips "
             "finished submissions and repeats no model request. A failing submission is recorded in "
-            "failures.jsonl and does not stop the others; exit 0 when the batch ran, 2 when ROOT is "
-            "unusable."
+            "failures.jsonl and does not stop the others; exit 0 when every submission was scored, 4 when "
+            "the batch ran but some failed, 3 when --max-cost stopped it, 2 when ROOT is unusable."
         ),
     )
     p.add_argument("root", help="folder of submissions (sub-folders or .zip files)")
@@ -100,7 +100,15 @@ def run(args: argparse.Namespace) -> int:
     outcome = asyncio.run(_run(args, enabled))
     if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
         return 0
-    return emit(outcome.counts(), args.json, lambda: _print_outcome(args, outcome))
+    code = emit(outcome.counts(), args.json, lambda: _print_outcome(args, outcome))
+    return exit_code(outcome, code)
+
+
+def exit_code(outcome, printed: int) -> int:
+    """4 when the batch finished but some submissions failed: cron and CI see it without reading files."""
+    from checklist_eval.errors import EXIT_SOME_FAILED
+
+    return EXIT_SOME_FAILED if printed == 0 and outcome.failures else printed
 
 
 def _print_outcome(args: argparse.Namespace, outcome) -> None:
