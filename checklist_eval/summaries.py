@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, model_serializer
 
-from checklist_eval.models import Answer, Assessment, Case, Paper, Role, Usage
+from checklist_eval.models import Answer, Assessment, Case, Paper, ParseWarning, Role, Usage
 
 
 def _messages(warnings: Sequence[object]) -> list[str]:
@@ -103,7 +103,7 @@ class CheckResult(BaseModel):
     C: float  # the challenge's own rule (c_i over the checklist's questions), at full precision
     items: list[CheckedItem]
     usage: CheckUsage
-    warnings: list[str]
+    warnings: list[ParseWarning]  # {kind, message, location}: scripts decide on the kind (e.g. no_body)
 
     @classmethod
     def of(cls, paper: Paper, assessments: Sequence[Assessment], *, assessor: str, model: str | None,
@@ -112,7 +112,7 @@ class CheckResult(BaseModel):
                              review=a.review) for a in assessments]
         return cls(source=paper.source, checklist=CheckedChecklist(id=paper.checklist.id), assessor=assessor,
                    model=model, C=correctness, items=items, usage=CheckUsage.of(usage),
-                   warnings=_messages(paper.warnings))
+                   warnings=list(paper.warnings))
 
 
 # --------------------------------------------------------------------------------------- validate

@@ -31,7 +31,7 @@ def _read_jsonl(path):
 def test_heuristic_batch_outputs_and_isolated_failures(root, tmp_path, capsys):
     _add_corrupt(root)
     out = tmp_path / "results"
-    assert main(["batch", str(root), "--out", str(out), "--quiet"]) == 0
+    assert main(["batch", str(root), "--out", str(out), "--quiet"]) == 4  # ran to its end, 2 failed
     printed = capsys.readouterr().out
     assert "2 failed" in printed
     failures = _read_jsonl(out / "failures.jsonl")

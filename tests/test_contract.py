@@ -41,10 +41,10 @@ def test_readme_documents_every_model_exactly():
         assert keys == fields(ref), ref
 
 
-def cli(*args: str, cwd: Path) -> str:
+def cli(*args: str, cwd: Path, code: int = 0) -> str:
     proc = subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == code, proc.stderr
     return proc.stdout
 
 
@@ -66,7 +66,8 @@ def batch(tmp_path_factory, fixtures_dir=ROOT / "fixtures"):
     (subs / "team-broken").mkdir()
     (subs / "team-broken" / "genuine_x.tex").write_text("no checklist here\n")
     out = tmp / "results"
-    printed = json.loads(cli("batch", str(subs), "--out", str(out), "--quiet", "--json", cwd=tmp))
+    # exit 4: the batch ran to its end, one submission failed
+    printed = json.loads(cli("batch", str(subs), "--out", str(out), "--quiet", "--json", cwd=tmp, code=4))
     return tmp, subs, out, printed
 
 
