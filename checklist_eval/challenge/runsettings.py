@@ -60,7 +60,8 @@ def read_settings(results: Path) -> RunSettings | None:
     except FileNotFoundError:
         return None
     except (OSError, ValidationError, ValueError) as err:
-        raise InputError(path, f"unreadable run settings ({type(err).__name__}); restore it or use a new --out") from None
+        raise InputError(path, f"unreadable run settings ({type(err).__name__}); restore it or use a new "
+                               "--out") from None
 
 
 def write_settings(results: Path, settings: RunSettings) -> None:

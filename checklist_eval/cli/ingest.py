@@ -32,9 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
+    from checklist_eval.assessors.batch_replay import is_waiting
     from checklist_eval.challenge.batch import run_batch, score_path, write_submission_outputs
     from checklist_eval.challenge.batch_api import BatchFlow
-    from checklist_eval.assessors.batch_replay import is_waiting
     from checklist_eval.cli.via import build_assessor
 
     results = Path(args.results)

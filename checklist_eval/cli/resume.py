@@ -44,4 +44,5 @@ def settle_run(args: argparse.Namespace, out: Path) -> tuple[RunSettings, RunSet
 def drains_batch_jobs(current: RunSettings, recorded: RunSettings | None) -> bool:
     """An online run resuming a batch-api folder (``--new-settings``): the jobs already submitted are
     waited for and their answers used; only what they do not answer is asked online."""
-    return recorded is not None and recorded.via == "batch-api" and current.via == "online" and current.assessor == "llm"
+    was_batch_api = recorded is not None and recorded.via == "batch-api"
+    return was_batch_api and current.via == "online" and current.assessor == "llm"
