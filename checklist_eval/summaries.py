@@ -153,6 +153,26 @@ class ValidationSummary(BaseModel):
                    papers={role: PaperSummary.of(p) for role, p in papers.items()}, warnings=_messages(warnings))
 
 
+class RootEntry(BaseModel):
+    """One submission of ``validate ROOT``: valid with its case, or the one-line reason it is not."""
+
+    submission_id: str
+    source: str
+    valid: bool
+    case: Case | None
+    warnings: int
+    problem: str | None
+
+
+class RootValidation(BaseModel):
+    """``validate ROOT --json``: every submission under a batch root, each checked on its own."""
+
+    root: str
+    valid: int
+    invalid: int
+    submissions: list[RootEntry]
+
+
 # ----------------------------------------------------------------------------------------- ingest
 
 

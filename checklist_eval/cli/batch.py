@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     output_folder(args.out)
     if args.dry_run:
         return dry_run(args)
-    enabled = not args.quiet and not args.json and sys.stderr.isatty() and args.assessor != "heuristic"
+    # every assessor: a heuristic batch of many PDFs takes minutes of parsing too
+    enabled = not args.quiet and not args.json and sys.stderr.isatty()
     outcome = asyncio.run(_run(args, enabled))
     if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
         return 0
