@@ -14,6 +14,7 @@ summary, failures) are rebuilt from the result files at the end of every run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, cast
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -195,6 +197,18 @@ async def score_path(path: str | Path, assessor: Assessor, loader: PaperLoader |
     return await assess_loaded(loaded, assessor, source=str(path), fingerprint=fingerprint)
 
 
+def submission_estimate(loaded: LoadedSubmission, assessor: Assessor) -> float:
+    """What assessing the submission is expected to cost: the dry run's figure (answers the cache holds
+    cost nothing)."""
+    from checklist_eval.assessors.config import AssessorConfig
+    from checklist_eval.challenge.costplan import plan_papers
+
+    llm = cast(Any, assessor)  # an assessor with a budget is the LLM assessor, which has its config
+    config = AssessorConfig(assessor="llm", **llm.config.model_dump())
+    plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in loaded.papers.items()], config)
+    return plan.cost_usd or 0.0
+
+
 def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, with_records: bool = False) -> Path:
     """report.html then result.json (the completion marker), each atomically; returns result.json."""
     from checklist_eval.challenge.report import write_submission_report
@@ -311,10 +325,33 @@ class BatchRunner:
         """Parse and assess one submission; ``fingerprint`` was computed once, by ``run``."""
         async with sem:
             loaded = await asyncio.to_thread(_parse_submission, path, sid, self.pool)
-            result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
+            with await self._admitted(loaded):
+                result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
             result.settings = self.settings
             await asyncio.to_thread(write_submission_outputs, self._result_path(sid).parent, result)
             return result
+
+    async def _admitted(self, loaded: LoadedSubmission) -> contextlib.AbstractContextManager:
+        """Under ``--max-cost``: the submission starts only if its estimate fits what is left (else
+        BudgetExceeded: not started, left for the resumed run), and then finishes whatever it costs."""
+        from checklist_eval.assessors.budget import ADMITTED
+
+        budget = getattr(self.assessor, "budget", None)
+        if budget is None:
+            return contextlib.nullcontext()
+        estimate = await asyncio.to_thread(submission_estimate, loaded, self.assessor)
+        allowance = budget.admit(estimate)
+
+        @contextlib.contextmanager
+        def admitted():
+            token = ADMITTED.set(allowance)
+            try:
+                yield
+            finally:
+                ADMITTED.reset(token)
+                budget.release(allowance)
+
+        return admitted()
 
     async def _one_safe(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore):
         """(path, result, None) or (path, None, one-line error): one bad submission never stops the batch."""
