@@ -139,12 +139,13 @@ def test_assessor_eval_trials_csv_and_report_are_their_models(batch, tmp_path):
 def test_dry_run_plans_are_their_model(batch):
     tmp, subs, _, _ = batch
     docs = documented()
-    llm_only = {"note", "max_cost", "already_cached"}
+    llm_only = {"note", "reasoning_tokens", "max_cost", "already_cached"}
     plan = json.loads(cli("batch", str(subs), "--out", str(tmp / "plan"), "--dry-run", "--json", cwd=tmp))
     assert list(plan) == [k for k in docs["challenge.costplan.CostPlan"] if k not in llm_only]
     assert [f["submission_id"] for f in plan["failures"]] == ["team-broken"]
     assert all(list(f) == docs["challenge.export.Failure"] for f in plan["failures"])
-    assert all(list(p) == [k for k in docs["challenge.costplan.PlannedPaper"] if k != "truncated"] for p in plan["papers"])
+    assert all(list(p) == [k for k in docs["challenge.costplan.PlannedPaper"] if k not in ("truncated", "reasoning_tokens")]
+               for p in plan["papers"])
     llm = json.loads(cli("score", str(subs / "team-beta"), "--dry-run", "--json", "--assessor", "llm",
                          "--model", "gpt-4o-mini", cwd=tmp))
     assert list(llm) == [k for k in docs["challenge.costplan.CostPlan"] if k not in ("items_judged_offline", "failures")]
