@@ -61,10 +61,12 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"warning: {w}", file=sys.stderr)
     for prob in result.problems:
         print(f"error: {prob}")
+    if result.omitted:
+        print(f"error: ... and {result.omitted} more problem(s) not shown")
     if result.ok:
         print(f"{args.sysout}: valid")
         return 0
-    print(f"{args.sysout}: invalid ({len(result.problems)} problem(s))")
+    print(f"{args.sysout}: invalid ({result.count} problem(s))")
     return 2
 
 
@@ -155,21 +157,16 @@ def _plot_types(values: list[str] | None) -> list[str]:
 
 
 def _package(args: argparse.Namespace) -> int:
-    from checklist_eval.detection.nist import SYSOUT_COLUMNS, Validation, _filename_checks, read_table, validate_sysout
+    from checklist_eval.detection.nist import check_sysout_alone, validate_sysout
     from checklist_eval.detection.nist_package import build_package
 
-    if args.index:
-        v = validate_sysout(args.index, args.sysout)
-    else:
-        v = Validation()
-        _filename_checks(Path(args.sysout), v)
-        v.problems += read_table(args.sysout, SYSOUT_COLUMNS)[1]
+    v = validate_sysout(args.index, args.sysout) if args.index else check_sysout_alone(args.sysout)
     for w in v.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if not v.ok:
         for prob in v.problems:
             print(f"error: {prob}")
-        print(f"{args.sysout}: not packaged ({len(v.problems)} problem(s))")
+        print(f"{args.sysout}: not packaged ({v.count} problem(s))")
         return 2
     print(f"wrote {build_package(args.sysout, args.out)} (holding {Path(args.sysout).name})")
     return 0
