@@ -154,8 +154,9 @@ def test_pages_are_for_participants(tmp_path):
     assert f"{100 * flagged['rate']:.1f}%" in pages["Known issues of the assessor"]
     assert f"{flagged['k']} of {flagged['n']}" in pages["Known issues of the assessor"]
     for title, text in pages.items():  # written for authors: no commands, flags or module names
-        for developer_word in ("checklist-eval", "checklist_eval", "pip ", "--", "python", ".venv"):
+        for developer_word in ("checklist-eval", "checklist_eval", "pip ", "python", ".venv", "$ "):
             assert developer_word not in text, (title, developer_word)
+        assert not re.search(r"--[a-z]", text), title  # no command-line flags
 
 
 def test_scoring_program_in_the_worker_layout_matches_the_cli(tmp_path, fixtures_dir):
@@ -206,7 +207,7 @@ def test_bundle_scores_in_a_fresh_venv_with_the_heuristic_and_a_capped_key(tmp_p
         r, output = worker_run(dest / "scoring_program", dest / "final_phase" / "reference_data", sample,
                                tmp_path, python=fresh_python)
         assert r.returncode == 0, r.stderr
-        stats = server.stats()
+        stats = server.stats
     llm = json.loads((output / "scores.json").read_text())
     assert list(llm) == COLUMN_KEYS
     # every question of G, A and T went to the model, each time with the capped key

@@ -33,52 +33,22 @@ import json
 import struct
 import zipfile
 import zlib
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from checklist_eval.challenge.codabench_options import DEFAULT_IMAGE, PHASES, WORKER_KEY_PATH, BundleOptions
 from checklist_eval.errors import InputError
 
-__all__ = ["BundleOptions", "SCORE_KEYS", "WORKER_KEY_PATH", "build_bundle", "check_capped_key", "to_yaml"]
+__all__ = ["DEFAULT_IMAGE", "PHASES", "BundleOptions", "SCORE_KEYS", "WORKER_KEY_PATH", "build_bundle",
+           "check_capped_key", "to_yaml"]
 
 SCORE_KEYS = ("S", "C_G", "C_A", "C_T", "R")  # leaderboard order: index 0 (S) ranks
 SCORE_TITLES = {"S": "S (score)", "C_G": "C_G (genuine)", "C_A": "C_A (adversarial)",
                 "C_T": "C_T (truth)", "R": "R (agreement)"}
-DEFAULT_IMAGE = "python:3.11-slim"  # an official image: the scoring program installs the bundled wheel
-WORKER_KEY_PATH = "/app/data/checklist-eval/api_key"  # HOST_DIRECTORY/data/checklist-eval/api_key on a worker
 KEY_FILE = "api_key"  # beside config.json in the reference data, for a key the bundle carries
 MAX_KEY_BYTES = 4096
-PHASES = {"dev": ("Development", "dev_phase", "Score your submission on the development rules; the "
-                                             "leaderboard shows the latest score."),
-          "final": ("Final", "final_phase", "Held-out final phase: the scored submission counts for the "
-                                           "final ranking.")}
 SAMPLE_FOLDER = "sample_submission"
-
-
-@dataclass
-class BundleOptions:
-    title: str = "NeurIPS checklist assistant challenge"
-    phases: tuple[str, ...] = ("dev", "final")
-    max_submissions_per_day: int = 1  # the NIST rule: one scored submission per day
-    docker_image: str = DEFAULT_IMAGE
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    api_key: str | None = field(default=None, repr=False)  # a capped key the bundle carries
-    spend_cap_usd: float | None = None  # the cap on that key (or on the queue's key), stated on the pages
-    queue: str | None = None  # the organizer's own Codabench queue (its vhost)
-    worker_key_path: str = WORKER_KEY_PATH
-
-    @property
-    def credential(self) -> str:
-        """How an LLM phase gets its key: ``bundle`` (capped key inside), ``worker`` (a file on the
-        organizer's workers), ``none`` (a keyless endpoint) or ``heuristic`` (no model)."""
-        if not self.model:
-            return "heuristic"
-        if self.api_key:
-            return "bundle"
-        return "worker" if self.queue else "none"
 
 
 # --- the credential ----------------------------------------------------------------------------------

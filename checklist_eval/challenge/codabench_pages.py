@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from checklist_eval.challenge.codabench import BundleOptions
+from checklist_eval.challenge.codabench_options import BundleOptions
 
 __all__ = ["PAGE_TITLES", "assessor_figures", "organizer_page", "pages"]
 
