@@ -199,8 +199,8 @@ Measured on {f['material']} ({f['measured']}):
 - **Honest answers flagged as wrong (false positives): {_rate(h['honest_flagged'])}.** Measured on
   the answers of real papers that nobody changed; some of those answers may really be wrong, so the
   true rate is at most this.
-- With the checklist alone (no paper body), fewer answers are flagged (
-  {_pct(h['honest_flagged_without_body']['rate'])}), because most answers cannot be checked at all.
+- With the checklist alone (no paper body), fewer answers are flagged
+  ({_pct(h['honest_flagged_without_body']['rate'])}), because most answers cannot be checked at all.
 - Planted dishonest answers caught: {_rate(h['plants_detected'])}.
 - Answers it could not verify: {_pct(h['unverifiable']['rate'])}.
 - On the 22 real papers of the 2024 challenge's public sample, its verdicts agree with the authors'
@@ -315,6 +315,11 @@ with its own budget and rate limits.
       -H 'Content-Type: application/json' \\
       -d '{{"models": ["{options.model or 'gpt-4o-mini'}"], "max_budget": 50, "rpm_limit": 60,
            "tpm_limit": 200000, "duration": "60d"}}'
+
+Virtual keys need the proxy's database (PostgreSQL, `DATABASE_URL`) and a master key starting with
+`sk-`. Past `max_budget` the proxy refuses the key's calls, and the submissions being scored fail
+with one line naming the refusal; `rpm_limit`/`tpm_limit` answers are 429s, which the scoring program
+waits out and retries. Check what the key has spent with `GET /key/info?key=...`.
 
 The reply's `key` (an `sk-...` string) goes into a file, and the export is
 `checklist-eval codabench export --model M --base-url https://PROXY/v1 --api-key-file key.txt
