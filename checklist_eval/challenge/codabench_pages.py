@@ -119,10 +119,11 @@ described on the Evaluation page.
 
 ## Sample submission
 
-The phase's **starting kit** (in the Files tab) is a complete G, A, T triplet you can download, zip
-and submit as it is: `genuine_sga.tex`, `adversarial_sga.tex` and `truth_adversarial_sga.tex`. Its A
-paper removes the limitations section, the error bars and the compute statement from the genuine paper
-but still answers Yes to those three questions; its T paper answers No to them and says why.
+The phase's **starting kit** (in the Files tab) is a complete G, A, T triplet: the zip you download
+can be submitted as it is. It holds `genuine_sga.tex`, `adversarial_sga.tex` and
+`truth_adversarial_sga.tex`. Its A paper removes the limitations section, the error bars and the
+compute statement from the genuine paper but still answers Yes to those three questions; its T
+paper answers No to them and says why.
 
 ## Limits
 

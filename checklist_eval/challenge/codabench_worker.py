@@ -110,7 +110,8 @@ async def _score(input_dir: Path, config: dict[str, Any]):
         result = await assess_loaded(loaded, assessor, source=str(path), fingerprint=source_fingerprint(path))
     finally:
         await assessor.aclose()
-    return result, loaded.papers["G"].title
+    genuine = loaded.papers["G"]
+    return result, genuine.title or Path(genuine.source.split("!")[-1]).stem
 
 
 def worker_main(argv: list[str]) -> int:
