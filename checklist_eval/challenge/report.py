@@ -252,13 +252,15 @@ def _manipulation_sections(by_role: dict[str, list[Record]]) -> list[str]:
 
 
 def render_submission_report(
-    score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None
+    score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None, title: str | None = None
 ) -> str:
+    """``title``: what heads the page (Codabench passes the genuine paper's title); default the id."""
+    heading = title or f"Submission {score.submission_id}"
     by_role: dict[str, list[Record]] = {}
     for r in records:
         by_role.setdefault(r.role, []).append(r)
     body = [
-        f"<h1>Submission {_e(score.submission_id)}</h1>",
+        f"<h1>{_e(heading)}</h1>",
         f"<p class=\"muted\">Case {_e(score.case)} &middot; {score.questions} questions &middot; "
         f"S = C_G &times; C_A &times; (1 &minus; R) &times; C_T</p>",
         _provenance_html(records),
@@ -285,13 +287,14 @@ def render_submission_report(
             + (f"<p class=\"muted\">{_e(source)}</p>" if source else "")
             + _records_table(records, role)
         )
-    return _page(f"Submission {score.submission_id}", "\n".join(body))
+    return _page(heading, "\n".join(body))
 
 
 def write_submission_report(
-    path: str | Path, score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None
+    path: str | Path, score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None,
+    title: str | None = None,
 ) -> Path:
-    return atomic_write_text(path, render_submission_report(score, records, usage=usage))
+    return atomic_write_text(path, render_submission_report(score, records, usage=usage, title=title))
 
 
 # --------------------------------------------------------------------------------------------------
