@@ -104,7 +104,7 @@ def test_check_still_reports_a_paper_cut_to_the_context_budget(tmp_path, fixture
                                "--no-cache"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     warnings = json.loads(proc.stdout)["warnings"]
-    assert len([w for w in warnings if "exceeds the model's context budget" in w]) == 1
+    assert len([w for w in warnings if "exceeds the model's context budget" in w["message"]]) == 1
 
 
 def _hidden_note(warnings: list[ParseWarning]) -> bool:
