@@ -1,13 +1,14 @@
 """Reading a chat completion the transport has already checked for shape (``retry.check_completion``):
 its first choice and its token counts. Counts an endpoint left out, set to null or filled with junk
-read as 0, so a sloppy server cannot break the ledger."""
+read as 0 and counts past ``MAX_TOKEN_COUNT`` as that, so a sloppy or hostile server cannot break
+the ledger."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from checklist_eval.models import Usage
+from checklist_eval.models import Usage, clamp_count
 
 __all__ = ["Choice", "first_choice", "spent_reasoning", "token_usage"]
 
@@ -34,12 +35,9 @@ def first_choice(completion: Any) -> Choice:
 
 
 def _count(obj: Any, key: str) -> int:
-    """A token count from a usage object that may be missing, null or hold junk: 0 then."""
-    value = obj.get(key) if isinstance(obj, dict) else None
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
+    """A token count from a usage object that may be missing, null or hold junk (0 then), clamped to
+    what a ledger holds (a batch answer claiming 1e300 tokens is not refused by the transport)."""
+    return clamp_count(obj.get(key) if isinstance(obj, dict) else None)
 
 
 def spent_reasoning(completion: Any) -> int:

@@ -27,7 +27,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from checklist_eval import redact
 from checklist_eval.errors import AssessorError
-from checklist_eval.models import Usage
+from checklist_eval.models import MAX_TOKEN_COUNT, Usage
 
 T = TypeVar("T")
 
@@ -49,9 +49,6 @@ class MalformedResponse(EndpointFault):
 
 class ResponseTooLarge(EndpointFault):
     """A reply announcing or sending more bytes than the cap: refused unread past the cap, not retried."""
-
-
-MAX_TOKEN_COUNT = 10**12  # a usage figure above this is not a count, it is a broken or hostile reply
 
 
 def _count_ok(value: Any) -> bool:

@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, ChecklistEvalError
+from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, ChecklistEvalError, UsageError
 from checklist_eval.redact import redact, redact_keylike
 
 # Order here is the order in ``--help``.
@@ -61,7 +61,11 @@ def subparser_of(parser: argparse.ArgumentParser, command: str | None) -> argpar
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args, extras = parser.parse_known_args(argv)
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except UsageError as err:  # a numeric flag out of range or not finite (cli.numbers)
+        print(f"checklist-eval: error: {err}", file=sys.stderr)
+        return 2
     if extras:
         # argparse reports a subcommand's unknown flag against the top-level usage; the user needs
         # the usage of the command they typed.

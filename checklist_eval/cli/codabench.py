@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from checklist_eval.cli.numbers import number
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -27,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--out", required=True, type=Path, metavar="ZIP", help="bundle file to write")
     e.add_argument("--title", default=None, help="competition title")
     e.add_argument("--phases", default="dev,final", help="comma-separated subset of dev,final (default both)")
-    e.add_argument("--max-submissions-per-day", type=int, default=1, metavar="N",
+    e.add_argument("--max-submissions-per-day", type=number("--max-submissions-per-day", kind=int, low=1, high=10_000),
+                   default=1, metavar="N",
                    help="scored submissions per participant, day and phase (default 1)")
     e.add_argument("--docker-image", default=None, metavar="IMAGE", help="worker image the bundle names")
     e.add_argument("--model", default=None, help="LLM assessor model for the phases (default: heuristic)")

@@ -9,6 +9,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from checklist_eval.cli.numbers import number
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -23,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "or ~/.cache/checklist-eval/cache.sqlite")
     p.add_argument("--submission", metavar="ID", default=None, help="only this submission's calls")
     p.add_argument("--question", metavar="QID", default=None, help="only this question's calls")
-    p.add_argument("-n", "--count", type=int, default=20, metavar="N", help="the newest N calls (default 20)")
+    p.add_argument("-n", "--count", type=number("--count", kind=int, low=1),
+                   default=20, metavar="N", help="the newest N calls (default 20)")
     p.add_argument("--full-prompt", action="store_true",
                    help="also print the shared prompt (system message, paper, checklist) of each call")
     p.add_argument("--json", action="store_true", help="print the calls as a JSON list")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from checklist_eval.challenge.layout import ResultsLayout
+from checklist_eval.cli.numbers import number
 
 VIA = ("online", "batch-api", "jsonl")
 
@@ -30,9 +31,11 @@ def add_via_args(parser: argparse.ArgumentParser) -> None:
                         "command (or see 'checklist-eval batch-status') to finish")
     g.add_argument("--retry-via", choices=("online", "batch-api"), default="online",
                    help="where requests that failed or came back unusable in a batch go (default online)")
-    g.add_argument("--batch-max-requests", type=int, default=None, metavar="N",
+    g.add_argument("--batch-max-requests", type=number("--batch-max-requests", kind=int, low=1),
+                   default=None, metavar="N",
                    help="requests per uploaded file at most (default 50000, the OpenAI limit)")
-    g.add_argument("--batch-max-mb", type=float, default=None, metavar="MB",
+    g.add_argument("--batch-max-mb", type=number("--batch-max-mb", low=0, low_open=True, high=1e6),
+                   default=None, metavar="MB",
                    help="megabytes per uploaded file at most (default 200, the OpenAI limit)")
 
 
