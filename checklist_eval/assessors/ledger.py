@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.models import Usage, number_problem
 
 __all__ = ["Price", "PriceTable", "format_cost"]
@@ -116,8 +117,9 @@ class PriceTable:
             if name.startswith("_"):
                 continue
             try:
-                fields = [_price(entry, key) for key in PRICE_FIELDS]
-                out[name] = Price(*fields, str(entry.get("as_of", "")), str(entry.get("source", "")))  # type: ignore[arg-type]
+                fields = {key: _price(entry, key) for key in PRICE_FIELDS}
+                out[name] = Price(**fields, as_of=str(entry.get("as_of", "")),  # type: ignore[arg-type]
+                                  source=str(entry.get("source", "")))
             except _BadPrice as err:
                 raise InputError(origin, f"model {name[:80]!r}: {err}") from None
             except (KeyError, TypeError, ValueError, AttributeError):
@@ -131,7 +133,7 @@ class PriceTable:
         if override is not None:
             path = Path(override)
             try:
-                data = json.loads(path.read_text("utf-8"))
+                data = loads_json(path.read_text("utf-8"))
             except FileNotFoundError:
                 raise InputError(path, "price table not found") from None
             except json.JSONDecodeError as err:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import json
 import logging
 import os
 import time
@@ -53,6 +52,7 @@ from checklist_eval.assessors.structured import (
 )
 from checklist_eval.assessors.transport import openai_client
 from checklist_eval.errors import AssessorError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.models import (
     Assessment,
     ChecklistItem,
@@ -304,7 +304,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                 self.retries += 1
             response = await self._post(client, body, held)
         try:
-            completion = json.loads(response.content)
+            completion = loads_json(response.content)
         except (ValueError, RecursionError):
             raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
         check_completion(completion)

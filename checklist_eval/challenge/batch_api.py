@@ -36,7 +36,7 @@ from pydantic import BaseModel
 from checklist_eval.assessors.batch_replay import CHAT_URL, BatchAssessor, answer_state
 from checklist_eval.assessors.retry import fatal_error
 from checklist_eval.errors import AssessorError, InputError
-from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes
+from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes, loads_json
 from checklist_eval.redact import public_url
 
 if TYPE_CHECKING:
@@ -438,7 +438,7 @@ class BatchFlow:
             if not raw.strip():
                 continue
             try:
-                line = json.loads(raw)
+                line = loads_json(raw)
                 cid = line["custom_id"]
             except (ValueError, KeyError, TypeError):
                 counts["unreadable"] += 1

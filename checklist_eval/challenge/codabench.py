@@ -279,11 +279,12 @@ def worker_main(argv: list[str]) -> int:
     from checklist_eval.challenge.batch import score_path
     from checklist_eval.challenge.report import write_submission_report
     from checklist_eval.errors import AssessorError, InputError
+    from checklist_eval.fsutil import loads_json
 
     input_dir = Path(argv[0] if argv else "/app/input")
     output_dir = Path(argv[1] if len(argv) > 1 else "/app/output")
     try:
-        config = json.loads((input_dir / "ref" / "config.json").read_text("utf-8"))
+        config = loads_json((input_dir / "ref" / "config.json").read_text("utf-8"))
     except (OSError, ValueError):
         config = {"assessor": "heuristic"}
 

@@ -60,8 +60,10 @@ def _open_cache(path: Path | None) -> sqlite3.Connection | None:
     """The response cache, read-only (a dry run writes nothing), or None when there is none."""
     if path is None or not Path(path).is_file():
         return None
+    from checklist_eval.assessors.cachefile import open_cache_db
+
+    db = open_cache_db(Path(path), read_only=True, busy_s=10)  # not a database: refused, naming it
     try:
-        db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=10)
         db.execute("SELECT 1 FROM responses LIMIT 1")
         return db
     except sqlite3.DatabaseError:

@@ -10,7 +10,6 @@ from exact fractions (see ``scoring``), so equal scores are bit-identical floats
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from checklist_eval.challenge.layout import ResultsLayout, records_path
 from checklist_eval.challenge.records import Record, apply_overrides, read_records
 from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.models import ROLES, Case
 from checklist_eval.tables import Row, csv_text
 
@@ -125,7 +125,7 @@ def read_failures(folder: Path) -> list[Failure]:
                 if n >= MAX_FAILURE_LINES:
                     break
                 try:
-                    item = json.loads(line)
+                    item = loads_json(line)
                 except ValueError:
                     continue
                 if isinstance(item, dict) and str(item.get("submission_id") or "").strip():

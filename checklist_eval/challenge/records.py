@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_serializer, field_validator
 
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.fsutil import atomic_write_text, loads_json
 from checklist_eval.models import CASES, ROLES, Answer, Assessment, Case, Paper, Role, is_answered, normalize_answer
 from checklist_eval.tables import Row, csv_text, read_csv_rows
 
@@ -296,7 +296,7 @@ def _read_jsonl_rows(path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_json(line)
         except json.JSONDecodeError as err:
             raise InputError(path, f"line {n}: not valid JSON ({err.msg})") from None
         except RecursionError:

@@ -14,6 +14,7 @@ from typing import Any
 
 from checklist_eval.challenge.layout import ResultsLayout
 from checklist_eval.cli.numbers import number
+from checklist_eval.fsutil import loads_json
 
 VIA = ("online", "batch-api", "jsonl")
 
@@ -96,7 +97,7 @@ def read_run_file(results: Path) -> dict[str, Any]:
 
     path = ResultsLayout(results).run_file
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = loads_json(path.read_text("utf-8"))
         if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
             raise ValueError("not a run record")
     except FileNotFoundError:

@@ -37,6 +37,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.membership.slope import Slope, fit_slope
 from checklist_eval.summaries import OptionalParts
 
@@ -329,7 +330,7 @@ def iter_jsonl(path: str | Path):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                obj = loads_json(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 raise InputError(path, f"line {n}: not UTF-8") from None
             except json.JSONDecodeError as err:
@@ -356,8 +357,8 @@ def chunk_words(text: str, n_words: int) -> list[str]:
 def paper_text(path: str | Path) -> str:
     """Title, abstract and body of a paper as a reader sees them. A LaTeX paper without a checklist
     is still a paper here: its body is converted without looking for one."""
-    from checklist_eval.reading.parsing import load_paper
     from checklist_eval.errors import NoChecklistError
+    from checklist_eval.reading.parsing import load_paper
     from checklist_eval.reading.sources import input_kind
 
     try:
