@@ -1,8 +1,10 @@
 """Misbehaving replies for the loopback server (``MockServer(misbehave=MODE)``): what a hostile or
 broken OpenAI-compatible endpoint may send, so tests prove the client stays bounded and leaks nothing.
 
-Every mode answers ``POST .../chat/completions`` only; streamed modes stop when the client hangs up
-or after ``STREAM_LIMIT_S`` seconds / ``STREAM_LIMIT_BYTES`` bytes, so the server itself is bounded.
+Every mode answers ``POST .../chat/completions``; the modes that need no model answer (drip, huge,
+gzip-bomb, json-array, no-choices, echo-key-error) answer ``POST .../completions`` too. Streamed
+modes stop when the client hangs up or after ``STREAM_LIMIT_S`` seconds / ``STREAM_LIMIT_BYTES``
+bytes, so the server itself is bounded.
 
     echo-key-error    400 whose message quotes the Authorization header and a piece of the key
     echo-key-review   a valid verdict whose review and evidence quote the key and pieces of it
