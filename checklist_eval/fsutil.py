@@ -98,13 +98,40 @@ def _too_deep(text: str, limit: int) -> int | None:
     return None
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPES = re.compile(r"(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"  # a whole pair
+                                r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_unicode(text: str) -> str:
+    """``text`` with every lone surrogate (half a pair: valid in JSON, not in UTF-8, so it fails the
+    first write) as U+FFFD, raw or as a JSON escape; a whole pair stays."""
+    if "\\u" in text:
+        text = _SURROGATE_ESCAPES.sub(lambda m: m.group(1) or "\\ufffd", text)
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def _whole_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_whole_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole_strings(k): _whole_strings(v) for k, v in value.items()}
+    return value
+
+
 def loads_json(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """``json.loads`` for input from outside: a document nested deeper than ``max_depth`` levels is a
-    ``json.JSONDecodeError`` (what callers already catch), never a RecursionError."""
+    ``json.JSONDecodeError`` (what callers already catch), never a RecursionError; half a surrogate
+    pair in a string reads as U+FFFD."""
     opens = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
     if opens > max_depth:  # else it cannot nest deeper: no scan
         doc = text if isinstance(text, str) else text.decode("utf-8", "replace")
         at = _too_deep(doc, max_depth)
         if at is not None:
             raise json.JSONDecodeError(f"nested deeper than {max_depth} levels", doc[: at + 1], at)
-    return json.loads(text)
+    value = json.loads(text)
+    probe = text if isinstance(text, str) else text.decode("ascii", "replace")
+    return _whole_strings(value) if _SURROGATE_ESCAPE.search(probe) else value

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from checklist_eval.fsutil import whole_unicode
 from checklist_eval.models import Usage, clamp_count
 
 __all__ = ["Choice", "first_choice", "spent_reasoning", "token_usage"]
@@ -29,7 +30,8 @@ class Choice:
 def first_choice(completion: Any) -> Choice:
     choices = completion.get("choices") if isinstance(completion, dict) else None
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-    text = (choice.get("message") or {}).get("content") or ""
+    # The verdict inside may be JSON again: half a surrogate pair escaped there is made whole too.
+    text = whole_unicode((choice.get("message") or {}).get("content") or "")
     return Choice(text=text, finish_reason=choice.get("finish_reason"),
                   logprobs=(choice.get("logprobs") or {}).get("content"))
 

@@ -28,7 +28,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from checklist_eval import redact
 from checklist_eval.errors import AssessorError
-from checklist_eval.models import MAX_TOKEN_COUNT, Usage
+from checklist_eval.models import Usage
 
 T = TypeVar("T")
 
@@ -60,7 +60,10 @@ class EndpointDown(EndpointFault):
 
 
 def _count_ok(value: Any) -> bool:
-    return value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT)
+    """A count, however large: one past ``MAX_TOKEN_COUNT`` (1e300) is clamped to it by
+    ``replies.token_usage`` rather than refused after the call was paid. Text, negatives and NaN are
+    not counts."""
+    return value is None or (type(value) in (int, float) and value >= 0)
 
 
 def check_completion(completion: Any) -> None:
