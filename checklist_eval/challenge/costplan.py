@@ -150,8 +150,9 @@ def usage_cost(usage: Usage, priced: bool) -> str:
 
 def print_plan(plan: CostPlan) -> None:
     """The plan as a table on stdout (rich), one row per paper and a total."""
-    from rich.console import Console
     from rich.table import Table
+
+    from checklist_eval.redact import terminal_console
 
     who = plan.assessor + (f" / {plan.model}" if plan.model else "")
     table = Table(title=f"Dry run: {who}: nothing is sent", title_justify="left")
@@ -161,7 +162,7 @@ def print_plan(plan: CostPlan) -> None:
     for r in plan.papers:
         table.add_row(r.paper, *(f"{getattr(r, k):,}" for k in TOKEN_FIELDS), usd(r.cost_usd))
     table.add_row("total", *(f"{getattr(plan, k):,}" for k in TOKEN_FIELDS), usd(plan.cost_usd), style="bold")
-    console = Console()
+    console = terminal_console()
     console.print(table)
     for f in plan.failures or []:
         console.print(f"not planned: {f.submission_id}: {f.error}", markup=False, highlight=False)

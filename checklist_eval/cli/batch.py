@@ -88,12 +88,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_outcome(args: argparse.Namespace, outcome) -> None:
-    from rich.console import Console
-
     from checklist_eval.challenge.report import print_scores_table
+    from checklist_eval.redact import terminal_console
 
     u = outcome.usage
-    console = Console()
+    console = terminal_console()
     if not args.quiet:
         print_scores_table(console, [r.score for r in outcome.results], title=f"Batch {args.root}")  # escaped there
     console.print(

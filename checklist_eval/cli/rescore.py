@@ -50,10 +50,9 @@ def run(args: argparse.Namespace) -> int:
     _, scores = load_scored(records_path(args.records), args.overrides)
 
     def text() -> None:
-        from rich.console import Console
-
         from checklist_eval.challenge.report import print_scores_table
+        from checklist_eval.redact import terminal_console
 
-        print_scores_table(Console(), scores, title=f"Scores from {args.records}")
+        print_scores_table(terminal_console(), scores, title=f"Scores from {args.records}")
 
     return emit(RescoreReport(submissions=[s.public() for s in scores]), args.json, text)

@@ -45,11 +45,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_summary(summary) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from checklist_eval.redact import terminal_console
+
+    console = terminal_console()
     table = Table(title=escape(f"{summary.submission_id}: valid, case {summary.case}"))
     for col in ("role", "source", "checklist", "questions", "answers", "body", "warnings"):
         table.add_column(col)
