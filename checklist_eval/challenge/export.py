@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from checklist_eval.challenge.layout import ResultsLayout, records_path
-from checklist_eval.challenge.records import Record, apply_overrides, read_records
+from checklist_eval.challenge.records import NoRecords, Record, apply_overrides, read_records
 from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import loads_json
@@ -159,9 +159,15 @@ def rank_rows(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
 
 def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> list[LeaderboardRow]:
     path = records_path(results)
-    records, scores = load_scored(path, overrides)
+    failures = read_failures(path.parent)
+    try:
+        records, scores = load_scored(path, overrides)
+    except NoRecords:
+        if not failures:
+            raise
+        records, scores = [], []  # every submission failed: the leaderboard lists them, with reasons
     rows = leaderboard_rows(records, scores)
-    rows += failure_rows(read_failures(path.parent), {r.submission_id for r in rows})
+    rows += failure_rows(failures, {r.submission_id for r in rows})
     return rank_rows(rows)
 
 
