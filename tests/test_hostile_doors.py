@@ -145,7 +145,7 @@ def test_garbage_from_the_batches_endpoint_is_one_line(tmp_path):
     shutil.copytree(FIXTURES, tmp_path / "subs")
     with MockServer() as server:
         server.batches.fault = "garbage"
-        r = run(tmp_path, "batch", tmp_path / "subs", "--out", tmp_path / "out", "--via", "batch-api",
+        r = run(tmp_path, "batch", tmp_path / "subs", "--out", tmp_path / "out", "--via", "batch-api", "--quiet",
                 *llm(server, "--cache", tmp_path / "cache.sqlite"))
     one_error_line(r, "batch create", "not a file or batch object")
 
