@@ -190,10 +190,10 @@ BREAKER_FAILURES = 5  # attempts in a row failed the same way (at least this, el
 def _failure_kind(exc: BaseException) -> tuple[str, ...] | None:
     """How a request failed, when it is the endpoint's doing (timeouts, connection errors, 5xx, replies
     that are not a completion or too large); None for a refusal of the request itself (a 400 is
-    learned, a 401 already stops the run) or anything of ours."""
+    learned, a 401 already stops the run), a request to wait (429) or anything of ours."""
     cause = exc.__cause__
-    if isinstance(exc, openai.APIStatusError):
-        return ("HTTP", str(exc.status_code)) if is_retryable(exc) else None
+    if isinstance(exc, openai.APIStatusError):  # 429/408/409 ask us to wait, which the scheduler does
+        return ("HTTP", str(exc.status_code)) if exc.status_code >= 500 else None
     if isinstance(exc, (EndpointFault, openai.APITimeoutError, openai.APIConnectionError)):
         return (type(exc).__name__, type(cause).__name__ if cause is not None else "")
     return None
