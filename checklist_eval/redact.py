@@ -141,8 +141,8 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202
 
 
 def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    # The JSON spelling: inside a JSON document printed to a terminal it is the same character.
+    return f"\\u{ord(match.group()):04x}"
 
 
 def for_terminal(text: str, limit: int | None = TERMINAL_LIMIT) -> str:
