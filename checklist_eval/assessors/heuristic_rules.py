@@ -428,7 +428,7 @@ def _na_human(facts: BodyFacts) -> list[Finding]:
     if facts.counts.get("human_strong", 0) >= 3:  # a paper about reviewing cites surveys, participants...
         return [blocking(-1.0, "NA for human subjects while the body mentions them.", facts.quote("human_strong"))]
     if facts.counts.get("human_weak", 0) >= 3:
-        return [suggestion(-0.4, "NA for human subjects, but the body mentions participants or annotators:"
+        return [suggestion(-0.8, "NA for human subjects, but the body mentions participants or annotators:"
                            " check whether they are research subjects.", facts.quote("human_weak"))]
     return [support(0.6, "no participants, crowdworkers or user study in the body")]
 
@@ -503,7 +503,7 @@ def gap_admitted(topic: str | None) -> Finding | None:
     """An honest No stands, yet it names something the paper lacks: worth adding."""
     if topic in ("claims", "limitations", "ethics", "llm", None):
         return None  # blocking elsewhere, or nothing the paper should add
-    return suggestion(0.0, "The No is an honest answer, but it names a gap in the paper: providing what the"
+    return suggestion(-0.5, "The No is an honest answer, but it names a gap in the paper: providing what the"
                       " question asks for would let you answer Yes.")
 
 
@@ -511,8 +511,8 @@ def check_no(topic: str | None, facts: BodyFacts) -> list[Finding]:
     out: list[Finding] = []
     shown = body_shows(topic, facts) if topic not in _NO_CONTRADICTIONS else None
     if shown:
-        out.append(suggestion(-0.6, "No, yet the paper seems to contain what the question asks about: if it does,"
-                              " answer Yes and point to it.", shown))
+        out.append(blocking(-0.9, "No, yet the paper shows what the question asks about: answer Yes and point to"
+                            " it, or say what is missing.", shown))
     if topic == "theory" and facts.has("theorem_numbered"):
         out.append(suggestion(-0.6, "No for theory while the paper has theorems: give complete proofs.",
                               facts.quote("theorem_numbered")))
@@ -522,8 +522,8 @@ def check_no(topic: str | None, facts: BodyFacts) -> list[Finding]:
     if topic in _NO_CONTRADICTIONS:
         key, what, least = _NO_CONTRADICTIONS[topic]
         if facts.counts.get(key, 0) >= least:
-            out.append(suggestion(-0.9, f"No, yet {what}: if it answers the question, answer Yes and point to it.",
-                                  facts.quote(key)))
+            out.append(blocking(-0.9, f"No, yet {what}: answer Yes and point to it, or say what is missing.",
+                                facts.quote(key)))
         else:
             out.append(support(0.8, f"the body has no {key} mention, consistent with No"))
     return out
