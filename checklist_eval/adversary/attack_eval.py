@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from checklist_eval.adversary.attack_whitebox import without_body
 from checklist_eval.challenge.layout import RECORDS_CSV, ResultsLayout
 from checklist_eval.detection import metrics
 from checklist_eval.errors import InputError
@@ -295,9 +296,6 @@ def text_lines(summary: dict) -> list[str]:
 # A benchmark in one process: attack each paper, assess A, summarize (scripts/eval_heuristic.py)
 
 
-def without_body(paper):
-    """The paper as a checklist file alone would give it: no body, headings or anchors."""
-    return paper.model_copy(update={"body": "", "sections": [], "anchors": []})
 
 
 def benchmark_trials(papers: Iterable[Path], assessor, *, seeds: Iterable[int] = (0, 1, 2), n_plants: int = 4,

@@ -32,7 +32,6 @@ def whitebox_rounds(result: AttackResult, out: str | Path, assessor, rounds: int
                     reword: bool = False) -> AttackResult:
     """Rewrite the caught plants for up to ``rounds`` rounds (at most MAX_ROUNDS); plants.json records
     every round as {"round", "against", "caught"}."""
-    from checklist_eval.adversary.attack_eval import without_body
     from checklist_eval.fsutil import atomic_write_text
     from checklist_eval.reading.latex import parse_latex
     from checklist_eval.reading.parsing import load_paper, resolve_spec
@@ -56,6 +55,11 @@ def whitebox_rounds(result: AttackResult, out: str | Path, assessor, rounds: int
     result.rounds = history
     atomic_write_text(out / PLANTS_FILE, result.to_json())
     return result
+
+
+def without_body(paper: Paper) -> Paper:
+    """The paper as a checklist file alone would give it: no body, headings or anchors."""
+    return paper.model_copy(update={"body": "", "sections": [], "anchors": []})
 
 
 def _next_text(plant: Plant, item: ChecklistItem, genuine: Paper, round_no: int, reword: bool) -> str:

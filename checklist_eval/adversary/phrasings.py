@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -189,11 +190,15 @@ _SYNONYMS: list[tuple[str, list[str]]] = [
 _OPENERS = ["", "", "In short, ", "As stated, ", "Indeed, ", "To be clear, ", "Briefly: "]
 
 
+def _pick(options: list[str], rng: random.Random) -> Callable[[re.Match[str]], str]:
+    return lambda _m: rng.choice(options)
+
+
 def reword(text: str, rng: random.Random) -> str:
     """``text`` with synonyms swapped, its sentences possibly reordered, and an opener added."""
     for pattern, options in _SYNONYMS:
         if rng.random() < 0.7:
-            text = re.sub(pattern, lambda _m, o=options: rng.choice(o), text, flags=re.I)
+            text = re.sub(pattern, _pick(options, rng), text, flags=re.I)
     sentences = [s for s in re.split(r"(?<=[.;])\s+", text.strip()) if s]
     if len(sentences) > 1 and rng.random() < 0.5:
         rng.shuffle(sentences)

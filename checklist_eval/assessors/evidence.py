@@ -79,8 +79,8 @@ _NOT_EVIDENCE = [
     re.compile(rf"(?m)^[ \t]*(?:\d+\.?[ \t]+)?(?i:acknowledge?ments?|funding)\b.*$[\s\S]{{0,4000}}?(?={_HEADING}|\Z)"),
     re.compile(r"(?m)^[ \t]*(?:References|Bibliography)[ \t]*$[\s\S]*?(?=^[ \t]*(?:[A-Z](?:\.\d+)?\.?[ \t]+[A-Z][a-z]"
                r"|Appendi(?:x|ces)\b)|\Z)"),
-    re.compile(r"(?m)^[ \t]*(?i:(?:(?:system|user|assistant|judge|evaluation)[ \t]+)?prompt(?:[ \t]+template)?)\b[^\n]{0,60}:"
-               r"[ \t]*$[\s\S]*?(?=\n[ \t]*\n|\Z)"),
+    re.compile(r"(?m)^[ \t]*(?i:(?:(?:system|user|assistant|judge|evaluation)[ \t]+)?prompt(?:[ \t]+template)?)\b"
+               r"[^\n]{0,60}:[ \t]*$[\s\S]*?(?=\n[ \t]*\n|\Z)"),
     re.compile(r"(?m)^[ \t]*(?:def |class |import |from \S+ import |return |for \w+ in |#include|\w+\s*=\s*\w+\().*$"),
 ]
 

@@ -21,7 +21,8 @@ def offline_facts(paper: Paper, item: ChecklistItem) -> list[str]:
 
     if item.answer is None:
         return []
-    found = sorted((f for f in findings_for(paper, item) if f.severity == "blocking" and f.note), key=lambda f: f.weight)
+    found = sorted((f for f in findings_for(paper, item) if f.severity == "blocking" and f.note),
+                   key=lambda f: f.weight)
     return list(dict.fromkeys(f.note for f in found))[:MAX_FACTS]
 
 

@@ -46,11 +46,14 @@ def bm25_scores(query: str, documents: list[str]) -> list[float]:
 
 
 def relevant(query: str, documents: list[str], index: int, top: int = 3, share: float = 0.5) -> bool:
-    """Is document ``index`` among the ones about ``query``: in the best ``top``, or scoring at least
-    ``share`` of the best? A query no document matches says nothing against any of them."""
+    """Is document ``index`` among the ones about ``query``: sharing a term with it, and in the best
+    ``top`` or scoring at least ``share`` of the best? A query no document matches says nothing
+    against any of them."""
     scores = bm25_scores(query, documents)
     best = max(scores, default=0.0)
     if best <= 0:
         return True
+    if scores[index] <= 0:
+        return False  # shares no term with the claim
     rank = sorted(range(len(scores)), key=lambda i: -scores[i]).index(index)
     return rank < top or scores[index] >= share * best
