@@ -138,18 +138,23 @@ def evaluate(sample: Path, checklist: str) -> Run:
 
 
 def honest_set(papers: list[Path], strip: bool) -> list[tuple[str | None, bool]]:
-    """(half, flagged) for every answer of the shared papers as their authors wrote them."""
+    """(half, flagged) for every answer of the shared papers and checklists as their authors wrote them
+    (half None for a checklist outside the split: it counts in the overall figure only)."""
     from checklist_eval.adversary.attack_eval import without_body
-    from checklist_eval.adversary.corpus_split import half_of
+    from checklist_eval.adversary.corpus_split import split
     from checklist_eval.assessors.heuristic import HeuristicAssessor
+    from checklist_eval.errors import InputError
     from checklist_eval.reading.parsing import load_paper
 
     out = []
     for folder in papers:
-        paper = load_paper(folder)
+        try:
+            paper = load_paper(folder)
+        except InputError:
+            continue  # a fragment the parser cannot read is the parser's matter, not an answer to judge
         if strip:
             paper = without_body(paper)
-        out += [(half_of(folder.name), not a.correct) for a in asyncio.run(HeuristicAssessor().assess_paper(paper))
+        out += [(split().get(folder.name), not a.correct) for a in asyncio.run(HeuristicAssessor().assess_paper(paper))
                 if a.answer is not None and a.answer.is_answered]
     return out
 
@@ -161,9 +166,10 @@ def adversary_benchmark(papers_dir: Path, seeds: int, rounds: int, n_bootstrap: 
     from checklist_eval.assessors.heuristic import HeuristicAssessor
 
     papers = sorted(d for d in papers_dir.iterdir() if d.is_dir())
+    fragments = sorted((papers_dir.parent / "latex").glob("*.tex"))  # checklists alone, as authors wrote them
     out = {}
     for label, strip in (("with body", False), ("without body", True)):
-        honest = honest_set(papers, strip)
+        honest = honest_set(papers, strip) + (honest_set(fragments, True) if strip else [])
         for kind, n in (("plain", 0), ("white-box", rounds)):
             if kind == "white-box" and not rounds:
                 continue
