@@ -119,18 +119,20 @@ def dry_run(args: argparse.Namespace) -> int:
         open_submission,
         submission_id_of,
     )
-    from checklist_eval.cli.flags import assessor_config
+    from checklist_eval.cli.flags import assessor_config, parse_limits
     from checklist_eval.cli.output import emit
+    from checklist_eval.reading.isolation import ParserPool
 
     labelled, failures = [], []
-    for path in find_submissions(args.root):
-        sid = submission_id_of(path)
-        try:
-            loaded = load_submission(open_submission(path), submission_id=sid)
-        except Exception as err:  # the real run records it and goes on; so does its plan
-            failures.append(Failure(submission_id=sid, source=str(path), error=one_line(err)))
-            continue
-        labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
+    with ParserPool(1, parse_limits(args)) as pool:
+        for path in find_submissions(args.root):
+            sid = submission_id_of(path)
+            try:
+                loaded = load_submission(open_submission(path), submission_id=sid, loader=pool)
+            except Exception as err:  # the real run records it and goes on; so does its plan
+                failures.append(Failure(submission_id=sid, source=str(path), error=one_line(err)))
+                continue
+            labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
     plan = plan_papers(labelled, assessor_config(args, args.cache or ResultsLayout(args.out).cache))
     plan.failures = failures
     return emit(plan, args.json, lambda: print_plan(plan), indent=2)
