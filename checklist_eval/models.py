@@ -167,6 +167,7 @@ class WarningKind(str, Enum):
     MISSING_ANSWER = "missing_answer"  # a question with no answer found
     UNMATCHED_ANSWER = "unmatched_answer"  # an answer mark that belongs to no question
     ROOT_CHOICE = "root_choice"  # several candidate main files; which one was read
+    UNDECIDED = "undecided"  # an answer whose printed form the source does not decide (a conditional, a redefinition)
     OTHER = "other"  # a warning read back from an older record, whose kind was not kept
 
 
