@@ -44,7 +44,7 @@ def _untaken_branch_note(written: str, printed: str) -> str:
     """A checklist only in a branch of a conditional TeX does not take (an arXiv switch): say so."""
     if written is printed or find_region(written) is None:
         return ""
-    return "; the checklist is only in a branch of a conditional that TeX does not take (\\newif switch, \\if, \\ifnum...)"
+    return "; the checklist is only in a branch of a conditional that TeX does not take (a \\newif switch, \\if...)"
 
 
 def parse_latex(
