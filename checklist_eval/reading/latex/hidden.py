@@ -126,6 +126,12 @@ def _hiding_commands(latex: str) -> list[tuple[str, re.Match[str]]]:
 
 
 _PHANTOM_PROSE_WORDS = 4
+# A run is reported by its first words: only the start of what a command hides is read, so thousands of
+# hiding commands whose group never closes do not each convert the rest of the document.
+_SNIPPET_CHARS = 1000
+# Hiding commands read per document: a real paper hides a few sentences; thousands are an attack on
+# the reader's time, flagged as such by the first ones and one run counting the rest.
+MAX_RUNS_READ = 200
 
 
 def find_hidden_text(latex: str, macros: Macros) -> list[ParseWarning]:
@@ -140,19 +146,30 @@ def hidden_warning(run: HiddenRun) -> ParseWarning:
 
 
 def find_hidden_runs(latex: str, macros: Macros) -> list[HiddenRun]:
-    """Text present in the source but invisible in the PDF, one run per hiding command."""
+    """Text present in the source but invisible in the PDF, one run per hiding command (the first
+    MAX_RUNS_READ read; past them one run counts the rest)."""
     runs = []
+    unread = 0
     for what, m in _hiding_commands(latex):
-        start = m.end() - 1 if latex[m.end() - 1] == "{" else m.end()
-        if latex[start : start + 1] == "{":
-            snippet = latex[start + 1 : group_end(latex, start) - 1]
-        else:
-            # \color{white} / \selectfont act until the enclosing group closes
-            close = declaration_end(latex, m.start())
-            snippet = latex[m.end() : close]
-        conv = Converter(macros, {})
-        shown = squash(PLACEHOLDER.sub("", conv.convert(snippet)))
-        if not shown or (what == "phantom text" and len(shown.split()) < _PHANTOM_PROSE_WORDS):
+        if len(runs) >= MAX_RUNS_READ:
+            unread += 1
+            continue
+        snippet = _hidden_source(latex, m)
+        if what == "phantom text" and len(snippet.split()) < _PHANTOM_PROSE_WORDS:
             continue  # \phantom{00.0} aligns table columns: ordinary typesetting, not hidden prose
+        shown = squash(PLACEHOLDER.sub("", Converter(macros, {}).convert(snippet)))
+        if not shown or (what == "phantom text" and len(shown.split()) < _PHANTOM_PROSE_WORDS):
+            continue
         runs.append(HiddenRun(technique=what, text=shown[:200]))
+    if unread:
+        runs.append(HiddenRun(technique="more hidden text", text=f"{unread} more commands hiding text, not read"))
     return runs
+
+
+def _hidden_source(latex: str, m: re.Match[str]) -> str:
+    """The start of what the command matched by ``m`` hides: its group, or for a declaration
+    (``\\color{white}``, ``\\selectfont``) the text up to the close of the enclosing group."""
+    start = m.end() - 1 if latex[m.end() - 1] == "{" else m.end()
+    if latex[start : start + 1] == "{":
+        return latex[start + 1 : min(group_end(latex, start) - 1, start + 1 + _SNIPPET_CHARS)]
+    return latex[m.end() : declaration_end(latex, m.start(), limit=m.end() + _SNIPPET_CHARS)]
