@@ -129,8 +129,8 @@ _PHANTOM_PROSE_WORDS = 4
 # A run is reported by its first words: only the start of what a command hides is read, so thousands of
 # hiding commands whose group never closes do not each convert the rest of the document.
 _SNIPPET_CHARS = 1000
-# Hiding commands read per document: a real paper hides a few sentences; thousands are an attack on
-# the reader's time, flagged as such by the first ones and one run counting the rest.
+# Hiding commands read per document: a real paper has a few (a \phantom in a table, a sentence in
+# white); thousands are an attack on the reader's time, flagged by one run counting the rest.
 MAX_RUNS_READ = 200
 
 
@@ -147,16 +147,17 @@ def hidden_warning(run: HiddenRun) -> ParseWarning:
 
 def find_hidden_runs(latex: str, macros: Macros) -> list[HiddenRun]:
     """Text present in the source but invisible in the PDF, one run per hiding command (the first
-    MAX_RUNS_READ read; past them one run counts the rest)."""
-    runs = []
-    unread = 0
+    MAX_RUNS_READ commands that could hide prose are read; past them one run counts the rest)."""
+    runs: list[HiddenRun] = []
+    read = unread = 0
     for what, m in _hiding_commands(latex):
-        if len(runs) >= MAX_RUNS_READ:
-            unread += 1
-            continue
         snippet = _hidden_source(latex, m)
         if what == "phantom text" and len(snippet.split()) < _PHANTOM_PROSE_WORDS:
             continue  # \phantom{00.0} aligns table columns: ordinary typesetting, not hidden prose
+        read += 1
+        if read > MAX_RUNS_READ:
+            unread += 1
+            continue
         shown = squash(PLACEHOLDER.sub("", Converter(macros, {}).convert(snippet)))
         if not shown or (what == "phantom text" and len(shown.split()) < _PHANTOM_PROSE_WORDS):
             continue
