@@ -495,7 +495,7 @@ def test_hostile_submissions_are_isolated_in_a_batch(cli, tmp_path):
     linked.write_bytes(zip_bytes({"genuine_p.tex": GOOD_TEX}, links={"truth_adversarial_p.tex": "/etc/passwd"}))
     out = tmp_path / "results"
     run = cli("batch", str(root), "--out", str(out), "--json", out=out)
-    assert run.code == 0, run
+    assert run.code == 4, run
     counts = json.loads(run.out)
     assert (counts["scored"], counts["failed"]) == (1, 5), counts
     failures = {json.loads(line)["submission_id"]: json.loads(line)["error"]

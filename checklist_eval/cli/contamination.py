@@ -200,6 +200,10 @@ def run_eval(args: argparse.Namespace) -> int:
     c.check_k(args.k)
     if args.bootstrap < 0:
         raise InputError(None, f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if args.plot:
+        from checklist_eval.detection.nist import require_plotting
+
+        require_plotting()
     fetch, client = _fetcher(args, methods)
     results: dict[str, dict] = {}
     all_texts = []
@@ -212,7 +216,7 @@ def run_eval(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    for note in _notes(all_texts, methods):
+    for note in _notes(all_texts, methods) + ce.coverage_notes(results):
         print(f"note: {note}", file=sys.stderr)
     if args.plot:
         print(f"wrote {ce.plot(results, methods, args.plot)}", file=sys.stderr)

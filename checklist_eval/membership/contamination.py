@@ -14,11 +14,11 @@ the same way: **higher means "more likely seen"** (a member of the training data
   n-gram log-probabilities are there, raw otherwise). The absolute value keeps the sign of the slope
   when the adjusted mean is negative.
 * ``slope_z``: the slope divided by the standard deviation (ddof 0) of the same probabilities.
-* ``min_k``: mean of the lowest ceil(k n) token log-probabilities (Min-K%, k = 0.2 by default): a seen
+* ``min_k``: mean of the lowest int(k n) (at least one) token log-probabilities (Min-K%, k = 0.2 by default): a seen
   text has few surprising tokens.
 * ``min_k_pp``: Min-K%++: per token (log p - mu) / sigma, with mu and sigma the mean and standard
   deviation of log p(z) for z drawn from the model's next-token distribution, then the mean of the
-  lowest ceil(k n). Exact when the input gives ``vocab_mu``/``vocab_sigma`` per token; otherwise
+  lowest int(k n) (at least one). Exact when the input gives ``vocab_mu``/``vocab_sigma`` per token; otherwise
   **approximated from the top-k log-probabilities**: the distribution is cut to the top-k tokens plus
   the actual one, renormalised, and mu/sigma are taken over that (see :func:`topk_moments`).
 
@@ -116,10 +116,12 @@ def _fit(values: np.ndarray | None) -> Slope | None:
 
 
 def min_k(logprobs: np.ndarray, k: float = 0.2) -> float | None:
-    """Mean of the lowest ceil(k n) log-probabilities."""
+    """Mean of the lowest int(k n) log-probabilities, at least one.
+
+    int, not ceil: both published implementations (Min-K% and Min-K%++) truncate k n."""
     if logprobs.size == 0:
         return None
-    m = max(1, math.ceil(k * logprobs.size))
+    m = max(1, int(k * logprobs.size))
     return float(np.sort(logprobs)[:m].mean())
 
 
