@@ -105,7 +105,8 @@ def shape_search(examples: int, search_kb: int, sizes_mb: tuple[float, ...] = (2
     from checklist_eval.testing.shapes import Shape, ms_per_kb, search
 
     t0 = time.perf_counter()
-    found = search(examples, search_kb * 1024, seed=22, timeout_s=120)
+    with ParserPool(1, ParseLimits(timeout_s=120)) as pool:
+        found = search(pool.load_paper, examples, search_kb * 1024, seed=22)
     search_s = time.perf_counter() - t0
     genuine = (ROOT / "fixtures" / "submissions" / "team-alpha" / "genuine_sga.tex").read_text("utf-8")
     body = genuine[genuine.index("\\begin{document}") + len("\\begin{document}") : genuine.index("\\section*{NeurIPS")]
@@ -113,7 +114,8 @@ def shape_search(examples: int, search_kb: int, sizes_mb: tuple[float, ...] = (2
     timed: dict[str, dict[str, float]] = {}
     with ParserPool(1, ParseLimits(timeout_s=900, memory_mb=0)) as pool, tempfile.TemporaryDirectory() as tmp:
         for label, shape in rows.items():
-            timed[label] = {str(mb): ms_per_kb(pool, shape, int(mb * 2**20) - 65536, Path(tmp)) for mb in sizes_mb}
+            timed[label] = {str(mb): ms_per_kb(pool.load_paper, shape, int(mb * 2**20) - 65536, Path(tmp))
+                            for mb in sizes_mb}
     return {"examples": examples, "search_kb": search_kb, "search_s": search_s,
             "top": [{"ms_per_kb": f.ms_per_kb, "unit": f.shape.unit, "where": f.shape.where} for f in found[:5]],
             "ms_per_kb_at_size": timed}

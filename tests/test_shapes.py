@@ -11,6 +11,7 @@ import pytest
 from helpers import one_error_line
 from test_hostile_parsing import cli  # noqa: F401 (fixture)
 
+from checklist_eval.reading.isolation import ParseLimits, ParserPool
 from checklist_eval.testing import shapes, worstcases
 
 KB = 1024
@@ -36,7 +37,8 @@ def test_shapes_once_quadratic_run_in_bounded_time(cli, tmp_path, case, size, co
 
 
 def test_the_slowest_shape_of_a_brief_search_parses_in_bounded_time(cli, tmp_path):
-    found = shapes.search(examples=12, size=16 * KB, seed=22, timeout_s=30)
+    with ParserPool(1, ParseLimits(timeout_s=30)) as pool:
+        found = shapes.search(pool.load_paper, examples=12, size=16 * KB, seed=22)
     assert len(found) == 12
     slowest = found[0]
     assert slowest.ms_per_kb < 1000, slowest  # a hang guard: 16 KB in under 16 s through the worker

@@ -3,9 +3,10 @@
 ``worstcases`` lists the shapes once found quadratic; this module searches for the next one. A shape
 is a short unit of LaTeX built from the pieces parsers trip on (groups opened and never closed,
 environments, headings, comments, answer marks, pointers, conditionals, verbatim), repeated to a size
-either in the body before a checklist or inside a justification. Each shape is parsed through the
-parsing worker (the same door as every command, so a hang stops at the budget) and Hypothesis'
-``target`` steers the search toward the most milliseconds per KB.
+either in the body before a checklist or inside a justification. Each shape is parsed by the
+caller's ``parse`` (the tests and the benchmark pass a parsing worker's ``load_paper``: the same door
+as every command, so a hang stops at the budget) and Hypothesis' ``target`` steers the search toward
+the most milliseconds per KB.
 
 The tests run a brief search (``tests/test_shapes.py``); ``scripts/bench_parse.py --shapes N`` runs a
 long one and times the slowest shape found at 2 MB and 8 MB. Needs the ``test`` extra (hypothesis).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +24,8 @@ from hypothesis import HealthCheck, Phase, given, settings, target
 from hypothesis import strategies as st
 
 from checklist_eval.errors import InputError
-from checklist_eval.reading.isolation import ParseLimits, ParserPool
+
+Parse = Callable[[Path], object]
 
 PIECES = (
     "{", "}", "{{", "}}", "[", "]", "\\\\", "\\{", "%", "% comment\n", "\n", "\n\n", " words of text ",
@@ -66,15 +69,15 @@ shapes = st.builds(Shape, st.lists(st.sampled_from(PIECES), min_size=1, max_size
                    st.sampled_from(WHERE))
 
 
-def ms_per_kb(pool: ParserPool, shape: Shape, size: int, folder: Path) -> float:
-    """Milliseconds per KB to parse ``shape`` at ``size`` through ``pool`` (a paper the parser refuses
-    counts: finding that out is the work; one over the time budget counts as the budget)."""
+def ms_per_kb(parse: Parse, shape: Shape, size: int, folder: Path) -> float:
+    """Milliseconds per KB to ``parse`` ``shape`` at ``size`` (a paper the parser refuses counts:
+    finding that out is the work; one over the time budget counts as the budget)."""
     text = shape.document(size)
     path = folder / "shape.tex"
     path.write_text(text, "utf-8")
     started = time.perf_counter()
     try:
-        pool.load_paper(path)
+        parse(path)
     except InputError:
         pass
     return (time.perf_counter() - started) * 1000 / (len(text.encode()) / 1024)
@@ -86,16 +89,16 @@ class Found:
     shape: Shape
 
 
-def search(examples: int, size: int, *, seed: int = 0, timeout_s: float = 60.0) -> list[Found]:
+def search(parse: Parse, examples: int, size: int, *, seed: int = 0) -> list[Found]:
     """Every shape Hypothesis tried in ``examples`` examples at ``size``, slowest per KB first."""
     found: list[Found] = []
-    with ParserPool(1, ParseLimits(timeout_s=timeout_s)) as pool, tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
 
         @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
                   phases=[Phase.generate, Phase.target], suppress_health_check=list(HealthCheck))
         @given(shape=shapes)
         def one(shape: Shape) -> None:
-            cost = ms_per_kb(pool, shape, size, Path(tmp))
+            cost = ms_per_kb(parse, shape, size, Path(tmp))
             target(cost, label="ms per KB")
             found.append(Found(cost, shape))
 
