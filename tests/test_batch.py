@@ -175,36 +175,6 @@ def test_resume_after_interrupt_makes_zero_repeated_requests(root, tmp_path, mon
     assert [s["submission_id"] for s in summary["scores"]] == ["team-alpha", "team-beta", "team-gamma"]
 
 
-def _stderr_on_a_terminal(args, cwd) -> tuple[int, str]:
-    """Run the CLI with stderr on a pseudo-terminal (as an organizer sees it); (exit code, what it showed)."""
-    import os
-    import pty
-    import subprocess
-    import sys
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "checklist_eval", *args], stdout=subprocess.DEVNULL,
-                            stderr=slave, cwd=cwd, env={**os.environ, "COLUMNS": "160"})
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=300), b"".join(chunks).decode("utf-8", "replace")
-
-
-def test_heuristic_batch_shows_progress_on_a_terminal(root, tmp_path):
-    code, shown = _stderr_on_a_terminal(["batch", str(root), "--out", str(tmp_path / "r")], tmp_path)
-    assert code == 0, shown
-    assert "submissions" in shown and "3/3" in shown, shown
-
-
 def test_logs_of_a_heuristic_run_says_there_were_no_model_calls(root, tmp_path, capsys):
     out = tmp_path / "r"
     assert main(["batch", str(root), "--out", str(out), "--quiet"]) == 0

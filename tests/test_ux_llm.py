@@ -240,6 +240,12 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(subs):
     assert piped.returncode == 0 and "retries" not in piped.stderr
 
 
+def test_heuristic_batch_shows_progress_on_a_terminal(subs, tmp_path):
+    code, seen = _run_on_a_terminal(["batch", str(subs), "--out", str(tmp_path / "r")])
+    assert code == 0, seen
+    assert "submissions" in seen and "3/3" in seen, seen
+
+
 def test_batch_progress_counts_submissions_on_a_terminal(subs, tmp_path):
     with MockServer() as server:
         code, seen = _run_on_a_terminal(["batch", str(subs), "--out", str(tmp_path / "r"), *llm(server)])
