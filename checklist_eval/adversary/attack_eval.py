@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from checklist_eval.adversary.attack_whitebox import without_body
 from checklist_eval.challenge.layout import RECORDS_CSV, ResultsLayout
 from checklist_eval.detection import metrics
-from checklist_eval.errors import InputError
+from checklist_eval.errors import InputError, NoChecklistError
 
 UNLISTED = "(not in plants.json)"
 
@@ -308,18 +308,21 @@ def benchmark_trials(papers: Iterable[Path], assessor, *, seeds: Iterable[int] =
 
     from checklist_eval.adversary.attack import attack
     from checklist_eval.adversary.corpus_split import half_of
-    from checklist_eval.reading.parsing import load_paper
+    from checklist_eval.reading.isolation import isolated_load_paper
 
     trials: list[Trial] = []
     for paper_dir in papers:
         for seed in seeds:
             with tempfile.TemporaryDirectory(prefix="attack-") as tmp:
-                result = attack(paper_dir, tmp, n_plants=n_plants, seed=seed, reword=reword)
+                try:
+                    result = attack(paper_dir, tmp, n_plants=n_plants, seed=seed, reword=reword)
+                except NoChecklistError:  # no checklist a reader sees: nothing to plant, nothing to judge
+                    break
                 if rounds:
                     from checklist_eval.adversary.attack_whitebox import whitebox_rounds
 
                     result = whitebox_rounds(result, tmp, assessor, rounds, strip_body=strip_body, reword=reword)
-                paper = load_paper(Path(tmp) / result.files["A"], checklist=result.checklist)
+                paper = isolated_load_paper(Path(tmp) / result.files["A"], checklist=result.checklist)
             if strip_body:
                 paper = without_body(paper)
             plants = {p.question_id: p.strategy for p in result.plants}

@@ -31,27 +31,28 @@ MAX_ROUNDS = 20
 def whitebox_rounds(result: AttackResult, out: str | Path, assessor, rounds: int, *, strip_body: bool = False,
                     reword: bool = False) -> AttackResult:
     """Rewrite the caught plants for up to ``rounds`` rounds (at most MAX_ROUNDS); plants.json records
-    every round as {"round", "against", "caught"}."""
+    every round as {"round", "against", "caught"}. Every parse runs in a parser worker, as in ``attack``."""
     from checklist_eval.fsutil import atomic_write_text
-    from checklist_eval.reading.latex import parse_latex
-    from checklist_eval.reading.parsing import load_paper, resolve_spec
+    from checklist_eval.reading.isolation import ParserPool
 
     out = Path(out)
     g_text = (out / result.files["G"]).read_text("utf-8")
-    spec = resolve_spec(result.checklist)
-    genuine = parse_latex(g_text, str(out / result.files["G"]), spec=spec)
-    items = {it.id: it for it in genuine.checklist.items}
     history: list[dict] = []
-    for round_no in range(1, min(rounds, MAX_ROUNDS) + 1):
-        paper = load_paper(out / result.files["A"], checklist=result.checklist)
-        if strip_body:
-            paper = without_body(paper)
-        verdicts = {a.question_id: a for a in asyncio.run(assessor.assess_paper(paper))}
-        caught = [p for p in result.plants if not verdicts[p.question_id].correct]
-        history.append({"round": round_no, "against": assessor.name, "caught": [p.question_id for p in caught]})
-        if not caught:
-            break
-        _rewrite(out, result, g_text, genuine, items, caught, round_no, reword, parse_latex, atomic_write_text)
+    with ParserPool(1) as reader:
+        genuine = reader.parse_text(g_text, str(out / result.files["G"]), result.checklist)
+        items = {it.id: it for it in genuine.checklist.items}
+        for round_no in range(1, min(rounds, MAX_ROUNDS) + 1):
+            paper = reader.parse_text((out / result.files["A"]).read_text("utf-8"), result.files["A"],
+                                      result.checklist)
+            if strip_body:
+                paper = without_body(paper)
+            verdicts = {a.question_id: a for a in asyncio.run(assessor.assess_paper(paper))}
+            caught = [p for p in result.plants if not verdicts[p.question_id].correct]
+            history.append({"round": round_no, "against": assessor.name, "caught": [p.question_id for p in caught]})
+            if not caught:
+                break
+            text = _rewrite(reader, out, result, g_text, genuine, items, caught, round_no, reword)
+            atomic_write_text(out / result.files["A"], text)
     result.rounds = history
     atomic_write_text(out / PLANTS_FILE, result.to_json())
     return result
@@ -71,29 +72,22 @@ def _next_text(plant: Plant, item: ChecklistItem, genuine: Paper, round_no: int,
     return strategy.plant(item, ctx, plant.variant, reworded=seed)[1]
 
 
-def _rewrite(out: Path, result: AttackResult, g_text: str, genuine: Paper, items: dict[str, ChecklistItem],
-             caught: list[Plant], round_no: int, reword: bool, parse_latex, atomic_write_text) -> None:
-    """Plant every caught plant's next text into G's text; a rewrite that does not read back keeps the
-    plant's previous text."""
+def _rewrite(reader, out: Path, result: AttackResult, g_text: str, genuine: Paper, items: dict[str, ChecklistItem],
+             caught: list[Plant], round_no: int, reword: bool) -> str:
+    """A's text with every caught plant's next text planted into G's text; a rewrite that does not
+    read back keeps the plant's previous text."""
     before = {p.question_id: p.planted_justification for p in result.plants}
     for p in caught:
         p.planted_justification = _next_text(p, items[p.question_id], genuine, round_no, reword)
     for _ in range(2):
         text, lost = apply_plants(g_text, [(items[p.question_id], Answer(p.planted_answer), p.planted_justification)
                                            for p in result.plants], genuine.checklist.items)
-        planted = parse_latex(text, f"adversarial_{result.name}", spec=genuine_spec(result))
+        planted = reader.parse_text(text, f"adversarial_{result.name}", result.checklist)
         problems = set(lost) | set(_landed(planted, genuine, {
             p.question_id: (Answer(p.planted_answer), p.planted_justification) for p in result.plants}))
         if not problems:
-            atomic_write_text(out / result.files["A"], text)
-            return
+            return text
         for p in result.plants:
             if p.question_id in problems:
                 p.planted_justification = before[p.question_id]
     raise InputError(out / result.files["A"], "white-box rewrite could not be read back consistently")
-
-
-def genuine_spec(result: AttackResult):
-    from checklist_eval.reading.parsing import resolve_spec
-
-    return resolve_spec(result.checklist)

@@ -49,7 +49,11 @@ def relevant(query: str, documents: list[str], index: int, top: int = 3, share: 
     """Is document ``index`` among the ones about ``query``: sharing a term with it, and in the best
     ``top`` or scoring at least ``share`` of the best? A query no document matches says nothing
     against any of them."""
-    scores = bm25_scores(query, documents)
+    return relevant_by(bm25_scores(query, documents), index, top, share)
+
+
+def relevant_by(scores: list[float], index: int, top: int = 3, share: float = 0.5) -> bool:
+    """``relevant`` on scores already computed (one ranking serves every pointer of a justification)."""
     best = max(scores, default=0.0)
     if best <= 0:
         return True

@@ -8,7 +8,7 @@ import argparse
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.adversary.attack import STRATEGIES
-    from checklist_eval.cli.flags import add_assessor_args
+    from checklist_eval.cli.flags import add_assessor_args, add_limit_args
 
     p = subparsers.add_parser(
         "attack",
@@ -37,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--without-body", action="store_true",
                    help="with --against: judge A as a checklist file alone (no paper body) in the rounds")
     add_assessor_args(p)
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from checklist_eval.adversary.attack import _safe_name, attack
+    from checklist_eval.cli.flags import parse_limits
     from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
 
@@ -73,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--rounds must be between 0 and {limit}, got {args.rounds}")
     _check_out(args.out, _safe_name(Path(args.paper)))
     result = attack(args.paper, args.out, n_plants=args.plants, seed=args.seed,
-                    strategies=args.strategies, checklist=args.checklist, reword=args.reword)  # fmt: skip
+                    strategies=args.strategies, checklist=args.checklist, reword=args.reword,
+                    limits=parse_limits(args))  # fmt: skip
     if args.rounds and args.against:
         from checklist_eval.adversary.attack_whitebox import whitebox_rounds
         from checklist_eval.assessors.heuristic import HeuristicAssessor
@@ -104,12 +107,12 @@ def _llm_rounds(args: argparse.Namespace, result):
     import asyncio
 
     from checklist_eval.adversary.attack_llm import rewrite_rounds
-    from checklist_eval.cli.flags import assessor_from_args
+    from checklist_eval.cli.flags import assessor_from_args, parse_limits
 
     async def go():
         assessor = assessor_from_args(args)
         try:
-            return await rewrite_rounds(result, args.out, assessor, args.rounds)
+            return await rewrite_rounds(result, args.out, assessor, args.rounds, parse_limits(args))
         finally:
             await assessor.aclose()
 
