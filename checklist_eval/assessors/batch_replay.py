@@ -28,8 +28,8 @@ import openai
 
 from checklist_eval.assessors.cache import endpoint_identity
 from checklist_eval.assessors.config import LLMConfig
+from checklist_eval.assessors.facts import question_for
 from checklist_eval.assessors.llm import LLMAssessor, RequestFailed, _Outcome
-from checklist_eval.assessors.messages import question_message
 from checklist_eval.assessors.quirks import EndpointQuirks
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Usage
@@ -45,6 +45,14 @@ _ASKED: ContextVar[set[str] | None] = ContextVar("batch_asked", default=None)
 
 class PendingAnswer(AssessorError):
     """A question waits for a follow-up batch: its answer was missing, failed or unusable."""
+
+
+PENDING_TEXT = "no usable batch answer yet"  # in a waiting submission's one-line error (failures.jsonl)
+
+
+def is_waiting(error: str) -> bool:
+    """A submission's recorded error says it waits for batch answers: not finished, not failed."""
+    return PENDING_TEXT in error
 
 
 class _BatchCompletion(dict):
@@ -107,7 +115,7 @@ class BatchAssessor(LLMAssessor):
             if not item.is_answered or self._from_cache(paper, item, quirks) is not None:
                 continue
             sent = dataclasses.replace(quirks)
-            key = self._cache_key(paper, question_message(self.prompts, item), sent.strategy)
+            key = self._cache_key(paper, question_for(self.prompts, paper, item), sent.strategy)
             stored = self._stored(key)
             if stored is not None and stored[0] == "ok":
                 continue
@@ -119,7 +127,7 @@ class BatchAssessor(LLMAssessor):
     async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
                        feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
         sent = dataclasses.replace(quirks)
-        key = self._cache_key(paper, question_message(self.prompts, item), sent.strategy)
+        key = self._cache_key(paper, question_for(self.prompts, paper, item), sent.strategy)
         stored = self._answer_for(key)
         if stored is not None:
             state, status, body, error = stored
@@ -133,7 +141,7 @@ class BatchAssessor(LLMAssessor):
             return await super()._request(paper, item, quirks, est_tokens, feedback)
         # A follow-up asks what the online path would ask now: with the re-ask feedback, if any.
         self.pending[key] = self.request_body(paper, item, sent, feedback)
-        raise self.error(f"question {item.id}: no usable batch answer yet (missing, failed or unusable); "
+        raise self.error(f"question {item.id}: {PENDING_TEXT} (missing, failed or unusable); "
                          f"it goes into a follow-up {self.retry_via} round", PendingAnswer)
 
     def _answer_for(self, key: str) -> tuple[str, int | None, dict[str, Any] | None, str | None] | None:

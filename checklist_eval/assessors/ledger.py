@@ -31,6 +31,10 @@ __all__ = ["Price", "PriceTable", "format_cost"]
 log = logging.getLogger(__name__)
 
 
+# How reasoning effort scales the profile's reasoning tokens (which are at the default, medium, effort).
+REASONING_EFFORT_FACTOR = {"minimal": 0.1, "low": 0.5, "medium": 1.0, "high": 2.0}
+
+
 @dataclass(frozen=True)
 class Price:
     input: float
@@ -40,6 +44,11 @@ class Price:
     batch_output: float | None = None
     as_of: str = ""
     source: str = ""
+    reasoning_tokens: int = 0  # a reasoning model's typical hidden tokens per verdict (an estimate, for dry runs)
+
+    def reasoning_estimate(self, effort: str | None) -> int:
+        """Reasoning tokens one call is expected to spend at ``effort`` (None: the model's default, medium)."""
+        return round(self.reasoning_tokens * REASONING_EFFORT_FACTOR.get(effort or "medium", 1.0))
 
     @property
     def has_batch(self) -> bool:
@@ -119,7 +128,8 @@ class PriceTable:
             try:
                 fields = {key: _price(entry, key) for key in PRICE_FIELDS}
                 out[name] = Price(**fields, as_of=str(entry.get("as_of", "")),  # type: ignore[arg-type]
-                                  source=str(entry.get("source", "")))
+                                  source=str(entry.get("source", "")),
+                                  reasoning_tokens=int(entry.get("reasoning_tokens") or 0))
             except _BadPrice as err:
                 raise InputError(origin, f"model {name[:80]!r}: {err}") from None
             except (KeyError, TypeError, ValueError, AttributeError):

@@ -64,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     levels = trojai.parse_ci_levels(args.ci)
     if args.plot and not args.prevalence_sweep:
         raise InputError(None, "--plot FILE draws the prevalence sweep: add --prevalence-sweep")
+    if args.plot:
+        from checklist_eval.detection.nist import require_plotting
+
+        require_plotting()
     systems = [ev.load_record_trials(p, args.ground_truth, args.threshold) for p in args.inputs]
     systems += [ev.load_reference_trials(d, args.ground_truth, args.threshold) for d in args.reference_results]
     _unique_names(systems)
@@ -130,7 +134,8 @@ def _run_attacks(args: argparse.Namespace) -> int:
         raise InputError(None, "--attack-runs reads its own records: give no other inputs")
     runs = [run for root in args.attack_runs for run in attack_eval.run_folders(root)]
     trials = [t for run in runs for t in attack_eval.trials_of_run(run)]
-    summary = attack_eval.summarize(trials, n_bootstrap=args.bootstrap, seed=args.seed)
+    honest = [x for run in runs for x in attack_eval.honest_set_of_run(run)]
+    summary = attack_eval.summarize(trials, n_bootstrap=args.bootstrap, seed=args.seed, honest_set=honest)
     doc = attack_eval.AttackSummary.model_validate(summary)
     emit(doc, args.json, lambda: print("\n".join(attack_eval.text_lines(summary))), indent=2)
     if args.out:
