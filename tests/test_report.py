@@ -71,7 +71,7 @@ def test_submission_report(tmp_path):
     text = write_submission_report(tmp_path / "report.html", score, recs).read_text()
     _assert_self_contained(text)
     assert "Agreement of the assessor on A" in text
-    assert "<td>0.5000</td>" in text  # R = 1/2: q2 a=Yes t=No g=0 but c_A=1
+    assert '<td class="num">0.5000</td>' in text  # R = 1/2: q2 a=Yes t=No g=0 but c_A=1
     assert text.count('class="bad">no<') == 1
 
 
@@ -87,8 +87,8 @@ def test_paper_report_verdict_is_c_i(tmp_path):
         Assessment(question_id="3", answer=None, correct=True, p_correct=0.7, review="missing", provenance=prov),
     ]
     text = write_paper_report(tmp_path, _paper(), assessments, assessor="h", model="m", usage=None).read_text()
-    assert "C = 0.333" in text and "(1 of 3 answers judged correct)" in text
-    assert text.count('class="ok">correct<') == 1 and text.count('class="bad">incorrect<') == 2
+    assert "C = 0.333" in text and "1 of 3 answers judged correct" in text
+    assert text.count('class="chip correct">correct<') == 1 and text.count('class="chip incorrect">incorrect<') == 2
     assert "See &lt;script&gt;" in text and "0.90" in text  # justifications and p still shown
     assert "hidden text found" in text  # parser warnings still shown
     paper = _paper()
