@@ -28,6 +28,7 @@ from checklist_eval.models import MUST_FIX_TAG, ROLES, Answer, Assessment, Paper
 if TYPE_CHECKING:  # pandas and rich stay out of the import path of the light commands
     from rich.console import Console
 
+    from checklist_eval.challenge.appeals import AppliedOverride
     from checklist_eval.challenge.records import Record
     from checklist_eval.challenge.scoring import SubmissionScore
 
@@ -68,25 +69,7 @@ def usage_line(usage: Usage | None) -> str:
             f"completion tokens: {usage.completion_tokens}{reasoning}; cost: {format_cost(usage)}")
 
 
-@dataclass(frozen=True)
-class AppliedOverride:
-    """An appeal decision applied to a record: what the assessor said, what stands, and the file."""
-
-    was_correct: bool
-    correct: bool
-    file: str
-    note: str = ""
-    applied_at: str = ""
-
-    def describe(self) -> str:
-        def word(c: bool) -> str:
-            return "correct" if c else "incorrect"
-
-        note = f" ({self.note})" if self.note else ""
-        return f"{word(self.was_correct)} \u2192 {word(self.correct)} by {self.file}{note}"
-
-
-Overrides = dict[tuple[str, str, str], AppliedOverride]
+Overrides = dict[tuple[str, str, str], "AppliedOverride"]
 
 
 @dataclass
