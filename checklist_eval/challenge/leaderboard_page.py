@@ -40,8 +40,13 @@ def render_leaderboard(rows: list[dict[str, Any]], links: dict[str, str], *, tit
     return render("leaderboard.html", page_title=title, title=title, links=links, columns=SCORE_COLUMNS,
                   scored=[r for r in rows if r.get("status") == "scored"],
                   failed=[r for r in rows if r.get("status") != "scored"],
-                  judge=_judged_by, reason=lambda r: str(r.get("status", "")).removeprefix("failed: "))
+                  judge=judged_by, reason=reason)
 
 
-def _judged_by(row: dict[str, Any]) -> str:
+def judged_by(row: dict[str, Any]) -> str:
     return " / ".join(str(row[k]) for k in ("assessor", "model", "prompt_version") if row.get(k))
+
+
+def reason(row: dict[str, Any]) -> str:
+    """Why a submission was not scored."""
+    return str(row.get("status", "")).removeprefix("failed: ")
