@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from checklist_eval.challenge.records import Record, read_overrides
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.models import Usage
 
 OVERRIDES_JSONL = "overrides.jsonl"
 MAX_HISTORY_LINES = 100_000  # a hostile or runaway file is read this far, no further
@@ -112,7 +113,6 @@ def redraw_reports(results: str | Path, records: Sequence[Record], decisions: di
                    submission_ids: Iterable[str]) -> list[Path]:
     """Write again the reports of the named submissions from ``records`` (decisions applied), each
     saying which decision changed which verdict: a report never shows scores the leaderboard does not."""
-    from checklist_eval.challenge.batch import SubmissionResult
     from checklist_eval.challenge.layout import ResultsLayout
     from checklist_eval.challenge.report import write_submission_report
     from checklist_eval.challenge.scoring import group_by_submission, score_submission
@@ -125,13 +125,16 @@ def redraw_reports(results: str | Path, records: Sequence[Record], decisions: di
             folder = layout.submission(sid)
         except ValueError:
             continue
-        usage = None
-        if folder.result_json.is_file():
-            try:
-                usage = SubmissionResult.model_validate_json(folder.result_json.read_bytes()).usage
-            except (OSError, ValidationError):
-                usage = None
+        usage = _recorded_usage(folder.result_json)
         score = score_submission(sid, groups[sid])
         written.append(write_submission_report(folder.report_html, score, groups[sid], usage=usage,
                                                overrides=decisions))
     return written
+
+
+def _recorded_usage(result_json: Path) -> Usage | None:
+    """What the submission's run spent, from its result.json (None when it cannot be read)."""
+    try:
+        return Usage.model_validate(json.loads(result_json.read_bytes())["usage"])
+    except (OSError, ValueError, KeyError, TypeError, ValidationError):
+        return None

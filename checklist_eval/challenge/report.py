@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jinja2
 
@@ -28,7 +28,6 @@ from checklist_eval.models import MUST_FIX_TAG, ROLES, Answer, Assessment, Paper
 if TYPE_CHECKING:  # pandas and rich stay out of the import path of the light commands
     from rich.console import Console
 
-    from checklist_eval.challenge.appeals import AppliedOverride
     from checklist_eval.challenge.records import Record
     from checklist_eval.challenge.scoring import SubmissionScore
 
@@ -69,7 +68,13 @@ def usage_line(usage: Usage | None) -> str:
             f"completion tokens: {usage.completion_tokens}{reasoning}; cost: {format_cost(usage)}")
 
 
-Overrides = dict[tuple[str, str, str], "AppliedOverride"]
+class Decision(Protocol):
+    """An appeal decision as a report shows it (``appeals.AppliedOverride``)."""
+
+    def describe(self) -> str: ...
+
+
+Overrides = Mapping[tuple[str, str, str], Decision]
 
 
 @dataclass
@@ -93,7 +98,7 @@ class Card:
         return (tagged or lines or ["judged incorrect"])[0]
 
 
-def _card(r: Record, role_prefix: str, override: AppliedOverride | None, links: Links | None) -> Card:
+def _card(r: Record, role_prefix: str, override: Decision | None, links: Links | None) -> Card:
     verdict = "incorrect" if not r.c else ("unverifiable" if r.verdict == "unverifiable" else "correct")
     title = f"{r.question_id}. {r.question_title}" if r.question_title else f"Question {r.question_id}"
     return Card(anchor=f"q-{r.role}-{_slug(r.question_id)}", label=f"{role_prefix}{title}",

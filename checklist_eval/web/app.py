@@ -22,16 +22,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from checklist_eval.challenge.report import render
+from checklist_eval.web.browse import routes as browse_routes
 from checklist_eval.web.jobs import MAX_FILES, SET_FOLDER, Busy, Checker, Job, ServeSettings, accepted, safe_name
+from checklist_eval.web.pages import SECURITY_HEADERS, page
 
-SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-                               "frame-ancestors 'none'; base-uri 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
 COPY_CHUNK = 1024 * 1024
 
 
@@ -46,10 +40,6 @@ class Refused(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    return HTMLResponse(render(template, **context), status_code=status, headers=SECURITY_HEADERS)
 
 
 def api(document: Any, status: int = 200) -> JSONResponse:
@@ -189,8 +179,6 @@ async def api_result(request: Request) -> Response:
 
 
 def make_app(settings: ServeSettings) -> Starlette:
-    from checklist_eval.web.browse import routes as browse_routes
-
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.checker = Checker(settings)

@@ -21,7 +21,7 @@ from checklist_eval.challenge.layout import ResultsLayout, records_path
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.report import submission_view
 from checklist_eval.errors import ChecklistEvalError
-from checklist_eval.web.app import page
+from checklist_eval.web.pages import page
 
 MAX_CALLS_SHOWN = 50
 
