@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((args.host, args.port))
+        sock.listen(2048)  # connections made from now on wait in the backlog until uvicorn accepts them
     except OSError as err:
         from checklist_eval.errors import InputError
 
