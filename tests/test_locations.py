@@ -84,3 +84,18 @@ def test_fixture_paper_lines(fixtures_dir: Path):
     text = (fixtures_dir / "papers" / "genuine" / "checklist.tex").read_text().splitlines()
     for it in paper.checklist.items:
         assert it.file == "checklist.tex" and f"\\answer{it.answer.value}" in text[it.line - 1]
+
+
+def test_records_carry_the_location_and_read_it_back(tmp_path, fixtures_dir):
+    from checklist_eval.challenge.records import read_records, records_from_assessments, write_records
+    from checklist_eval.models import Assessment, Provenance
+
+    paper = load_paper(fixtures_dir / "papers" / "genuine")
+    assessments = [Assessment(question_id=it.id, answer=it.answer, correct=True, p_correct=0.9,
+                              provenance=Provenance(assessor="heuristic")) for it in paper.checklist.items]
+    records = records_from_assessments("s", "G", paper, assessments, case="G", scored_at="")
+    write_records(records, tmp_path / "records.csv", tmp_path / "records.jsonl")
+    for name in ("records.csv", "records.jsonl"):
+        back = read_records(tmp_path / name)
+        assert [r.location for r in back] == [it.location for it in paper.checklist.items]
+        assert back[0].location == f"checklist.tex:{paper.checklist.items[0].line}"

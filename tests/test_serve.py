@@ -20,10 +20,10 @@ import subprocess
 import sys
 import time
 import zipfile
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from helpers import check_html
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).is_file()), None)
@@ -149,51 +149,6 @@ def zip_bomb(tmp_path: Path) -> Path:
             for _ in range(40):
                 member.write(block)
     return path
-
-
-class StrictHtml(HTMLParser):
-    """Well-formedness as an HTML parser sees it: every element closed in order, ids unique."""
-
-    VOID = {"meta", "link", "br", "hr", "img", "input", "source", "wbr", "col", "area", "base", "embed", "track"}
-    OPTIONAL_END = {"p", "li", "dt", "dd", "tr", "td", "th", "option", "thead", "tbody"}
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack: list[str] = []
-        self.ids: set[str] = set()
-        self.problems: list[str] = []
-        self.tags: list[str] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        for name, value in attrs:
-            if name == "id":
-                if value in self.ids:
-                    self.problems.append(f"duplicate id {value}")
-                self.ids.add(value or "")
-        if tag not in self.VOID:
-            self.stack.append(tag)
-
-    def handle_endtag(self, tag):
-        while self.stack and self.stack[-1] != tag and self.stack[-1] in self.OPTIONAL_END:
-            self.stack.pop()
-        if not self.stack or self.stack[-1] != tag:
-            self.problems.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
-            return
-        self.stack.pop()
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-
-def check_html(text: str) -> StrictHtml:
-    parser = StrictHtml()
-    parser.feed(text)
-    parser.close()
-    assert text.startswith("<!DOCTYPE html>")
-    assert not parser.problems and not parser.stack, (parser.problems, parser.stack)
-    return parser
 
 
 def upload(page, base: str, *files: Path, assessor: str = "heuristic"):
@@ -348,6 +303,7 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     assert page.url.endswith(f"/results/s/team-alpha/A/{qid}")
     check_html(page.content())
     assert page.inner_text("#verdict") == "correct"
+    assert re.fullmatch(r"adversarial_sga\.tex:\d+", page.inner_text("dd.where"))
     appeals = page.inner_text("ol >> nth=0")
     assert "incorrect → correct by appeals.csv" in appeals
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -283,7 +283,7 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
                 "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation", "endpoint",
-                "output_strategy",
+                "output_strategy", "location",
             )
         },
     )
