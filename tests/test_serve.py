@@ -362,3 +362,71 @@ def test_upload_bytes_are_counted_as_they_arrive_not_trusted_from_headers(server
     status = conn.getresponse().status
     conn.close()
     assert status == 413
+
+
+def test_a_gat_set_is_scored_as_a_submission(browser, server):
+    team = ROOT / "fixtures" / "submissions" / "team-alpha"
+    page = browser.new_page()
+    upload(page, server, *sorted(team.glob("*.tex")))
+    wait_for_report(page)
+    check_html(page.content())
+    text = page.inner_text("body")
+    assert "Agreement of the assessor on A with the truth (T)" in text
+    for role in ("G", "A", "T"):
+        assert page.locator(f"article.card[id^='q-{role}-']").count() == 16
+    assert page.locator("table.scores").count() == 1 and "/tmp" not in page.content()
+    page.close()
+
+
+def _post_file(base: str, path: Path, assessor: str = "heuristic") -> tuple[int, dict]:
+    import urllib.error
+    import urllib.request
+    import uuid
+
+    boundary = uuid.uuid4().hex
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"assessor\"\r\n\r\n{assessor}\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{path.name}\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n").encode() + path.read_bytes() + \
+        f"\r\n--{boundary}--\r\n".encode()
+    req = urllib.request.Request(base + "/api/check", data=body, method="POST",
+                                 headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_concurrent_uploads_wait_in_a_bounded_queue(tmp_path):
+    """One check at a time and one waiting (a slow model): the third upload at once is answered 503,
+    and the two accepted ones both finish."""
+    from checklist_eval.testing import MockServer
+
+    paper = latex_zip(tmp_path)
+    with MockServer(latency=1.0) as endpoint:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "checklist_eval", "serve", "--port", "0", "--jobs", "1", "--queue", "1",
+             "--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", endpoint.base_url, "--api-key-env",
+             "CE_TEST_KEY", "--no-cache"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env={**os.environ, "CE_TEST_KEY": KEY})
+        try:
+            base = re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline() if proc.stdout else "")
+            assert base, "serve did not start"
+            answers = [_post_file(base.group(0), paper, "llm") for _ in range(3)]
+            assert [status for status, _ in answers] == [202, 202, 503]
+            assert "busy" in answers[2][1]["error"]
+            import urllib.request
+
+            for _, doc in answers[:2]:
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline:
+                    with urllib.request.urlopen(base.group(0) + doc["url"], timeout=60) as resp:
+                        if resp.status == 200:
+                            assert json.loads(resp.read())["model"] == "gpt-4o-mini"
+                            break
+                    time.sleep(0.2)
+                else:
+                    pytest.fail("an accepted check never finished")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)

@@ -356,8 +356,8 @@ def chunk_words(text: str, n_words: int) -> list[str]:
 def paper_text(path: str | Path) -> str:
     """Title, abstract and body of a paper as a reader sees them. A LaTeX paper without a checklist
     is still a paper here: its body is converted without looking for one."""
-    from checklist_eval.reading.parsing import load_paper
     from checklist_eval.errors import NoChecklistError
+    from checklist_eval.reading.parsing import load_paper
     from checklist_eval.reading.sources import input_kind
 
     try:

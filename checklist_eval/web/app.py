@@ -27,6 +27,7 @@ from checklist_eval.web.jobs import MAX_FILES, SET_FOLDER, Busy, Checker, Job, S
 from checklist_eval.web.pages import SECURITY_HEADERS, page
 
 COPY_CHUNK = 1024 * 1024
+FORM_OVERHEAD = 64 * 1024  # the form's own bytes (boundaries, headers, the assessor field) beside the files
 
 
 class TooLarge(Exception):
@@ -69,7 +70,7 @@ async def _save_upload(request: Request, checker: Checker) -> tuple[Path, list[s
     """(folder, saved names, assessor) of an upload form; Refused for what cannot be checked."""
     settings = checker.settings
     try:
-        form = await _capped(request, settings.max_upload_bytes).form(max_files=MAX_FILES, max_fields=8,
+        form = await _capped(request, settings.max_upload_bytes + FORM_OVERHEAD).form(max_files=MAX_FILES, max_fields=8,
                                                                      max_part_size=64 * 1024)
     except TooLarge:
         raise Refused(413, f"the upload is larger than {settings.max_upload_bytes // 2**20} MB") from None

@@ -77,7 +77,7 @@ class Checker:
         self.settings = settings
         self.pool = ParserPool(settings.jobs, settings.limits)
         self._running = asyncio.Semaphore(settings.jobs)
-        self._waiting = 0
+        self._unfinished = 0  # running and waiting
         self._jobs: dict[str, Job] = {}
         self._tasks: set[asyncio.Task] = set()
 
@@ -92,13 +92,13 @@ class Checker:
 
     def submit(self, folder: Path, names: list[str], assessor: str) -> Job:
         """Start checking the files saved in ``folder`` (which is removed when the check ends)."""
-        if self._waiting >= self.settings.queue + self.settings.jobs:
+        if self._unfinished >= self.settings.queue + self.settings.jobs:
             shutil.rmtree(folder, ignore_errors=True)
             raise Busy
         self._forget_old()
         job = Job(id=secrets.token_urlsafe(18), name=", ".join(names), assessor=assessor)
         self._jobs[job.id] = job
-        self._waiting += 1
+        self._unfinished += 1
         task = asyncio.create_task(self._run(job, folder, names))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -122,7 +122,6 @@ class Checker:
     async def _run(self, job: Job, folder: Path, names: list[str]) -> None:
         try:
             async with self._running:
-                self._waiting -= 1
                 await (self._check_paper(job, folder / names[0]) if len(names) == 1
                        else self._score_set(job, folder / SET_FOLDER))
         except ChecklistEvalError as err:
@@ -132,6 +131,7 @@ class Checker:
             job.error = _hide_folder(f"the check failed: {type(err).__name__}: {err}", folder)
             job.status = "failed"
         finally:
+            self._unfinished -= 1
             shutil.rmtree(folder, ignore_errors=True)
 
     async def _check_paper(self, job: Job, path: Path) -> None:
@@ -173,9 +173,12 @@ class Checker:
             result = await score_path(folder, assessor, loader=self.pool)
         finally:
             await assessor.aclose()
-        job.document = result.report()
-        job.html = render_submission_report(result.score, result.records, usage=result.usage,
-                                            title=f"Submission: {job.name}")
+        upload = folder.parent  # the server's folder for this upload: named in no page
+        records = [r.model_copy(update={"source": _hide_folder(r.source, upload)}) for r in result.records]
+        score = result.score.model_copy(update={"warnings": [_hide_folder(w, upload) for w in result.score.warnings]})
+        report = result.report()
+        job.document = report.model_copy(update={"warnings": [_hide_folder(w, upload) for w in report.warnings]})
+        job.html = render_submission_report(score, records, usage=result.usage, title=f"Submission: {job.name}")
         job.questions = [(f"{r.role} {r.question_id}", r.question_title) for r in result.records]
         job.status = "done"
 
