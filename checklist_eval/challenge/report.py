@@ -215,12 +215,10 @@ def _agreement_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     from checklist_eval.challenge.scoring import agreement_rows
 
     rows = []
-    for row in agreement_rows(records):
-        counted = bool(row["counted"])
+    for row in agreement_rows(records):  # every question counts (T's TODO is T's answer)
         rows.append({"qid": row["question_id"], "a": _answer_text(row["a"]), "t": _answer_text(row["t"]),
-                     "g": int(row["g"]), "c_a": int(row["c_A"]),
-                     "agree": ("yes" if row["agree"] else "no") if counted else "not counted (T has no real answer)",
-                     "cls": "" if not counted else ("ok" if row["agree"] else "bad")})
+                     "g": int(row["g"]), "c_a": int(row["c_A"]), "agree": "yes" if row["agree"] else "no",
+                     "cls": "ok" if row["agree"] else "bad"})
     return rows
 
 
@@ -327,7 +325,7 @@ def print_submission_summary(console: Console, score: SubmissionScore, records: 
     for col in ("#", "a", "t", "g", "c_A", "agree?"):
         table.add_column(col)
     for row in agreement_rows(records):
-        agree = ("yes" if row["agree"] else "[red]no[/red]") if row["counted"] else "[dim]-[/dim]"
+        agree = "yes" if row["agree"] else "[red]no[/red]"
         table.add_row(
             escape(row["question_id"]), _answer_text(row["a"]), _answer_text(row["t"]), str(row["g"]),
             str(row["c_A"]), agree,
