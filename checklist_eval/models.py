@@ -103,6 +103,18 @@ class ChecklistItem(BaseModel):
     answer: Answer | None = None
     justification: str | None = None
     justification_latex: str | None = None
+    # Where the answer is in the author's files: file (project-relative) and 1-based line for LaTeX,
+    # 1-based page for a PDF; None where no answer was found.
+    file: str | None = None
+    line: int | None = None
+    page: int | None = None
+
+    @property
+    def location(self) -> str:
+        """The place as an author looks it up: "checklist.tex:115", "page 12", or ""."""
+        if self.file:
+            return f"{self.file}:{self.line}" if self.line else self.file
+        return f"page {self.page}" if self.page else ""
 
     @classmethod
     def for_question(cls, q: Question, answer: Answer | None = None, justification: str | None = None,

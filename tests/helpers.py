@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from html.parser import HTMLParser
 
 
 def pdf_bytes(objects: list[bytes], version: bytes = b"1.4") -> bytes:
@@ -106,3 +107,48 @@ def run_measured(args, *, cwd, env_extra=None, hang_guard_s: float = 600) -> Mea
                       wall, rss)
     assert "Traceback" not in run.err and "internal error" not in run.err, run
     return run
+
+
+class StrictHtml(HTMLParser):
+    """Well-formedness as an HTML parser sees it: every element closed in order, ids unique."""
+
+    VOID = {"meta", "link", "br", "hr", "img", "input", "source", "wbr", "col", "area", "base", "embed", "track"}
+    OPTIONAL_END = {"p", "li", "dt", "dd", "tr", "td", "th", "option", "thead", "tbody"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.ids: set[str] = set()
+        self.problems: list[str] = []
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        for name, value in attrs:
+            if name == "id":
+                if value in self.ids:
+                    self.problems.append(f"duplicate id {value}")
+                self.ids.add(value or "")
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        while self.stack and self.stack[-1] != tag and self.stack[-1] in self.OPTIONAL_END:
+            self.stack.pop()
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+            return
+        self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def check_html(text: str) -> StrictHtml:
+    parser = StrictHtml()
+    parser.feed(text)
+    parser.close()
+    assert text.startswith("<!DOCTYPE html>")
+    assert not parser.problems and not parser.stack, (parser.problems, parser.stack)
+    return parser

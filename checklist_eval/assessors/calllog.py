@@ -22,7 +22,7 @@ from typing import Any
 from checklist_eval.assessors.cachefile import open_cache_db
 from checklist_eval.errors import InputError
 
-__all__ = ["CallLog", "CURRENT_PAPER", "MAX_RESPONSE_CHARS", "read_calls", "prompt_messages"]
+__all__ = ["CallLog", "CURRENT_PAPER", "MAX_RESPONSE_CHARS", "read_calls", "prompt_messages", "reply_content"]
 
 # (submission_id, role) of the paper being assessed; ("", "") outside a submission (``check``).
 CURRENT_PAPER: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
@@ -111,3 +111,14 @@ def prompt_messages(path: str | Path, digest: str) -> list[dict[str, str]]:
     finally:
         db.close()
     return json.loads(row[0]) if row else []
+
+
+def reply_content(response: Any) -> str:
+    """The assistant message of a chat completion, or the reply as JSON when it has none."""
+    try:
+        content = response["choices"][0]["message"]["content"]
+        if isinstance(content, str):
+            return content
+    except (KeyError, IndexError, TypeError):
+        pass
+    return json.dumps(response, ensure_ascii=False, indent=1)

@@ -64,14 +64,19 @@ class Failure(BaseModel):
 
 
 def load_scored(
-    path: str | Path, overrides: str | Path | None = None
+    path: str | Path, overrides: str | Path | None = None, *, recorded_appeals: bool = True,
 ) -> tuple[list[Record], list[SubmissionScore]]:
-    """(records, scores) of a records file with the overrides (appeal decisions) applied first.
+    """(records, scores) of a records file with the appeal decisions applied first: those recorded
+    beside it (``overrides.jsonl``, unless ``recorded_appeals`` is False), then the ``overrides`` file.
 
     The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
     unreadable row and for records that cannot be scored.
     """
+    from checklist_eval.challenge.appeals import read_history, standing, with_decisions
+
     records = read_records(path)
+    if recorded_appeals:
+        records = with_decisions(records, standing(read_history(Path(path).parent)))
     if overrides:
         records, _ = apply_overrides(records, overrides)
     try:

@@ -63,6 +63,8 @@ class Record(Row):
     output_strategy: str = ""
     temperature: float | None = None
     seed: int | None = None
+    # Where the answer is in the author's files ("checklist.tex:115", "page 12"), for the report.
+    location: str = ""
 
     @field_validator("case", mode="before")
     @classmethod
@@ -153,6 +155,7 @@ def records_from_assessments(
                 verdict=(a.verdict or "") if a else "",
                 manipulation=flag,
                 **_provenance_columns(prov),
+                location=item.location,
             )
         )
     return rows
@@ -280,7 +283,7 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
                 "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation", "endpoint",
-                "output_strategy",
+                "output_strategy", "location",
             )
         },
     )

@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "ingest",
     "codabench",
     "logs",
+    "serve",
 ]
 
 

@@ -101,18 +101,9 @@ def _filters(args) -> str:
     return f" for {', '.join(parts)}" if parts else ""
 
 
-def reply_content(response) -> str:
-    """The assistant message of a chat completion, or the reply as JSON when it has none."""
-    try:
-        content = response["choices"][0]["message"]["content"]
-        if isinstance(content, str):
-            return content
-    except (KeyError, IndexError, TypeError):
-        pass
-    return json.dumps(response, ensure_ascii=False, indent=1)
-
-
 def render_call(c: dict) -> str:
+    from checklist_eval.assessors.calllog import reply_content
+
     when = datetime.fromtimestamp(c["created"], timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     who = " / ".join(x for x in (c["submission_id"], c["role"]) if x) or "(no submission)"
     params = ", ".join(f"{k}={v}" for k, v in c["params"].items())
