@@ -173,9 +173,11 @@ def write_zip_raw(path: Path, members: list[tuple[str, object]]) -> None:
                              cd_offset, 0))
 
 
-def write_tar_gz_bomb(path: Path, name: str, n_mib: int) -> None:
-    """A .tar.gz whose one member holds n_mib MiB of zeros, streamed as repeated deflate chunks."""
+def write_tar_gz_bomb(path: Path, name: str, n_mib: int, kind: bytes = tarfile.REGTYPE) -> None:
+    """A .tar.gz whose one member (a file, or a pax header with ``kind=tarfile.XHDTYPE``) holds n_mib MiB
+    of zeros, streamed as repeated deflate chunks."""
     info = tarfile.TarInfo(name)
+    info.type = kind
     info.size = n_mib * MIB
     header = info.tobuf(format=tarfile.GNU_FORMAT)
     chunk = _zeros_deflate_chunk()

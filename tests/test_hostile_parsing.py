@@ -356,7 +356,7 @@ def _raw_zip(members: list[tuple[str, bytes]]) -> bytes:
 
 
 @pytest.mark.parametrize("members,words", [
-    ([("main.tex", GOOD_TEX.encode()), ("main.tex", paper_with("x").encode())], ["two members", "main.tex"]),
+    ([("main.tex", GOOD_TEX.encode()), ("main.tex", paper_with("x").encode())], ["duplicate", "main.tex"]),
     ([("main.tex", GOOD_TEX.encode()), ("main.tex/x.tex", b"\\section{x}")], ["file and a folder", "main.tex"]),
     ([("a/main.tex", GOOD_TEX.encode()), ("a", b"x")], ["file and a folder", "'a'"]),
 ])

@@ -190,8 +190,8 @@ def _parse_and_fingerprint(path: Path, loader: PaperLoader | None) -> tuple[Load
 
 
 async def score_path(path: str | Path, assessor: Assessor, loader: PaperLoader | None = None) -> SubmissionResult:
-    """Validate, parse and assess one submission folder or zip (``loader``: how papers are parsed,
-    in this process by default)."""
+    """Validate, parse and assess one submission folder or zip (``loader``: the parsing workers; by
+    default one under the default limits)."""
     path = Path(path)
     loaded, fingerprint = await asyncio.to_thread(_parse_and_fingerprint, path, loader)
     return await assess_loaded(loaded, assessor, source=str(path), fingerprint=fingerprint)

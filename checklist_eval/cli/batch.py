@@ -7,6 +7,7 @@ from pathlib import Path
 
 from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.challenge.layout import ResultsLayout
+from checklist_eval.cli.numbers import number
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("root", help="folder of submissions (sub-folders or .zip files)")
     p.add_argument("--out", required=True, metavar="RESULTS", help="results folder")
-    p.add_argument("--jobs", type=int, default=4, metavar="N",
+    p.add_argument("--jobs", type=number("--jobs", kind=int, low=1, high=1024), default=4, metavar="N",
                    help="submissions parsed and in flight at once (default 4); requests are bounded "
                         "by the assessor's --concurrency/--rpm")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -113,12 +114,11 @@ def exit_code(outcome, printed: int) -> int:
 
 
 def _print_outcome(args: argparse.Namespace, outcome) -> None:
-    from rich.console import Console
-
     from checklist_eval.challenge.report import print_scores_table
+    from checklist_eval.redact import terminal_console
 
     u = outcome.usage
-    console = Console()
+    console = terminal_console()
     if not args.quiet:
         print_scores_table(console, [r.score for r in outcome.results], title=f"Batch {args.root}")  # escaped there
     console.print(
@@ -145,18 +145,20 @@ def dry_run(args: argparse.Namespace) -> int:
         open_submission,
         submission_id_of,
     )
-    from checklist_eval.cli.flags import assessor_config
+    from checklist_eval.cli.flags import assessor_config, parse_limits
     from checklist_eval.cli.output import emit
+    from checklist_eval.reading.isolation import ParserPool
 
     labelled, failures = [], []
-    for path in find_submissions(args.root):
-        sid = submission_id_of(path)
-        try:
-            loaded = load_submission(open_submission(path), submission_id=sid)
-        except Exception as err:  # the real run records it and goes on; so does its plan
-            failures.append(Failure(submission_id=sid, source=str(path), error=one_line(err)))
-            continue
-        labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
+    with ParserPool(1, parse_limits(args)) as pool:
+        for path in find_submissions(args.root):
+            sid = submission_id_of(path)
+            try:
+                loaded = load_submission(open_submission(path), submission_id=sid, loader=pool)
+            except Exception as err:  # the real run records it and goes on; so does its plan
+                failures.append(Failure(submission_id=sid, source=str(path), error=one_line(err)))
+                continue
+            labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
     plan = plan_papers(labelled, assessor_config(args, args.cache or ResultsLayout(args.out).cache))
     plan.failures = failures
     return emit(plan, args.json, lambda: print_plan(plan), indent=2)

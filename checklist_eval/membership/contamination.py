@@ -32,13 +32,18 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel
 
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.membership.slope import Slope, fit_slope
 from checklist_eval.summaries import OptionalParts
+
+if TYPE_CHECKING:
+    from checklist_eval.reading.isolation import ParseLimits
 
 METHODS = ("slope", "slope_ngram", "slope_mean", "slope_z", "min_k", "min_k_pp")
 
@@ -331,7 +336,7 @@ def iter_jsonl(path: str | Path):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                obj = loads_json(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 raise InputError(path, f"line {n}: not UTF-8") from None
             except json.JSONDecodeError as err:
@@ -355,25 +360,10 @@ def chunk_words(text: str, n_words: int) -> list[str]:
     return [" ".join(words[i:i + n_words]) for i in range(0, len(words), n_words)]
 
 
-def paper_text(path: str | Path) -> str:
-    """Title, abstract and body of a paper as a reader sees them. A LaTeX paper without a checklist
-    is still a paper here: its body is converted without looking for one."""
-    from checklist_eval.errors import NoChecklistError
-    from checklist_eval.reading.parsing import load_paper
-    from checklist_eval.reading.sources import input_kind
+def paper_text(path: str | Path, limits: ParseLimits | None = None) -> str:
+    """Title, abstract and body of a paper as a reader sees them, read in a parsing worker under
+    ``limits`` (the door every participant's file comes in by)."""
+    from checklist_eval.reading.isolation import ParserPool
 
-    try:
-        paper = load_paper(path)
-        parts = (paper.title, paper.abstract, paper.body)
-    except NoChecklistError:
-        if input_kind(Path(path)) == "pdf":
-            raise
-        from checklist_eval.reading.latex import collect_macros, convert_body, load_latex, theorem_kinds
-
-        text = load_latex(Path(path)).text
-        begin = text.find("\\begin{document}")
-        preamble, body = (text[:begin], text[begin + len("\\begin{document}"):]) if begin >= 0 else (text, text)
-        body = body.split("\\end{document}", 1)[0]
-        conv = convert_body(body, collect_macros(preamble), theorem_kinds(text))
-        parts = (conv.title, conv.abstract, conv.text)
-    return "\n\n".join(x for x in parts if x)
+    with ParserPool(1, limits) as pool:
+        return pool.reading_text(path)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
 from checklist_eval.models import Answer, Checklist, ChecklistSpec, ParseWarning, normalize_answer
 from checklist_eval.reading import checklists
-from checklist_eval.reading.checklists.assembly import Finding, assemble
+from checklist_eval.reading.checklists.assembly import Finding, Locate, assemble
+from checklist_eval.reading.latex.dead import Kept, input_offset, joined
 from checklist_eval.reading.latex.lexer import ENV_TOKEN, bracket_end, env_end, group_close, squash
 from checklist_eval.reading.latex.macros import Macros
 from checklist_eval.reading.latex.numbering import Target
@@ -56,10 +57,15 @@ class Region:
 def find_region(text: str) -> Region | None:
     """The live checklist: from its heading to the next top-level heading; without a heading (a
     fragment), the lists that hold the answer marks."""
+    ends: list[int] | None = None
+    answers: list[int] = []
     for m in _CHECKLIST_HEADING.finditer(text):
-        nxt = _NEXT_HEADING.search(text, m.end())
-        end = nxt.start() if nxt else len(text)
-        if _ANSWER_MACRO.search(text, m.end(), end) or _ANSWER_BRACKET.search(text, m.end(), end):
+        if ends is None:  # found once: searching again from each of thousands of headings is quadratic
+            ends = [n.start() for n in _NEXT_HEADING.finditer(text)]
+            answers = sorted(a.start() for pattern in (_ANSWER_MACRO, _ANSWER_BRACKET) for a in pattern.finditer(text))
+        end = _next_at(ends, m.end())
+        end = len(text) if end < 0 else end
+        if m.end() <= _next_at(answers, m.end()) < end:
             numbered = "*" not in text[m.start() : m.start() + 12] and text.startswith("\\section", m.start())
             return Region(m.start(), end, numbered)
     # Answer macros in the preamble are definitions (\newcommand{\answerYes}...), not answers.
@@ -97,17 +103,18 @@ def _enclosing_list_start(text: str, pos: int) -> int:
     return outer if outer is not None else max(0, text.rfind("\n\n", 0, pos))
 
 
-def _remove_guidelines(region: str) -> str:
-    """Guideline bullets restate the template (and in 2026 contain answer macros); never answers."""
-    out = []
+def _remove_guidelines(region: str) -> tuple[str, Kept]:
+    """Guideline bullets restate the template (and in 2026 contain answer macros); never answers.
+    Also the map from the text left back to ``region``."""
+    spans = []
     pos = 0
     for m in _GUIDELINES.finditer(region):
         if m.start() < pos:
             continue
-        out.append(region[pos : m.start()])
+        spans.append((pos, m.start()))
         pos = env_end(region, m.end())
-    out.append(region[pos:])
-    return "".join(out)
+    spans.append((pos, len(region)))
+    return joined(region, spans)
 
 
 @dataclass
@@ -218,10 +225,14 @@ def _unit_bounds(region: str, pos: int) -> tuple[int, int]:
     return start, min(ends) if ends else len(region)
 
 
-def _is_instruction(region: str, mark: Mark) -> bool:
-    start, end = _unit_bounds(region, mark.start)
-    unit = " ".join(region[start:end].lower().split())
-    return any(p in unit for p in _INSTRUCTION_PHRASES)
+def _is_instruction(region: str, mark: Mark, seen: dict[tuple[int, int], bool]) -> bool:
+    # Marks sharing one item share its verdict (``seen``): reading the item again for each of
+    # thousands of marks in it is quadratic.
+    bounds = _unit_bounds(region, mark.start)
+    if bounds not in seen:
+        unit = " ".join(region[bounds[0]:bounds[1]].lower().split())
+        seen[bounds] = any(p in unit for p in _INSTRUCTION_PHRASES)
+    return seen[bounds]
 
 
 def _tail(region: str, pos: int) -> tuple[str, int]:
@@ -305,28 +316,32 @@ def _best_match(spec: ChecklistSpec, segment: str) -> str | None:
 
 
 def extract_checklist(
-    text: str, region: Region, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target]
+    text: str, region: Region, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target],
+    locate: Locate | None = None,
 ) -> tuple[Checklist, list[ParseWarning], int]:
     """Every question of ``spec`` with the answer and justification found in the region; also the
-    warnings and the number of questions answered."""
-    raw = _remove_guidelines(text[region.start : region.end])
-    checklist, warnings = assemble(spec, _findings(raw, spec, macros, targets),
-                                   render=lambda just: readable(just, macros, targets))
+    warnings and the number of questions answered. ``locate`` gives the place of a position in ``text``."""
+    raw, kept = _remove_guidelines(text[region.start : region.end])
+    findings = _findings(raw, spec, macros, targets, lambda pos: region.start + input_offset(kept, pos))
+    checklist, warnings = assemble(spec, findings, render=lambda just: readable(just, macros, targets),
+                                   locate=locate)
     return checklist, warnings, sum(it.answer is not None for it in checklist.items)
 
 
-def _findings(raw: str, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target]) -> Iterator[Finding]:
+def _findings(raw: str, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target],
+              offset: Callable[[int], int]) -> Iterator[Finding]:
     """Each answer mark of the region (instruction blocks left out) with the question the text before
     it names and the justification after it."""
     seg_start = 0
-    marks = [m for m in _answer_marks(raw) if not _is_instruction(raw, m)]
+    seen: dict[tuple[int, int], bool] = {}
+    marks = [m for m in _answer_marks(raw) if not _is_instruction(raw, m, seen)]
     for number, mark in enumerate(marks, start=1):
         if mark.start < seg_start:
             continue  # an answer mark inside the previous justification
         segment = raw[seg_start : mark.start]
         justification, seg_start = _justification_after(raw, mark)
         yield Finding(_best_match(spec, segment), mark.answer, justification, location=f"answer mark {number}",
-                      place=partial(_place, mark, segment, macros, targets))
+                      place=partial(_place, mark, segment, macros, targets), offset=offset(mark.start))
 
 
 def _place(mark: Mark, segment: str, macros: Macros, targets: dict[str, Target]) -> str:

@@ -2,7 +2,8 @@
 
 The pipeline for one flattened document (see :func:`parse_latex`):
 
-1. dead code is already gone (``dead.live_file``, applied per file while the project is flattened);
+1. dead code is already gone (``dead.live_file``, applied per file while the project is flattened),
+   and what TeX would print is decided where the source decides it (``conditionals``);
 2. the checklist region is located and cut out of the body (``checklist``);
 3. the body is converted to text once, which also numbers sections, floats and theorems and so learns
    what each ``\\label`` displays as (``render``);
@@ -13,11 +14,15 @@ The pipeline for one flattened document (see :func:`parse_latex`):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from checklist_eval.errors import NoChecklistError
 from checklist_eval.models import ChecklistSpec, Paper, ParseWarning, WarningKind
 from checklist_eval.reading import checklists
+from checklist_eval.reading.checklists.assembly import Locate
 from checklist_eval.reading.latex.checklist import Region, clear_landmarks, extract_checklist, find_region
+from checklist_eval.reading.latex.conditionals import what_tex_prints
 from checklist_eval.reading.latex.hidden import find_hidden_runs, hidden_warning
 from checklist_eval.reading.latex.lexer import clear_group_tables, group_end
 from checklist_eval.reading.latex.macros import collect_macros
@@ -38,20 +43,32 @@ def _skipped_inputs_note(warnings: list[ParseWarning]) -> str:
     return f"; note: {skipped[0]}" + (f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else "") if skipped else ""
 
 
+def _untaken_branch_note(written: str, printed: str) -> str:
+    """A checklist only in a branch of a conditional TeX does not take (an arXiv switch): say so."""
+    if written is printed or find_region(written) is None:
+        return ""
+    return "; the checklist is only in a branch of a conditional that TeX does not take (a \\newif switch, \\if...)"
+
+
 def parse_latex(
     text: str,
     source: str,
     *,
     spec: ChecklistSpec | None = None,
     warnings: list[ParseWarning] | None = None,
+    locate: Callable[[int], tuple[str, int]] | None = None,
 ) -> Paper:
-    """A :class:`Paper` from flattened live LaTeX (see ``project.load_latex``)."""
+    """A :class:`Paper` from flattened live LaTeX (see ``project.load_latex``); ``locate`` gives the
+    file and line of a position in ``text`` (each checklist item's place)."""
     warnings = list(warnings or [])
+    written = text
+    text, undecided = what_tex_prints(text)
+    warnings.extend(undecided)
     region = find_region(text)
     if region is None:
         raise NoChecklistError(source, "no live checklist found (no \\answerYes/\\answerNo/\\answerNA/\\answerTODO "
                                        "or [Yes]/[No]/[NA] marks outside comments)"
-                               + _skipped_inputs_note(warnings))
+                               + _untaken_branch_note(written, text) + _skipped_inputs_note(warnings))
     region_text = text[region.start : region.end]
     if spec is None:
         spec = checklists.load(checklists.detect(region_text))
@@ -59,7 +76,8 @@ def parse_latex(
     body_src = _body_source(text, region)
     theorems = theorem_kinds(text)
     converted = convert_body(body_src, macros, theorems)
-    result, check_warnings, answered = extract_checklist(text, region, spec, macros, converted.targets)
+    result, check_warnings, answered = extract_checklist(text, region, spec, macros, converted.targets,
+                                                         _item_place(locate))
     if answered == 0:
         raise NoChecklistError(source, f"a checklist section is present but no answer could be matched to a "
                                        f"{spec.id} question")
@@ -78,6 +96,17 @@ def parse_latex(
         warnings=warnings,
         hidden_text=hidden,
     )
+
+
+def _item_place(locate: Callable[[int], tuple[str, int]] | None) -> Locate | None:
+    if locate is None:
+        return None
+
+    def place(pos: int) -> dict[str, Any]:
+        file, line = locate(pos)
+        return {"file": file, "line": line}
+
+    return place
 
 
 def _body_source(text: str, region: Region) -> str:
