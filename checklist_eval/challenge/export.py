@@ -11,17 +11,20 @@ from exact fractions (see ``scoring``), so equal scores are bit-identical floats
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel
 
 from checklist_eval.challenge.layout import ResultsLayout, records_path
-from checklist_eval.challenge.records import Record, apply_overrides, read_records
-from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
+from checklist_eval.challenge.records import Ledger, Record, StreamedOverrides
+from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, score_submission
 from checklist_eval.errors import InputError
 from checklist_eval.models import ROLES, Case
 from checklist_eval.tables import Row, csv_text
+
+T = TypeVar("T")
 
 MAX_FAILURE_LINES = 100_000  # a results folder may be hostile: read a bounded number of lines
 
@@ -63,21 +66,33 @@ class Failure(BaseModel):
     error: str = ""
 
 
-def load_scored(
-    path: str | Path, overrides: str | Path | None = None
-) -> tuple[list[Record], list[SubmissionScore]]:
-    """(records, scores) of a records file with the overrides (appeal decisions) applied first.
+def scored_submissions(
+    path: str | Path, overrides: str | Path | None, summarize: Callable[[SubmissionScore, list[Record]], T]
+) -> list[T]:
+    """``summarize(score, records)`` of every submission of a records file, in order of first
+    appearance, with the overrides (appeal decisions) applied first. The file is read one submission
+    at a time: only the summaries are kept.
 
     The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
-    unreadable row and for records that cannot be scored.
+    unreadable row, then for a bad override, then for records that cannot be scored.
     """
-    records = read_records(path)
-    if overrides:
-        records, _ = apply_overrides(records, overrides)
-    try:
-        return records, score_records(records)
-    except ScoringError as err:
-        raise InputError(path, str(err)) from None
+    ledger = Ledger(path)
+    appeals = StreamedOverrides(overrides) if overrides else None
+    out: list[T] = []
+    unscorable: ScoringError | None = None  # raised once every row was read: row problems come first
+    for records in ledger.submissions():
+        if appeals is not None:
+            records = appeals.apply(records)
+        if unscorable is None:
+            try:
+                out.append(summarize(score_submission(records[0].submission_id, records), records))
+            except ScoringError as err:
+                unscorable = err
+    if appeals is not None:
+        appeals.check()
+    if unscorable is not None:
+        raise InputError(path, str(unscorable)) from None
+    return out
 
 
 def _joined(values: Sequence[str]) -> str:
@@ -92,24 +107,17 @@ def _manipulation(recs: Sequence[Record]) -> str:
     return ";".join(f"{role}:{k}" for role in roles for k in kinds(r.manipulation for r in recs if r.role == role))
 
 
-def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore]) -> list[LeaderboardRow]:
-    """One row per scored submission; assessor/model/prompt/time come from its records."""
-    by_sid = group_by_submission(records)
-    rows = []
-    for score in scores:
-        recs = by_sid[score.submission_id]
-        rows.append(
-            LeaderboardRow(
-                **score.public().model_dump(),
-                questions=score.questions,
-                assessor=_joined([r.assessor for r in recs]),
-                model=_joined([r.model for r in recs]),
-                prompt_version=_joined([r.prompt_version for r in recs]),
-                scored_at=max((r.scored_at for r in recs), default=""),
-                manipulation=_manipulation(recs),
-            )
-        )
-    return rows
+def leaderboard_row(score: SubmissionScore, recs: Sequence[Record]) -> LeaderboardRow:
+    """A scored submission's row; assessor/model/prompt/time come from its records."""
+    return LeaderboardRow(
+        **score.public().model_dump(),
+        questions=score.questions,
+        assessor=_joined([r.assessor for r in recs]),
+        model=_joined([r.model for r in recs]),
+        prompt_version=_joined([r.prompt_version for r in recs]),
+        scored_at=max((r.scored_at for r in recs), default=""),
+        manipulation=_manipulation(recs),
+    )
 
 
 def read_failures(folder: Path) -> list[Failure]:
@@ -159,8 +167,7 @@ def rank_rows(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
 
 def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> list[LeaderboardRow]:
     path = records_path(results)
-    records, scores = load_scored(path, overrides)
-    rows = leaderboard_rows(records, scores)
+    rows = scored_submissions(path, overrides, leaderboard_row)
     rows += failure_rows(read_failures(path.parent), {r.submission_id for r in rows})
     return rank_rows(rows)
 

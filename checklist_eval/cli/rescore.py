@@ -42,12 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checklist_eval.challenge.export import load_scored
+    from checklist_eval.challenge.export import scored_submissions
     from checklist_eval.challenge.layout import records_path
     from checklist_eval.challenge.scoring import RescoreReport
     from checklist_eval.cli.output import emit
 
-    _, scores = load_scored(records_path(args.records), args.overrides)
+    scores = scored_submissions(records_path(args.records), args.overrides, lambda score, _records: score)
 
     def text() -> None:
         from rich.console import Console
