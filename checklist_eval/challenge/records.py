@@ -223,6 +223,8 @@ class GrowingLedger:
         self._lock = threading.Lock()
 
     def __enter__(self) -> GrowingLedger:
+        self._ends = [len(head) for head in self._heads]
+        self._spans.clear()
         for path, head in zip(self.paths, self._heads, strict=True):
             atomic_write_bytes(path, head)  # our own regular file, whatever was there (a link is replaced)
             self._fds.append(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW))
