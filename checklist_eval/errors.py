@@ -65,6 +65,7 @@ class AssessorError(ChecklistEvalError):
 
 
 EXIT_BUDGET = 3  # the exit code of a run stopped by --max-cost (2 is bad input, 1 an internal error)
+EXIT_SOME_FAILED = 4  # a batch that ran to its end but could not score some submissions (failures.jsonl)
 
 
 class BudgetExceeded(ChecklistEvalError):

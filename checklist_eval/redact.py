@@ -125,3 +125,40 @@ def public_url(url: str | None) -> str | None:
     if parts.port:
         netloc += f":{parts.port}"
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+# Shapes of the keys providers issue themselves (their master or project keys), by provider; first
+# match names it. OpenAI's sk- shape is shared by keys that proxies mint (a LiteLLM virtual key is
+# sk- and 22+ characters): such a key is refused as a provider's until its owner says it is capped.
+PROVIDER_KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern)) for name, pattern in (
+        ("Anthropic (sk-ant-...)", r"sk-ant-[A-Za-z0-9_\-]{20,}"),
+        ("OpenRouter (sk-or-...)", r"sk-or-[A-Za-z0-9_\-]{20,}"),
+        ("OpenAI project key (sk-proj-...)", r"sk-proj-[A-Za-z0-9_\-]{20,}"),
+        ("OpenAI service-account or admin key (sk-svcacct-/sk-admin-...)",
+         r"sk-(?:svcacct|admin)-[A-Za-z0-9_\-]{20,}"),
+        ("OpenAI-style (sk-...)", r"sk-[A-Za-z0-9_\-]{20,}"),
+        ("Google AI (AIza...)", r"AIza[0-9A-Za-z_\-]{35}"),
+        ("Groq (gsk_...)", r"gsk_[A-Za-z0-9]{20,}"),
+        ("xAI (xai-...)", r"xai-[A-Za-z0-9]{20,}"),
+        ("Hugging Face (hf_...)", r"hf_[A-Za-z0-9]{20,}"),
+        ("Perplexity (pplx-...)", r"pplx-[A-Za-z0-9]{20,}"),
+        ("Replicate (r8_...)", r"r8_[A-Za-z0-9]{20,}"),
+        ("Fireworks (fw_...)", r"fw_[A-Za-z0-9]{20,}"),
+        ("AWS access key (AKIA...)", r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
+    )
+)
+
+
+def provider_key_kind(key: str) -> str | None:
+    """Which provider's own key ``key`` is shaped like (the whole key), or None."""
+    key = key.strip()
+    return next((name for name, shape in PROVIDER_KEY_SHAPES if shape.fullmatch(key)), None)
+
+
+def find_provider_keys(text: str) -> list[str]:
+    """Every run of ``text`` shaped like a provider's own key (to check a file before it ships)."""
+    found: list[str] = []
+    for _, shape in PROVIDER_KEY_SHAPES:
+        found += [m.group(0) for m in re.finditer(rf"(?<![A-Za-z0-9_\-]){shape.pattern}", text)]
+    return sorted(set(found))

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, model_serializer
 
-from checklist_eval.models import Answer, Assessment, Case, Paper, Role, Usage
+from checklist_eval.models import Answer, Assessment, Case, Paper, ParseWarning, Role, Usage
 
 
 def _messages(warnings: Sequence[object]) -> list[str]:
@@ -103,7 +103,7 @@ class CheckResult(BaseModel):
     C: float  # the challenge's own rule (c_i over the checklist's questions), at full precision
     items: list[CheckedItem]
     usage: CheckUsage
-    warnings: list[str]
+    warnings: list[ParseWarning]  # {kind, message, location}: scripts decide on the kind (e.g. no_body)
 
     @classmethod
     def of(cls, paper: Paper, assessments: Sequence[Assessment], *, assessor: str, model: str | None,
@@ -112,7 +112,7 @@ class CheckResult(BaseModel):
                              review=a.review) for a in assessments]
         return cls(source=paper.source, checklist=CheckedChecklist(id=paper.checklist.id), assessor=assessor,
                    model=model, C=correctness, items=items, usage=CheckUsage.of(usage),
-                   warnings=_messages(paper.warnings))
+                   warnings=list(paper.warnings))
 
 
 # --------------------------------------------------------------------------------------- validate
@@ -153,6 +153,26 @@ class ValidationSummary(BaseModel):
                    papers={role: PaperSummary.of(p) for role, p in papers.items()}, warnings=_messages(warnings))
 
 
+class RootEntry(BaseModel):
+    """One submission of ``validate ROOT``: valid with its case, or the one-line reason it is not."""
+
+    submission_id: str
+    source: str
+    valid: bool
+    case: Case | None
+    warnings: int
+    problem: str | None
+
+
+class RootValidation(BaseModel):
+    """``validate ROOT --json``: every submission under a batch root, each checked on its own."""
+
+    root: str
+    valid: int
+    invalid: int
+    submissions: list[RootEntry]
+
+
 # ----------------------------------------------------------------------------------------- ingest
 
 
@@ -163,7 +183,8 @@ class IngestSummary(OptionalParts):
     answers: dict[str, int]  # ok / error / unknown / unreadable lines of the results file
     scored: int
     resumed: int | None = None
-    failed: int
+    failed: int  # could not be scored (they are in failures.jsonl with their reason)
+    waiting: int = 0  # wait for answers still to come (the follow-up requests)
     usage: Usage | None
     followup_requests: int
     followup_file: str | None

@@ -8,6 +8,11 @@ one worker as the baseline against the pool of one worker per core), and the gen
 inputs (``checklist_eval.testing.worstcases``) timed at two sizes: linear scanning shows a time ratio close
 to the size ratio.
 
+Last, a Hypothesis search for the slowest LaTeX shape per KB (``checklist_eval.testing.shapes``, needs the
+``test`` extra): ``--shapes N`` examples at ``--shape-kb`` KB, then the slowest shape found timed at 2 MB
+and 8 MB through the parsing worker, beside a real paper's body repeated to the same sizes as the
+baseline. ``--only-shapes`` runs that table alone.
+
 Reads ../shared/corpus (LaTeX files and anchor-sample PDFs); without ../shared it benchmarks the
 bundled fixtures and says so. ``--json`` prints the figures as one object.
 """
@@ -91,6 +96,43 @@ def worst_cases(sizes_mb: list[float]) -> dict:
                 parse_quietly(path)
                 out[name][str(mb)] = time.perf_counter() - t0
     return out
+def shape_search(examples: int, search_kb: int, sizes_mb: tuple[float, ...] = (2, 8)) -> dict:
+    """The Hypothesis search's slowest shapes per KB, and the slowest one (with a real paper's body as
+    the baseline) timed at each of ``sizes_mb`` through the parsing worker."""
+    import tempfile
+
+    from checklist_eval.reading.isolation import ParseLimits, ParserPool
+    from checklist_eval.testing.shapes import Shape, ms_per_kb, search
+
+    t0 = time.perf_counter()
+    with ParserPool(1, ParseLimits(timeout_s=120)) as pool:
+        found = search(pool.load_paper, examples, search_kb * 1024, seed=22)
+    search_s = time.perf_counter() - t0
+    genuine = (ROOT / "fixtures" / "submissions" / "team-alpha" / "genuine_sga.tex").read_text("utf-8")
+    body = genuine[genuine.index("\\begin{document}") + len("\\begin{document}") : genuine.index("\\section*{NeurIPS")]
+    rows = {"baseline: a real paper's body": Shape(body, "body"), "slowest shape found": found[0].shape}
+    timed: dict[str, dict[str, float]] = {}
+    with ParserPool(1, ParseLimits(timeout_s=900, memory_mb=0)) as pool, tempfile.TemporaryDirectory() as tmp:
+        for label, shape in rows.items():
+            timed[label] = {str(mb): ms_per_kb(pool.load_paper, shape, int(mb * 2**20) - 65536, Path(tmp))
+                            for mb in sizes_mb}
+    return {"examples": examples, "search_kb": search_kb, "search_s": search_s,
+            "top": [{"ms_per_kb": f.ms_per_kb, "unit": f.shape.unit, "where": f.shape.where} for f in found[:5]],
+            "ms_per_kb_at_size": timed}
+
+
+def print_shapes(shapes: dict) -> None:
+    print(f"Hypothesis shape search: {shapes['examples']} examples at {shapes['search_kb']} KB, "
+          f"{shapes['search_s']:.0f} s; slowest shapes (ms/KB):")
+    for row in shapes["top"]:
+        print(f"  {row['ms_per_kb']:9.2f}  {row['where']:<13} {row['unit']!r}")
+    sizes = list(next(iter(shapes["ms_per_kb_at_size"].values())))
+    sfmt = "{:<38}" + " {:>12}" * len(sizes)
+    print(sfmt.format("ms per KB through the parsing worker", *(f"{mb} MB" for mb in sizes)))
+    for label, row in shapes["ms_per_kb_at_size"].items():
+        print(sfmt.format(label, *(f"{row[mb]:.2f}" for mb in sizes)))
+
+
 def without_hidden_text_detection(path: Path) -> None:
     """The PDF parse as it was before hidden-text detection: every page's text taken as is."""
     import checklist_eval.reading.pdf.hidden as pdf_hidden
@@ -116,7 +158,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2, help="passes over the papers for the throughput table")
     ap.add_argument("--worst-sizes", default="0.5,2", metavar="MB,MB",
                     help="the two sizes of the generated worst cases (default 0.5,2)")
+    ap.add_argument("--shapes", type=int, default=60, metavar="N",
+                    help="examples of the Hypothesis shape search (default 60; 0 to skip)")
+    ap.add_argument("--shape-kb", type=int, default=32, help="size each searched shape is parsed at (default 32)")
+    ap.add_argument("--only-shapes", action="store_true", help="only the Hypothesis shape search table")
     args = ap.parse_args(argv)
+    if args.only_shapes:
+        shapes = shape_search(args.shapes, args.shape_kb)
+        if args.json:
+            print(json.dumps(shapes, indent=2))
+        else:
+            print_shapes(shapes)
+        return 0
 
     shared = Path(args.shared)
     note = None
@@ -152,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     pool_rows = [throughput(batch_papers, 1, args.rounds), throughput(batch_papers, None, args.rounds)]
     sizes = [float(x) for x in args.worst_sizes.split(",")][:2]
     worst = worst_cases(sizes)
+    shapes = shape_search(args.shapes, args.shape_kb) if args.shapes else None
 
     figures = {
         "batch_throughput": pool_rows,
@@ -164,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         "goals": {"latex_ms_per_kb": GOAL_MS_PER_KB, "pdf_ms": GOAL_MS_PER_PDF},
         "repeat": args.repeat,
         "note": note,
+        "shape_search": shapes,
     }
     if args.json:
         print(json.dumps(figures, indent=2))
@@ -201,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, times in worst.items():
         ratio = times[big] / max(times[small], 1e-6)
         print(wfmt.format(name, f"{times[small]:.3f}", f"{times[big]:.3f}", f"{ratio:.1f}"))
+    if shapes:
+        print()
+        print_shapes(shapes)
     return 0
 
 

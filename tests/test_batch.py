@@ -31,7 +31,7 @@ def _read_jsonl(path):
 def test_heuristic_batch_outputs_and_isolated_failures(root, tmp_path, capsys):
     _add_corrupt(root)
     out = tmp_path / "results"
-    assert main(["batch", str(root), "--out", str(out), "--quiet"]) == 0
+    assert main(["batch", str(root), "--out", str(out), "--quiet"]) == 4  # ran to its end, 2 failed
     printed = capsys.readouterr().out
     assert "2 failed" in printed
     failures = _read_jsonl(out / "failures.jsonl")
@@ -173,3 +173,31 @@ def test_resume_after_interrupt_makes_zero_repeated_requests(root, tmp_path, mon
         assert (fourth["resumed"], n, fourth["usage"]["calls"]) == (3, 0, 0)
     summary = json.loads((out / "summary.json").read_text())
     assert [s["submission_id"] for s in summary["scores"]] == ["team-alpha", "team-beta", "team-gamma"]
+
+
+def test_logs_of_a_heuristic_run_says_there_were_no_model_calls(root, tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["batch", str(root), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["logs", "--cache", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "heuristic assessor" in said and "no model calls" in said
+    assert main(["logs", "--cache", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_validate_root_checks_each_submission_in_a_table(root, tmp_path, capsys):
+    _add_corrupt(root)
+    assert main(["validate", str(root), "--json"]) == 4  # some are invalid
+    doc = json.loads(capsys.readouterr().out)
+    by_id = {e["submission_id"]: e for e in doc["submissions"]}
+    assert (doc["valid"], doc["invalid"]) == (3, 2) and set(by_id) == {"team-alpha", "team-beta", "team-gamma",
+                                                                         "team-broken", "team-zip"}
+    assert [by_id[s]["case"] for s in ("team-alpha", "team-beta", "team-gamma")] == ["GAT", "GT", "G"]
+    assert all(by_id[s]["valid"] is False and "\n" not in by_id[s]["problem"] and by_id[s]["problem"]
+               for s in ("team-broken", "team-zip"))
+    assert main(["validate", str(root)]) == 4
+    table = " ".join(capsys.readouterr().out.split())
+    assert "3 valid, 2 invalid" in table and "team-broken" in table and "invalid" in table
+    assert main(["validate", str(root / "team-alpha"), "--json"]) == 0  # one submission: as before
+    assert json.loads(capsys.readouterr().out)["case"] == "GAT"

@@ -198,6 +198,8 @@ def test_jsonl_then_ingest_run_batch_output(root, tmp_path, server, prices, onli
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["answers"]["ok"] == len(lines) - 1 and summary["followup_requests"] == 1
+    # the submissions that share the unanswered request wait for it; none failed
+    assert summary["failed"] == 0 and summary["waiting"] >= 1 and summary["scored"] + summary["waiting"] == 3
     followup = tmp_path / "followup-results.jsonl"
     from pathlib import Path
 
@@ -272,3 +274,82 @@ def test_no_secret_in_requests_run_file_or_cache(root, tmp_path, server, prices)
         assert key.encode() not in data and password.encode() not in data, path
     for stream in (r.stdout, r.stderr):
         assert key not in stream and password not in stream
+
+
+def test_resumed_batch_api_run_with_a_changed_flag_is_refused_then_finished_without_a_second_job(
+        root, tmp_path, server, prices, online):
+    """Submit a batch-api run, try to finish it with another temperature (refused, one line, nothing
+    sent), or online (refused: --via), then finish it with the command minus --via: the one job is used."""
+    from types import SimpleNamespace
+
+    from helpers import one_error_line
+
+    out = tmp_path / "run"
+    r = cli("batch", root, "--out", out, "--via", "batch-api", "--submit-only", *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    settings = json.loads((out / "run_settings.json").read_text())
+    assert settings == {"assessor": "llm", "model": MODEL, "endpoint": f"127.0.0.1:{server.port}/v1",
+                        "prompt_version": "assess-v1", "via": "batch-api", "temperature": 0.0, "seed": None,
+                        "reasoning_effort": None}
+    sent = (server.batches.uploads, len(server.batches.batches), server.stats.chat_requests)
+    assert sent[:2] == (1, 1)
+    time.sleep(0.4)  # the batch finishes on the provider's side
+    for extra, words in ((["--via", "batch-api", "--temperature", "0.5"], ["--temperature 0.5 (recorded 0)"]),
+                         (["--via", "online"], ["--via online (recorded batch-api)"]),
+                         (["--seed", "7"], ["--seed 7 (recorded none)", "--new-settings"])):
+        r = cli("batch", root, "--out", out, *llm_flags(server, prices), *extra)
+        one_error_line(SimpleNamespace(code=r.returncode, err=r.stderr), "run_settings.json", *words)
+        assert (server.batches.uploads, len(server.batches.batches), server.stats.chat_requests) == sent
+    assert not (out / "scores.csv").exists()
+    r = cli("batch", root, "--out", out, "--json", *llm_flags(server, prices))  # no --via: the recorded path
+    assert r.returncode == 0, r.stderr
+    assert (server.batches.uploads, len(server.batches.batches)) == (1, 1)  # no second job
+    (batch,) = server.batches.batches.values()
+    assert server.stats.chat_requests == sent[2] + len(batch.lines)  # only the batch's own lines ran
+    pd.testing.assert_frame_equal(scores(out), scores(online))
+    results = [json.loads(p.read_text()) for p in (out / "submissions").glob("*/result.json")]
+    assert len(results) == 3 and all(res["settings"] == settings for res in results)
+
+
+def test_online_finish_of_a_batch_api_run_uses_its_jobs(root, tmp_path, server, prices, online):
+    """--new-settings --via online on a batch-api folder: the submitted job is waited for and used;
+    nothing already in it is asked online."""
+    out = tmp_path / "run"
+    r = cli("batch", root, "--out", out, "--via", "batch-api", "--submit-only", *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    (batch,) = server.batches.batches.values()
+    chats = server.stats.chat_requests
+    r = cli("batch", root, "--out", out, "--via", "online", "--new-settings", "--json", *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    assert (server.batches.uploads, len(server.batches.batches)) == (1, 1)
+    assert server.stats.chat_requests == chats + len(batch.lines)  # the batch ran them; none went online
+    assert json.loads((out / "run_settings.json").read_text())["via"] == "online"
+    pd.testing.assert_frame_equal(scores(out), scores(online))
+
+
+def test_new_settings_scores_the_changed_submissions_again(root, tmp_path, server, prices):
+    out = tmp_path / "run"
+    r = cli("batch", root, "--out", out, "--json", *llm_flags(server, prices))
+    assert r.returncode == 0 and json.loads(r.stdout)["scored"] == 3, r.stderr
+    r = cli("batch", root, "--out", out, "--json", "--seed", "3", "--new-settings", *llm_flags(server, prices))
+    assert r.returncode == 0 and json.loads(r.stdout)["scored"] == 3, r.stderr  # all made with seed none
+    records = pd.read_csv(out / "records.csv", dtype=str, keep_default_na=False)
+    asked = records[records["calls"] != "0"]  # TODO or missing answers are not asked: no sampling to record
+    assert len(asked) > 0 and set(asked["seed"]) == {"3"}
+    r = cli("batch", root, "--out", out, "--json", "--seed", "3", *llm_flags(server, prices))
+    assert r.returncode == 0 and json.loads(r.stdout)["resumed"] == 3, r.stderr
+
+
+def test_ingest_counts_failed_submissions_as_failed_and_exits_4(root, tmp_path, server, prices):
+    (root / "team-broken").mkdir()
+    (root / "team-broken" / "genuine_x.tex").write_text("no checklist here\n")
+    out, requests = tmp_path / "offline", tmp_path / "requests.jsonl"
+    r = cli("batch", root, "--out", out, "--via", "jsonl", "--requests-out", requests, *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    _run_batch_like_vllm(server, requests, tmp_path / "results.jsonl")
+    r = cli("ingest", out, "--responses", tmp_path / "results.jsonl", "--json")
+    assert r.returncode == 4, r.stderr
+    summary = json.loads(r.stdout)
+    assert (summary["scored"], summary["failed"], summary["waiting"]) == (3, 1, 0)
+    r = cli("ingest", out, "--responses", tmp_path / "results.jsonl")
+    assert r.returncode == 4 and "1 failed, 0 waiting for answers" in r.stdout, r

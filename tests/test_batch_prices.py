@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
+
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.models import Usage
 
@@ -25,3 +27,32 @@ def test_batch_rate_and_documented_fallback(tmp_path, caplog):
     assert [r.getMessage() for r in caplog.records].count(
         "batch price unknown for model 'no-batch': batch calls priced at the online rate "
         "(add batch_input/batch_output with --prices FILE)") == 1
+
+
+def test_dry_run_of_a_reasoning_model_counts_its_reasoning_tokens(tmp_path, fixtures_dir):
+    """gpt-5-mini thinks before it answers: its plan adds the profile's reasoning tokens per call (at output
+    price), so it is never priced below gpt-4o-mini, and the estimate is stated as one."""
+    import json
+    import subprocess
+    import sys
+
+    def plan(model, *extra):
+        run = subprocess.run([sys.executable, "-m", "checklist_eval", "score", str(fixtures_dir / "submissions" /
+                              "team-alpha"), "--dry-run", "--json", "--assessor", "llm", "--model", model,
+                              "--cache", str(tmp_path / "none.sqlite"), *extra],
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        return json.loads(run.stdout)
+
+    mini4o, mini5 = plan("gpt-4o-mini"), plan("gpt-5-mini")
+    low = plan("gpt-5-mini", "--reasoning-effort", "low")
+    assert mini4o["reasoning_tokens"] == 0 and mini5["calls"] == mini4o["calls"] > 0
+    # by hand from prices.json: 1,200 reasoning tokens per call at gpt-5-mini's default effort, 600 at low
+    assert mini5["reasoning_tokens"] == 1200 * mini5["calls"] and low["reasoning_tokens"] == 600 * low["calls"]
+    assert mini5["completion_tokens"] == mini4o["completion_tokens"] + mini5["reasoning_tokens"]
+    price = {"input": 0.25, "cached_input": 0.025, "output": 2.0}  # gpt-5-mini, USD per 1M tokens
+    by_hand = ((mini5["prompt_tokens"] - mini5["cached_tokens"]) * price["input"]
+               + mini5["cached_tokens"] * price["cached_input"] + mini5["completion_tokens"] * price["output"]) / 1e6
+    assert mini5["cost_usd"] == pytest.approx(by_hand, abs=2e-6 * len(mini5["papers"]))
+    assert mini5["cost_usd"] > mini4o["cost_usd"]
+    assert "estimated 1,200 reasoning tokens per call" in mini5["note"] and "estimate" in mini5["note"]

@@ -49,7 +49,7 @@ def test_slopes_and_min_k_match_independent_computations(seed):
     assert got["slope_ngram"] == pytest.approx(_slope_sklearn(adjusted), rel=1e-9)
     assert got["slope_mean"] == pytest.approx(_slope_sklearn(adjusted) / abs(adjusted.mean()), rel=1e-9)
     assert got["slope_z"] == pytest.approx(_slope_sklearn(adjusted) / adjusted.std(), rel=1e-9)
-    lowest = sorted(lp.tolist())[: math.ceil(0.2 * lp.size)]
+    lowest = sorted(lp.tolist())[: int(0.2 * lp.size)]
     assert got["min_k"] == pytest.approx(sum(lowest) / len(lowest), rel=1e-12)
     assert got["min_k_pp"] is None  # no vocabulary information given
 
@@ -80,7 +80,7 @@ def test_min_k_pp_exact_from_a_full_distribution_and_approximated_from_top_k():
     mu = (probs * logp).sum(axis=1)
     sigma = np.sqrt((probs * logp**2).sum(axis=1) - mu**2)
     z = (lp - mu) / sigma
-    expected = np.sort(z)[: math.ceil(0.3 * n)].mean()
+    expected = np.sort(z)[: int(0.3 * n)].mean()
     exact = c.TokenText("t", [str(a) for a in actual], lp, vocab_mu=mu, vocab_sigma=sigma)
     assert c.score_text(exact, ["min_k_pp"], k=0.3)["min_k_pp"] == pytest.approx(expected, rel=1e-12)
     # top-5 approximation, computed here by hand: weights over top-5 + actual token, renormalised
@@ -95,8 +95,24 @@ def test_min_k_pp_exact_from_a_full_distribution_and_approximated_from_top_k():
         s = math.sqrt((w * (lps - m) ** 2).sum())
         approx_z.append((lp[i] - m) / s)
     approx = c.TokenText("t", [str(a) for a in actual], lp, top_logprobs=top)
-    want = np.sort(approx_z)[: math.ceil(0.3 * n)].mean()
+    want = np.sort(approx_z)[: int(0.3 * n)].mean()
     assert c.score_text(approx, ["min_k_pp"], k=0.3)["min_k_pp"] == pytest.approx(want, rel=1e-9)
+
+
+def test_min_k_takes_int_k_n_tokens_as_the_published_implementations(tmp_path):
+    """Seven tokens at k = 0.2: int(1.4) = 1 token, as both references take (ceil would take 2).
+
+    By hand: log p = -1..-7, the lowest one is -7.0 (ceil: (-7 - 6) / 2 = -6.5); with mu = -2 and
+    sigma = 1, z = log p + 2 and the lowest is -5.0 (ceil: -4.5). Fewer than 1/k tokens still keep one."""
+    line = {"id": "seven", "tokens": list("abcdefg"), "logprobs": [-3, -7, -1, -5, -2, -6, -4],
+            "vocab_mu": [-2] * 7, "vocab_sigma": [1] * 7}
+    path = tmp_path / "seven.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    run = cli("contamination", "--logprobs", str(path), "--methods", "min_k,min_k_pp", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["texts"][0]["scores"] == {"min_k": -7.0, "min_k_pp": -5.0}
+    three = c.TokenText("t", list("abc"), np.array([-1.0, -2.0, -3.0]))
+    assert c.score_text(three, ["min_k"], k=0.2)["min_k"] == -3.0  # int(0.6) = 0: at least one
 
 
 def test_scores_that_cannot_be_computed_are_none():
@@ -404,3 +420,93 @@ def test_several_datasets_make_one_column_each(tmp_path):
     doc = json.loads(cli("contamination-eval", *paths, "--json", "--methods", "min_k", "--bootstrap", "100").stdout)
     assert set(doc) == {"datasets"} and set(doc["datasets"]) == {"books", "wiki"}
     assert doc["datasets"]["books"]["methods"]["min_k"]["auc"] > doc["datasets"]["wiki"]["methods"]["min_k"]["auc"]
+
+
+def _labelled_logprob_lines(n: int, with_ngram: int) -> list[dict]:
+    rng = np.random.default_rng(11)
+    out = []
+    for i in range(n):
+        lp = (-rng.exponential(1.0 + (i % 2), 30) - 0.01).tolist()
+        line = {"id": f"t{i}", "tokens": ["w"] * 30, "logprobs": lp, "label": i % 2}
+        if i < with_ngram:
+            line["ngram_logprobs"] = (np.array(lp) - 0.3).tolist()
+        out.append(line)
+    return out
+
+
+def test_eval_says_when_a_method_is_evaluated_on_fewer_texts(tmp_path):
+    """12 texts, only 8 with n-gram log-probabilities: slope_ngram is evaluated on 8 (4 members) and says so."""
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in _labelled_logprob_lines(12, 8)))
+    out = cli("contamination-eval", str(path), "--methods", "slope,slope_ngram", "--bootstrap", "0")
+    assert out.returncode == 0, out.stderr
+    assert "set: slope_ngram evaluated on 8 of 12 texts (4 of 6 members)" in out.stderr
+    assert "slope evaluated" not in out.stderr  # slope has a value on every text
+    assert "[8 of 12 texts]" in out.stdout and "(on 8 of 12 texts)" in out.stdout
+    doc = json.loads(cli("contamination-eval", str(path), "--methods", "slope,slope_ngram", "--bootstrap", "0",
+                         "--json").stdout)  # fmt: skip
+    assert doc["n"] == 12 and doc["methods"]["slope_ngram"]["n"] == 8 and doc["methods"]["slope"]["n"] == 12
+
+
+def _without_matplotlib(tmp_path) -> dict:
+    """An environment where ``import matplotlib`` fails as on an install without the plot extra."""
+    import os
+
+    shim = tmp_path / "shim" / "matplotlib"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n")
+    return {**os.environ, "PYTHONPATH": str(shim.parent)}
+
+
+def test_plot_without_matplotlib_fails_before_any_work(tmp_path, files_for_plots):
+    from types import SimpleNamespace
+
+    from helpers import one_error_line
+
+    env = _without_matplotlib(tmp_path)
+
+    def run(*args):
+        p = subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
+                           timeout=120, env=env)  # fmt: skip
+        return SimpleNamespace(code=p.returncode, err=p.stderr, out=p.stdout)
+
+    data = tmp_path / "set.jsonl"
+    data.write_text("".join(json.dumps(x) + "\n" for x in _labelled_logprob_lines(12, 12)))
+    r = run("contamination-eval", str(data), "--plot", str(tmp_path / "roc.png"), "--bootstrap", "0")
+    one_error_line(r, "matplotlib")
+    assert r.out == "" and not (tmp_path / "roc.png").exists()
+    out = tmp_path / "scores"
+    r = run("detection", "score", *files_for_plots, "--plot", "roc", "--out", str(out), "--bootstrap", "0")
+    one_error_line(r, "matplotlib")
+    assert r.out == "" and not out.exists()  # neither scores.txt nor scores.json
+    r = run("detection", "score", *files_for_plots, "--prevalence-sweep", "--plot", str(tmp_path / "sw.png"))
+    one_error_line(r, "matplotlib")
+    assert r.out == "" and not (tmp_path / "sw.png").exists()
+
+
+@pytest.fixture()
+def files_for_plots(tmp_path):
+    """-r REF -x INDEX -s SYSOUT of 40 trials, half targets."""
+    rng = np.random.default_rng(2)
+    index, ref, sysout = tmp_path / "idx.csv", tmp_path / "ref.csv", tmp_path / "sys_cutoff-50.csv"
+    index.write_text("DatasetID|TaskID|FileID\n" + "".join(f"d|detection|f{i}\n" for i in range(40)))
+    ref.write_text("DatasetID|TaskID|TopicID|FileID|GeneratorID|IsTarget\n"
+                   + "".join(f"d|detection|t|f{i}|G|{'Y' if i % 2 else 'N'}\n" for i in range(40)))
+    sysout.write_text("DatasetID|TaskID|DiscriminatorID|ModelVersion|FileID|ConfidenceScore\n"
+                      + "".join(f"d|detection|D|v|f{i}|{rng.uniform(0.3 * (i % 2), 0.7 + 0.3 * (i % 2)):.3f}\n"
+                                for i in range(40)))  # fmt: skip
+    return ["-r", str(ref), "-x", str(index), "-s", str(sysout)]
+
+
+def test_prevalence_sweep_plot_x_is_the_share_reached(files_for_plots):
+    """20 targets and 20 non-targets cannot make a 1 % subset: the plot's x is what the subsets hold."""
+    from checklist_eval.detection.trojai import sweep_points
+
+    out = cli("detection", "score", *files_for_plots, "--prevalence-sweep", "--json", "--bootstrap", "0")
+    assert out.returncode == 0, out.stderr
+    sweep = json.loads(out.stdout)["prevalence_sweep"]
+    x = sweep_points(sweep)[0]
+    want = [100 * r["n_target"] / r["n"] for r in sweep["rows"]]
+    np.testing.assert_allclose(x, want, rtol=0, atol=1e-12)
+    asked = np.array([100 * r["rate"] for r in sweep["rows"]])
+    assert np.abs(x - asked).max() > 1  # the requested rate is not what was reached here

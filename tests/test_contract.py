@@ -41,10 +41,10 @@ def test_readme_documents_every_model_exactly():
         assert keys == fields(ref), ref
 
 
-def cli(*args: str, cwd: Path) -> str:
+def cli(*args: str, cwd: Path, code: int = 0) -> str:
     proc = subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == code, proc.stderr
     return proc.stdout
 
 
@@ -66,7 +66,8 @@ def batch(tmp_path_factory, fixtures_dir=ROOT / "fixtures"):
     (subs / "team-broken").mkdir()
     (subs / "team-broken" / "genuine_x.tex").write_text("no checklist here\n")
     out = tmp / "results"
-    printed = json.loads(cli("batch", str(subs), "--out", str(out), "--quiet", "--json", cwd=tmp))
+    # exit 4: the batch ran to its end, one submission failed
+    printed = json.loads(cli("batch", str(subs), "--out", str(out), "--quiet", "--json", cwd=tmp, code=4))
     return tmp, subs, out, printed
 
 
@@ -83,6 +84,8 @@ def test_batch_outputs_are_their_models(batch):
     assert list(summary) == fields("challenge.batch.BatchSummary") == docs["challenge.batch.BatchSummary"]
     assert all(list(s) == fields("challenge.scoring.PublicScore") for s in summary["scores"]) and summary["scores"]
     assert all(list(f) == fields("challenge.export.Failure") for f in summary["failures"]) and summary["failures"]
+    settings = json.loads((out / "run_settings.json").read_text())
+    assert list(settings) == fields("challenge.runsettings.RunSettings") == docs["challenge.runsettings.RunSettings"]
 
 
 def test_rescore_and_leaderboard_outputs_are_their_models(batch):
@@ -136,12 +139,13 @@ def test_assessor_eval_trials_csv_and_report_are_their_models(batch, tmp_path):
 def test_dry_run_plans_are_their_model(batch):
     tmp, subs, _, _ = batch
     docs = documented()
-    llm_only = {"note", "max_cost", "already_cached"}
+    llm_only = {"note", "reasoning_tokens", "max_cost", "already_cached"}
     plan = json.loads(cli("batch", str(subs), "--out", str(tmp / "plan"), "--dry-run", "--json", cwd=tmp))
     assert list(plan) == [k for k in docs["challenge.costplan.CostPlan"] if k not in llm_only]
     assert [f["submission_id"] for f in plan["failures"]] == ["team-broken"]
     assert all(list(f) == docs["challenge.export.Failure"] for f in plan["failures"])
-    assert all(list(p) == [k for k in docs["challenge.costplan.PlannedPaper"] if k != "truncated"] for p in plan["papers"])
+    assert all(list(p) == [k for k in docs["challenge.costplan.PlannedPaper"] if k not in ("truncated", "reasoning_tokens")]
+               for p in plan["papers"])
     llm = json.loads(cli("score", str(subs / "team-beta"), "--dry-run", "--json", "--assessor", "llm",
                          "--model", "gpt-4o-mini", cwd=tmp))
     assert list(llm) == [k for k in docs["challenge.costplan.CostPlan"] if k not in ("items_judged_offline", "failures")]

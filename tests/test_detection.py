@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -86,7 +89,33 @@ def test_missing_file_id_is_reported_with_the_index_line(tmp_path, files):
 def test_bad_file_name_and_missing_cutoff(tmp_path, files):
     v = validate_sysout(files["index"], _sysout(tmp_path, _good_rows(), name="my sys(1).csv"))
     assert any("no spaces or special characters" in p.message for p in v.problems)
-    assert any("cutoff" in w.message for w in v.warnings)
+    assert any("cutoff" in p.message for p in v.problems)  # the plan asks for the threshold in the name
+
+
+@pytest.mark.parametrize("name", ["sys_cutoff-50.txt", "sys_cutoff-50", "sys_cutoff-50.csv.bak"])
+def test_system_output_not_named_csv_fails_validate_and_package(tmp_path, files, name):
+    """Plan 5.1: the system output is a CSV file; NIST refuses a package whose member is not one."""
+    sysout = _sysout(tmp_path, _good_rows(), name=name)
+    run = subprocess.run([sys.executable, "-m", "checklist_eval", "detection", "validate", "-x", str(files["index"]),
+                          "-s", str(sysout)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 2 and "must end in .csv" in run.stdout, run
+    pkg = tmp_path / "sub.tgz"
+    run = subprocess.run([sys.executable, "-m", "checklist_eval", "detection", "package", "-s", str(sysout),
+                          "--out", str(pkg)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 2 and "must end in .csv" in run.stdout and not pkg.exists(), run
+
+
+@pytest.mark.parametrize("col,other,first,second", [
+    ("DiscriminatorID", "set1|detection|D2|v|f004.txt|0.5", "D", "D2"),
+    ("ModelVersion", "set1|detection|D|v2|f004.txt|0.5", "v", "v2"),
+])
+def test_one_file_carries_one_system(tmp_path, files, col, other, first, second):
+    rows = _good_rows()
+    rows[4] = other  # line 6 of the file
+    v = validate_sysout(files["index"], _sysout(tmp_path, rows))
+    assert [p.message for p in v.problems] == [
+        f"2 different {col} values ('{first}' (line 2), '{second}' (line 6)): one file carries one system"
+    ]
 
 
 def test_header_and_malformed_rows(tmp_path, files):
@@ -167,3 +196,62 @@ def test_single_class_reference_scores_with_nan_ranking_metrics(tmp_path, files)
     res = score_files(ref, files["index"], files["sysout"])
     assert math.isnan(res.metrics["auc"]) and "auc_ci95_low" not in res.metrics
     assert res.metrics["brier"] == pytest.approx(float(np.mean(files["s"] ** 2)))
+
+
+def _highest_tpr_at_fpr(y, s, target):
+    """By brute force over every threshold: the highest TPR among thresholds with FPR <= target."""
+    y, s = np.asarray(y, bool), np.asarray(s, float)
+    best = 0.0
+    for t in np.unique(s):
+        fpr, tpr = (s[~y] >= t).mean(), (s[y] >= t).mean()
+        if fpr <= target:
+            best = max(best, tpr)
+    return best
+
+
+@pytest.mark.parametrize("far_stop", ["0.1", "0.25", "1"])
+def test_tpr_at_fpr_is_the_highest_tpr_at_fpr_at_most_the_target(files, far_stop):
+    """Through the scorer's own flags (-t detection, --plotType) as the plan's appendix types them."""
+    out = files["dir"] / f"out{far_stop}"
+    run = subprocess.run([sys.executable, "-m", "checklist_eval", "detection", "score", "-t", "detection",
+                          "-r", str(files["ref"]), "-x", str(files["index"]), "-s", str(files["sysout"]),
+                          "--far-stop", far_stop, "--bootstrap", "0", "--json", "--out", str(out),
+                          "--plotType", "[det, roc]"], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)["metrics"]["tpr_at_fpr"]
+    assert got == pytest.approx(_highest_tpr_at_fpr(files["y"], files["s"], float(far_stop)), abs=1e-12)
+    if far_stop == "1":
+        assert got == 1.0
+    assert (out / "det.png").stat().st_size > 0 and (out / "roc.png").stat().st_size > 0
+
+
+def test_scorer_flags_refuse_other_tasks_and_plot_types(files):
+    from helpers import one_error_line
+
+    base = [sys.executable, "-m", "checklist_eval", "detection", "score", "-r", str(files["ref"]),
+            "-x", str(files["index"]), "-s", str(files["sysout"]), "--bootstrap", "0"]
+    for extra, words in ((["-t", "generation"], ("--task", "generation")),
+                         (["--plotType", "pr", "--out", str(files["dir"])], ("--plotType", "pr"))):
+        run = subprocess.run(base + extra, capture_output=True, text=True, timeout=120)
+        one_error_line(SimpleNamespace(code=run.returncode, err=run.stderr), *words)
+
+
+def test_log_score_interval_is_never_below_zero(tmp_path):
+    """Three confident right answers, one confident wrong: mean 27.63/4, half-width 1.96 sd / 2 > mean."""
+    index = tmp_path / "genai24_index.csv"
+    index.write_text("DatasetID|TaskID|FileID\n" + "".join(f"set1|detection|f{i}.txt\n" for i in range(4)))
+    ref = tmp_path / "genai24_ref.csv"
+    ref.write_text("DatasetID|TaskID|TopicID|FileID|GeneratorID|IsTarget\n"
+                   + "".join(f"set1|detection|t|f{i}.txt|G|{t}\n" for i, t in enumerate("YYNN")))
+    sysout = _sysout(tmp_path, [f"set1|detection|D|v|f{i}.txt|{p}" for i, p in enumerate([1, 1, 0, 1])])
+    run = subprocess.run([sys.executable, "-m", "checklist_eval", "detection", "score", "-r", str(ref), "-x",
+                          str(index), "-s", str(sysout), "--bootstrap", "0", "--json"],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    metrics = json.loads(run.stdout)["metrics"]
+    ce = np.array([0, 0, 0, -math.log(1e-12)])  # clipped at 1e-12, TrojAI's epsilon
+    mean, half = ce.mean(), 1.96 * ce.std() / math.sqrt(4)
+    assert mean - half < 0  # the unclipped interval would go below 0
+    assert metrics["cross_entropy_ci95"] == pytest.approx(half, rel=1e-6)
+    assert metrics["cross_entropy_ci95_low"] == 0.0
+    assert metrics["cross_entropy_ci95_high"] == pytest.approx(mean + half, rel=1e-6)

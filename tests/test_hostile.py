@@ -173,9 +173,11 @@ def write_zip_raw(path: Path, members: list[tuple[str, object]]) -> None:
                              cd_offset, 0))
 
 
-def write_tar_gz_bomb(path: Path, name: str, n_mib: int) -> None:
-    """A .tar.gz whose one member holds n_mib MiB of zeros, streamed as repeated deflate chunks."""
+def write_tar_gz_bomb(path: Path, name: str, n_mib: int, kind: bytes = tarfile.REGTYPE) -> None:
+    """A .tar.gz whose one member (a file, or a pax header with ``kind=tarfile.XHDTYPE``) holds n_mib MiB
+    of zeros, streamed as repeated deflate chunks."""
     info = tarfile.TarInfo(name)
+    info.type = kind
     info.size = n_mib * MIB
     header = info.tobuf(format=tarfile.GNU_FORMAT)
     chunk = _zeros_deflate_chunk()
@@ -493,7 +495,7 @@ def test_hostile_submissions_are_isolated_in_a_batch(cli, tmp_path):
     linked.write_bytes(zip_bytes({"genuine_p.tex": GOOD_TEX}, links={"truth_adversarial_p.tex": "/etc/passwd"}))
     out = tmp_path / "results"
     run = cli("batch", str(root), "--out", str(out), "--json", out=out)
-    assert run.code == 0, run
+    assert run.code == 4, run
     counts = json.loads(run.out)
     assert (counts["scored"], counts["failed"]) == (1, 5), counts
     failures = {json.loads(line)["submission_id"]: json.loads(line)["error"]

@@ -117,7 +117,7 @@ def test_the_checker_sees_a_circle_and_an_upward_import():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}}
     assert _cycle(graph) == ["a", "b", "c", "a"]
     real = _graph()
-    assert "checklist_eval.reading.parsing" in real["checklist_eval.challenge.submissions"]
+    assert "checklist_eval.reading.isolation" in real["checklist_eval.challenge.submissions"]
     assert "checklist_eval.challenge" not in ALLOWED["reading"]
     assert stage_of("checklist_eval.reading.latex.render") == "reading"
     assert stage_of("checklist_eval.models") == SHARED

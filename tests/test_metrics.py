@@ -89,8 +89,8 @@ def test_constant_score():
     roc = m.roc_points(y, s)
     assert roc.fpr.tolist() == [0, 1] and roc.tpr.tolist() == [0, 1]
     assert m.eer(y, s) == 0.5 and m.eer(y, s, rule="interpolated") == 0.5
-    assert m.tpr_at_fpr(y, s, 0.1) == pytest.approx(0.1)  # on the diagonal segment
-    assert m.tpr_at_fpr(y, s, 0.1, rule="max") == 0.0  # no threshold reaches it without FPR 1
+    assert m.tpr_at_fpr(y, s, 0.1, rule="nist") == pytest.approx(0.1)  # on the diagonal segment
+    assert m.tpr_at_fpr(y, s, 0.1) == 0.0  # no threshold reaches it without FPR 1
     assert m.partial_auc(y, s, 0.2) == pytest.approx(0.02)  # area under the diagonal to 0.2
 
 
@@ -135,10 +135,11 @@ def test_vertical_roc_segment_and_tpr_at_fpr_rules():
     roc = m.roc_points(VERT_Y, VERT_S)
     np.testing.assert_allclose(roc.fpr, [0, 0, 0.5, 0.5, 0.5, 1])
     np.testing.assert_allclose(roc.tpr, [0, 1 / 3, 1 / 3, 2 / 3, 1, 1])
-    assert m.tpr_at_fpr(VERT_Y, VERT_S, 0.5) == pytest.approx(1 / 3)  # exact hit: lowest of the run
-    assert m.tpr_at_fpr(VERT_Y, VERT_S, 0.5, rule="max") == 1.0
+    assert m.tpr_at_fpr(VERT_Y, VERT_S, 0.5, rule="nist") == pytest.approx(1 / 3)  # lowest of the run
+    assert m.tpr_at_fpr(VERT_Y, VERT_S, 0.5) == 1.0  # the default: top of the vertical step
     assert m.tpr_at_fpr(VERT_Y, VERT_S, 0.25) == pytest.approx(1 / 3)  # flat segment
-    assert m.tpr_at_fpr(VERT_Y, VERT_S, 0.0) == 0.0  # exact hit at FPR 0: lowest is the origin
+    assert m.tpr_at_fpr(VERT_Y, VERT_S, 0.0) == pytest.approx(1 / 3)  # (0, 1/3) has FPR 0
+    assert m.tpr_at_fpr(VERT_Y, VERT_S, 0.0, rule="nist") == 0.0
     assert m.tpr_at_fpr(VERT_Y, VERT_S, 0.75) == 1.0
     assert m.auc(VERT_Y, VERT_S) == pytest.approx(4 / 6)
     assert m.partial_auc(VERT_Y, VERT_S, 0.5) == pytest.approx(0.5 / 3)
@@ -148,8 +149,8 @@ def test_vertical_roc_segment_and_tpr_at_fpr_rules():
 def test_tpr_at_fpr_interpolates_along_a_tie():
     # scores tie one target with one non-target: a diagonal from (0, .5) to (.5, 1)
     y, s = [1, 1, 0, 0], [3, 2, 2, 1]
-    assert m.tpr_at_fpr(y, s, 0.25) == pytest.approx(0.75)
-    assert m.tpr_at_fpr(y, s, 0.25, rule="max") == pytest.approx(0.5)
+    assert m.tpr_at_fpr(y, s, 0.25, rule="nist") == pytest.approx(0.75)
+    assert m.tpr_at_fpr(y, s, 0.25) == pytest.approx(0.5)
 
 
 def test_partial_auc_truncation_rule_of_nist():

@@ -155,3 +155,44 @@ def test_headline_eer_is_the_fpr_fnr_crossing(tmp_path):
     rows = dict(line.split("|") for line in table.splitlines()[1:] if line.count("|") == 1)
     assert float(rows["EER"]) == pytest.approx(0.5) and float(rows["EER_nearest_point"]) == pytest.approx(5 / 12)
     assert np.isclose(float(rows["CrossEntropy"]), m["cross_entropy"])
+
+
+MEMORY_BOUND_MB = 700  # the whole process, for a million trials; reading every row into memory took 1.5 GB
+
+
+def test_a_million_trials_are_read_streamed_with_memory_flat_in_rows(tmp_path):
+    """1 M rows in each of the three files, the system output in its .tgz package: scored through the CLI
+    entry point in its own process, whose peak memory stays under a generous bound."""
+    import random
+
+    n = 1_000_000
+    rng = random.Random(5)
+    index, ref, sysout = tmp_path / "index.csv", tmp_path / "ref.csv", tmp_path / "big_cutoff-50.csv"
+    with index.open("w") as fi, ref.open("w") as fr, sysout.open("w") as fs:
+        fi.write("DatasetID|TaskID|FileID\n")
+        fr.write("DatasetID|TaskID|TopicID|FileID|GeneratorID|IsTarget\n")
+        fs.write("DatasetID|TaskID|DiscriminatorID|ModelVersion|FileID|ConfidenceScore\n")
+        for i in range(n):
+            target = i % 3 == 0
+            fi.write(f"GenAI24-PL-set1|detection|file_{i:07d}.txt\n")
+            fr.write(f"GenAI24-PL-set1|detection|topic_{i % 50}|file_{i:07d}.txt|G_site|{'Y' if target else 'N'}\n")
+            fs.write(f"GenAI24-PL-set1|detection|D-site|v1|file_{i:07d}.txt|"
+                     f"{min(1.0, rng.random() * 0.8 + 0.2 * target):.4f}\n")
+    package = tmp_path / "big.tgz"
+    run = cli("detection", "package", "-s", str(sysout), "--out", str(package))
+    assert run.returncode == 0, run.stdout + run.stderr
+    peak = (
+        "import resource, sys\n"
+        "from checklist_eval.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", peak, "detection", "score", "-r", str(ref), "-x", str(index),
+                           "-s", str(package), "--bootstrap", "0", "--json"],
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    metrics = json.loads(proc.stdout)["metrics"]
+    assert (metrics["n"], metrics["n_target"]) == (n, (n + 2) // 3)
+    peak_mb = int(proc.stderr.strip().splitlines()[-1])
+    assert peak_mb < MEMORY_BOUND_MB, peak_mb

@@ -112,7 +112,8 @@ def test_lock_of_a_killed_run_does_not_block(tmp_path):
         killed.send_signal(signal.SIGKILL)
         killed.wait()
     assert (out / LOCK_NAME).is_file()  # left behind, and harmless
-    rerun = cli(tmp_path, "batch", root, "--out", out, "--json")
+    # the killed run recorded its (LLM) settings: a heuristic rerun says so explicitly
+    rerun = cli(tmp_path, "batch", root, "--out", out, "--json", "--new-settings")
     assert rerun.returncode == 0, rerun.stderr
     assert json.loads(rerun.stdout)["scored"] == 2
 

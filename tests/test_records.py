@@ -93,10 +93,11 @@ def test_rescore_cli_json_and_overrides(tmp_path, capsys):
     write_records(sample(), tmp_path / "r.csv", tmp_path / "r.jsonl")
     assert main(["rescore", str(tmp_path / "r.csv"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    # G: 2/2. A: 1/2. T: 1/2. Counted: q1 only (T's q2 is TODO): a=NA t=No g=0, c_A=1 -> R = 0.
+    # G: 2/2. A: 1/2. T: 1/2. Both questions count: q1 a=NA t=No g=0, c_A=1 disagree; q2 a=missing
+    # t=TODO g=0, c_A=0 agree -> R = 1/2, S = 1 * 1/2 * 1/2 * 1/2.
     assert out == {
         "submissions": [
-            {"submission_id": "sub1", "case": "GAT", "C_G": 1.0, "C_A": 0.5, "C_T": 0.5, "R": 0.0, "S": 0.25}
+            {"submission_id": "sub1", "case": "GAT", "C_G": 1.0, "C_A": 0.5, "C_T": 0.5, "R": 0.5, "S": 0.125}
         ]
     }
     ov = tmp_path / "ov.csv"

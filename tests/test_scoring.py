@@ -39,12 +39,12 @@ def test_gat_hand_computed():
     t = rows("T", [("1", "Yes", 1), ("2", "No", 1), ("3", "No", 0), ("4", "NA", 1), ("5", "TODO", 0)])
     s = score_submission("s1", g + a + t)
     # C_G = 4/5, C_A = 3/5, C_T = 3/5.
-    # Counted questions (T real): 1..4.  g = [1, 0, 0, 1]; c_A = [1, 1, 1, 0]; agree = [1, 0, 0, 0]
-    # so R = 1/4 and S = 4/5 * 3/5 * 3/4 * 3/5 = 108/500.
+    # All 5 questions count, T's TODO is T's answer: g = [1, 0, 0, 1, 1] (q5: TODO == TODO);
+    # c_A = [1, 1, 1, 0, 0]; agree = [1, 0, 0, 0, 0] so R = 1/5 and S = 4/5 * 3/5 * 4/5 * 3/5 = 144/625.
     assert s.case == "GAT"
     assert s.C_G == 0.8 and s.C_A == 0.6 and s.C_T == 0.6
-    assert s.R == 0.25
-    assert s.S == float(__import__("fractions").Fraction(108, 500))
+    assert s.R == 0.2
+    assert s.S == 144 / 625
     assert s.warnings == []
 
 
@@ -112,13 +112,41 @@ def test_gt_case_is_written_into_the_records_and_read_back(tmp_path, fixtures_di
         assert s.public() == result.score.public()
 
 
-def test_all_todo_t_gives_r_one_with_warning():
-    g = rows("G", [("1", "Yes", 1), ("2", "No", 1)])
-    a = rows("A", [("1", "Yes", 1), ("2", "No", 1)])
-    t = rows("T", [("1", "TODO", 0), ("2", None, 0)])
+def test_all_todo_t_is_scored_by_the_definition():
+    """T left everything TODO or missing: its answers are still T's answers, no R = 1 convention."""
+    g = rows("G", [("1", "Yes", 1), ("2", "No", 1), ("3", "Yes", 1)])
+    a = rows("A", [("1", "Yes", 1), ("2", "No", 0), ("3", "TODO", 0)])
+    t = rows("T", [("1", "TODO", 0), ("2", None, 0), ("3", "TODO", 0)])
     s = score_submission("s1", g + a + t)
-    assert s.R == 1.0 and s.S == 0.0 and s.C_T == 0.0
-    assert len(s.warnings) == 1 and "R = 1" in s.warnings[0]
+    # g = [0 (Yes/TODO), 0 (No/missing), 1 (TODO/TODO)]; c_A = [1, 0, 0]; agree = [0, 1, 0]: R = 1/3.
+    assert s.R == 1 / 3 and s.S == 0.0 and s.C_T == 0.0
+    assert s.warnings == []
+
+
+
+
+def test_crafted_todo_in_t_counts_in_r_through_rescore(fixtures_dir):
+    """The issue's crafted case, through ``rescore --json`` as an organizer runs it.
+
+    By hand: C_G = 4/4, C_A = 3/4 (q3 judged wrong), C_T = 3/4 (q4 TODO).
+    g = 1(a == t) = [1, 1, 0, 0] (q4: Yes vs TODO); c_A = [1, 1, 0, 1]; agree = [1, 1, 1, 0]:
+    R = 3/4 over all 4 questions, S = 1 * 3/4 * (1 - 3/4) * 3/4 = 9/64 = 0.140625.
+    Dropping q4 (T's TODO) would give R = 3/3 = 1 and S = 0.
+    """
+    import json
+    import subprocess
+    import sys
+
+    path = fixtures_dir / "scoring" / "todo-in-t.csv"
+    run = subprocess.run([sys.executable, "-m", "checklist_eval", "rescore", str(path), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    (s,) = json.loads(run.stdout)["submissions"]
+    assert (s["C_G"], s["C_A"], s["C_T"], s["R"]) == (1.0, 0.75, 0.75, 0.75)
+    assert s["S"] == 9 / 64
+    # The README's Scoring example prints exactly this output.
+    readme = (fixtures_dir.parent / "README.md").read_text()
+    assert run.stdout.strip() in readme
 
 
 @pytest.mark.parametrize("a_spelling", ["NA", "N/A", "Not Applicable", "[NA]", "n/a", "not applicable"])
@@ -185,4 +213,4 @@ def test_reference_pair_sample(shared_dir):
     assert (s.C_G, s.C_A, s.C_T) == (8 / 15, 9 / 15, 6 / 15)
     assert math.isclose(s.S, (8 / 15) * (9 / 15) * (4 / 15) * (6 / 15), rel_tol=1e-15)
     agree = agreement_table(recs)
-    assert agree["agree"].sum() == 11 and agree["counted"].all()
+    assert agree["agree"].sum() == 11 and len(agree) == 15

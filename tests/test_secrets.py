@@ -125,7 +125,7 @@ def test_wrong_key_is_not_echoed(tmp_path, workspace):
         assert run.returncode == 2, err
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert len(lines) == 1 and "401" in lines[0] and "OPENAI_API_KEY" in lines[0], err
-    assert batch.returncode == 0
+    assert batch.returncode == 4  # ran to its end, the submission failed
     failures = [json.loads(line) for line in (tmp_path / "batch" / "failures.jsonl").read_text().splitlines()]
     assert [f["submission_id"] for f in failures] == ["team-alpha"] and "401" in failures[0]["error"]
     for run in (check, score, batch):

@@ -69,12 +69,16 @@ def test_checklist_only_tex_warns_in_one_visible_line(fixtures_dir):
     assert proc.returncode == 0
     warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning:")]
     assert len(warnings) == 1 and "no paper body (0 characters)" in warnings[0] and "checklist.tex" in warnings[0]
-    json.loads(proc.stdout)  # stdout stays one JSON document
+    doc = json.loads(proc.stdout)  # stdout stays one JSON document, which carries the warning by its kind
+    (no_body,) = [w for w in doc["warnings"] if w["kind"] == "no_body"]
+    assert "no paper body (0 characters)" in no_body["message"] and no_body["location"].endswith("checklist.tex")
     parsed = json.loads(cli("parse", str(checklist), "--json").stdout)
     assert parsed["body_chars"] == 0
     # The whole paper (its folder) has a body: no warning, and the size is reported.
     proc = cli("check", str(checklist.parent))
     assert proc.returncode == 0 and "warning" not in proc.stderr
+    whole = json.loads(cli("check", str(checklist.parent), "--json").stdout)
+    assert not [w for w in whole["warnings"] if w["kind"] in ("no_body", "thin_body")]
     body = json.loads(cli("parse", str(checklist.parent), "--json").stdout)["body_chars"]
     assert body > 1000 and f"Paper body: {body} characters" in proc.stdout
 
@@ -128,7 +132,7 @@ def test_leaderboard_csv_lists_failed_submissions_with_a_status(subs, tmp_path):
     bad.mkdir()
     (bad / "genuine_x.tex").write_text("no latex here\n")
     out = tmp_path / "r"
-    assert cli("batch", str(subs), "--out", str(out), "--quiet").returncode == 0
+    assert cli("batch", str(subs), "--out", str(out), "--quiet").returncode == 4  # ran, one failed
     proc = cli("leaderboard", str(out), "--csv", str(tmp_path / "lb.csv"))
     assert proc.returncode == 0 and "not scored: team-broken" in " ".join(proc.stdout.split())
     df = pd.read_csv(tmp_path / "lb.csv", dtype=str, keep_default_na=False)

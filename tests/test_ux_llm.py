@@ -123,6 +123,35 @@ def test_max_cost_stops_before_the_cap_and_resumes_without_repeating_a_call(subs
     assert done["scored"] + done["resumed"] == 3 and done["failed"] == 0
 
 
+def test_max_cost_plans_by_submission_so_money_spent_buys_finished_submissions(subs, tmp_path):
+    """A cap that covers one submission's estimate, not two: the run starts what fits, finishes every
+    submission it started, and sends nothing for the others (exit 3); a higher cap finishes the rest."""
+    out = tmp_path / "results"
+    with MockServer() as server:
+        plan = json.loads(cli("batch", str(subs), "--out", str(tmp_path / "plan"), "--dry-run", "--json",
+                              *llm(server)).stdout)
+        alpha = sum(p["cost_usd"] for p in plan["papers"] if p["paper"].startswith("team-alpha/"))
+        cap = round(alpha * 1.2, 6)  # room for team-alpha's estimate, not for team-beta's as well
+        first = cli("batch", str(subs), "--out", str(out), "--quiet", "--json", *llm(server), "--max-cost", str(cap))
+        assert first.returncode == 3, first.stderr
+        assert "not started" in first.stderr and "Traceback" not in first.stderr
+        summary = json.loads((out / "summary.json").read_text())
+        finished = [json.loads(p.read_text()) for p in (out / "submissions").glob("*/result.json")]
+        assert summary["scored"] == len(finished) >= 1 and summary["failed"] == 0
+        calls = _logged_calls(out / "cache.sqlite")
+        # every call made belongs to a finished submission: nothing was spent on a half-done one
+        assert len(calls) == server.stats.chat_requests == sum(r["usage"]["calls"] for r in finished) > 0
+        spent = _cost([u for _, _, u in calls])
+        assert spent == pytest.approx(sum(r["usage"]["cost_usd"] for r in finished), rel=1e-9)
+        assert spent <= cap
+        second = cli("batch", str(subs), "--out", str(out), "--quiet", "--json", *llm(server), "--max-cost", "5")
+        assert second.returncode == 0, second.stderr
+        done = json.loads(second.stdout)
+        assert done["resumed"] == len(finished) and done["scored"] + done["resumed"] == 3
+    again = _logged_calls(out / "cache.sqlite")[len(calls):]
+    assert not {k for _, k, _ in calls} & {k for _, k, _ in again}  # nothing asked twice
+
+
 def test_records_carry_provenance_and_logs_show_the_exchange_without_the_key(subs, tmp_path):
     out = tmp_path / "results"
     with MockServer() as server:
@@ -209,6 +238,12 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(subs):
         assert field in seen, (field, seen[-500:])
     assert "14/14" in seen
     assert piped.returncode == 0 and "retries" not in piped.stderr
+
+
+def test_heuristic_batch_shows_progress_on_a_terminal(subs, tmp_path):
+    code, seen = _run_on_a_terminal(["batch", str(subs), "--out", str(tmp_path / "r")])
+    assert code == 0, seen
+    assert "submissions" in seen and "3/3" in seen, seen
 
 
 def test_batch_progress_counts_submissions_on_a_terminal(subs, tmp_path):

@@ -21,13 +21,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from checklist_eval.assessors.topics import topic_of
 from checklist_eval.errors import InputError
-from checklist_eval.models import Answer, ChecklistItem, ChecklistSpec, Paper
+from checklist_eval.models import Answer, ChecklistItem, Paper
+
+if TYPE_CHECKING:
+    from checklist_eval.reading.isolation import ParseLimits, ParserPool
 
 PLANTS_FILE = "plants.json"
 MAX_PLANTS_BYTES = 5_000_000  # a real plants.json is a few KB; a hostile one must not fill memory
@@ -279,23 +282,29 @@ _Wanted = dict[str, tuple[ChecklistItem, Strategy, Answer, str]]
 
 
 def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: int = 0,
-           strategies: list[str] | None = None, checklist: str | None = None) -> AttackResult:
-    """Write the GAT submission for ``paper_path`` into ``out`` and return what was planted."""
-    from checklist_eval.reading import checklists
-    from checklist_eval.reading.latex import load_latex, parse_latex
-    from checklist_eval.reading.parsing import resolve_spec
+           strategies: list[str] | None = None, checklist: str | None = None,
+           limits: ParseLimits | None = None) -> AttackResult:
+    """Write the GAT submission for ``paper_path`` into ``out`` and return what was planted. The paper,
+    and every planted version of it, is parsed in a worker under ``limits``."""
+    from checklist_eval.reading.isolation import ParserPool
 
-    path = Path(paper_path)
     names = _known_strategies(strategies)
-    source = load_latex(path)
-    genuine = parse_latex(source.text, source.source, spec=resolve_spec(checklist), warnings=source.warnings)
+    with ParserPool(1, limits) as reader:
+        return _attack(reader, Path(paper_path), Path(out), n_plants, seed, names, checklist)
+
+
+def _attack(reader: ParserPool, path: Path, out: Path, n_plants: int, seed: int, names: list[str],
+            checklist: str | None) -> AttackResult:
+    from checklist_eval.reading import checklists
+
+    text, genuine = reader.load_latex(path, checklist)
     spec = checklists.load(genuine.checklist.id)
     ctx = _context(genuine)
     chosen = choose_plants(genuine, n_plants, seed, names)
     wanted = {item.id: (item, strat, *strat.plant(item, ctx)) for item, strat in chosen}
     result = AttackResult(name=_safe_name(path), source=str(path), checklist=genuine.checklist.id, seed=seed,
                           strategies=names)
-    planted_text = _plant_until_landed(path, source.text, genuine, spec, wanted, result)
+    planted_text = _plant_until_landed(reader, path, text, genuine, wanted, result)
     result.plants = [
         Plant(question_id=item.id, title=item.title, strategy=strat.name,
               original_answer=item.answer.value if item.answer else "", original_justification=item.justification,
@@ -303,7 +312,7 @@ def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: 
         for item, strat, answer, just in wanted.values()
     ]
     result.plants.sort(key=lambda p: spec.ids.index(p.question_id))
-    _write_submission(Path(out), result, source.text, planted_text)
+    _write_submission(out, result, text, planted_text)
     return result
 
 
@@ -315,19 +324,17 @@ def _known_strategies(strategies: list[str] | None) -> list[str]:
     return names
 
 
-def _plant_until_landed(path: Path, text: str, genuine: Paper, spec: ChecklistSpec, wanted: _Wanted,
+def _plant_until_landed(reader: ParserPool, path: Path, text: str, genuine: Paper, wanted: _Wanted,
                         result: AttackResult) -> str:
     """The planted LaTeX, after dropping from ``wanted`` (into ``result.dropped``) every plant that was
     not found or that the parser does not read back as planted."""
-    from checklist_eval.reading.latex import parse_latex
-
     for _ in range(3):  # drop what did not land and plant the rest again
         planted_text, lost = apply_plants(text, [(it, a, j) for it, _, a, j in wanted.values()],
                                           genuine.checklist.items)
         for qid in lost:
             result.dropped.append(f"{qid}: answer or justification not found in the LaTeX")
             wanted.pop(qid)
-        adversarial = parse_latex(planted_text, f"adversarial_{result.name}", spec=spec)
+        adversarial = reader.parse_text(planted_text, f"adversarial_{result.name}", genuine.checklist.id)
         problems = _landed(adversarial, genuine, {q: (a, j) for q, (_, _, a, j) in wanted.items()})
         if not problems:
             return planted_text

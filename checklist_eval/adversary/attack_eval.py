@@ -225,14 +225,14 @@ def benchmark_trials(papers: Iterable[Path], assessor, *, seeds: Iterable[int] =
     import tempfile
 
     from checklist_eval.adversary.attack import attack
-    from checklist_eval.reading.parsing import load_paper
+    from checklist_eval.reading.isolation import isolated_load_paper
 
     trials: list[Trial] = []
     for paper_dir in papers:
         for seed in seeds:
             with tempfile.TemporaryDirectory(prefix="attack-") as tmp:
                 result = attack(paper_dir, tmp, n_plants=n_plants, seed=seed)
-                paper = load_paper(Path(tmp) / result.files["A"], checklist=result.checklist)
+                paper = isolated_load_paper(Path(tmp) / result.files["A"], checklist=result.checklist)
             if strip_body:
                 paper = without_body(paper)
             plants = {p.question_id: p.strategy for p in result.plants}

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from checklist_eval.adversary.attack import PLANTS_FILE, AttackResult, Plant
 from checklist_eval.errors import InputError
 from checklist_eval.models import Paper
+
+if TYPE_CHECKING:
+    from checklist_eval.reading.isolation import ParseLimits, ParserPool
 
 MAX_ROUNDS = 5
 REWRITE_MAX_TOKENS = 300
@@ -45,17 +49,24 @@ def _clean(reply: str) -> str:
     return text[:MAX_JUSTIFICATION_CHARS]
 
 
-async def rewrite_rounds(result: AttackResult, out: str | Path, assessor, rounds: int) -> AttackResult:
-    """Run up to ``rounds`` rounds (at most MAX_ROUNDS); stop early when no plant is caught."""
-    from checklist_eval.fsutil import atomic_write_text
-    from checklist_eval.reading.parsing import load_paper
+async def rewrite_rounds(result: AttackResult, out: str | Path, assessor, rounds: int,
+                         limits: ParseLimits | None = None) -> AttackResult:
+    """Run up to ``rounds`` rounds (at most MAX_ROUNDS); stop early when no plant is caught. The paper
+    is parsed in a worker under ``limits``, every round."""
+    from checklist_eval.reading.isolation import ParserPool
 
-    out = Path(out)
+    with ParserPool(1, limits) as reader:
+        return await _rounds(reader, result, Path(out), assessor, rounds)
+
+
+async def _rounds(reader: ParserPool, result: AttackResult, out: Path, assessor, rounds: int) -> AttackResult:
+    from checklist_eval.fsutil import atomic_write_text
+
     system, user = _prompts()
     a_path = out / result.files["A"]
     history: list[dict] = []
     for round_no in range(1, min(rounds, MAX_ROUNDS) + 1):
-        paper = load_paper(a_path, checklist=result.checklist)
+        paper = reader.load_paper(a_path, checklist=result.checklist)
         verdicts = {a.question_id: a for a in await assessor.assess_paper(paper)}
         caught = [p for p in result.plants if not verdicts[p.question_id].correct]
         history.append({"round": round_no, "caught": [p.question_id for p in caught]})
@@ -63,7 +74,7 @@ async def rewrite_rounds(result: AttackResult, out: str | Path, assessor, rounds
             break
         replies = await _ask_rewrites(assessor, system, user, paper, verdicts, caught)
         text = _apply_rewrites(a_path.read_text("utf-8"), caught, replies, result)
-        _write_checked(a_path, text, result)
+        _write_checked(reader, a_path, text, result)
     result.llm_rounds = history
     atomic_write_text(out / PLANTS_FILE, result.to_json())
     return result
@@ -108,13 +119,11 @@ def _position(text: str, plant, result: AttackResult) -> int | None:
     return hits[same.index(plant)]
 
 
-def _write_checked(a_path: Path, text: str, result: AttackResult) -> None:
+def _write_checked(reader: ParserPool, a_path: Path, text: str, result: AttackResult) -> None:
     """Write A only if every plant still reads back with its planted answer."""
     from checklist_eval.fsutil import atomic_write_text
-    from checklist_eval.reading.latex import parse_latex
-    from checklist_eval.reading.parsing import resolve_spec
 
-    paper = parse_latex(text, str(a_path), spec=resolve_spec(result.checklist))
+    paper = reader.parse_text(text, str(a_path), result.checklist)
     got = {it.id: it.answer.value if it.answer else None for it in paper.checklist.items}
     if all(got[p.question_id] == p.planted_answer for p in result.plants):
         atomic_write_text(a_path, text)

@@ -47,6 +47,14 @@ class PendingAnswer(AssessorError):
     """A question waits for a follow-up batch: its answer was missing, failed or unusable."""
 
 
+PENDING_TEXT = "no usable batch answer yet"  # in a waiting submission's one-line error (failures.jsonl)
+
+
+def is_waiting(error: str) -> bool:
+    """A submission's recorded error says it waits for batch answers: not finished, not failed."""
+    return PENDING_TEXT in error
+
+
 class _BatchCompletion(dict):
     """A completion a batch job returned (priced at the batch rate)."""
 
@@ -133,7 +141,7 @@ class BatchAssessor(LLMAssessor):
             return await super()._request(paper, item, quirks, est_tokens, feedback)
         # A follow-up asks what the online path would ask now: with the re-ask feedback, if any.
         self.pending[key] = self.request_body(paper, item, sent, feedback)
-        raise self.error(f"question {item.id}: no usable batch answer yet (missing, failed or unusable); "
+        raise self.error(f"question {item.id}: {PENDING_TEXT} (missing, failed or unusable); "
                          f"it goes into a follow-up {self.retry_via} round", PendingAnswer)
 
     def _answer_for(self, key: str) -> tuple[str, int | None, dict[str, Any] | None, str | None] | None:

@@ -1,5 +1,9 @@
 """The spending cap (``--max-cost USD``): no request is sent that could take the run past it.
 
+A batch plans by submission instead (``admit``): a submission starts only when its estimate (the dry
+run's figure) fits in what is left, and once started its requests are never refused, so money spent
+always buys finished submissions; the cap can then be passed by the estimates' error only.
+
 Before a request is sent its worst-case cost is reserved: the prompt at the full input price (no
 provider prefix-cache discount) and the whole ``max_tokens`` budget at the output price. When the
 money already spent plus this reservation would pass the cap, the request is refused with
@@ -13,16 +17,35 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from checklist_eval.assessors.ledger import Price, PriceTable
 from checklist_eval.errors import AssessorError, BudgetExceeded
 
-__all__ = ["Budget", "PROMPT_CHARS_PER_TOKEN_WORST"]
+__all__ = ["ADMITTED", "Allowance", "Budget", "PROMPT_CHARS_PER_TOKEN_WORST"]
 
 # Dense text (LaTeX, numbers, non-English) tokenizes at under 4 characters a token; 3 keeps the
 # reservation an over-estimate for nearly any paper.
 PROMPT_CHARS_PER_TOKEN_WORST = 3
 SETTLE_POLL_S = 0.02  # how often a request waiting for room under the cap looks again
+
+
+@dataclass(eq=False)
+class Allowance:
+    """A whole submission admitted under the cap on its estimate: its requests are never refused, so
+    the money it spends buys a finished submission. ``spent`` is what its requests cost so far."""
+
+    estimate: float
+    spent: float = 0.0
+
+    @property
+    def outstanding(self) -> float:
+        return max(0.0, self.estimate - self.spent)
+
+
+# The allowance of the submission whose requests run in this task (set by the batch around one submission).
+ADMITTED: ContextVar[Allowance | None] = ContextVar("admitted_submission", default=None)
 
 
 def _usd(x: float) -> str:
@@ -43,15 +66,49 @@ class Budget:
         self.reserved = 0.0
         self.refused = False
         self.refused_amount = 0.0
+        self._admitted: list[Allowance] = []
+        self.not_started = 0  # submissions left out because their estimate passed what was left
         self._lock = threading.Lock()
 
     def worst_case(self, prompt_chars: int, max_tokens: int) -> float:
         prompt_tokens = -(-prompt_chars // PROMPT_CHARS_PER_TOKEN_WORST)
         return self.price.cost(prompt_tokens, max_tokens)
 
+    def admit(self, estimate: float) -> Allowance:
+        """Start a submission expected to cost ``estimate``, or raise ``BudgetExceeded`` (it is not
+        started) when that passes what is left: the cap less what was spent and what the submissions
+        already started are still expected to spend."""
+        with self._lock:
+            committed = self.spent + sum(a.outstanding for a in self._admitted)
+            if committed + estimate > self.cap:
+                self.not_started += 1
+                raise BudgetExceeded(lambda: self.plan_message(estimate))
+            allowance = Allowance(estimate)
+            self._admitted.append(allowance)
+            return allowance
+
+    def release(self, allowance: Allowance) -> None:
+        """The admitted submission is over (finished or failed); what it spent stays spent."""
+        with self._lock:
+            if allowance in self._admitted:
+                self._admitted.remove(allowance)
+
+    def plan_message(self, estimate: float) -> str:
+        """Shown at the end of the run: what was finally spent, and what is left of the cap."""
+        return (f"stopped by --max-cost {_usd(self.cap)}: {_usd(self.spent)} spent; {self.not_started} "
+                f"submission(s) not started, as their estimate (one was {_usd(estimate)}) passed what was left "
+                f"({_usd(max(0.0, self.cap - self.spent))} now). The "
+                f"submissions started were finished and are written; rerun the same command with a higher "
+                f"--max-cost to score the rest (no call is repeated)")
+
     async def reserve(self, amount: float) -> float:
         """Hold ``amount`` for one request, or raise ``BudgetExceeded``. When only the requests in flight
-        stand in the way, wait for them to settle (their real cost is usually far below what they hold)."""
+        stand in the way, wait for them to settle (their real cost is usually far below what they hold).
+        A request of an admitted submission is never refused: the submission was planned to finish."""
+        if ADMITTED.get() is not None:
+            with self._lock:
+                self.reserved += amount
+            return amount
         while True:
             with self._lock:
                 if self.refused or self.spent + amount > self.cap:
@@ -66,9 +123,12 @@ class Budget:
 
     def settle(self, held: float, actual: float) -> None:
         """The request that held ``held`` is over and cost ``actual``."""
+        allowance = ADMITTED.get()
         with self._lock:
             self.reserved = max(0.0, self.reserved - held)
             self.spent += actual
+            if allowance is not None:
+                allowance.spent += actual
 
     def message(self) -> str:
         return (f"stopped by --max-cost {_usd(self.cap)}: {_usd(self.spent)} spent, and the next request "

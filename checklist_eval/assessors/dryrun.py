@@ -85,9 +85,13 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
     prices = PriceTable.load(options.get("prices"))
     cfg = LLMConfig(model=model or "unknown", **{k: options[k] for k in ("prompt_version", "max_tokens",
                                                                        "context_tokens") if options.get(k)})
+    price = prices.lookup(model) if model else None
+    reasoning = price.reasoning_estimate(options.get("reasoning_effort")) if price else 0
     planner = _Planner(PromptSet.load(cfg.prompt_version), cfg.prompt_char_budget,
-                       min(TYPICAL_COMPLETION_TOKENS, cfg.max_tokens), options.get("in_cache"))
-    per_paper = [planner.plan_paper(paper) for paper in papers]
+                       min(TYPICAL_COMPLETION_TOKENS, cfg.max_tokens) + reasoning, options.get("in_cache"))
+    per_paper = [planner.plan_paper(paper) | {"reasoning_tokens": 0} for paper in papers]
+    for per in per_paper:  # reasoning tokens are part of the completion tokens, as providers count them
+        per["reasoning_tokens"] = per["calls"] * reasoning
     prompt_tokens = planner.prompt_chars // CHARS_PER_TOKEN
     completion_tokens = planner.calls * planner.completion_tokens
     cost = prices.cost(model, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)) if model else 0.0
@@ -98,6 +102,8 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
         "already_cached": planner.answered_before,
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
+        "reasoning_tokens": planner.calls * reasoning,
+        "reasoning_per_call": reasoning,
         "cost_usd": round(cost, 6),
         "priced": bool(model) and prices.lookup(model) is not None,
         "papers": per_paper,

@@ -84,8 +84,11 @@ _INJECTION = re.compile(
 
 
 def addresses_assessor(text: str) -> str | None:
-    """The passage of ``text`` addressed to an automated reviewer (prompt injection), if any."""
-    text = text[:MAX_SCAN_CHARS]
+    """The passage of ``text`` addressed to an automated reviewer (prompt injection), if any, read on
+    the normalised text (zero-width characters, soft hyphens and fullwidth letters do not hide it)."""
+    from checklist_eval.assessors.normalise import signal_text
+
+    text = signal_text(text[:MAX_SCAN_CHARS])
     m = _INJECTION.search(text)
     return _snippet(text, m) if m else None
 
@@ -124,9 +127,9 @@ def body_facts(body: str) -> BodyFacts:
         if matches:
             hits[key] = _snippet(body, matches[0])
             counts[key] = len(matches)
-    inj = _INJECTION.search(body)
+    inj = addresses_assessor(body)
     if inj:
-        hits["injection"] = _snippet(body, inj)
+        hits["injection"] = inj
         counts["injection"] = 1
     return BodyFacts(hits, counts)
 

@@ -25,10 +25,10 @@ import time
 from checklist_eval.assessors import heuristic_rules as rules
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
 from checklist_eval.assessors.evidence import (
-    _INJECTION,
     BodyFacts,
     Layout,
     Pointer,
+    addresses_assessor,
     body_facts,
     has_vague_pointer,
     layout_of,
@@ -81,7 +81,7 @@ def check_justification(item: ChecklistItem, checklist_id: str = "") -> list[Fin
         return [blocking(-0.9, "The justification still contains TODO: replace it with the actual reason.")]
     if _BARE.match(text):
         return [blocking(-1.4, f'The justification only repeats the answer ("{text}"): give the reason.')]
-    if _INJECTION.search(text):
+    if addresses_assessor(text):
         return [blocking(-2.5, "The justification addresses the reviewer or assessor instead of the paper.")]
     words = len(text.split())
     # A short NA ("No human subjects.") states the reason well enough; a short Yes or No does not.
@@ -143,11 +143,16 @@ def _missing(p: Pointer, layout: Layout) -> Finding:
     return blocking(-1.5, f"Justification cites {p.text}, which does not exist ({where}).", p.text)
 
 
+MAX_PLACES_READ = 24
+
+
 def _about_topic(paper: Paper, present: list[Pointer], topic: str | None) -> Finding:
     """Support when a cited place discusses the topic; a suggestion when none of them does."""
     cited = ", ".join(p.text for p in present[:4])
     words = TOPIC_WORDS.get(topic or "")
-    texts = [t for t in (place_text(paper, p) for p in present) if t]
+    # The first places cited say whether the topic is discussed; reading every one of thousands of
+    # pointers searches the whole body each time.
+    texts = [t for t in (place_text(paper, p) for p in present[:MAX_PLACES_READ]) if t]
     if words is None or not texts or any(words.search(t) for t in texts):
         return support(0.45, cited)
     return suggestion(-0.5, f"The cited {cited} does not seem to discuss {topic}: point to where the paper does.",

@@ -30,6 +30,10 @@ __all__ = ["Price", "PriceTable", "format_cost"]
 log = logging.getLogger(__name__)
 
 
+# How reasoning effort scales the profile's reasoning tokens (which are at the default, medium, effort).
+REASONING_EFFORT_FACTOR = {"minimal": 0.1, "low": 0.5, "medium": 1.0, "high": 2.0}
+
+
 @dataclass(frozen=True)
 class Price:
     input: float
@@ -39,6 +43,11 @@ class Price:
     batch_output: float | None = None
     as_of: str = ""
     source: str = ""
+    reasoning_tokens: int = 0  # a reasoning model's typical hidden tokens per verdict (an estimate, for dry runs)
+
+    def reasoning_estimate(self, effort: str | None) -> int:
+        """Reasoning tokens one call is expected to spend at ``effort`` (None: the model's default, medium)."""
+        return round(self.reasoning_tokens * REASONING_EFFORT_FACTOR.get(effort or "medium", 1.0))
 
     @property
     def has_batch(self) -> bool:
@@ -93,7 +102,8 @@ class PriceTable:
             try:
                 out[name] = Price(float(entry["input"]), float(entry["output"]), _optional(entry, "cached_input"),
                                   _optional(entry, "batch_input"), _optional(entry, "batch_output"),
-                                  str(entry.get("as_of", "")), str(entry.get("source", "")))
+                                  str(entry.get("as_of", "")), str(entry.get("source", "")),
+                                  int(entry.get("reasoning_tokens") or 0))
             except (KeyError, TypeError, ValueError, AttributeError):
                 raise InputError(origin, f"model {name!r} needs numeric 'input' and 'output' prices") from None
         return out

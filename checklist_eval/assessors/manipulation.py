@@ -1,8 +1,10 @@
 """Signs that a paper tries to steer its assessor, as one flag organizers can filter records on.
 
-Two kinds: ``hidden_text`` (text a reader cannot see: ``Paper.hidden_text``, from the PDF or the
-LaTeX parser) and ``injection`` (visible text addressed to an automated reviewer, found by the
-heuristic assessor's own rule, in the body or in a justification). The flag is one line per finding,
+Three kinds: ``hidden_text`` (text a reader cannot see: ``Paper.hidden_text``, from the PDF or the
+LaTeX parser), ``injection`` (visible text addressed to an automated reviewer, found by the
+heuristic assessor's own rule, in the body or in a justification) and ``undecided`` (an answer whose
+printed form the LaTeX source does not decide: inside a conditional the parser cannot evaluate, or an
+answer macro redefined; ``WarningKind.UNDECIDED``). The flag is one line per finding,
 ``kind`` first, so ``kinds`` reads it back without knowing the wording of the rest.
 """
 
@@ -10,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checklist_eval.models import HiddenRun, Paper
+from checklist_eval.models import HiddenRun, Paper, WarningKind
 
 HIDDEN = "hidden_text"
 INJECTION = "injection"
+UNDECIDED = "undecided"
 _EXCERPT = 60
 _MAX_LINES = 8  # a paper hiding dozens of runs is flagged by the first few; the warnings list them all
 
@@ -50,6 +53,7 @@ def paper_flag(paper: Paper) -> str:
     """The manipulation flag of a paper: empty when none, else one ``kind: detail`` line per finding."""
     lines = [f"{HIDDEN}: {describe(run)}" for run in paper.hidden_text]
     lines += [f"{INJECTION}: {_quote(p)}" for p in injection_passages(paper)]
+    lines += [f"{UNDECIDED}: {w.location}" for w in paper.warnings if w.kind is WarningKind.UNDECIDED]
     if len(lines) > _MAX_LINES:
         lines = lines[:_MAX_LINES] + [f"(+{len(lines) - _MAX_LINES} more)"]
     return "\n".join(lines)
@@ -64,4 +68,4 @@ def entries(flag: str, kind: str) -> list[str]:
 def kinds(flags: Iterable[str]) -> list[str]:
     """The kinds present in some flags, in a fixed order."""
     seen = {line.split(":", 1)[0] for flag in flags for line in flag.splitlines()}
-    return [k for k in (HIDDEN, INJECTION) if k in seen]
+    return [k for k in (HIDDEN, INJECTION, UNDECIDED) if k in seen]

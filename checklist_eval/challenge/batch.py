@@ -18,6 +18,7 @@ the end; scores, summary and failures are written at the end from what the run k
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -25,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, cast
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -34,6 +36,7 @@ from checklist_eval.challenge.export import Failure
 from checklist_eval.challenge.layout import ResultsLayout, SubmissionFolder
 from checklist_eval.challenge.outdir import environment_error, locked_out
 from checklist_eval.challenge.records import GrowingLedger, Record, records_from_assessments, write_records
+from checklist_eval.challenge.runsettings import RunSettings
 from checklist_eval.challenge.scoring import PublicScore, ScoreReport, ScoreRow, SubmissionScore, score_submission
 from checklist_eval.challenge.submissions import (
     LoadedSubmission,
@@ -68,6 +71,7 @@ class SubmissionResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     warnings: list[str] = Field(default_factory=list)
     records: list[Record]
+    settings: RunSettings | None = None  # what the records were made with (batch runs; None in older files)
 
     def report(self) -> ScoreReport:
         """What ``score --json`` prints."""
@@ -208,11 +212,23 @@ def _parse_and_fingerprint(path: Path, loader: PaperLoader | None) -> tuple[Load
 
 
 async def score_path(path: str | Path, assessor: Assessor, loader: PaperLoader | None = None) -> SubmissionResult:
-    """Validate, parse and assess one submission folder or zip (``loader``: how papers are parsed,
-    in this process by default)."""
+    """Validate, parse and assess one submission folder or zip (``loader``: the parsing workers; by
+    default one under the default limits)."""
     path = Path(path)
     loaded, fingerprint = await asyncio.to_thread(_parse_and_fingerprint, path, loader)
     return await assess_loaded(loaded, assessor, source=str(path), fingerprint=fingerprint)
+
+
+def submission_estimate(loaded: LoadedSubmission, assessor: Assessor) -> float:
+    """What assessing the submission is expected to cost: the dry run's figure (answers the cache holds
+    cost nothing)."""
+    from checklist_eval.assessors.config import AssessorConfig
+    from checklist_eval.challenge.costplan import plan_papers
+
+    llm = cast(Any, assessor)  # an assessor with a budget is the LLM assessor, which has its config
+    config = AssessorConfig(assessor="llm", **llm.config.model_dump())
+    plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in loaded.papers.items()], config)
+    return plan.cost_usd or 0.0
 
 
 def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, with_records: bool = False) -> Path:
@@ -298,8 +314,10 @@ class BatchRunner:
     """Scores every submission under ``root`` into ``out`` with one shared assessor."""
 
     def __init__(self, root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
-                 on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None):
+                 on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None,
+                 settings: RunSettings | None = None):
         self.root = Path(root)
+        self.settings = settings
         self.out = Path(out)
         self.layout = ResultsLayout(self.out)
         self.ledger = GrowingLedger(self.layout.records_csv, self.layout.records_jsonl)
@@ -319,20 +337,49 @@ class BatchRunner:
         ident = assessor_identity(self.assessor)
         if any(getattr(result, k) != v for k, v in ident.items()):
             return None  # scored with another assessor/model/prompt: score again
+        if self._made_otherwise(result):
+            return None  # the run asked for new settings (--new-settings): this one is a changed item
         return result
+
+    def _made_otherwise(self, result: SubmissionResult) -> bool:
+        return self.settings is not None and result.settings is not None and result.settings != self.settings
 
     async def _one(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore) -> BatchEntry:
         """Parse and assess one submission, write its outputs and add its records to the ledger;
         ``fingerprint`` was computed once, by ``run``."""
         async with sem:
             loaded = await asyncio.to_thread(_parse_submission, path, sid, self.pool)
-            result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
+            with await self._admitted(loaded):
+                result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
+            result.settings = self.settings
             await asyncio.to_thread(self._write_finished, sid, result)
             return result.entry(sid)
 
     def _write_finished(self, sid: str, result: SubmissionResult) -> None:
         write_submission_outputs(self._result_path(sid).parent, result)
         self.ledger.append(sid, result.records)
+
+    async def _admitted(self, loaded: LoadedSubmission) -> contextlib.AbstractContextManager:
+        """Under ``--max-cost``: the submission starts only if its estimate fits what is left (else
+        BudgetExceeded: not started, left for the resumed run), and then finishes whatever it costs."""
+        from checklist_eval.assessors.budget import ADMITTED
+
+        budget = getattr(self.assessor, "budget", None)
+        if budget is None:
+            return contextlib.nullcontext()
+        estimate = await asyncio.to_thread(submission_estimate, loaded, self.assessor)
+        allowance = budget.admit(estimate)
+
+        @contextlib.contextmanager
+        def admitted():
+            token = ADMITTED.set(allowance)
+            try:
+                yield
+            finally:
+                ADMITTED.reset(token)
+                budget.release(allowance)
+
+        return admitted()
 
     async def _one_safe(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore):
         """(path, result, None) or (path, None, one-line error): one bad submission never stops the batch."""
@@ -463,6 +510,7 @@ class BatchRunner:
 
 
 async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,
-                    on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None) -> BatchOutcome:
+                    on_progress: ProgressHook | None = None, parse_limits: ParseLimits | None = None,
+                    settings: RunSettings | None = None) -> BatchOutcome:
     return await BatchRunner(root, out, assessor, jobs=jobs, on_progress=on_progress,
-                             parse_limits=parse_limits).run()
+                             parse_limits=parse_limits, settings=settings).run()

@@ -484,13 +484,15 @@ class BatchFlow:
 
 
 async def run_rounds(flow: BatchFlow, paths: list[Path], replay: Callable[[], Awaitable[T]], *,
-                     submit_only: bool = False, jobs: int = 4, loader: Any = None) -> T | None:
+                     submit_only: bool = False, jobs: int = 4, loader: Any = None,
+                     submit_new: bool = True) -> T | None:
     """Collect, submit, wait, score; again for what came back unusable (``--retry-via batch-api``).
-    ``flow.timings`` gets the seconds spent in each stage."""
+    ``submit_new`` False: only the jobs already recorded are finished and used (an online run resuming
+    a batch-api folder). ``flow.timings`` gets the seconds spent in each stage."""
     assessor = flow.assessor
     clock = _Stopwatch(flow.timings)
     with clock("collect_s"):
-        requests = await flow.collect(paths, jobs, loader)
+        requests = await flow.collect(paths, jobs, loader) if submit_new else {}
     result: T | None = None
     for round_no in range(1, MAX_ROUNDS + 1):
         with clock("submit_s"):

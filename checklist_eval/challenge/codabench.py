@@ -1,21 +1,29 @@
-"""A Codabench competition bundle (format version 2) for a checklist challenge, and the scoring
-program's body that runs inside the compute worker.
+"""A Codabench competition bundle (format version 2) for a checklist challenge.
 
 Bundle layout (every path relative to ``competition.yaml``, as Codabench resolves them):
 
-    competition.yaml              version 2; pages, tasks, phases, one leaderboard ranked by S
-    logo.png                      the required competition image
-    pages/{overview,evaluation,submission,terms}.md   from the README's rules
-    scoring_program/metadata.yaml command the worker runs
-    scoring_program/score.py      a thin wrapper over ``checklist_eval.challenge.codabench.worker_main``
-    dev_phase/reference_data/config.json, final_phase/reference_data/config.json   assessor per phase
-    Dockerfile                    the worker image (this package and its dependencies)
+    competition.yaml                  version 2; pages, tasks, phases, one leaderboard ranked by S
+    logo.png                          the required competition image
+    pages/*.md                        for participants (``codabench_pages``)
+    scoring_program/metadata.yaml     the command the worker runs
+    scoring_program/score.py          installs the wheel beside it on first use, then runs
+                                      ``checklist_eval.challenge.codabench_worker.worker_main``
+    scoring_program/checklist_eval-*.whl   this package, built from the running code
+    {dev,final}_phase/reference_data/config.json   the assessor of the phase (and ``api_key``: a capped key)
+    sample_submission/                a real G/A/T triplet, each phase's starting kit
+    ORGANIZER.md, Dockerfile          for the organizer: how it runs; an optional prebuilt image
 
-The worker mounts the scoring program at ``/app/program``, the task's reference data at
-``/app/input/ref``, the participant's unzipped upload at ``/app/input/res``, and collects
-``/app/output/scores.json`` (keys = the leaderboard's column keys) and
-``/app/output/detailed_results.html``. No key is ever written into the bundle: an LLM phase reads it
-from the worker's environment (the variable named in config.json) and fails with one line without it.
+The worker runs a stock ``python:3.11-slim`` by default: nothing to build. It mounts the scoring program
+at ``/app/program``, the task's reference data at ``/app/input/ref``, the participant's unzipped upload
+at ``/app/input/res``, and collects ``/app/output/scores.json`` (keys = the leaderboard's column keys)
+and ``/app/output/detailed_results.html``.
+
+An LLM phase needs a key inside the container, whose environment the worker does not set. Either the
+bundle carries a key that is capped (a proxy's virtual key with a budget; a key shaped like a
+provider's own is refused unless the organizer says it is capped), or the competition runs on the
+organizer's own queue and the key is a file on the worker hosts (their ``HOST_DIRECTORY/data`` is
+mounted read-only at ``/app/data``). Before the zip is written every file in it, the wheel's included,
+is searched for provider-shaped keys: only the declared capped key may be there.
 """
 
 from __future__ import annotations
@@ -25,32 +33,67 @@ import json
 import struct
 import zipfile
 import zlib
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BundleOptions", "SCORE_KEYS", "build_bundle", "to_yaml", "worker_main"]
+from checklist_eval.challenge.codabench_options import DEFAULT_IMAGE, PHASES, WORKER_KEY_PATH, BundleOptions
+from checklist_eval.errors import InputError
+
+__all__ = ["DEFAULT_IMAGE", "PHASES", "BundleOptions", "SCORE_KEYS", "WORKER_KEY_PATH", "build_bundle",
+           "check_capped_key", "to_yaml"]
 
 SCORE_KEYS = ("S", "C_G", "C_A", "C_T", "R")  # leaderboard order: index 0 (S) ranks
 SCORE_TITLES = {"S": "S (score)", "C_G": "C_G (genuine)", "C_A": "C_A (adversarial)",
                 "C_T": "C_T (truth)", "R": "R (agreement)"}
-DEFAULT_IMAGE = "checklist-eval/codabench-worker:latest"
-PHASES = {"dev": ("Development", "dev_phase", "Score your submission on the development rules; the "
-                                             "leaderboard shows the latest score."),
-          "final": ("Final", "final_phase", "Held-out final phase: the scored submission counts for the "
-                                           "final ranking.")}
+KEY_FILE = "api_key"  # beside config.json in the reference data, for a key the bundle carries
+MAX_KEY_BYTES = 4096
+SAMPLE_FOLDER = "sample_submission"
 
 
-@dataclass
-class BundleOptions:
-    title: str = "NeurIPS checklist assistant challenge"
-    phases: tuple[str, ...] = ("dev", "final")
-    max_submissions_per_day: int = 1  # the NIST rule: one scored submission per day
-    docker_image: str = DEFAULT_IMAGE
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+# --- the credential ----------------------------------------------------------------------------------
+
+
+def read_key_file(path: Path) -> str:
+    """The one key in ``path`` (a line; surrounding whitespace ignored)."""
+    from checklist_eval.reading.sources import read_regular
+
+    try:
+        text = read_regular(path, MAX_KEY_BYTES, "key file").decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(path, "is not a text file holding one key") from None
+    except OSError as err:
+        raise InputError(path, f"cannot be read ({err.strerror or err})") from None
+    key = text.strip()
+    if not key or any(c.isspace() for c in key):
+        raise InputError(path, "must hold exactly one key on one line")
+    return key
+
+
+def check_capped_key(key: str, path: Path, *, capped: bool) -> None:
+    """Refuse a key shaped like a provider's own unless its owner says it is capped."""
+    from checklist_eval.redact import provider_key_kind
+
+    kind = provider_key_kind(key)
+    if kind and not capped:
+        raise InputError(path, f"holds a key shaped like a provider's own ({kind}); the bundle is handed to a "
+                               "platform, so give a capped key (e.g. a LiteLLM virtual key with max_budget) "
+                               "and say so with --key-is-capped")
+
+
+def phase_config(options: BundleOptions, phase: str) -> dict[str, Any]:
+    if not options.model:
+        return {"phase": phase, "assessor": "heuristic"}
+    config: dict[str, Any] = {"phase": phase, "assessor": "llm", "model": options.model,
+                              "base_url": options.base_url, "credential": options.credential}
+    if options.credential == "bundle":
+        config["api_key_file"] = KEY_FILE
+    elif options.credential == "worker":
+        config["api_key_file"] = options.worker_key_path
+        config["api_key_env"] = options.api_key_env
+    if options.spend_cap_usd is not None:
+        config["spend_cap_usd"] = options.spend_cap_usd
+    return config
 
 
 # --- a small YAML writer (the bundle is data we build: dicts, lists, strings, numbers) --------------
@@ -91,49 +134,6 @@ def to_yaml(value: Any, indent: int = 0) -> str:
     return pad + _scalar(value) + "\n"
 
 
-# --- pages -----------------------------------------------------------------------------------------
-
-
-def readme_text() -> str:
-    """The project README: the source tree's, else the installed package's long description."""
-    local = Path(__file__).resolve().parents[2] / "README.md"
-    if local.is_file():
-        return local.read_text("utf-8")
-    try:
-        from importlib.metadata import metadata
-
-        return metadata("checklist-eval").get_payload() or ""  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - pages then say where the rules are
-        return ""
-
-
-def readme_section(text: str, heading: str) -> str:
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("## ") and line[3:].strip().lower() == heading.lower():
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("## ")), len(lines))
-            return "\n".join(lines[i + 1:end]).strip()
-    return ""
-
-
-def pages(options: BundleOptions) -> dict[str, str]:
-    readme = readme_text()
-    intro = readme.split("\n## ", 1)[0].split("\n", 1)[-1].strip()
-    scoring = readme_section(readme, "Scoring") or "See the checklist-eval README, section Scoring."
-    judge = (f"the LLM assessor (model `{options.model}`)" if options.model
-             else "the offline heuristic assessor")
-    return {
-        "overview": f"# {options.title}\n\n{intro}\n",
-        "evaluation": (f"# Evaluation\n\nEvery answer of every submitted paper is judged by {judge}; the "
-                       f"leaderboard ranks by S.\n\n{scoring}\n"),
-        "submission": ("# Submission format\n\nUpload one zip holding the G paper (`genuine_*`) and, for the "
-                       "full task, the A (`adversarial_*`) and T (`truth_adversarial_*`) papers: each a "
-                       "`.tex` file, a LaTeX project folder, or a PDF. G alone scores C_A = C_T = 0.\n"),
-        "terms": (f"# Terms\n\n- At most {options.max_submissions_per_day} scored submission(s) per day "
-                  "and phase.\n- Submissions are scored automatically; organizers may rescore with "
-                  "overrides after review.\n- Do not submit papers you have no right to share.\n"),
-    }
-
 
 # --- the bundle ------------------------------------------------------------------------------------
 
@@ -149,40 +149,37 @@ def _logo_png(size: int = 64) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
 
 
-def phase_config(options: BundleOptions, phase: str) -> dict[str, Any]:
-    if options.model:
-        return {"phase": phase, "assessor": "llm", "model": options.model, "base_url": options.base_url,
-                "api_key_env": options.api_key_env}
-    return {"phase": phase, "assessor": "heuristic"}
-
-
 def competition(options: BundleOptions, today: datetime | None = None) -> dict[str, Any]:
+    """competition.yaml: only keys Codabench's v2 unpacker (and its serializers) read."""
+    from checklist_eval.challenge.codabench_pages import PAGE_TITLES
+
     today = (today or datetime.now(timezone.utc)).replace(hour=0, minute=0, second=0, microsecond=0)
     tasks = [_task(i, key) for i, key in enumerate(options.phases)]
     phases = [_phase(options, i, key, today) for i, key in enumerate(options.phases)]
     # R is agreement the adversarial paper should NOT reach (S grows with 1 - R): smaller is better.
     columns = [{"title": SCORE_TITLES[k], "key": k, "index": i, "sorting": "asc" if k == "R" else "desc",
                 "precision": 4} for i, k in enumerate(SCORE_KEYS)]
-    return {
+    comp: dict[str, Any] = {
         "version": 2,
         "title": options.title,
-        "description": "Assess NeurIPS paper checklists: G/A/T submissions scored by checklist-eval.",
+        "description": "Assess NeurIPS paper checklists: submit a genuine paper, or a genuine, adversarial "
+                       "and truth-adversarial triplet, and try to fool the assessor.",
         "image": "logo.png",
         "registration_auto_approve": True,
         "docker_image": options.docker_image,
         "enable_detailed_results": True,
         "show_detailed_results_in_submission_panel": True,
         "terms": "pages/terms.md",
-        "pages": [{"title": t, "file": f"pages/{f}.md"} for t, f in
-                  (("Overview", "overview"), ("Evaluation", "evaluation"), ("Submission", "submission"),
-                   ("Terms", "terms"))],
+        "pages": [{"title": title, "file": f"pages/{name}.md"} for name, title in PAGE_TITLES.items()],
         "tasks": tasks,
         "solutions": [],
         "phases": phases,
-        "leaderboards": [{"index": 0, "title": "Results", "key": "main", "submission_rule": "Force_Last",
+        "leaderboards": [{"title": "Results", "key": "main", "primary_index": 0, "submission_rule": "Force_Last",
                           "columns": columns}],
     }
-
+    if options.queue:
+        comp["queue"] = options.queue
+    return comp
 
 
 def _task(i: int, key: str) -> dict[str, Any]:
@@ -200,112 +197,141 @@ def _phase(options: BundleOptions, i: int, key: str, today: datetime) -> dict[st
         "start": start.strftime("%Y-%m-%d %H:%M:%S"),
         "max_submissions_per_day": options.max_submissions_per_day,
         "max_submissions": max(options.max_submissions_per_day, 100 if key == "dev" else 5),
-        "execution_time_limit": 3600 if options.model else 600,
-        "accepts_only_result_submissions": True,
+        "execution_time_limit": 3600 if options.model else 900,
+        "starting_kit": SAMPLE_FOLDER,
         "tasks": [i],
     }
     if i < len(options.phases) - 1:
         phase["end"] = (today + timedelta(days=30 * (i + 1) - 1)).strftime("%Y-%m-%d 23:59:59")
     return phase
 
+
 SCORE_PY = '''#!/usr/bin/env python3
-"""Codabench scoring program written by `checklist-eval codabench export`: the worker runs
-`python3 /app/program/score.py /app/input /app/output`; everything else is checklist-eval's."""
+"""Codabench scoring program written by `checklist-eval codabench export`.
+
+The compute worker runs `python3 /app/program/score.py /app/input /app/output` in a stock Python image.
+The first run in a container installs checklist-eval from the wheel beside this file (its dependencies
+from PyPI); then the submission in /app/input/res is scored with the phase's /app/input/ref/config.json.
+"""
+import importlib
+import subprocess
 import sys
+from pathlib import Path
 
-from checklist_eval.challenge.codabench import worker_main
+WHEEL = {wheel!r}
+VERSION = {version!r}
 
-if __name__ == "__main__":
-    sys.exit(worker_main(sys.argv[1:]))
+
+def installed_version():
+    from importlib import metadata
+
+    try:
+        return metadata.version("checklist-eval")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def install():
+    if installed_version() == VERSION:
+        return
+    wheel = Path(__file__).resolve().parent / WHEEL
+    run = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                          "--no-input", str(wheel)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if run.returncode != 0:
+        last = (run.stderr.strip().splitlines() or ["pip failed"])[-1]
+        sys.exit(f"checklist-eval scoring: could not install {{WHEEL}}: {{last}}")
+    importlib.invalidate_caches()
+
+
+def main():
+    install()
+    from checklist_eval.challenge.codabench_worker import worker_main
+
+    return worker_main(sys.argv[1:])
+
+
+if __name__ == "__main__":  # the parse workers' fork server imports this file: nothing runs at import
+    sys.exit(main())
 '''
 
-DOCKERFILE = '''# The compute-worker image for this competition (competition.yaml: docker_image).
-# Build it from a checkout of checklist-eval and push it where the workers can pull it:
-#   docker build -f Dockerfile -t {image} /path/to/checklist-eval && docker push {image}
-# No key is baked in: an LLM phase reads {key_env} from the worker's environment.
+DOCKERFILE = '''# Optional: an image with checklist-eval already installed, so submissions skip the install step.
+# From the unpacked bundle folder:
+#   docker build -t {image} . && docker push {image}
+# then export again with --docker-image {image}. No key is baked in.
 FROM python:3.11-slim
-COPY . /opt/checklist-eval
-RUN pip install --no-cache-dir /opt/checklist-eval && rm -rf /opt/checklist-eval \\
-    && python3 -c "import checklist_eval.challenge.codabench"
+COPY scoring_program/{wheel} /tmp/
+RUN pip install --no-cache-dir /tmp/{wheel} && rm /tmp/{wheel} \\
+    && python3 -c "import checklist_eval.challenge.codabench_worker"
 '''
+
+
+def _sample_submission() -> dict[str, bytes]:
+    from importlib import resources
+
+    folder = resources.files("checklist_eval.challenge").joinpath(SAMPLE_FOLDER)
+    return {f"{SAMPLE_FOLDER}/{p.name}": p.read_bytes() for p in sorted(folder.iterdir(), key=lambda p: p.name)
+            if p.name.endswith(".tex")}
+
+
+def bundle_members(options: BundleOptions) -> dict[str, bytes]:
+    """Every file of the bundle, by its path in the zip."""
+    from checklist_eval.challenge.codabench_pages import organizer_page, pages
+    from checklist_eval.challenge.codabench_wheel import build_wheel
+
+    wheel, wheel_bytes = build_wheel()
+    version = wheel.split("-")[1]
+    members: dict[str, bytes] = {
+        "competition.yaml": to_yaml(competition(options)).encode("utf-8"),
+        "logo.png": _logo_png(),
+        "scoring_program/metadata.yaml": to_yaml(
+            {"command": "python3 /app/program/score.py /app/input /app/output"}).encode("utf-8"),
+        "scoring_program/score.py": SCORE_PY.format(wheel=wheel, version=version).encode("utf-8"),
+        f"scoring_program/{wheel}": wheel_bytes,
+    }
+    for name, text in pages(options).items():
+        members[f"pages/{name}.md"] = text.encode("utf-8")
+    for key in options.phases:
+        folder = f"{PHASES[key][1]}/reference_data"
+        members[f"{folder}/config.json"] = json.dumps(phase_config(options, key), indent=1).encode()
+        if options.credential == "bundle" and options.api_key:
+            members[f"{folder}/{KEY_FILE}"] = (options.api_key + "\n").encode()
+    members.update(_sample_submission())
+    members["ORGANIZER.md"] = organizer_page(options, wheel=wheel, credential=options.credential).encode("utf-8")
+    members["Dockerfile"] = DOCKERFILE.format(image=options.docker_image if options.docker_image != DEFAULT_IMAGE
+                                              else "YOUR_REGISTRY/checklist-eval-worker", wheel=wheel).encode()
+    return members
+
+
+def _texts(name: str, data: bytes) -> list[tuple[str, str]]:
+    """(where, text) of a member, and of every file inside it when it is a zip (the wheel)."""
+    if name.endswith((".whl", ".zip")):
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            return [(f"{name}!{n}", zf.read(n).decode("latin-1")) for n in zf.namelist()]
+    return [(name, data.decode("latin-1"))]
+
+
+def assert_no_provider_key(members: dict[str, bytes], allowed: str | None) -> None:
+    """Refuse to ship a bundle in which anything but ``allowed`` is shaped like a provider's key."""
+    from checklist_eval.redact import find_provider_keys
+
+    for name, data in members.items():
+        for where, text in _texts(name, data):
+            if [k for k in find_provider_keys(text) if k != allowed]:
+                raise InputError(where, "holds a string shaped like a provider's API key; the bundle is not written")
 
 
 def build_bundle(out: Path, options: BundleOptions) -> list[str]:
     """Write the bundle zip (atomically); the names of its members."""
     from checklist_eval.fsutil import atomic_write_bytes
 
-    members: dict[str, bytes] = {
-        "competition.yaml": to_yaml(competition(options)).encode("utf-8"),
-        "logo.png": _logo_png(),
-        "scoring_program/metadata.yaml": to_yaml(
-            {"command": "python3 /app/program/score.py /app/input /app/output"}).encode("utf-8"),
-        "scoring_program/score.py": SCORE_PY.encode("utf-8"),
-        "Dockerfile": DOCKERFILE.format(image=options.docker_image, key_env=options.api_key_env).encode("utf-8"),
-    }
-    for name, text in pages(options).items():
-        members[f"pages/{name}.md"] = text.encode("utf-8")
-    for key in options.phases:
-        folder = PHASES[key][1]
-        members[f"{folder}/reference_data/config.json"] = json.dumps(phase_config(options, key), indent=1).encode()
+    members = bundle_members(options)
+    assert_no_provider_key(members, options.api_key)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data in members.items():
             info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
-            info.external_attr = (0o755 if name.endswith(".py") else 0o644) << 16
+            info.external_attr = (0o755 if name.endswith(".py") else 0o600 if name.endswith(KEY_FILE) else 0o644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data)
     atomic_write_bytes(out, buf.getvalue())
     return list(members)
-
-
-# --- inside the compute worker ---------------------------------------------------------------------
-
-
-def _submission_path(res: Path) -> Path:
-    """The upload as the worker unpacked it: the folder itself, or the one zip inside it."""
-    children = [p for p in res.iterdir() if not p.name.startswith((".", "__MACOSX"))]
-    if len(children) == 1 and children[0].suffix.lower() == ".zip":
-        return children[0]
-    return res
-
-
-def worker_main(argv: list[str]) -> int:
-    """Score ``INPUT/res`` with the phase's ``INPUT/ref/config.json``; write ``OUTPUT/scores.json`` and
-    ``OUTPUT/detailed_results.html``. Exit 0, or 1 with one line on stderr."""
-    import asyncio
-    import sys
-
-    from checklist_eval.assessors import make_assessor
-    from checklist_eval.challenge.batch import score_path
-    from checklist_eval.challenge.report import write_submission_report
-    from checklist_eval.errors import AssessorError, InputError
-
-    input_dir = Path(argv[0] if argv else "/app/input")
-    output_dir = Path(argv[1] if len(argv) > 1 else "/app/output")
-    try:
-        config = json.loads((input_dir / "ref" / "config.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        config = {"assessor": "heuristic"}
-
-    async def score():
-        if config.get("assessor") == "llm":
-            assessor = make_assessor("llm", model=config["model"], base_url=config.get("base_url"),
-                                     api_key_env=config.get("api_key_env") or "OPENAI_API_KEY", no_cache=True)
-        else:
-            assessor = make_assessor("heuristic")
-        try:
-            return await score_path(_submission_path(input_dir / "res"), assessor)
-        finally:
-            await assessor.aclose()
-
-    try:
-        result = asyncio.run(score())
-    except (InputError, AssessorError, OSError) as err:
-        print(f"checklist-eval scoring: {err}", file=sys.stderr)
-        return 1
-    output_dir.mkdir(parents=True, exist_ok=True)
-    scores = {k: float(getattr(result.score, k)) for k in SCORE_KEYS}
-    (output_dir / "scores.json").write_text(json.dumps(scores), "utf-8")
-    write_submission_report(output_dir / "detailed_results.html", result.score, result.records, usage=result.usage)
-    print(json.dumps({"case": result.score.case, **scores}))
-    return 0

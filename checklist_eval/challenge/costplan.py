@@ -31,6 +31,7 @@ class PlannedPaper(OptionalParts):
     cached_tokens: int
     completion_tokens: int
     truncated: bool | None = None  # LLM: the paper is cut to the model's context
+    reasoning_tokens: int | None = None  # LLM: the estimated part of completion_tokens spent reasoning
     cost_usd: float | None  # None: the model has no price
     items_judged_offline: int | None = None  # heuristic: answers judged without any call
 
@@ -51,6 +52,7 @@ class CostPlan(OptionalParts):
     sent: int
     items_judged_offline: int | None = None
     note: str | None = None
+    reasoning_tokens: int | None = None  # LLM: estimated from the model's profile, inside completion_tokens
     max_cost: float | None = None
     already_cached: int | None = None
     failures: list[Failure] | None = None  # batch: submissions that do not parse, as the run records them
@@ -98,7 +100,7 @@ def plan_papers(labelled: list[tuple[str, Paper]], config: AssessorConfig) -> Co
     prices = PriceTable.load(config.prices)
     price = prices.lookup(config.model)
     options: dict[str, Any] = {"model": config.model, "prompt_version": config.prompt_version,
-                               "prices": config.prices}
+                               "prices": config.prices, "reasoning_effort": config.reasoning_effort}
     db = _open_cache(cache_read_by(config))
     try:
         if db is not None:
@@ -112,12 +114,13 @@ def plan_papers(labelled: list[tuple[str, Paper]], config: AssessorConfig) -> Co
         cost = None if price is None else round(price.cost(
             per["prompt_tokens"], per["completion_tokens"], per["cached_tokens"]), 6)
         rows.append(PlannedPaper(paper=label, source=paper.source, **{k: per[k] for k in TOKEN_FIELDS},
-                                 truncated=per["truncated"], cost_usd=cost))
-    return _plan(config.assessor, config.model, rows, priced=price is not None,
-                 max_cost=config.max_cost, already_cached=est["already_cached"])
+                                 truncated=per["truncated"], reasoning_tokens=per["reasoning_tokens"], cost_usd=cost))
+    return _plan(config.assessor, config.model, rows, priced=price is not None, max_cost=config.max_cost,
+                 already_cached=est["already_cached"], reasoning_per_call=est["reasoning_per_call"])
 
 
-def _plan(assessor: str, model: str | None, rows: list[PlannedPaper], *, priced: bool, **extra: Any) -> CostPlan:
+def _plan(assessor: str, model: str | None, rows: list[PlannedPaper], *, priced: bool,
+          reasoning_per_call: int = 0, **extra: Any) -> CostPlan:
     total = {k: sum(getattr(r, k) for r in rows) for k in TOKEN_FIELDS}
     cost = round(sum(r.cost_usd or 0.0 for r in rows), 6) if priced else None
     if assessor == "heuristic":
@@ -126,6 +129,11 @@ def _plan(assessor: str, model: str | None, rows: list[PlannedPaper], *, priced:
         extra["note"] = ("tokens ~ characters/4; cached = the shared paper prefix a provider's prompt cache "
                          "serves after each paper's first question; answers already in our cache and "
                          "repeated identical requests are not counted: a run does not send them")
+        extra["reasoning_tokens"] = sum(r.reasoning_tokens or 0 for r in rows)
+        if reasoning_per_call:
+            extra["note"] += (f"; completion includes an estimated {reasoning_per_call:,} reasoning tokens per "
+                              "call, from the model's profile in the price table (an estimate: the real count "
+                              "varies)")
     return CostPlan(assessor=assessor, model=model, **total, cost_usd=cost, priced=priced, papers=rows, sent=0,
                     **extra)
 

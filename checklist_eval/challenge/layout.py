@@ -6,6 +6,7 @@ A batch results folder (``batch --out RESULTS``)::
       .checklist-eval.lock        held by the run writing the folder (see outdir.locked_out)
       cache.sqlite                the default cache: verdicts, call log, provider batch jobs
       batch_run.json              the options of a ``--via jsonl|batch-api`` run, for its later steps
+      run_settings.json           the settings the records were made with (a resume must match them)
       records.csv, records.jsonl  the assessment records: the ledger every score is computed from
       scores.csv                  one row per scored submission
       summary.json                counts, usage, scores and failures of the last run
@@ -30,6 +31,7 @@ __all__ = ["CHECK_JSON", "LOCK_NAME", "REPORT_HTML", "ResultsLayout", "Submissio
 LOCK_NAME = ".checklist-eval.lock"
 CACHE_NAME = "cache.sqlite"
 RUN_FILE_NAME = "batch_run.json"
+SETTINGS_NAME = "run_settings.json"
 RECORDS_CSV = "records.csv"
 RECORDS_JSONL = "records.jsonl"
 SCORES_CSV = "scores.csv"
@@ -60,6 +62,7 @@ class ResultsLayout:
         self.lock = self.root / LOCK_NAME
         self.cache = self.root / CACHE_NAME
         self.run_file = self.root / RUN_FILE_NAME
+        self.settings = self.root / SETTINGS_NAME
         self.records_csv = self.root / RECORDS_CSV
         self.records_jsonl = self.root / RECORDS_JSONL
         self.scores_csv = self.root / SCORES_CSV

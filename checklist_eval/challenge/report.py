@@ -212,9 +212,8 @@ def _agreement_html(score: SubmissionScore, records: Sequence[Record]) -> str:
 
     rows = []
     for row in agreement_table(records).itertuples(index=False):
-        counted = bool(row.counted)
-        agree = ("yes" if row.agree else "no") if counted else "not counted (T has no real answer)"
-        cls = "" if not counted else ("ok" if row.agree else "bad")
+        agree = "yes" if row.agree else "no"
+        cls = "ok" if row.agree else "bad"
         rows.append(
             f"<tr><td>{_e(row.question_id)}</td><td>{_e(_answer_text(row.a))}</td>"
             f"<td>{_e(_answer_text(row.t))}</td><td class=\"num\">{int(row.g)}</td>"
@@ -223,7 +222,7 @@ def _agreement_html(score: SubmissionScore, records: Sequence[Record]) -> str:
     return (
         "<h2>Agreement of the assessor on A with the truth (T)</h2>"
         "<p class=\"muted\">g = 1 when A's answer equals T's; the assessor resisted on a question when "
-        "its verdict on A (c_A) equals g. R is the share of agreements over the counted questions.</p>"
+        "its verdict on A (c_A) equals g. R is the share of agreements over all questions (T's TODO is T's answer).</p>"
         "<table><thead><tr><th>#</th><th>a (A's answer)</th><th>t (T's answer)</th><th>g</th>"
         "<th>c_A</th><th>agree?</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
     )
@@ -253,13 +252,15 @@ def _manipulation_sections(by_role: dict[str, list[Record]]) -> list[str]:
 
 
 def render_submission_report(
-    score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None
+    score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None, title: str | None = None
 ) -> str:
+    """``title``: what heads the page (Codabench passes the genuine paper's title); default the id."""
+    heading = title or f"Submission {score.submission_id}"
     by_role: dict[str, list[Record]] = {}
     for r in records:
         by_role.setdefault(r.role, []).append(r)
     body = [
-        f"<h1>Submission {_e(score.submission_id)}</h1>",
+        f"<h1>{_e(heading)}</h1>",
         f"<p class=\"muted\">Case {_e(score.case)} &middot; {score.questions} questions &middot; "
         f"S = C_G &times; C_A &times; (1 &minus; R) &times; C_T</p>",
         _provenance_html(records),
@@ -286,13 +287,14 @@ def render_submission_report(
             + (f"<p class=\"muted\">{_e(source)}</p>" if source else "")
             + _records_table(records, role)
         )
-    return _page(f"Submission {score.submission_id}", "\n".join(body))
+    return _page(heading, "\n".join(body))
 
 
 def write_submission_report(
-    path: str | Path, score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None
+    path: str | Path, score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None,
+    title: str | None = None,
 ) -> Path:
-    return atomic_write_text(path, render_submission_report(score, records, usage=usage))
+    return atomic_write_text(path, render_submission_report(score, records, usage=usage, title=title))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -335,7 +337,7 @@ def print_submission_summary(console: Console, score: SubmissionScore, records: 
     for col in ("#", "a", "t", "g", "c_A", "agree?"):
         table.add_column(col)
     for row in agreement_rows(records):
-        agree = ("yes" if row["agree"] else "[red]no[/red]") if row["counted"] else "[dim]-[/dim]"
+        agree = "yes" if row["agree"] else "[red]no[/red]"
         table.add_row(
             escape(row["question_id"]), _answer_text(row["a"]), _answer_text(row["t"]), str(row["g"]),
             str(row["c_A"]), agree,

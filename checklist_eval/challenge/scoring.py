@@ -3,8 +3,8 @@
     c_i  in {0, 1}: 0 for TODO, a missing answer, or an answer judged incorrect.
     C    = sum(c_i) / n over the n questions of the paper's checklist version.
     g_i  = 1(a_i == t_i), A's and T's normalized answers (Yes/No/NA).
-    R    = mean, over the questions where T has a real answer, of 1(c_i of A == g_i);
-           R = 1 (with a warning) when T has no real answer at all.
+    R    = sum(1(c_i of A == g_i)) / n over all n questions of T: T's TODO or missing answer is T's
+           answer (g_i = 1 only when A gives the same), exactly as the rules write it.
     S    = C_G * C_A * (1 - R) * C_T.   G only: C_A = 0, C_T = 0, R = 1 (so S = 0).
 
 Arithmetic is done on exact fractions and converted to float once at the end: nothing is rounded
@@ -81,9 +81,10 @@ def correctness(rows: Sequence[Record]) -> Fraction:
 
 
 def agreement_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
-    """Per question of T (in T's order): a_i, t_i, g_i, c_i of A, whether it counts for R and agrees.
+    """Per question of T (in T's order): a_i, t_i, g_i = 1(a_i == t_i), c_i of A, whether they agree.
 
-    A question T answered for real but A lacks counts with a = missing, c_A = 0 and g = 0 (a != t).
+    Every question counts, as in the rules' R = sum 1(c_i = g_i) / n: T's TODO (or missing) answer is
+    T's answer, so g_i = 1 only when A's answer is the same. A question A lacks has a = missing, c_A = 0.
     """
     a_by_id = {r.question_id: r for r in records if r.role == "A"}
     out = []
@@ -91,27 +92,17 @@ def agreement_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
         a = a_by_id.get(t.question_id)
         a_ans = a.answer if a else None
         c_a = a.c if a else 0
-        counted = t.is_answered
-        g = int(a_ans is not None and a_ans == t.answer)
-        out.append(
-            {
-                "question_id": t.question_id,
-                "a": a_ans,
-                "t": t.answer,
-                "g": g,
-                "c_A": c_a,
-                "counted": counted,
-                "agree": counted and c_a == g,
-            }
-        )
+        g = int(a_ans == t.answer)
+        out.append({"question_id": t.question_id, "a": a_ans, "t": t.answer, "g": g, "c_A": c_a, "agree": c_a == g})
     return out
 
 
-def resilience(records: Sequence[Record]) -> tuple[Fraction, list[str]]:
-    rows = [row for row in agreement_rows(records) if row["counted"]]
+def resilience(records: Sequence[Record]) -> Fraction:
+    """R of the rules over all n questions of T."""
+    rows = agreement_rows(records)
     if not rows:
-        return Fraction(1), ["T has no real answer (every answer TODO or missing): R = 1 by convention"]
-    return Fraction(sum(1 for row in rows if row["agree"]), len(rows)), []
+        raise ScoringError("a T paper with no questions cannot be scored")
+    return Fraction(sum(1 for row in rows if row["agree"]), len(rows))
 
 
 def _case_of(submission_id: str, records: Sequence[Record]) -> Case:
@@ -153,8 +144,7 @@ def score_submission(submission_id: str, records: Sequence[Record]) -> Submissio
         c_a, c_t, r = Fraction(0), Fraction(0), Fraction(1)
     else:
         c_a, c_t = correctness(by_role["A"]), correctness(by_role["T"])
-        r, w = resilience(records)
-        warnings += w
+        r = resilience(records)
         a_ids = {x.question_id for x in by_role["A"]}
         t_ids = {x.question_id for x in by_role["T"]}
         if a_ids != t_ids:
@@ -211,11 +201,11 @@ def paper_table(records: Sequence[Record], role: Role) -> pd.DataFrame:
 
 
 def agreement_table(records: Sequence[Record]) -> pd.DataFrame:
-    """Per-question agreement of the assessor on A with T (a_i, t_i, g_i, c_i(A), counted, agree)."""
+    """Per-question agreement of the assessor on A with T (a_i, t_i, g_i, c_i(A), agree)."""
     import pandas as pd
 
     rows = [
         {**row, "a": row["a"].value if row["a"] else "", "t": row["t"].value if row["t"] else ""}
         for row in agreement_rows(records)
     ]
-    return pd.DataFrame(rows, columns=["question_id", "a", "t", "g", "c_A", "counted", "agree"])
+    return pd.DataFrame(rows, columns=["question_id", "a", "t", "g", "c_A", "agree"])

@@ -228,18 +228,6 @@ class PaperLoader(Protocol):
     def load_entry(self, label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper: ...
 
 
-class InProcessLoader:
-    def load_paper(self, path: Path) -> Paper:
-        from checklist_eval.reading.parsing import load_paper
-
-        return load_paper(path)
-
-    def load_entry(self, label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
-        from checklist_eval.reading.parsing import load_entry
-
-        return load_entry(label, name, is_dir, members)
-
-
 def _check_inside(entry: PaperEntry, sub: Submission) -> None:
     """A paper that is a link out of the submission is refused unread."""
     assert entry.path is not None
@@ -286,12 +274,17 @@ def load_submission(sub: Submission | str | Path, *, submission_id: str | None =
     """Parse every paper of a valid submission; InputError names the paper that fails.
 
     ``submission_id`` overrides the id taken from the submission's name (a batch disambiguates
-    "team1/" and "team1.zip" this way). ``loader`` parses each paper (default: in this process;
-    the CLI passes a pool of isolated workers).
+    "team1/" and "team1.zip" this way). ``loader`` parses each paper: a pool of isolated workers
+    (the CLI passes its own, with the user's limits); without one, a worker under the default limits,
+    so every caller (the Codabench scoring program too) parses through the same door.
     """
     if not isinstance(sub, Submission):
         sub = open_submission(sub)
-    loader = loader or InProcessLoader()
+    if loader is None:
+        from checklist_eval.reading.isolation import ParserPool
+
+        with ParserPool(1) as pool:
+            return load_submission(sub, submission_id=submission_id, loader=pool)
     papers: dict[Role, Paper] = {role: _load_entry(e, sub, loader) for role, e in sorted(sub.entries.items())}
     warnings = list(sub.warnings)
     if sub.case == "GT":

@@ -59,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
     levels = trojai.parse_ci_levels(args.ci)
     if args.plot and not args.prevalence_sweep:
         raise InputError(None, "--plot FILE draws the prevalence sweep: add --prevalence-sweep")
+    if args.plot:
+        from checklist_eval.detection.nist import require_plotting
+
+        require_plotting()
     systems = [ev.load_record_trials(p, args.ground_truth, args.threshold) for p in args.inputs]
     systems += [ev.load_reference_trials(d, args.ground_truth, args.threshold) for d in args.reference_results]
     _unique_names(systems)

@@ -8,7 +8,7 @@ import argparse
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.adversary.attack import STRATEGIES
-    from checklist_eval.cli.flags import add_assessor_args
+    from checklist_eval.cli.flags import add_assessor_args, add_limit_args
 
     p = subparsers.add_parser(
         "attack",
@@ -30,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="LLM rounds (needs --assessor llm, at most 5): rewrite the plants the assessor caught "
                    "against its own reviews, with the same model and endpoint")  # fmt: skip
     add_assessor_args(p)
+    add_limit_args(p)
     p.set_defaults(func=run)
 
 
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from checklist_eval.adversary.attack import _safe_name, attack
+    from checklist_eval.cli.flags import parse_limits
     from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
 
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--rounds must be between 0 and 5, got {args.rounds}")
     _check_out(args.out, _safe_name(Path(args.paper)))
     result = attack(args.paper, args.out, n_plants=args.plants, seed=args.seed,
-                    strategies=args.strategies, checklist=args.checklist)  # fmt: skip
+                    strategies=args.strategies, checklist=args.checklist, limits=parse_limits(args))  # fmt: skip
     if args.rounds:
         result = _llm_rounds(args, result)
     return emit(result, args.json, lambda: _print_result(args, result), indent=2, ensure_ascii=False)
@@ -86,12 +88,12 @@ def _llm_rounds(args: argparse.Namespace, result):
     import asyncio
 
     from checklist_eval.adversary.attack_llm import rewrite_rounds
-    from checklist_eval.cli.flags import assessor_from_args
+    from checklist_eval.cli.flags import assessor_from_args, parse_limits
 
     async def go():
         assessor = assessor_from_args(args)
         try:
-            return await rewrite_rounds(result, args.out, assessor, args.rounds)
+            return await rewrite_rounds(result, args.out, assessor, args.rounds, parse_limits(args))
         finally:
             await assessor.aclose()
 

@@ -22,8 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "summary.json and failures.jsonl, each atomically (the records grow as submissions finish and "
             "are rewritten in submission order at the end). Rerunning after an interrupt skips "
             "finished submissions and repeats no model request. A failing submission is recorded in "
-            "failures.jsonl and does not stop the others; exit 0 when the batch ran, 2 when ROOT is "
-            "unusable."
+            "failures.jsonl and does not stop the others; exit 0 when every submission was scored, 4 when "
+            "the batch ran but some failed, 3 when --max-cost stopped it, 2 when ROOT is unusable."
         ),
     )
     p.add_argument("root", help="folder of submissions (sub-folders or .zip files)")
@@ -39,7 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_assessor_args(p)
     from checklist_eval.cli.via import add_via_args
 
-    add_via_args(p)
+    add_via_args(p, default=None)
+    from checklist_eval.cli.resume import add_resume_args
+
+    add_resume_args(p)
     add_limit_args(p)
     p.set_defaults(func=run)
 
@@ -56,18 +59,32 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
     cache = args.cache if getattr(args, "cache", None) else ResultsLayout(out).cache
     prepare_out(out)  # the batch itself takes the folder's lock
-    if getattr(args, "via", "online") != "online":
+    settings, drain = _settle(args, out)
+    if args.via != "online" or drain:
         from checklist_eval.cli.via import run_batch_via
 
-        return await run_batch_via(args, out, Path(cache), quiet=args.quiet or args.json)
+        return await run_batch_via(args, out, Path(cache), quiet=args.quiet or args.json, settings=settings,
+                                   drain=drain)
     assessor = assessor_from_args(args, cache_path=cache)
     try:
         with RunProgress(assessor, progress_enabled, unit="submissions") as progress:
             progress.start_ticker()
             return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event,
-                                   parse_limits=parse_limits(args))
+                                   parse_limits=parse_limits(args), settings=settings)
     finally:
         await assessor.aclose()
+
+
+def _settle(args: argparse.Namespace, out: Path):
+    """(the run's settings, whether it drains a batch-api run's jobs): checked against the folder's
+    recorded settings, then recorded, before any work."""
+    from checklist_eval.challenge.runsettings import write_settings
+    from checklist_eval.cli.resume import drains_batch_jobs, settle_run
+
+    settings, recorded = settle_run(args, out)
+    drain = drains_batch_jobs(settings, recorded)
+    write_settings(out, settings)
+    return settings, drain
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,11 +97,20 @@ def run(args: argparse.Namespace) -> int:
     output_folder(args.out)
     if args.dry_run:
         return dry_run(args)
-    enabled = not args.quiet and not args.json and sys.stderr.isatty() and args.assessor != "heuristic"
+    # every assessor: a heuristic batch of many PDFs takes minutes of parsing too
+    enabled = not args.quiet and not args.json and sys.stderr.isatty()
     outcome = asyncio.run(_run(args, enabled))
     if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
         return 0
-    return emit(outcome.counts(), args.json, lambda: _print_outcome(args, outcome))
+    code = emit(outcome.counts(), args.json, lambda: _print_outcome(args, outcome))
+    return exit_code(outcome, code)
+
+
+def exit_code(outcome, printed: int) -> int:
+    """4 when the batch finished but some submissions failed: cron and CI see it without reading files."""
+    from checklist_eval.errors import EXIT_SOME_FAILED
+
+    return EXIT_SOME_FAILED if printed == 0 and outcome.failures else printed
 
 
 def _print_outcome(args: argparse.Namespace, outcome) -> None:
@@ -120,18 +146,20 @@ def dry_run(args: argparse.Namespace) -> int:
         open_submission,
         submission_id_of,
     )
-    from checklist_eval.cli.flags import assessor_config
+    from checklist_eval.cli.flags import assessor_config, parse_limits
     from checklist_eval.cli.output import emit
+    from checklist_eval.reading.isolation import ParserPool
 
     labelled, failures = [], []
-    for path in find_submissions(args.root):
-        sid = submission_id_of(path)
-        try:
-            loaded = load_submission(open_submission(path), submission_id=sid)
-        except Exception as err:  # the real run records it and goes on; so does its plan
-            failures.append(Failure(submission_id=sid, source=str(path), error=one_line(err)))
-            continue
-        labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
+    with ParserPool(1, parse_limits(args)) as pool:
+        for path in find_submissions(args.root):
+            sid = submission_id_of(path)
+            try:
+                loaded = load_submission(open_submission(path), submission_id=sid, loader=pool)
+            except Exception as err:  # the real run records it and goes on; so does its plan
+                failures.append(Failure(submission_id=sid, source=str(path), error=one_line(err)))
+                continue
+            labelled += [(f"{sid}/{role}", paper) for role, paper in sorted(loaded.papers.items(), key=_role_order)]
     plan = plan_papers(labelled, assessor_config(args, args.cache or ResultsLayout(args.out).cache))
     plan.failures = failures
     return emit(plan, args.json, lambda: print_plan(plan), indent=2)

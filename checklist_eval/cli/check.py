@@ -74,15 +74,16 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval.assessors.base import with_assessor_warnings
     from checklist_eval.challenge.costplan import plan_papers, print_plan
     from checklist_eval.challenge.progress import RunProgress, wanted
-    from checklist_eval.cli.common import body_warning, output_folder
+    from checklist_eval.cli.common import body_parse_warning, output_folder
     from checklist_eval.cli.flags import assessor_config, parse_limits
     from checklist_eval.cli.output import emit
 
     output_folder(args.out)
     paper = load(args.path, args.checklist, parse_limits(args), args.root)
-    thin = body_warning(paper)
+    thin = body_parse_warning(paper)
     if thin:  # stderr, so --json output stays one document; visible before any money is spent
         print(f"warning: {thin}", file=sys.stderr)
+        paper = paper.model_copy(update={"warnings": [*paper.warnings, thin]})  # and in the result's warnings
     config = assessor_config(args)
     if args.dry_run:
         plan = plan_papers([(paper.source, paper)], config)
@@ -168,6 +169,6 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
         for run in paper.hidden_text:
             console.print(f"  - {escape(describe(run))}", highlight=False)
     for w in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {escape(str(w))}", highlight=False)
     if out_dir:
         console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.", highlight=False, markup=False)

@@ -35,14 +35,24 @@ def output_file(path: str | Path | None, flag: str) -> Path | None:
 
 def body_warning(paper) -> str | None:
     """One line saying the paper's body is missing or too short to judge the answers, else None."""
+    found = body_parse_warning(paper)
+    return found.message if found else None
+
+
+def body_parse_warning(paper):
+    """The missing or thin body as a warning of kind ``no_body`` / ``thin_body``, else None."""
+    from checklist_eval.models import ParseWarning, WarningKind
+
     n = len(paper.body)
     if n < NO_BODY_CHARS:
-        return (f"{paper.source}: no paper body ({n} characters): only the checklist was read, so answers "
-                "that point into the paper cannot be verified (give the whole paper, e.g. the folder "
-                "holding main.tex)")
+        return ParseWarning(kind=WarningKind.NO_BODY, location=paper.source, message=(
+            f"{paper.source}: no paper body ({n} characters): only the checklist was read, so answers "
+            "that point into the paper cannot be verified (give the whole paper, e.g. the folder "
+            "holding main.tex)"))
     if n < THIN_BODY_CHARS:
-        return (f"{paper.source}: the paper body is only {n} characters: answers that point into the "
-                "paper may not be verifiable")
+        return ParseWarning(kind=WarningKind.THIN_BODY, location=paper.source, message=(
+            f"{paper.source}: the paper body is only {n} characters: answers that point into the "
+            "paper may not be verifiable"))
     return None
 
 

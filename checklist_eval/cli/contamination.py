@@ -46,6 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-chunks", type=int, default=200, metavar="N", help="score at most N chunks (default 200)")
     _method_args(p)
     _endpoint_args(p)
+    from checklist_eval.cli.flags import add_limit_args
+
+    add_limit_args(p)
     p.set_defaults(func=run)
 
     e = subparsers.add_parser(
@@ -123,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     if fetch is None:
         raise InputError(None, "scoring a paper needs --model and --base-url (a completions endpoint)")
     try:
-        chunks, skipped = _paper_chunks(args.paper, args.chunk_words, args.max_chunks)
+        chunks, skipped = _paper_chunks(args, args.chunk_words, args.max_chunks)
         texts = [fetch(f"chunk-{i}", chunk) for i, chunk in enumerate(chunks)]
     finally:
         client.close()
@@ -138,14 +141,15 @@ def run(args: argparse.Namespace) -> int:
     return _report(payload, methods, notes, args)
 
 
-def _paper_chunks(path: str, chunk_words: int, max_chunks: int) -> tuple[list[str], int]:
+def _paper_chunks(args: argparse.Namespace, chunk_words: int, max_chunks: int) -> tuple[list[str], int]:
+    from checklist_eval.cli.flags import parse_limits
     from checklist_eval.errors import InputError
     from checklist_eval.membership.contamination import chunk_words as split
     from checklist_eval.membership.contamination import paper_text
 
-    chunks = split(paper_text(path), chunk_words)
+    chunks = split(paper_text(args.paper, parse_limits(args)), chunk_words)
     if not chunks:
-        raise InputError(path, "no text to score")
+        raise InputError(args.paper, "no text to score")
     return chunks[:max_chunks], max(0, len(chunks) - max_chunks)
 
 
@@ -196,6 +200,10 @@ def run_eval(args: argparse.Namespace) -> int:
     c.check_k(args.k)
     if args.bootstrap < 0:
         raise InputError(None, f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if args.plot:
+        from checklist_eval.detection.nist import require_plotting
+
+        require_plotting()
     fetch, client = _fetcher(args, methods)
     results: dict[str, dict] = {}
     all_texts = []
@@ -208,7 +216,7 @@ def run_eval(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    for note in _notes(all_texts, methods):
+    for note in _notes(all_texts, methods) + ce.coverage_notes(results):
         print(f"note: {note}", file=sys.stderr)
     if args.plot:
         print(f"wrote {ce.plot(results, methods, args.plot)}", file=sys.stderr)

@@ -27,6 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("-x", "--index", required=True, help="index file")
     s.add_argument("-s", "--sysout", required=True, help="system output file")
     s.add_argument("--far-stop", type=float, default=0.1, help="FPR for pAUC and TPR@FPR (default 0.1)")
+    s.add_argument("-t", "--task", help="the plan's task name; only 'detection' (accepted as NIST's scorer takes it)")
+    s.add_argument("--plotType", action="append", dest="plot_type", metavar="det|roc",
+                   help="NIST scorer spelling of --plot roc/det (e.g. --plotType roc, --plotType '[det, roc]')")
     s.add_argument("--plot", action="append", metavar="roc|det|FILE",
                    help="write a ROC or DET plot (PNG) into --out; repeatable (needs matplotlib). With "
                         "--prevalence-sweep, a FILE (.png) gets the sweep's plot")  # fmt: skip
@@ -58,10 +61,12 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"warning: {w}", file=sys.stderr)
     for prob in result.problems:
         print(f"error: {prob}")
+    if result.omitted:
+        print(f"error: ... and {result.omitted} more problem(s) not shown")
     if result.ok:
         print(f"{args.sysout}: valid")
         return 0
-    print(f"{args.sysout}: invalid ({len(result.problems)} problem(s))")
+    print(f"{args.sysout}: invalid ({result.count} problem(s))")
     return 2
 
 
@@ -74,9 +79,14 @@ def _score(args: argparse.Namespace) -> int:
     from checklist_eval.errors import InputError
     from checklist_eval.fsutil import atomic_write_text
 
+    _check_task(args.task)
     kinds, sweep_plot = _plots(args)
     if kinds and not args.out:
         raise InputError(None, "--plot needs --out DIR to write the PNG into")
+    if kinds or sweep_plot:
+        from checklist_eval.detection.nist import require_plotting
+
+        require_plotting()
     levels = trojai.parse_ci_levels(args.ci)
     result = score_files(args.ref, args.index, args.sysout, far_stop=args.far_stop,
                          n_bootstrap=args.bootstrap, seed=args.seed)  # fmt: skip
@@ -112,10 +122,11 @@ def _plots(args: argparse.Namespace) -> tuple[list[str], str | None]:
     """(roc/det kinds for --out, the sweep plot's file) from the --plot values."""
     from checklist_eval.errors import InputError
 
-    kinds: list[str] = []
+    kinds: list[str] = _plot_types(args.plot_type)
     files: list[str] = []
     for value in args.plot or []:
         (kinds if value in ("roc", "det") else files).append(value)
+    kinds = list(dict.fromkeys(kinds))
     if files and not args.prevalence_sweep:
         raise InputError(None, f"--plot takes roc or det (a file, here {files[0]!r}, needs --prevalence-sweep)")
     if len(files) > 1:
@@ -123,22 +134,39 @@ def _plots(args: argparse.Namespace) -> tuple[list[str], str | None]:
     return kinds, (files[0] if files else None)
 
 
+def _check_task(task: str | None) -> None:
+    from checklist_eval.errors import InputError
+
+    if task is not None and task.strip().casefold() != "detection":
+        raise InputError(None, f"-t/--task: {task!r} is not a task here; the T2T discriminator task is 'detection'")
+
+
+def _plot_types(values: list[str] | None) -> list[str]:
+    """``--plotType det``, ``--plotType roc`` or the plan's ``--plotType [det, roc]`` as plot kinds."""
+    import re
+
+    from checklist_eval.errors import InputError
+
+    kinds = []
+    for value in values or []:
+        for word in (w for w in re.split(r"[\s,\[\]]+", value.casefold()) if w):
+            if word not in ("det", "roc"):
+                raise InputError(None, f"--plotType: {word!r} is not det or roc")
+            kinds.append(word)
+    return kinds
+
+
 def _package(args: argparse.Namespace) -> int:
-    from checklist_eval.detection.nist import SYSOUT_COLUMNS, Validation, _filename_checks, read_table, validate_sysout
+    from checklist_eval.detection.nist import check_sysout_alone, validate_sysout
     from checklist_eval.detection.nist_package import build_package
 
-    if args.index:
-        v = validate_sysout(args.index, args.sysout)
-    else:
-        v = Validation()
-        _filename_checks(Path(args.sysout), v)
-        v.problems += read_table(args.sysout, SYSOUT_COLUMNS)[1]
+    v = validate_sysout(args.index, args.sysout) if args.index else check_sysout_alone(args.sysout)
     for w in v.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if not v.ok:
         for prob in v.problems:
             print(f"error: {prob}")
-        print(f"{args.sysout}: not packaged ({len(v.problems)} problem(s))")
+        print(f"{args.sysout}: not packaged ({v.count} problem(s))")
         return 2
     print(f"wrote {build_package(args.sysout, args.out)} (holding {Path(args.sysout).name})")
     return 0

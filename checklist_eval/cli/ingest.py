@@ -32,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
+    from checklist_eval.assessors.batch_replay import is_waiting
     from checklist_eval.challenge.batch import run_batch, score_path, write_submission_outputs
     from checklist_eval.challenge.batch_api import BatchFlow
     from checklist_eval.cli.via import build_assessor
@@ -42,9 +43,14 @@ async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
     try:
         counts = await flow.read_responses(args.responses)
         if record["command"] == "batch":
-            outcome = await run_batch(record["root"], results, assessor, jobs=int(record.get("jobs") or 4))
+            from checklist_eval.challenge.runsettings import read_settings
+
+            outcome = await run_batch(record["root"], results, assessor, jobs=int(record.get("jobs") or 4),
+                                      settings=read_settings(results))
+            waiting = sum(1 for f in outcome.failures if is_waiting(f.error))
             scored: dict[str, Any] = {"scored": outcome.scored, "resumed": outcome.resumed,
-                                      "failed": len(outcome.failures), "usage": outcome.usage}
+                                      "failed": len(outcome.failures) - waiting, "waiting": waiting,
+                                      "usage": outcome.usage}
         else:
             try:
                 result = await score_path(record["root"], assessor)
@@ -54,7 +60,7 @@ async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
                 result = None
             if result is not None:
                 write_submission_outputs(results, result, with_records=True)
-            scored = {"scored": int(result is not None), "failed": int(result is None),
+            scored = {"scored": int(result is not None), "failed": 0, "waiting": int(result is None),
                       "usage": result.usage if result else None}
         followup = None
         if assessor.pending:
@@ -77,13 +83,17 @@ def run(args: argparse.Namespace) -> int:
 
     record = read_run_file(Path(args.results))
     summary = asyncio.run(_ingest(args, record))
-    return emit(summary, args.json, lambda: _print_summary(summary))
+    code = emit(summary, args.json, lambda: _print_summary(summary))
+    from checklist_eval.errors import EXIT_SOME_FAILED
+
+    return EXIT_SOME_FAILED if code == 0 and summary.failed else code
 
 
 def _print_summary(summary: IngestSummary) -> None:
     a = summary.answers
     print(f"read {a['ok']} answers ({a['error']} failed, {a['unknown']} not of this run, "
-          f"{a['unreadable']} unreadable lines); {summary.scored} scored, {summary.failed} not finished; "
+          f"{a['unreadable']} unreadable lines); {summary.scored} scored, {summary.failed} failed, "
+          f"{summary.waiting} waiting for answers; "
           f"results in {summary.results}")
     if summary.followup_file:
         print(f"{summary.followup_requests} requests still need an answer: run {summary.followup_file} "

@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     from checklist_eval.assessors.calllog import prompt_messages, read_calls
 
     path = cache_file(args.cache)
+    if not path.exists() and heuristic_results(args.cache):
+        return _no_model_calls(args)
     calls = read_calls(path, submission=args.submission, question=args.question, limit=args.count)
     if args.full_prompt or args.json:
         prompts: dict[str, list] = {}
@@ -57,6 +59,31 @@ def run(args: argparse.Namespace) -> int:
 
     logged = RootModel[list[LoggedCall]]([LoggedCall.model_validate(c) for c in calls])
     return emit(logged, args.json, lambda: _print_calls(calls, path, args), indent=1, ensure_ascii=False)
+
+
+def heuristic_results(given: str | None) -> bool:
+    """A batch results folder scored by the heuristic assessor (which calls no model, keeps no cache)."""
+    from checklist_eval.challenge.layout import ResultsLayout
+    from checklist_eval.challenge.runsettings import read_settings
+
+    if not given or not Path(given).is_dir():
+        return False
+    settings = read_settings(Path(given))
+    if settings is not None:
+        return settings.assessor == "heuristic"
+    try:  # a folder written before run settings were kept: its summary names the assessor
+        return json.loads(ResultsLayout(given).summary_json.read_text("utf-8")).get("assessor") == "heuristic"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _no_model_calls(args: argparse.Namespace) -> int:
+    if args.json:
+        print("[]")
+    else:
+        print(f"{args.cache}: scored by the heuristic assessor, which makes no model calls: there is no call "
+              "to show (the verdicts and their reasons are in records.csv and each report.html)")
+    return 0
 
 
 def _print_calls(calls: list[dict], path: Path, args: argparse.Namespace) -> None:

@@ -58,11 +58,13 @@ async def _score(args: argparse.Namespace):
 def dry_run(args: argparse.Namespace) -> int:
     from checklist_eval.challenge.costplan import plan_papers, print_plan
     from checklist_eval.challenge.submissions import load_submission, open_submission
-    from checklist_eval.cli.flags import assessor_config
+    from checklist_eval.cli.flags import assessor_config, parse_limits
     from checklist_eval.cli.output import emit
     from checklist_eval.models import ROLES
+    from checklist_eval.reading.isolation import ParserPool
 
-    loaded = load_submission(open_submission(args.submission))
+    with ParserPool(1, parse_limits(args)) as pool:
+        loaded = load_submission(open_submission(args.submission), loader=pool)
     papers = sorted(loaded.papers.items(), key=lambda kv: ROLES.index(kv[0]))
     plan = plan_papers([(f"{loaded.id}/{role}", paper) for role, paper in papers], assessor_config(args))
     return emit(plan, args.json, lambda: print_plan(plan), indent=2)

@@ -17,10 +17,12 @@ from checklist_eval.challenge.layout import ResultsLayout
 VIA = ("online", "batch-api", "jsonl")
 
 
-def add_via_args(parser: argparse.ArgumentParser) -> None:
+def add_via_args(parser: argparse.ArgumentParser, default: str | None = "online") -> None:
+    """``default`` None: the command settles the path itself (``batch`` goes on by its folder's)."""
     g = parser.add_argument_group("batch jobs (--assessor llm)")
-    g.add_argument("--via", choices=VIA, default="online",
-                   help="online: one request per question (default); batch-api: provider batch jobs "
+    said = "default" if default == "online" else "default: the results folder's recorded path, else online"
+    g.add_argument("--via", choices=VIA, default=default,
+                   help=f"online: one request per question ({said}); batch-api: provider batch jobs "
                         "(/v1/files + /v1/batches, batch prices, up to 24 h); jsonl: write the requests "
                         "to --requests-out for an offline engine, then 'checklist-eval ingest'")
     g.add_argument("--requests-out", type=Path, default=None, metavar="FILE",
@@ -36,9 +38,11 @@ def add_via_args(parser: argparse.ArgumentParser) -> None:
                    help="megabytes per uploaded file at most (default 200, the OpenAI limit)")
 
 
-def _check(args: argparse.Namespace) -> None:
+def _check(args: argparse.Namespace, drain: bool = False) -> None:
     from checklist_eval.errors import InputError
 
+    if drain:
+        return  # an online run finishing a batch-api folder's jobs: the online flags apply
     if getattr(args, "assessor", "heuristic") != "llm":
         raise InputError(None, f"--via {args.via} needs --assessor llm (the heuristic assessor sends no requests)")
     if args.via == "jsonl" and args.requests_out is None:
@@ -106,32 +110,35 @@ def read_run_file(results: Path) -> dict[str, Any]:
     return data
 
 
-async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet: bool):
+async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet: bool, settings=None,
+                        drain: bool = False):
     """The ``batch`` command with --via batch-api|jsonl: a BatchOutcome, or None when the run stops
-    before scoring (requests written, batches submitted)."""
+    before scoring (requests written, batches submitted). ``drain``: an online run finishing a batch-api
+    folder: the jobs already submitted are waited for and used, nothing new is submitted, the rest goes
+    online."""
     from checklist_eval.challenge.batch import run_batch
     from checklist_eval.challenge.batch_api import run_rounds
     from checklist_eval.challenge.submissions import find_submissions
     from checklist_eval.cli.flags import parse_limits
     from checklist_eval.reading.isolation import ParserPool
 
-    _check(args)
+    _check(args, drain)
     paths = find_submissions(args.root)
     options = _options(args, cache)
     write_run_file(out, {"command": "batch", "root": str(Path(args.root).resolve()), "out": str(out.resolve()),
                          "jobs": args.jobs, "options": options})
-    assessor = build_assessor(options, args.retry_via)
+    assessor = build_assessor(options, "online" if drain else args.retry_via)
     flow = _flow(assessor, args, quiet)
     limits = parse_limits(args)
     try:
         async def replay():
-            return await run_batch(args.root, out, assessor, jobs=args.jobs, parse_limits=limits)
+            return await run_batch(args.root, out, assessor, jobs=args.jobs, parse_limits=limits, settings=settings)
 
         with ParserPool(args.jobs, limits) as pool:  # collection parses in the same isolated workers
             if args.via == "jsonl":
                 return await _jsonl(flow, paths, args, replay, pool)
-            result = await run_rounds(flow, paths, replay, submit_only=args.submit_only, jobs=args.jobs,
-                                      loader=pool)
+            result = await run_rounds(flow, paths, replay, submit_only=args.submit_only and not drain,
+                                      jobs=args.jobs, loader=pool, submit_new=not drain)
         if result is None:
             print(f"submitted; check with `checklist-eval batch-status {out}`, finish by rerunning this command")
         return result

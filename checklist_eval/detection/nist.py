@@ -13,9 +13,9 @@ and header names are stripped of surrounding blanks; a trailing ``|`` closing th
 accepted on the header and on any row alike, since the plan's own examples are written ``a | b | c |``.
 A column named twice is refused however it is spaced; a row with more or fewer cells than the header is
 refused. TaskID is compared with the index without regard to case (the plan writes both "Detection"
-and "detection"); DiscriminatorID and ModelVersion may not be empty. Rows are reported by their line
-number in the file (the header is line 1). A system output may also be given as its submission package
-(``.tgz``, see :mod:`checklist_eval.detection.nist_package`).
+and "detection"); DiscriminatorID and ModelVersion may not be empty, and a file carries one of each.
+Rows are reported by their line number in the file (the header is line 1). A system output may also
+be given as its submission package (``.tgz``, see :mod:`checklist_eval.detection.nist_package`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ import csv
 import io
 import math
 import re
+from array import array
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,83 +68,146 @@ class Table:
 class Validation:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    omitted: int = 0  # problems found past the MAX_PROBLEMS kept
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.omitted
+
+    @property
+    def count(self) -> int:
+        return len(self.problems) + self.omitted
 
 
 # -------------------------------------------------------------------------------------------- reading
+#
+# Files are streamed: a row is checked as it is read and only what the checks and the scores need is
+# kept (per index row, its FileID, line, (DatasetID, TaskID) pair code, score and target), so memory grows
+# by tens of bytes a trial and never holds the file or its rows. A line is read with a length cap, and
+# at most MAX_PROBLEMS problems are kept (the rest are counted).
+
+MAX_LINE_CHARS = 1 << 20
+MAX_PROBLEMS = 1000
 
 
-def read_table(path: str | Path, required: tuple[str, ...]) -> tuple[Table | None, list[Problem]]:
-    """Read a pipe-separated file with the csv module (every cell is text, nothing is inferred);
-    problems instead of exceptions for anything malformed. A ``.tgz`` submission package is read
-    through its one CSV member."""
-    p = str(path)
-    data, problems = _file_bytes(path)
-    if data is None:
-        return None, problems
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None, [Problem(p, None, "not UTF-8 text")]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="|", quoting=csv.QUOTE_NONE)
-    try:
+def _open_text(path: str | Path) -> AbstractContextManager[io.TextIOBase]:
+    """The file (or a package's one CSV member) as UTF-8 text, streamed; InputError when unreadable."""
+    from checklist_eval.detection.nist_package import is_package, open_member
+
+    if is_package(path):
+        return open_member(path)
+    return _plain(path)
+
+
+@contextmanager
+def _plain(path: str | Path) -> Iterator[io.TextIOBase]:
+    with open(path, "rb") as fh, io.TextIOWrapper(fh, encoding="utf-8-sig", newline="") as text:
+        yield text
+
+
+def _capped_lines(text: io.TextIOBase, path: str) -> Iterator[str]:
+    line_no = 0
+    while True:
+        line = text.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        line_no += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise InputError(path, f"line {line_no} is longer than {MAX_LINE_CHARS:,} characters")
+        yield line
+
+
+class Scan:
+    """One streamed pass over a pipe-separated file: ``columns`` once the header is read, ``problems``
+    (at most MAX_PROBLEMS kept, ``omitted`` counts the rest), and the rows through ``rows()``."""
+
+    def __init__(self, path: str | Path, required: tuple[str, ...]):
+        self.path = str(path)
+        self.required = required
+        self.columns: list[str] | None = None
+        self.problems: list[Problem] = []  # what the checks of the rows found
+        self.broken: list[Problem] = []  # what makes the file unreadable as a table (then it alone counts)
+        self.omitted = 0
+
+    def problem(self, line: int | None, message: str) -> None:
+        self._keep(self.problems, Problem(self.path, line, message))
+
+    def unreadable(self, line: int | None, message: str) -> None:
+        self._keep(self.broken, Problem(self.path, line, message))
+
+    def _keep(self, into: list[Problem], prob: Problem) -> None:
+        if len(self.problems) + len(self.broken) < MAX_PROBLEMS:
+            into.append(prob)
+        else:
+            self.omitted += 1
+
+    @property
+    def readable(self) -> bool:
+        """A header with the columns, and every row well formed (else the rows' checks are moot)."""
+        return self.columns is not None and not self.broken
+
+    def rows(self) -> Iterator[tuple[int, dict[str, str]]]:
+        """(line number, cells by column) of every well-formed data row; problems are recorded."""
+        if not Path(self.path).is_file():
+            self.unreadable(None, "file not found")
+            return
+        try:
+            with _open_text(self.path) as text:
+                reader = csv.reader(_capped_lines(text, self.path), delimiter="|", quoting=csv.QUOTE_NONE)
+                try:
+                    yield from self._rows(reader)
+                except csv.Error as err:
+                    self.unreadable(reader.line_num or None, f"malformed row: {err}")
+        except UnicodeDecodeError:
+            self.unreadable(None, "not UTF-8 text")
+        except InputError as err:
+            self.unreadable(None, err.problem)
+        except OSError as err:
+            self.unreadable(None, f"cannot be read ({err.strerror or type(err).__name__})")
+
+    def _rows(self, reader) -> Iterator[tuple[int, dict[str, str]]]:
         header = next(reader, None)
         while header is not None and not "".join(header).strip():
             header = next(reader, None)  # blank lines before the header
         if header is None:
-            return None, [Problem(p, None, "empty file")]
+            self.unreadable(None, "empty file")
+            return
         columns = _cells(header)
         if columns and columns[-1] == "":
             columns.pop()  # "a | b | c |": the trailing pipe closes the last column
-        problems = _header_problems(p, columns, required)
-        if problems:
-            return None, problems
-        rows, lines, malformed = _data_rows(reader, p, columns)
-    except csv.Error as err:
-        return None, [Problem(p, reader.line_num or None, f"malformed row: {err}")]
-    if malformed:
-        return None, malformed
-    return Table(p, columns, rows, lines), []
+        header_problems = _header_problems(self.path, columns, self.required)
+        if header_problems:
+            for prob in header_problems:
+                self.unreadable(prob.line, prob.message)
+            return
+        self.columns = columns
+        for raw in reader:
+            cells = _cells(raw)
+            if not any(cells):
+                continue  # a blank line
+            if len(cells) == len(columns) + 1 and cells[-1] == "":
+                cells.pop()  # a row may end in a trailing pipe whether or not the header does
+            if len(cells) != len(columns):
+                self.unreadable(reader.line_num, f"malformed row: {len(cells)} cells, the header has {len(columns)}")
+                continue
+            yield reader.line_num, dict(zip(columns, cells, strict=True))
 
 
-def _file_bytes(path: str | Path) -> tuple[bytes | None, list[Problem]]:
-    from checklist_eval.detection.nist_package import is_package, read_package
-
-    p = str(path)
-    if not Path(path).is_file():
-        return None, [Problem(p, None, "file not found")]
-    if is_package(path):
-        try:
-            return read_package(path)[1], []
-        except InputError as err:
-            return None, [Problem(p, None, err.problem)]
-    return Path(path).read_bytes(), []
+def read_table(path: str | Path, required: tuple[str, ...]) -> tuple[Table | None, list[Problem]]:
+    """A whole pipe-separated file in memory (every cell text, nothing inferred), or None with its
+    problems: for small files and callers that want the rows; validation and scoring stream instead."""
+    scan = Scan(path, required)
+    rows, lines = [], []
+    for line, row in scan.rows():
+        rows.append(row)
+        lines.append(line)
+    if not scan.readable or scan.columns is None:
+        return None, scan.broken
+    return Table(scan.path, scan.columns, rows, lines), []
 
 
 def _cells(row: list[str]) -> list[str]:
     return [c.strip() for c in row]
-
-
-def _data_rows(reader, path: str, columns: list[str]):
-    """Rows keyed by column with their line numbers; a row may end in a trailing pipe whether or not
-    the header does. Rows whose cell count differs from the header's are problems."""
-    rows, lines, malformed = [], [], []
-    for raw in reader:
-        cells = _cells(raw)
-        if not any(cells):
-            continue  # a blank line
-        if len(cells) == len(columns) + 1 and cells[-1] == "":
-            cells.pop()
-        if len(cells) != len(columns):
-            malformed.append(Problem(path, reader.line_num, f"malformed row: {len(cells)} cells, the header "
-                                                             f"has {len(columns)}"))  # fmt: skip
-            continue
-        rows.append(dict(zip(columns, cells, strict=True)))
-        lines.append(reader.line_num)
-    return rows, lines, malformed
 
 
 def _header_problems(path: str, columns: list[str], required: tuple[str, ...]) -> list[Problem]:
@@ -161,19 +227,58 @@ def _header_problems(path: str, columns: list[str], required: tuple[str, ...]) -
 # ----------------------------------------------------------------------------------------- validation
 
 
-def _index_ids(index: Table, v: Validation) -> dict[str, int]:
-    """FileID -> row position in the index, reporting empty and repeated FileIDs of the index."""
-    ids: dict[str, int] = {}
-    for k, (row, line) in enumerate(zip(index.rows, index.lines, strict=True)):
+class Index:
+    """The index, compactly: FileID -> row position, and per position its line and (DatasetID, TaskID)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.position: dict[str, int] = {}
+        self.lines = array("q")
+        self.pair = array("i")
+        self.pairs: dict[tuple[str, str], int] = {}
+        self.pair_names: list[tuple[str, str]] = []
+
+    def add(self, fid: str, line: int, dataset: str, task: str) -> None:
+        key = (dataset, task.casefold())
+        code = self.pairs.get(key)
+        if code is None:
+            code = self.pairs[key] = len(self.pair_names)
+            self.pair_names.append((dataset, task))
+        self.position[fid] = len(self.lines)
+        self.lines.append(line)
+        self.pair.append(code)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
+def _read_index(index_path: str | Path, v: Validation) -> Index | None:
+    scan = Scan(index_path, INDEX_COLUMNS)
+    index = Index(scan.path)
+    for line, row in scan.rows():
         fid = row["FileID"]
         if not fid:
-            v.problems.append(Problem(index.path, line, "empty FileID in the index"))
-        elif fid in ids:
-            first = index.lines[ids[fid]]
-            v.problems.append(Problem(index.path, line, f"FileID {fid} repeats line {first} of the index"))
+            scan.problem(line, "empty FileID in the index")
+        elif fid in index.position:
+            scan.problem(line, f"FileID {fid} repeats line {index.lines[index.position[fid]]} of the index")
         else:
-            ids[fid] = k
-    return ids
+            index.add(fid, line, row["DatasetID"], row["TaskID"])
+    _merge(v, scan)
+    return index if scan.readable else None
+
+
+def _merge(v: Validation, scan: Scan) -> None:
+    """The scan's problems into ``v``: what makes it unreadable alone, when there is such a thing."""
+    for prob in scan.broken or scan.problems:
+        _add(v, prob)
+    v.omitted += scan.omitted
+
+
+def _add(v: Validation, prob: Problem) -> None:
+    if len(v.problems) < MAX_PROBLEMS:
+        v.problems.append(prob)
+    else:
+        v.omitted += 1
 
 
 def _score_problem(text: str) -> str | None:
@@ -191,24 +296,45 @@ def _score_problem(text: str) -> str | None:
 
 
 def _filename_checks(path: Path, v: Validation) -> None:
-    if not _FILENAME_OK.match(path.name):
-        v.problems.append(Problem(str(path), None, f"file name {path.name!r} may only use letters, "
-                                                    "digits and _ - . (no spaces or special characters)"))  # fmt: skip
-    if not _CUTOFF.search(path.name):
-        v.warnings.append(Problem(str(path), None, "file name does not state the decision threshold "
-                                                    "(NIST asks for e.g. 'cutoff-50' for 0.5)"))  # fmt: skip
+    """The plan's naming rules (section 5.1): a .csv, only letters, digits and _ - ., the cutoff stated."""
+    for message in filename_problems(path.name):
+        v.problems.append(Problem(str(path), None, message))
+
+
+def filename_problems(name: str) -> list[str]:
+    """What breaks section 5.1's naming of a system output file (also checked on a package's CSV, which
+    NIST reads by that name after unpacking)."""
+    out = []
+    if not name.lower().endswith(".csv"):
+        out.append(f"file name {name!r} must end in .csv (the plan's system output is a CSV file)")
+    if not _FILENAME_OK.match(name):
+        out.append(f"file name {name!r} may only use letters, digits and _ - . (no spaces or special characters)")
+    if not _CUTOFF.search(name):
+        out.append(f"file name {name!r} must state the decision threshold, e.g. 'cutoff-50' for 0.5 (plan 5.1)")
+    return out
 
 
 def _output_name(sysout_path: str | Path) -> Path:
     """The system output's file name: the CSV inside a package, else the file itself."""
-    from checklist_eval.detection.nist_package import is_package, read_package
+    from checklist_eval.detection.nist_package import is_package, member_name
 
     if is_package(sysout_path) and Path(sysout_path).is_file():
         try:
-            return Path(sysout_path) / read_package(sysout_path)[0]
+            return Path(sysout_path) / member_name(sysout_path)
         except InputError:
             pass  # reported when the table is read
     return Path(sysout_path)
+
+
+def check_sysout_alone(sysout_path: str | Path) -> Validation:
+    """The checks a system output passes without its index: name, header, rows (for ``package``)."""
+    v = Validation()
+    _filename_checks(_output_name(sysout_path), v)
+    scan = Scan(sysout_path, SYSOUT_COLUMNS)
+    for _ in scan.rows():
+        pass
+    _merge(v, scan)
+    return v
 
 
 def validate_sysout(index_path: str | Path, sysout_path: str | Path) -> Validation:
@@ -216,75 +342,117 @@ def validate_sysout(index_path: str | Path, sysout_path: str | Path) -> Validati
     return _read_and_validate(index_path, sysout_path)[0]
 
 
-def _read_and_validate(index_path: str | Path, sysout_path: str | Path,
-                       ) -> tuple[Validation, Table | None, Table | None, dict[str, int]]:
-    """(validation, index table, system-output table, index FileID -> row): the tables are read once,
-    for the checks and for the scoring that follows them."""
+@dataclass
+class Trials:
+    """The system output's scores on the index's trials, in the order of the system output."""
+
+    index: Index
+    order: array  # index positions, in system-output order
+    scores: array  # float per index position
+    system: dict[str, str] = field(default_factory=dict)
+
+
+def _read_and_validate(index_path: str | Path, sysout_path: str | Path) -> tuple[Validation, Trials | None]:
+    """(validation, the trials read): each file streamed once, for the checks and the scoring after."""
     v = Validation()
     _filename_checks(_output_name(sysout_path), v)
-    index, probs = read_table(index_path, INDEX_COLUMNS)
-    v.problems += probs
-    sysout, probs = read_table(sysout_path, SYSOUT_COLUMNS)
-    v.problems += probs
-    if index is None or sysout is None:
-        return v, index, sysout, {}
-    ids = _index_ids(index, v)
-    seen: dict[str, int] = {}
-    for row, line in zip(sysout.rows, sysout.lines, strict=True):
-        _check_sysout_row(row, line, sysout.path, ids, index, seen, v)
-    for fid, k in ids.items():
-        if fid not in seen:
-            v.problems.append(Problem(sysout.path, None, f"FileID {fid} of the index (line "
-                                                          f"{index.lines[k]}) has no score"))  # fmt: skip
-    if not sysout.rows:
-        v.problems.append(Problem(sysout.path, None, "no rows"))
-    return v, index, sysout, ids
+    index = _read_index(index_path, v)
+    scan = Scan(sysout_path, SYSOUT_COLUMNS)
+    if index is None:
+        for _ in scan.rows():  # still report the system output's own problems
+            pass
+        _merge(v, scan)
+        return v, None
+    check = _SysoutCheck(index, scan)
+    for line, row in scan.rows():
+        check.row(line, row)
+    _merge(v, scan)
+    if not scan.readable:
+        return v, None
+    check.finish(v)
+    return v, Trials(index, check.order, check.scores, check.system())
 
 
-def _check_sysout_row(row, line, path, ids, index, seen, v: Validation) -> None:
-    fid = row["FileID"]
-    problem = _score_problem(row["ConfidenceScore"])
-    if problem:
-        v.problems.append(Problem(path, line, problem))
-    for col in ("DiscriminatorID", "ModelVersion"):
-        if not row[col]:
-            v.problems.append(Problem(path, line, f"empty {col}"))
-    if not fid:
-        v.problems.append(Problem(path, line, "empty FileID"))
-        return
-    if fid in seen:
-        v.problems.append(Problem(path, line, f"FileID {fid} repeats line {seen[fid]}"))
-        return
-    seen[fid] = line
-    if fid not in ids:
-        v.problems.append(Problem(path, line, f"FileID {fid} is not in the index"))
-        return
-    expected = index.rows[ids[fid]]
-    for col in ("DatasetID", "TaskID"):
-        same = row[col].casefold() == expected[col].casefold() if col == "TaskID" else row[col] == expected[col]
-        if not same:
-            v.problems.append(Problem(path, line, f"{col} {row[col]!r} differs from the index's "
-                                                  f"{expected[col]!r} for {fid}"))  # fmt: skip
+class _SysoutCheck:
+    """The checks of one system output's rows against the index, streamed."""
+
+    def __init__(self, index: Index, scan: Scan):
+        self.index, self.scan = index, scan
+        self.seen = array("q", bytes(8 * len(index)))  # line of the row scoring each index position (0: none)
+        self.scores = array("d", bytes(8 * len(index)))
+        self.order = array("q")
+        self.values: dict[str, dict[str, int]] = {"DiscriminatorID": {}, "ModelVersion": {}}
+        self.rows = 0
+
+    def row(self, line: int, row: dict[str, str]) -> None:
+        self.rows += 1
+        problem = _score_problem(row["ConfidenceScore"])
+        if problem:
+            self.scan.problem(line, problem)
+        for col, first in self.values.items():
+            if not row[col]:
+                self.scan.problem(line, f"empty {col}")
+            elif row[col] not in first and len(first) < 4:  # a few kept: enough to name the clash
+                first[row[col]] = line
+        fid = row["FileID"]
+        if not fid:
+            self.scan.problem(line, "empty FileID")
+            return
+        k = self.index.position.get(fid)
+        if k is None:
+            self.scan.problem(line, f"FileID {fid} is not in the index")
+            return
+        if self.seen[k]:
+            self.scan.problem(line, f"FileID {fid} repeats line {self.seen[k]}")
+            return
+        self.seen[k] = line
+        self.order.append(k)
+        self.scores[k] = float(row["ConfidenceScore"]) if problem is None else math.nan
+        dataset, task = self.index.pair_names[self.index.pair[k]]
+        if row["DatasetID"] != dataset:
+            self.scan.problem(line, f"DatasetID {row['DatasetID']!r} differs from the index's {dataset!r} for {fid}")
+        if row["TaskID"].casefold() != task.casefold():
+            self.scan.problem(line, f"TaskID {row['TaskID']!r} differs from the index's {task!r} for {fid}")
+
+    def finish(self, v: Validation) -> None:
+        for col, first in self.values.items():
+            if len(first) > 1:  # one file is one system (plan 5.1)
+                shown = ", ".join(f"{value!r} (line {line})" for value, line in list(first.items())[:3])
+                more = ", ..." if len(first) > 3 else ""
+                _add(v, Problem(self.scan.path, None, f"{len(first)}{'+' if len(first) > 3 else ''} different "
+                                                      f"{col} values ({shown}{more}): one file carries one system"))
+        for fid, k in self.index.position.items():
+            if not self.seen[k]:
+                _add(v, Problem(self.scan.path, None, f"FileID {fid} of the index (line {self.index.lines[k]}) "
+                                                      "has no score"))  # fmt: skip
+        if not self.rows:
+            _add(v, Problem(self.scan.path, None, "no rows"))
+
+    def system(self) -> dict[str, str]:
+        return {col: next(iter(first), "") for col, first in self.values.items()}
 
 
-def _reference_targets(ref_path: str | Path, ids: dict[str, int], v: Validation) -> dict[str, bool]:
-    ref, probs = read_table(ref_path, REF_COLUMNS)
-    v.problems += probs
-    if ref is None:
-        return {}
-    targets: dict[str, bool] = {}
-    for row, line in zip(ref.rows, ref.lines, strict=True):
+def _reference_targets(ref_path: str | Path, index: Index, v: Validation) -> bytearray:
+    """Per index position: 2 a target (Y), 1 a non-target (N), 0 no reference."""
+    scan = Scan(ref_path, REF_COLUMNS)
+    targets = bytearray(len(index))
+    for line, row in scan.rows():
         flag = row["IsTarget"].upper()
         if flag not in ("Y", "N"):
-            v.problems.append(Problem(ref.path, line, f"IsTarget must be Y or N, got {row['IsTarget']!r}"))
+            scan.problem(line, f"IsTarget must be Y or N, got {row['IsTarget']!r}")
             continue
-        if row["FileID"] in targets:
-            v.problems.append(Problem(ref.path, line, f"FileID {row['FileID']} repeats in the reference"))
+        k = index.position.get(row["FileID"])
+        if k is None:
+            continue  # a reference row for a trial this index does not hold
+        if targets[k]:
+            scan.problem(line, f"FileID {row['FileID']} repeats in the reference")
             continue
-        targets[row["FileID"]] = flag == "Y"
-    for fid in ids:
-        if fid not in targets:
-            v.problems.append(Problem(ref.path, None, f"FileID {fid} of the index has no reference"))
+        targets[k] = 2 if flag == "Y" else 1
+    _merge(v, scan)
+    if scan.readable:
+        for fid, k in index.position.items():
+            if not targets[k]:
+                _add(v, Problem(scan.path, None, f"FileID {fid} of the index has no reference"))
     return targets
 
 
@@ -335,24 +503,20 @@ def score_files(
 
     if not 0.0 < far_stop <= 1.0:
         raise InputError(None, f"--far-stop must be in (0, 1], got {far_stop}")
-    v, _, sysout, ids = _read_and_validate(index_path, sysout_path)
-    targets = _reference_targets(ref_path, ids, v)
+    v, trials = _read_and_validate(index_path, sysout_path)
+    targets = _reference_targets(ref_path, trials.index, v) if trials is not None else bytearray()
     if not v.ok:
-        more = f" (and {len(v.problems) - 1} more problem(s))" if len(v.problems) > 1 else ""
+        more = f" (and {v.count - 1} more problem(s))" if v.count > 1 else ""
         first = v.problems[0]
         raise InputError(first.path, f"{'line ' + str(first.line) + ': ' if first.line else ''}"
                                      f"{first.message}{more}")  # fmt: skip
-    assert sysout is not None  # an unreadable system output is a validation problem, raised above
-    rows = [r for r in sysout.rows if r["FileID"] in ids]
-    y = np.array([targets[r["FileID"]] for r in rows])
-    s = np.array([float(r["ConfidenceScore"]) for r in rows])
+    assert trials is not None  # an unreadable system output is a validation problem, raised above
+    order = np.frombuffer(trials.order, dtype=np.int64)
+    y = np.frombuffer(targets, dtype=np.uint8)[order] == 2
+    s = np.frombuffer(trials.scores, dtype=np.float64)[order]
     m = metrics.summarize(y, s, far_stop=far_stop)
     m.update(_auc_ci(y, s, n_bootstrap, level, seed))
-    system = {
-        "DiscriminatorID": ";".join(sorted({r["DiscriminatorID"] for r in rows})),
-        "ModelVersion": ";".join(sorted({r["ModelVersion"] for r in rows})),
-    }
-    return ScoreResult(system, m, y, s, far_stop, v.warnings)
+    return ScoreResult(trials.system, m, y, s, far_stop, v.warnings)
 
 
 def _auc_ci(y, s, n_bootstrap: int, level: float, seed: int) -> dict[str, float]:
@@ -399,6 +563,11 @@ def report_table(result: ScoreResult) -> str:
 # --------------------------------------------------------------------------------------------- plots
 
 
+def require_plotting() -> None:
+    """Fail on a missing matplotlib before a command does any work or writes any file."""
+    _pyplot()
+
+
 def _pyplot():
     try:
         import matplotlib
@@ -427,7 +596,7 @@ def plot_roc(curves: dict[str, tuple], path: str | Path, *, far_stop: float = 0.
         if k == 0:
             keep = roc.fpr <= far_stop
             xs = np.r_[roc.fpr[keep], far_stop]
-            tpr_stop = metrics.tpr_on_roc(roc, far_stop, "nist")
+            tpr_stop = metrics.tpr_on_roc(roc, far_stop, "max")
             ys = np.r_[roc.tpr[keep], np.interp(far_stop, roc.fpr, roc.tpr)]
             ax.fill_between(xs, 0, ys, color=line.get_color(), alpha=0.2, label=f"pAUC to FPR {far_stop:g}")
             ax.plot([far_stop], [tpr_stop], "o", color=line.get_color())

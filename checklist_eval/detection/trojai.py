@@ -1,7 +1,8 @@
 """TrojAI's log-score reporting: confidence intervals at 90/95/98/99 % and the prevalence sweep.
 
 * **Interval**: the log score (mean clipped cross-entropy) +- z * std(per-trial cross-entropy) /
-  sqrt(n), with TrojAI's z values 1.64, 1.96, 2.33, 2.58 (:data:`checklist_eval.detection.metrics.Z_VALUES`).
+  sqrt(n), the low end cut at 0 (no log score is negative), with TrojAI's z values 1.64, 1.96, 2.33,
+  2.58 (:data:`checklist_eval.detection.metrics.Z_VALUES`).
 * **Prevalence sweep**: the log score on subsets whose share of targets runs from 1 % to 99 %, each
   built 10 times from a different random draw (seeded), to show how a detector's figure depends on the
   share of targets it faces. Built by :func:`checklist_eval.detection.metrics.prevalence_sweep`; here it is
@@ -47,7 +48,7 @@ def log_score_intervals(y, p, levels: tuple[int, ...]) -> dict[str, float]:
     out: dict[str, float] = {}
     for lv, half in metrics.ci_half_widths(ce, levels).items():
         out[f"cross_entropy_ci{lv}"] = half
-        out[f"cross_entropy_ci{lv}_low"] = mean - half
+        out[f"cross_entropy_ci{lv}_low"] = max(0.0, mean - half)  # a log score is never below 0
         out[f"cross_entropy_ci{lv}_high"] = mean + half
     return out
 
@@ -86,6 +87,16 @@ def sweep_table(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def sweep_points(result: dict) -> tuple[np.ndarray, ...]:
+    """What the sweep plot draws: x is the share of targets the subsets reached (in %), not the rate
+    asked for (with few targets or non-targets a subset cannot reach it); then the log score's mean,
+    sd, min and max at each."""
+    rows = result["rows"]
+    share = np.array([100 * r["n_target"] / r["n"] for r in rows])
+    ce = {k: np.array([r["cross_entropy"][k] for r in rows]) for k in ("mean", "std", "min", "max")}
+    return share, ce["mean"], ce["std"], ce["min"], ce["max"]
+
+
 def plot_sweep(curves: dict[str, dict], path: str | Path) -> Path:
     """Mean log score per target rate, with a band of +- one standard deviation and the min-max range."""
     from checklist_eval.detection.nist import _pyplot, _save
@@ -93,11 +104,7 @@ def plot_sweep(curves: dict[str, dict], path: str | Path) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.5), dpi=120)
     for label, result in curves.items():
-        rate = np.array([100 * r["rate"] for r in result["rows"]])
-        mean = np.array([r["cross_entropy"]["mean"] for r in result["rows"]])
-        std = np.array([r["cross_entropy"]["std"] for r in result["rows"]])
-        lo = np.array([r["cross_entropy"]["min"] for r in result["rows"]])
-        hi = np.array([r["cross_entropy"]["max"] for r in result["rows"]])
+        rate, mean, std, lo, hi = sweep_points(result)
         line = ax.plot(rate, mean, lw=1.8, label=label)[0]
         ax.fill_between(rate, mean - std, mean + std, color=line.get_color(), alpha=0.25)
         ax.fill_between(rate, lo, hi, color=line.get_color(), alpha=0.08)

@@ -14,11 +14,11 @@ the same way: **higher means "more likely seen"** (a member of the training data
   n-gram log-probabilities are there, raw otherwise). The absolute value keeps the sign of the slope
   when the adjusted mean is negative.
 * ``slope_z``: the slope divided by the standard deviation (ddof 0) of the same probabilities.
-* ``min_k``: mean of the lowest ceil(k n) token log-probabilities (Min-K%, k = 0.2 by default): a seen
+* ``min_k``: mean of the lowest int(k n) (at least one) token log-probabilities (Min-K%, k = 0.2 by default): a seen
   text has few surprising tokens.
 * ``min_k_pp``: Min-K%++: per token (log p - mu) / sigma, with mu and sigma the mean and standard
   deviation of log p(z) for z drawn from the model's next-token distribution, then the mean of the
-  lowest ceil(k n). Exact when the input gives ``vocab_mu``/``vocab_sigma`` per token; otherwise
+  lowest int(k n) (at least one). Exact when the input gives ``vocab_mu``/``vocab_sigma`` per token; otherwise
   **approximated from the top-k log-probabilities**: the distribution is cut to the top-k tokens plus
   the actual one, renormalised, and mu/sigma are taken over that (see :func:`topk_moments`).
 
@@ -32,6 +32,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel
@@ -39,6 +40,9 @@ from pydantic import BaseModel
 from checklist_eval.errors import InputError
 from checklist_eval.membership.slope import Slope, fit_slope
 from checklist_eval.summaries import OptionalParts
+
+if TYPE_CHECKING:
+    from checklist_eval.reading.isolation import ParseLimits
 
 METHODS = ("slope", "slope_ngram", "slope_mean", "slope_z", "min_k", "min_k_pp")
 
@@ -112,10 +116,12 @@ def _fit(values: np.ndarray | None) -> Slope | None:
 
 
 def min_k(logprobs: np.ndarray, k: float = 0.2) -> float | None:
-    """Mean of the lowest ceil(k n) log-probabilities."""
+    """Mean of the lowest int(k n) log-probabilities, at least one.
+
+    int, not ceil: both published implementations (Min-K% and Min-K%++) truncate k n."""
     if logprobs.size == 0:
         return None
-    m = max(1, math.ceil(k * logprobs.size))
+    m = max(1, int(k * logprobs.size))
     return float(np.sort(logprobs)[:m].mean())
 
 
@@ -353,25 +359,10 @@ def chunk_words(text: str, n_words: int) -> list[str]:
     return [" ".join(words[i:i + n_words]) for i in range(0, len(words), n_words)]
 
 
-def paper_text(path: str | Path) -> str:
-    """Title, abstract and body of a paper as a reader sees them. A LaTeX paper without a checklist
-    is still a paper here: its body is converted without looking for one."""
-    from checklist_eval.reading.parsing import load_paper
-    from checklist_eval.errors import NoChecklistError
-    from checklist_eval.reading.sources import input_kind
+def paper_text(path: str | Path, limits: ParseLimits | None = None) -> str:
+    """Title, abstract and body of a paper as a reader sees them, read in a parsing worker under
+    ``limits`` (the door every participant's file comes in by)."""
+    from checklist_eval.reading.isolation import ParserPool
 
-    try:
-        paper = load_paper(path)
-        parts = (paper.title, paper.abstract, paper.body)
-    except NoChecklistError:
-        if input_kind(Path(path)) == "pdf":
-            raise
-        from checklist_eval.reading.latex import collect_macros, convert_body, load_latex, theorem_kinds
-
-        text = load_latex(Path(path)).text
-        begin = text.find("\\begin{document}")
-        preamble, body = (text[:begin], text[begin + len("\\begin{document}"):]) if begin >= 0 else (text, text)
-        body = body.split("\\end{document}", 1)[0]
-        conv = convert_body(body, collect_macros(preamble), theorem_kinds(text))
-        parts = (conv.title, conv.abstract, conv.text)
-    return "\n\n".join(x for x in parts if x)
+    with ParserPool(1, limits) as pool:
+        return pool.reading_text(path)

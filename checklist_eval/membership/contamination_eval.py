@@ -123,18 +123,31 @@ def public(result: dict) -> DatasetEvaluation:
         {**result, "methods": {m: {k: v for k, v in f.items() if k != "roc"} for m, f in result["methods"].items()}})
 
 
-def _cell(fig: dict) -> str:
+def coverage_notes(results: dict[str, dict]) -> list[str]:
+    """One line per method evaluated on fewer texts than its dataset holds (it has no value on some)."""
+    out = []
+    for d, res in results.items():
+        for m, fig in res["methods"].items():
+            if fig["n"] < res["n"]:
+                out.append(f"{d}: {m} evaluated on {fig['n']} of {res['n']} texts ({fig['n_member']} of "
+                           f"{res['n_member']} members): it has no value on the other {res['n'] - fig['n']}")
+    return out
+
+
+def _cell(fig: dict, total: int) -> str:
     if fig["auc"] is None:
         return "-"
     lo, hi = fig["ci"]
-    return f"{fig['auc']:.3f}" + (f" ({lo:.3f}, {hi:.3f})" if lo is not None else "")
+    short = f" [{fig['n']} of {total} texts]" if fig["n"] < total else ""
+    return f"{fig['auc']:.3f}" + (f" ({lo:.3f}, {hi:.3f})" if lo is not None else "") + short
 
 
 def table(results: dict[str, dict], methods) -> str:
-    """The reference document's table: one row per method, one column per dataset, AUC (CI)."""
+    """The reference document's table: one row per method, one column per dataset, AUC (CI); a method
+    evaluated on fewer texts than the dataset holds says on how many."""
     names = list(results)
     head = ["Method", *names]
-    rows = [[m, *(_cell(results[d]["methods"][m]) for d in names)] for m in methods]
+    rows = [[m, *(_cell(results[d]["methods"][m], results[d]["n"]) for d in names)] for m in methods]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     fmt = "| " + " | ".join(f"{{:<{w}}}" for w in widths) + " |"
     sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
@@ -149,7 +162,8 @@ def low_fpr_lines(results: dict[str, dict], methods) -> list[str]:
         for m in methods:
             tp = res["methods"][m]["tpr_at_fpr"]
             vals = "  ".join("-" if v is None else f"{v:.3f}" for v in tp.values())
-            out.append(f"  {m:<12} {vals}")
+            n = res["methods"][m]["n"]
+            out.append(f"  {m:<12} {vals}" + (f"  (on {n} of {res['n']} texts)" if n < res["n"] else ""))
     return out
 
 

@@ -6,6 +6,12 @@ memory fails alone with one line; the worker is killed and replaced. Workers are
 server (never forked from a parent that already runs threads) and parse one paper at a time, so the
 native PDF library is never entered from two threads and never loaded in the parent at all.
 
+This is the one door a participant's file comes in by: every command and program that reads one
+(``parse``, ``check``, ``validate``, ``score``, ``batch``, the Codabench scoring program, ``attack``,
+``contamination``) parses through a :class:`ParserPool` (or :func:`isolated_load_paper`), never
+through ``reading.parsing`` or the LaTeX/PDF readers in its own process; ``tests/test_door.py``
+holds every module outside ``reading/`` to that.
+
 Results come back as pydantic dumps (``Paper.model_dump``) over a pipe. A program that starts a pool
 follows multiprocessing's rule for non-fork start methods: its main script is guarded by
 ``if __name__ == "__main__":`` (the fork server imports it).
@@ -47,16 +53,53 @@ def _limit_memory(memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _run_task(task: dict) -> dict:
-    from checklist_eval.reading.parsing import load_entry, load_paper
+def _paper_task(task: dict) -> dict:
+    from checklist_eval.reading.parsing import load_paper
 
+    paper = load_paper(task["path"], checklist=task.get("checklist"), spec_file=task.get("spec_file"),
+                       root=task.get("root"))
+    return {"paper": paper.model_dump(mode="json")}
+
+
+def _entry_task(task: dict) -> dict:
+    from checklist_eval.reading.parsing import load_entry
+
+    paper = load_entry(task["label"], task["name"], task["is_dir"], task["members"])
+    return {"paper": paper.model_dump(mode="json")}
+
+
+def _latex_task(task: dict) -> dict:
+    """A LaTeX paper's flattened live source and the paper parsed from it (what ``attack`` edits)."""
+    from checklist_eval.reading.latex import load_latex, parse_latex
+    from checklist_eval.reading.parsing import resolve_spec
+
+    source = load_latex(task["path"])
+    paper = parse_latex(source.text, source.source, spec=resolve_spec(task.get("checklist")), warnings=source.warnings)
+    return {"paper": paper.model_dump(mode="json"), "text": source.text}
+
+
+def _text_task(task: dict) -> dict:
+    """LaTeX text already read by the caller (a paper it derived from a participant's file)."""
+    from checklist_eval.reading.latex import parse_latex
+    from checklist_eval.reading.parsing import resolve_spec
+
+    paper = parse_latex(task["text"], task["label"], spec=resolve_spec(task.get("checklist")))
+    return {"paper": paper.model_dump(mode="json")}
+
+
+def _reading_text_task(task: dict) -> dict:
+    from checklist_eval.reading.parsing import reading_text
+
+    return {"text": reading_text(task["path"])}
+
+
+_TASKS = {"path": _paper_task, "entry": _entry_task, "latex": _latex_task, "text": _text_task,
+          "reading_text": _reading_text_task}
+
+
+def _run_task(task: dict) -> dict:
     try:
-        if task["kind"] == "path":
-            paper = load_paper(task["path"], checklist=task.get("checklist"), spec_file=task.get("spec_file"),
-                               root=task.get("root"))
-        else:
-            paper = load_entry(task["label"], task["name"], task["is_dir"], task["members"])
-        return {"paper": paper.model_dump(mode="json")}
+        return _TASKS[task["kind"]](task)
     except NoChecklistError as err:
         return {"error": "no_checklist", "path": err.path, "problem": err.problem}
     except InputError as err:
@@ -220,6 +263,11 @@ class ParserPool:
         self._slots.put(worker)
 
     def run(self, task: dict, label: str) -> Paper:
+        return _paper_from(self._ask(task, label), label)
+
+    def _ask(self, task: dict, label: str) -> dict:
+        """The worker's reply to ``task``; InputError (one line naming ``label``) for a paper that
+        failed, crashed its worker, or went over the time or memory budget."""
         worker = self._take()
         try:
             worker.conn.send(task)
@@ -244,7 +292,9 @@ class ParserPool:
             raise InputError(label, f"parsing needed more than {self.limits.memory_mb} MB "
                                     "(--parse-memory); stopped")
         self._give_back(worker)
-        return _paper_from(reply, label)
+        if "error" in reply:
+            _paper_from(reply, label)  # raises
+        return reply
 
     def load_paper(self, path: str | Path, checklist: str | None = None,
                    spec_file: str | Path | None = None, root: str | None = None) -> Paper:
@@ -255,6 +305,19 @@ class ParserPool:
     def load_entry(self, label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
         task = {"kind": "entry", "label": label, "name": name, "is_dir": is_dir, "members": members}
         return self.run(task, label)
+
+    def load_latex(self, path: str | Path, checklist: str | None = None) -> tuple[str, Paper]:
+        """A LaTeX paper's flattened live source and the paper parsed from it."""
+        reply = self._ask({"kind": "latex", "path": str(path), "checklist": checklist}, str(path))
+        return reply["text"], Paper.model_validate(reply["paper"])
+
+    def parse_text(self, text: str, label: str, checklist: str | None = None) -> Paper:
+        """LaTeX text derived from a participant's file (``attack``'s planted paper), parsed here too."""
+        return self.run({"kind": "text", "text": text, "label": label, "checklist": checklist}, label)
+
+    def reading_text(self, path: str | Path) -> str:
+        """Title, abstract and body as a reader sees them (``reading.parsing.reading_text``)."""
+        return self._ask({"kind": "reading_text", "path": str(path)}, str(path))["text"]
 
     def close(self) -> None:
         with self._lock:

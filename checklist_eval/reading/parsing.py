@@ -1,4 +1,9 @@
-"""The one entry point every stage uses to read a paper: ``load_paper(path)``.
+"""The parser itself, in the process that calls it: ``load_paper(path)``.
+
+Commands never call it directly: a participant's file is read through
+:mod:`checklist_eval.reading.isolation` (a worker process with a time and memory budget), which calls
+these functions in the worker. The package's ``checklist_eval.load_paper`` is this function, for a
+library user parsing papers they trust in their own process.
 
 PDFs go to ``checklist_eval.reading.pdf`` (imported only when needed: it pulls in pypdfium2), everything else
 (a .tex file, a folder, an archive) to the LaTeX reader.
@@ -72,3 +77,26 @@ def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -
         paper = parse_latex(source.text, label, warnings=source.warnings)
     paper.warnings = merge_identical(paper.warnings)
     return paper
+
+
+def reading_text(path: str | Path) -> str:
+    """Title, abstract and body of a paper as a reader sees them. A LaTeX paper without a checklist
+    is still a paper here: its body is converted without looking for one."""
+    from checklist_eval.errors import NoChecklistError
+    from checklist_eval.reading.sources import input_kind
+
+    try:
+        paper = load_paper(path)
+        parts = (paper.title, paper.abstract, paper.body)
+    except NoChecklistError:
+        if input_kind(Path(path)) == "pdf":
+            raise
+        from checklist_eval.reading.latex import collect_macros, convert_body, load_latex, theorem_kinds
+
+        text = load_latex(Path(path)).text
+        begin = text.find("\\begin{document}")
+        preamble, body = (text[:begin], text[begin + len("\\begin{document}"):]) if begin >= 0 else (text, text)
+        body = body.split("\\end{document}", 1)[0]
+        conv = convert_body(body, collect_macros(preamble), theorem_kinds(text))
+        parts = (conv.title, conv.abstract, conv.text)
+    return "\n\n".join(x for x in parts if x)

@@ -41,6 +41,11 @@ _READ_CHUNK = 1024 * 1024
 # Parsing holds about 20 times the LaTeX it reads; real papers are far below this (a long main.tex
 # is under 1 MB), so it only stops inputs built to exhaust memory.
 MAX_TEX_BYTES = 8 * 1024 * 1024  # one .tex file
+# A tar's pax or GNU long-name header holds a path and a few attributes: tarfile reads it whole before
+# the member it describes, so it is capped before it is read. Headers per member are counted too (a
+# chain of pax headers is read recursively).
+MAX_TAR_HEADER_BYTES = 1024 * 1024
+MAX_TAR_HEADERS = 4 * MAX_MEMBERS
 
 # Files worth reading out of a project: sources \input can name. Images and nested archives are left
 # alone (a nested archive is never opened).
@@ -245,12 +250,18 @@ def _is_tar(path: Path, data: bytes | None) -> bool:
 
 
 def _refuse_duplicates(path: Path, names: list[str], dirs: set[str]) -> None:
-    """Two members of one name (only one could be read, and which one is the tool's guess) or a file
-    where the archive also has a folder of that name."""
+    """Two members of one name (only one could be read, and which one is the tool's guess), two whose
+    names differ only in case (one file on macOS and Windows, so which one a LaTeX run reads depends on
+    the author's disk) or a file where the archive also has a folder of that name."""
     seen: set[str] = set()
+    folded: dict[str, str] = {}
     for name in names:
         if name in seen:
-            raise UnsafeArchiveError(path, f"archive has two members named {name!r}")
+            raise UnsafeArchiveError(path, f"archive has duplicate members named {name!r}")
+        other = folded.setdefault(name.casefold(), name)
+        if other != name:
+            raise UnsafeArchiveError(path, f"archive has duplicate members whose names differ only in case: "
+                                           f"{other!r} and {name!r}")
         seen.add(name)
     for name in names:
         parents = posixpath.dirname(name)
@@ -333,6 +344,38 @@ def _zip_tree(path: Path, data: bytes | None = None) -> FileTree:
     return FileTree(str(path), sorted(files), files.get)
 
 
+class _OversizeHeader(Exception):
+    """A tar header over the caps, seen before tarfile reads it (tarfile lets it through unchanged)."""
+
+
+class _CappedTarInfo(tarfile.TarInfo):
+    """tarfile's header reader, refusing a pax or GNU long-name header larger than
+    MAX_TAR_HEADER_BYTES (tarfile would read it whole, before any member limit applies) and a stream of
+    more than MAX_TAR_HEADERS headers."""
+
+    def _proc_member(self, tarfile):
+        count = getattr(tarfile, "_headers_seen", 0) + 1
+        tarfile._headers_seen = count
+        if count > MAX_TAR_HEADERS:
+            raise _OversizeHeader(f"archive has more than {MAX_TAR_HEADERS} headers")
+        if self.type in _LONG_HEADER_TYPES and self.size > MAX_TAR_HEADER_BYTES:
+            raise _OversizeHeader(f"archive has an extended (pax or long-name) header of {self.size} bytes "
+                                  f"(more than {MAX_TAR_HEADER_BYTES // 2**20} MB)")
+        return super()._proc_member(tarfile)
+
+
+_LONG_HEADER_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+                      tarfile.GNUTYPE_LONGLINK)
+
+
+def _open_tar_stream(path: Path, data: bytes | None) -> tarfile.TarFile:
+    try:
+        return tarfile.open(path if data is None else None, mode="r|*", tarinfo=_CappedTarInfo,
+                            fileobj=io.BytesIO(data) if data is not None else None)
+    except TypeError:  # a gzip header cut short: tarfile calls ord() on the missing byte
+        raise InputError(path, "unreadable archive (truncated or corrupt): gzip header cut short") from None
+
+
 def _tar_tree(path: Path, data: bytes | None = None) -> FileTree:
     files: dict[str, bytes] = {}
     total = 0
@@ -340,8 +383,7 @@ def _tar_tree(path: Path, data: bytes | None = None) -> FileTree:
     dirs: set[str] = set()
     try:
         # Streaming mode: one pass over the decompressed data; a skipped member is still counted.
-        with tarfile.open(path if data is None else None, mode="r|*",
-                          fileobj=io.BytesIO(data) if data is not None else None) as tf:
+        with _open_tar_stream(path, data) as tf:
             for count, member in enumerate(tf, start=1):
                 name = _checked_tar_member(path, member, count)
                 if member.isdir():
@@ -355,8 +397,10 @@ def _tar_tree(path: Path, data: bytes | None = None) -> FileTree:
                 stream = tf.extractfile(member) if name.lower().endswith(TEXT_SUFFIXES) else None
                 if stream is not None:
                     files[name] = _read_capped(stream, MAX_MEMBER_BYTES, path, name)
+    except _OversizeHeader as err:
+        raise UnsafeArchiveError(path, str(err)) from None
     except tarfile.TarError as err:
-        raise InputError(path, f"unreadable tar archive: {err}") from None
+        raise InputError(path, f"unreadable tar archive (truncated or corrupt): {err}") from None
     except (OSError, EOFError, zlib.error) as err:
         raise InputError(path, f"unreadable archive (truncated or corrupt): {err}") from None
     _refuse_duplicates(path, names, dirs)
@@ -403,12 +447,13 @@ def open_file_tree(path: Path) -> FileTree:
     name = path.name
 
     def sibling(rel: str) -> Path | None:
-        target = (folder / rel).resolve()
+        # A name the system refuses (longer than a file name may be) is a file that is not there.
         try:
+            target = (folder / rel).resolve()
             target.relative_to(folder)
-        except ValueError:
+            return target if target.is_file() else None
+        except (ValueError, OSError):
             return None
-        return target if target.is_file() else None
 
     def read(rel: str) -> bytes | None:  # never asked for the file itself: it is seeded below
         target = sibling(rel)

@@ -113,3 +113,39 @@ def write_case(folder, name: str, size: int):
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_bytes(data)
     return folder / "paper.tex" if list(files) == ["paper.tex"] else folder
+
+
+# --- shapes found quadratic after the first round (issue 22); ``size`` as for the others ---------
+
+
+def checklist_subsections(size: int) -> dict[str, bytes]:
+    """``\\subsection{Checklist}`` headings by the ten thousand (30,000 in 700 KB), then the checklist."""
+    return _one(_PREAMBLE + _repeat_to("\\subsection{Checklist}\n", size) + _checklist() + "\\end{document}\n")
+
+
+def comment_and_unclosed_verbatims(size: int) -> dict[str, bytes]:
+    """A ``%`` comment, then ``\\begin{verbatim}`` by the ten thousand, none closed (16,000 in 270 KB)."""
+    return _one(_PREAMBLE + "% a comment\n" + _repeat_to("\\begin{verbatim}\n", size) + _checklist()
+                + "\\end{document}\n")
+
+
+def unclosed_answer_macros(size: int) -> dict[str, bytes]:
+    """``\\answerYes{`` by the ten thousand, none closed (12,000 in 132 KB), inside the checklist."""
+    return _one(_PREAMBLE + _HEADING + "\\begin{enumerate}\n\\item[] Answer: " + _repeat_to("\\answerYes{", size))
+
+
+def pointers_against_a_long_body(size: int) -> dict[str, bytes]:
+    """A justification of 2,000 pointers against a body of ``size`` (3 MB: the case that ran past 25 s)."""
+    labels = "".join(f"\\subsection{{S{i}}}\\label{{sec:s{i}}}\n" + "Words about the method. " * 8 + "\n"
+                     for i in range(2000))
+    body = _repeat_to(labels, size)
+    pointers = " ".join(f"Section~\\ref{{sec:s{i}}}" for i in range(2000))
+    return _one(_PREAMBLE + body + _checklist(pointers) + "\\end{document}\n")
+
+
+CASES.update({
+    "30,000 \\subsection{Checklist} headings": checklist_subsections,
+    "% comment + unclosed \\begin{verbatim}s": comment_and_unclosed_verbatims,
+    "unclosed \\answerYes{ by the thousand": unclosed_answer_macros,
+    "2,000 pointers against a long body": pointers_against_a_long_body,
+})

@@ -5,11 +5,11 @@ Rules that differ between tools, and the choice made here:
 * **ROC points**: one point per distinct score, starting at (0, 0) with threshold +inf. Tied scores of
   both classes move FPR and TPR together, which draws a diagonal segment; the area under that segment is
   what counts a tie as one half in the Mann-Whitney statistic.
-* **TPR at FPR** (:func:`tpr_at_fpr`): the default ``rule="nist"`` follows NIST's DetectionScorer: when
-  the requested FPR equals the FPR of ROC points exactly (a vertical run), the *lowest* TPR of that run
-  is returned; otherwise TPR is interpolated linearly between the last point left of the FPR and the
-  first point right of it. ``rule="max"`` returns the best TPR actually reachable by a threshold whose
-  FPR does not exceed the request (no interpolation).
+* **TPR at FPR** (:func:`tpr_at_fpr`): the default ``rule="max"`` is the convention: the highest TPR
+  a threshold reaches with FPR <= the requested FPR (on a vertical ROC step at exactly that FPR, the
+  top of the step; no interpolation). ``rule="nist"`` is the older reading: the *lowest* TPR of a
+  vertical run at exactly the FPR, otherwise TPR interpolated linearly between the last point left of
+  the FPR and the first point right of it.
 * **EER** (:func:`eer`): the default ``rule="interpolated"`` is the definition of the NIST GenAI plan
   (section 6.4), the point where FPR = FNR: it walks the ROC polyline and returns the exact crossing.
   ``rule="nearest"`` is the rule of NIST's older scorer lineage: the ROC point where |FPR - FNR| is
@@ -163,7 +163,7 @@ def _mcclish(raw: float, max_fpr: float) -> float:
 
 
 def tpr_at_fpr(
-    y_true: object, y_score: object, fpr: float = 0.1, *, rule: Literal["nist", "max"] = "nist"
+    y_true: object, y_score: object, fpr: float = 0.1, *, rule: Literal["nist", "max"] = "max"
 ) -> float:
     """TPR at a given FPR; see the module docstring for the two rules."""
     if not (0.0 <= fpr <= 1.0):
@@ -216,7 +216,7 @@ def eer_on_roc(roc: Roc, rule: str) -> float:
 
 
 def ranking_metrics(roc: Roc, far_stop: float = 0.1) -> dict[str, float]:
-    """The ranking figures of one ROC: AUC, raw and McClish pAUC, TPR@FPR (NIST rule), EER (the
+    """The ranking figures of one ROC: AUC, raw and McClish pAUC, TPR@FPR (highest TPR at FPR <= far_stop), EER (the
     FPR = FNR crossing; ``eer_interp`` repeats it under its former name)."""
     _check_fpr(far_stop, "far_stop")
     area = float(_auc_from_counts(np.diff(roc.tp), np.diff(roc.fp)))  # the exact count path of auc()
@@ -225,7 +225,7 @@ def ranking_metrics(roc: Roc, far_stop: float = 0.1) -> dict[str, float]:
         "auc": area,
         "pauc": raw,
         "pauc_mcclish": area if far_stop == 1.0 else _mcclish(raw, far_stop),
-        "tpr_at_fpr": tpr_on_roc(roc, far_stop, "nist"),
+        "tpr_at_fpr": tpr_on_roc(roc, far_stop, "max"),
         "eer": eer_on_roc(roc, "interpolated"),
         "eer_interp": eer_on_roc(roc, "interpolated"),
     }

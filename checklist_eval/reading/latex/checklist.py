@@ -56,10 +56,15 @@ class Region:
 def find_region(text: str) -> Region | None:
     """The live checklist: from its heading to the next top-level heading; without a heading (a
     fragment), the lists that hold the answer marks."""
+    ends: list[int] | None = None
+    answers: list[int] = []
     for m in _CHECKLIST_HEADING.finditer(text):
-        nxt = _NEXT_HEADING.search(text, m.end())
-        end = nxt.start() if nxt else len(text)
-        if _ANSWER_MACRO.search(text, m.end(), end) or _ANSWER_BRACKET.search(text, m.end(), end):
+        if ends is None:  # found once: searching again from each of thousands of headings is quadratic
+            ends = [n.start() for n in _NEXT_HEADING.finditer(text)]
+            answers = sorted(a.start() for pattern in (_ANSWER_MACRO, _ANSWER_BRACKET) for a in pattern.finditer(text))
+        end = _next_at(ends, m.end())
+        end = len(text) if end < 0 else end
+        if m.end() <= _next_at(answers, m.end()) < end:
             numbered = "*" not in text[m.start() : m.start() + 12] and text.startswith("\\section", m.start())
             return Region(m.start(), end, numbered)
     # Answer macros in the preamble are definitions (\newcommand{\answerYes}...), not answers.
@@ -218,10 +223,14 @@ def _unit_bounds(region: str, pos: int) -> tuple[int, int]:
     return start, min(ends) if ends else len(region)
 
 
-def _is_instruction(region: str, mark: Mark) -> bool:
-    start, end = _unit_bounds(region, mark.start)
-    unit = " ".join(region[start:end].lower().split())
-    return any(p in unit for p in _INSTRUCTION_PHRASES)
+def _is_instruction(region: str, mark: Mark, seen: dict[tuple[int, int], bool]) -> bool:
+    # Marks sharing one item share its verdict (``seen``): reading the item again for each of
+    # thousands of marks in it is quadratic.
+    bounds = _unit_bounds(region, mark.start)
+    if bounds not in seen:
+        unit = " ".join(region[bounds[0]:bounds[1]].lower().split())
+        seen[bounds] = any(p in unit for p in _INSTRUCTION_PHRASES)
+    return seen[bounds]
 
 
 def _tail(region: str, pos: int) -> tuple[str, int]:
@@ -319,7 +328,8 @@ def _findings(raw: str, spec: ChecklistSpec, macros: Macros, targets: dict[str, 
     """Each answer mark of the region (instruction blocks left out) with the question the text before
     it names and the justification after it."""
     seg_start = 0
-    marks = [m for m in _answer_marks(raw) if not _is_instruction(raw, m)]
+    seen: dict[tuple[int, int], bool] = {}
+    marks = [m for m in _answer_marks(raw) if not _is_instruction(raw, m, seen)]
     for number, mark in enumerate(marks, start=1):
         if mark.start < seg_start:
             continue  # an answer mark inside the previous justification

@@ -8,14 +8,15 @@ import re
 # One pass finds, in order: things in which % is literal (\url, \href's URL, \verb, verbatim
 # environments), escaped percent signs, and comments. A comment also eats the line end and the next
 # line's indentation, as TeX does, unless the next line is blank (that blank line is still a \par).
+# \verb ends on its line, as in TeX; a verbatim environment's end is looked for separately (below).
 _COMMENT_SCAN = re.compile(
     r"(?P<keep>\\(?:url|href)\s*\{[^{}\n]*\}"
-    r"|\\verb\*?(?P<d>[^a-zA-Z\s*]).*?(?P=d)"
-    r"|\\begin\{(?P<venv>verbatim|lstlisting|minted)\*?\}.*?\\end\{(?P=venv)\*?\}"
+    r"|\\verb\*?(?P<d>[^a-zA-Z\s*])[^\n]*?(?P=d)"
     r"|\\\\|\\%)"
+    r"|\\begin\{(?P<venv>verbatim|lstlisting|minted)\*?\}"
     r"|%[^\n]*(?:\n[ \t]*(?!\n))?",
-    re.S,
 )
+_VERBATIM_END = {name: re.compile(rf"\\end\{{{name}\*?\}}") for name in ("verbatim", "lstlisting", "minted")}
 _CONDITIONAL = re.compile(r"\\(?:(?P<open>if[a-zA-Z@]*)|(?P<fi>fi)|(?P<else>else))(?![a-zA-Z@])")
 # etoolbox/ifthen macros that look like TeX conditionals but take arguments and have no \fi.
 _NOT_CONDITIONALS = re.compile(
@@ -27,12 +28,26 @@ _COMMENT_ENV = re.compile(r"\\begin\{comment\}.*?(?:\\end\{comment\}|\Z)", re.S)
 
 
 def strip_comments(text: str) -> str:
-    def repl(m: re.Match) -> str:
-        return m.group("keep") if m.group("keep") is not None else ""
-
     if "%" not in text:
         return text
-    return _COMMENT_SCAN.sub(repl, text)
+    out: list[str] = []
+    pos = 0
+    unclosed: set[str] = set()  # environments with no end after some point: none after any later one
+    while (m := _COMMENT_SCAN.search(text, pos)) is not None:
+        out.append(text[pos : m.start()])
+        pos = m.end()
+        if m.group("keep") is not None:
+            out.append(m.group("keep"))
+        elif m.group("venv") is not None:
+            end = None if m.group("venv") in unclosed else _VERBATIM_END[m.group("venv")].search(text, m.end())
+            if end is None:  # never closed: an ordinary \begin, and the scan goes on after it
+                unclosed.add(m.group("venv"))
+                out.append(m.group(0))
+            else:
+                out.append(text[m.start() : end.end()])
+                pos = end.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def strip_iffalse(text: str) -> str:

@@ -109,11 +109,13 @@ def bracket_end(text: str, start: int) -> int:
 _DECLARATION_MIN_CHARS = 400
 
 
-def declaration_end(text: str, pos: int) -> int:
+def declaration_end(text: str, pos: int, limit: int | None = None) -> int:
     """Where a declaration at ``pos`` (``\\color{white}``, ``\\tiny``) stops acting: the close of the
-    group it sits in, or, outside any group, a paragraph break once the span is long enough to matter."""
-    end = scan_level(text, pos, "par", par_after=_DECLARATION_MIN_CHARS)
-    return len(text) if end < 0 else end
+    group it sits in, or, outside any group, a paragraph break once the span is long enough to matter;
+    at most ``limit`` (a caller reading only the start of the span says so, and the scan stops there)."""
+    stop = len(text) if limit is None else min(len(text), limit)
+    end = scan_level(text, pos, "par", end=stop, par_after=_DECLARATION_MIN_CHARS)
+    return stop if end < 0 else end
 
 
 ENV_TOKEN = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
@@ -161,7 +163,12 @@ def _read_mandatory(text: str, i: int) -> tuple[str, int]:
     j = skip_space(text, i)
     n = len(text)
     if j < n and text[j] == "{":
-        end = group_end(text, j)
+        end = group_close(text, j)
+        if end < 0:
+            # Never closed (TeX stops with a runaway argument): an empty argument, and the text after
+            # the brace is read in place. Taking the rest of the document as the argument made every
+            # such macro read the rest again, one level deeper each time.
+            return "", j + 1
         return text[j + 1 : end - 1], end
     if j < n and text[j] == "\\":
         m = _CONTROL_SEQUENCE.match(text, j)

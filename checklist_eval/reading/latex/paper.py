@@ -2,7 +2,8 @@
 
 The pipeline for one flattened document (see :func:`parse_latex`):
 
-1. dead code is already gone (``dead.live_file``, applied per file while the project is flattened);
+1. dead code is already gone (``dead.live_file``, applied per file while the project is flattened),
+   and what TeX would print is decided where the source decides it (``conditionals``);
 2. the checklist region is located and cut out of the body (``checklist``);
 3. the body is converted to text once, which also numbers sections, floats and theorems and so learns
    what each ``\\label`` displays as (``render``);
@@ -18,6 +19,7 @@ from checklist_eval.errors import NoChecklistError
 from checklist_eval.models import ChecklistSpec, Paper, ParseWarning, WarningKind
 from checklist_eval.reading import checklists
 from checklist_eval.reading.latex.checklist import Region, clear_landmarks, extract_checklist, find_region
+from checklist_eval.reading.latex.conditionals import what_tex_prints
 from checklist_eval.reading.latex.hidden import find_hidden_runs, hidden_warning
 from checklist_eval.reading.latex.lexer import clear_group_tables, group_end
 from checklist_eval.reading.latex.macros import collect_macros
@@ -38,6 +40,13 @@ def _skipped_inputs_note(warnings: list[ParseWarning]) -> str:
     return f"; note: {skipped[0]}" + (f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else "") if skipped else ""
 
 
+def _untaken_branch_note(written: str, printed: str) -> str:
+    """A checklist only in a branch of a conditional TeX does not take (an arXiv switch): say so."""
+    if written is printed or find_region(written) is None:
+        return ""
+    return "; the checklist is only in a branch of a conditional that TeX does not take (a \\newif switch, \\if...)"
+
+
 def parse_latex(
     text: str,
     source: str,
@@ -47,11 +56,14 @@ def parse_latex(
 ) -> Paper:
     """A :class:`Paper` from flattened live LaTeX (see ``project.load_latex``)."""
     warnings = list(warnings or [])
+    written = text
+    text, undecided = what_tex_prints(text)
+    warnings.extend(undecided)
     region = find_region(text)
     if region is None:
         raise NoChecklistError(source, "no live checklist found (no \\answerYes/\\answerNo/\\answerNA/\\answerTODO "
                                        "or [Yes]/[No]/[NA] marks outside comments)"
-                               + _skipped_inputs_note(warnings))
+                               + _untaken_branch_note(written, text) + _skipped_inputs_note(warnings))
     region_text = text[region.start : region.end]
     if spec is None:
         spec = checklists.load(checklists.detect(region_text))

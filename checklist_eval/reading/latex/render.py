@@ -73,6 +73,7 @@ class Converter:
         self.sections: list[Section] = []
         self.targets: dict[str, Target] = {}
         self.anchors: list[str] = []
+        self._anchor_set: set[str] = set()  # membership in O(1): thousands of headings share anchors
         self.last_target: Target | None = None
         self.refs: list[tuple[str, list[str]]] = []  # (macro, labels) per placeholder
         self.title: str | None = None
@@ -114,7 +115,8 @@ class Converter:
     def _add_target(self, target: Target) -> None:
         self.last_target = target
         anchor = target.anchor
-        if anchor not in self.anchors:
+        if anchor not in self._anchor_set:
+            self._anchor_set.add(anchor)
             self.anchors.append(anchor)
 
     def _expand(self, name: str) -> str:

@@ -1,0 +1,48 @@
+"""A ``batch`` run against a results folder that already holds records: which path it takes and
+whether its settings may go on (see ``checklist_eval.challenge.runsettings``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from checklist_eval.challenge.runsettings import NEW_SETTINGS_FLAG, RunSettings, check_resume, read_settings
+
+
+def add_resume_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(NEW_SETTINGS_FLAG, action="store_true",
+                        help="the results folder was scored with other settings (model, endpoint, --via, "
+                             "temperature, seed, prompt version, reasoning effort): score the submissions "
+                             "made with them again, with these (new requests, paid for). Without it such a "
+                             "rerun is refused")  # fmt: skip
+
+
+def current_settings(args: argparse.Namespace) -> RunSettings:
+    """The settings the flags ask for, defaults resolved (``args.via`` settled already)."""
+    from checklist_eval.assessors.cache import endpoint_identity
+    from checklist_eval.cli.flags import assessor_config
+
+    if args.assessor != "llm":
+        return RunSettings(assessor=args.assessor, via=args.via)
+    config = assessor_config(args)
+    return RunSettings(assessor="llm", model=config.model, endpoint=endpoint_identity(config.resolved_base_url),
+                       prompt_version=config.prompt_version, via=args.via, temperature=config.temperature,
+                       seed=config.seed, reasoning_effort=config.reasoning_effort)
+
+
+def settle_run(args: argparse.Namespace, out: Path) -> tuple[RunSettings, RunSettings | None]:
+    """(the run's settings, the folder's recorded ones). A run that does not say ``--via`` goes on by
+    the folder's recorded path; different settings are refused unless ``--new-settings``."""
+    recorded = read_settings(out)
+    if args.via is None:
+        args.via = recorded.via if recorded is not None else "online"
+    current = current_settings(args)
+    check_resume(out, current, new_settings=bool(getattr(args, "new_settings", False)))
+    return current, recorded
+
+
+def drains_batch_jobs(current: RunSettings, recorded: RunSettings | None) -> bool:
+    """An online run resuming a batch-api folder (``--new-settings``): the jobs already submitted are
+    waited for and their answers used; only what they do not answer is asked online."""
+    was_batch_api = recorded is not None and recorded.via == "batch-api"
+    return was_batch_api and current.via == "online" and current.assessor == "llm"
