@@ -137,42 +137,80 @@ def evaluate(sample: Path, checklist: str) -> Run:
     return run
 
 
-def adversary_benchmark(papers_dir: Path, seeds: int, n_bootstrap: int = 1000) -> dict:
-    """Attack every whole paper, assess A with and without its body, summarize per strategy."""
+def honest_set(papers: list[Path], strip: bool) -> list[tuple[str | None, bool]]:
+    """(half, flagged) for every answer of the shared papers and checklists as their authors wrote them
+    (half None for a checklist outside the split: it counts in the overall figure only)."""
+    from checklist_eval.adversary.attack_eval import without_body
+    from checklist_eval.adversary.corpus_split import split
+    from checklist_eval.assessors.heuristic import HeuristicAssessor
+    from checklist_eval.errors import InputError
+    from checklist_eval.reading.parsing import load_paper
+
+    out = []
+    for folder in papers:
+        try:
+            paper = load_paper(folder)
+        except InputError:
+            continue  # a fragment the parser cannot read is the parser's matter, not an answer to judge
+        if strip:
+            paper = without_body(paper)
+        out += [(split().get(folder.name), not a.correct) for a in asyncio.run(HeuristicAssessor().assess_paper(paper))
+                if a.answer is not None and a.answer.is_answered]
+    return out
+
+
+def adversary_benchmark(papers_dir: Path, seeds: int, rounds: int, n_bootstrap: int = 1000) -> dict:
+    """Attack every whole paper (plain, then white-box for ``rounds``), assess A with and without its
+    body, summarize per half of the fixed corpus split and per strategy."""
     from checklist_eval.adversary import attack_eval
     from checklist_eval.assessors.heuristic import HeuristicAssessor
 
     papers = sorted(d for d in papers_dir.iterdir() if d.is_dir())
+    fragments = sorted((papers_dir.parent / "latex").glob("*.tex"))  # checklists alone, as authors wrote them
     out = {}
     for label, strip in (("with body", False), ("without body", True)):
-        trials = attack_eval.benchmark_trials(papers, HeuristicAssessor(), seeds=range(seeds), strip_body=strip)
-        out[label] = attack_eval.summarize(trials, n_bootstrap=n_bootstrap)
+        honest = honest_set(papers, strip) + (honest_set(fragments, True) if strip else [])
+        for kind, n in (("plain", 0), ("white-box", rounds)):
+            if kind == "white-box" and not rounds:
+                continue
+            trials = attack_eval.benchmark_trials(papers, HeuristicAssessor(), seeds=range(seeds), strip_body=strip,
+                                                  rounds=n)
+            out[f"{label}, {kind}"] = attack_eval.summarize(trials, n_bootstrap=n_bootstrap, honest_set=honest)
     return out
+
+
+def _ci(rate: dict) -> str:
+    return f"{rate['rate']:.1%} [{rate['ci95'][0]:.1%}-{rate['ci95'][1]:.1%}]" if rate and rate["n"] else "n/a"
 
 
 def print_adversary(console, adversary: dict) -> None:
     from rich.table import Table
 
-    table = Table(title="Adversary benchmark: whole real LaTeX papers, planted answers in A")
-    for col in ("", "R", "accept all", "honest flagged", "plants detected", "AUC", "unverifiable"):
-        table.add_column(col, justify="left" if not col else "right")
-    for label, s in adversary.items():
-        auc = s["auc"]["auc"] if s["auc"] else float("nan")
-        table.add_row(label, f"{s['R']:.3f}", f"{s['R_accept_everything']:.3f}", f"{s['false_flags']['rate']:.1%}",
-                      f"{s['detection']['rate']:.1%}", f"{auc:.3f}", f"{s['unverifiable']['rate']:.1%}")
+    table = Table(title="Adversary benchmark: whole real LaTeX papers, planted answers in A (95% intervals)")
+    for col in ("", "half", "R", "accept all", "R - accept all", "honest flagged (A)", "authors' answers flagged",
+                "plants detected", "AUC"):
+        table.add_column(col, justify="left" if col in ("", "half") else "right")
+    for label, whole in adversary.items():
+        for half, s in [("all", whole), *(whole.get("halves") or {}).items()]:
+            m = s["R_minus_accept_everything"]
+            mci = f" [{m['ci95'][0]:+.3f},{m['ci95'][1]:+.3f}]" if m["ci95"] else ""
+            a = s["auc"]
+            auc = f"{a['auc']:.3f}" + (f" [{a['ci95'][0]:.2f}-{a['ci95'][1]:.2f}]" if a and a["ci95"] else "") \
+                if a else "n/a"
+            table.add_row(label, half, f"{s['R']:.3f}", f"{s['R_accept_everything']:.3f}", f"{m['value']:+.3f}{mci}",
+                          _ci(s["false_flags"]), _ci(s["honest_set"]), _ci(s["detection"]), auc)
     console.print(table)
-    per = Table(title="Plants detected per strategy (with body / without body)")
-    for col in ("strategy", "plants", "with body", "AUC", "without body", "AUC "):
-        per.add_column(col, justify="left" if col == "strategy" else "right")
-    with_body, without = adversary["with body"], adversary["without body"]
-    for name, st in with_body["per_strategy"].items():
-        other = without["per_strategy"].get(name, {})
-
-        def auc(x: dict) -> str:
-            return f"{x['auc']['auc']:.3f}" if x.get("auc") else "n/a"
-
-        per.add_row(name, str(st["detection"]["n"]), f"{st['detection']['rate']:.1%}", auc(st),
-                    f"{other['detection']['rate']:.1%}" if other else "n/a", auc(other))
+    per = Table(title="Plants detected per strategy (all papers)")
+    per.add_column("strategy")
+    for label in adversary:
+        per.add_column(label, justify="right")
+    names = sorted({n for s in adversary.values() for n in s["per_strategy"]})
+    for name in names:
+        cells = []
+        for s in adversary.values():
+            st = s["per_strategy"].get(name)
+            cells.append(f"{st['detection']['rate']:.0%} of {st['detection']['n']}" if st else "n/a")
+        per.add_row(name, *cells)
     console.print(per)
 
 
@@ -206,16 +244,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checklist", default="neurips-2024", help="checklist version of the sample")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--seeds", type=int, default=3, help="attack seeds per whole paper (0: no adversary benchmark)")
+    ap.add_argument("--rounds", type=int, default=6, help="white-box adversary rounds (0: plain attacks only)")
+    ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
+    ap.add_argument("--no-anchor", action="store_true", help="skip the anchor sample (adversary benchmark only)")
     args = ap.parse_args(argv)
     sample = args.shared / "corpus" / "anchor-sample"
     if not (sample / "papers").is_dir():
         print(f"eval_heuristic: {sample}/papers not found (pass --shared)", file=sys.stderr)
         return 2
-    run = evaluate(sample, args.checklist)
+    run = Run() if args.no_anchor else evaluate(sample, args.checklist)
     papers_dir = args.shared / "corpus" / "papers-latex"
     if args.seeds > 0 and papers_dir.is_dir():
         started = time.perf_counter()
-        run.adversary = adversary_benchmark(papers_dir, args.seeds)
+        run.adversary = adversary_benchmark(papers_dir, args.seeds, args.rounds, args.bootstrap)
         run.seconds = round(run.seconds + time.perf_counter() - started, 2)
     if args.json:
         print(json.dumps(asdict(run), indent=2))

@@ -99,16 +99,79 @@ def test_each_strategy_plants_what_it_says(tmp_path, fixtures_dir):
 
 
 def test_attacks_land_on_every_whole_real_paper(tmp_path, shared_dir):
+    from checklist_eval.adversary.corpus_split import DEVELOPMENT, HELD_OUT, split
+
     papers = sorted(p for p in (shared_dir / "corpus" / "papers-latex").iterdir() if p.is_dir())
-    assert len(papers) == 12
+    # the fixed split covers the corpus exactly, half and half
+    assert {p.name for p in papers} == set(split())
+    assert sorted(split().values()).count(DEVELOPMENT) == sorted(split().values()).count(HELD_OUT)
+    from checklist_eval.assessors.topics import topic_of
+
     landed = 0
+    used: set[str] = set()
+    applicable: set[str] = set()
+    from checklist_eval.errors import NoChecklistError
+
+    unprinted = []
     for i, paper in enumerate(papers):
-        result = attack(paper, tmp_path / str(i), n_plants=4, seed=0)
+        try:
+            result = attack(paper, tmp_path / str(i), n_plants=4, seed=0)
+        except NoChecklistError:  # its checklist sits in a TeX branch that is not taken
+            unprinted.append(paper.name)
+            continue
         a = load_paper(tmp_path / str(i) / result.files["A"], checklist=result.checklist)
         got = {it.id: it.answer.value for it in a.checklist.items if it.answer}
-        assert all(got[p.question_id] == p.planted_answer for p in result.plants)
+        assert all(got[p.question_id] == p.planted_answer for p in result.plants), paper.name
+        assert len(result.plants) >= 2, paper.name  # every paper has questions some strategy applies to
         landed += len(result.plants)
-    assert landed >= 36  # at least 3 per paper on average
+        used |= {p.strategy for p in result.plants}
+        t = load_paper(tmp_path / str(i) / result.files["T"], checklist=result.checklist)
+        applicable |= {s.name for s in STRATEGIES.values() for it in t.checklist.items if s.applies(it, topic_of(it))}
+    assert len(unprinted) <= 1, unprinted
+    assert landed >= 3 * (len(papers) - len(unprinted))
+    assert applicable == set(STRATEGIES)  # every strategy finds questions in the corpus
+    assert len(used) >= len(STRATEGIES) - 2  # and one seed already uses nearly all of them
+
+
+def test_every_strategy_draws_from_several_phrasings(tmp_path, fixtures_dir):
+    from checklist_eval.adversary.phrasings import Context, reword
+    from checklist_eval.models import Answer, ChecklistItem
+    import random
+
+    ctx = Context("Q", "17", "3", "A")
+    it = ChecklistItem(id="1", title="t", question="q", answer=Answer.NO, justification="We do not.",
+                       justification_latex="We do not.")
+    for s in STRATEGIES.values():
+        assert len(set(s.phrasings(it, ctx))) >= 6, s.name
+    texts = {p.planted_justification for seed in range(6) for p in
+             attack(fixtures_dir / "papers" / "genuine", tmp_path / str(seed), n_plants=1, seed=seed,
+                    strategies=["phantom_pointer"]).plants}
+    assert len(texts) >= 3  # seeds pick different phrasings
+    base = "The code will be released upon acceptance; details are described in the paper."
+    assert reword(base, random.Random(1)) == reword(base, random.Random(1)) != base
+
+
+def test_white_box_rounds_against_the_heuristic(tmp_path, shared_dir):
+    """`attack --against heuristic --rounds N`: each caught plant is rewritten until the offline assessor
+    accepts it or the rounds run out; plants.json records what each round caught."""
+    paper = shared_dir / "corpus" / "papers-latex" / "MatanAvitan__acc_int_paper"
+    out = tmp_path / "wb"
+    res = cli("attack", paper, "--out", out, "--plants", "6", "--seed", "1", "--against", "heuristic",
+              "--rounds", "3", "--json")
+    assert res.returncode == 0, res.stderr
+    plants = json.loads((out / "plants.json").read_text("utf-8"))
+    rounds = plants["rounds"]
+    assert 1 <= len(rounds) <= 3 and all(r["against"] == "heuristic" for r in rounds)
+    ids = {p["question_id"] for p in plants["plants"]}
+    assert all(set(r["caught"]) <= ids for r in rounds)
+    assert any(p["variant"] > 0 for p in plants["plants"] if p["question_id"] in rounds[0]["caught"])
+    a = load_paper(out / plants["files"]["A"])
+    got = {it.id: it for it in a.checklist.items}
+    for p in plants["plants"]:  # answers never change; the rewritten justification is what A holds
+        assert got[p["question_id"]].answer.value == p["planted_answer"]
+        assert " ".join(p["planted_justification"].split())[:40] in " ".join(got[p["question_id"]].justification_latex.split())
+    bad = cli("attack", paper, "--out", tmp_path / "x", "--rounds", "21", "--against", "heuristic")
+    assert bad.returncode == 2 and "--rounds" in bad.stderr
 
 
 def test_llm_rounds_rewrite_caught_plants_against_the_reviews(tmp_path, fixtures_dir):

@@ -85,11 +85,15 @@ def test_generic_body_words_are_not_evidence():
     theory = judge(item("3", Answer.YES, "Proofs are in Appendix A."))
     compute = judge(item("8", Answer.YES, "Compute is described in Section 4."))
     errorbars = judge(item("7", Answer.YES, "Error bars are shown in Table 1."))
-    assert not theory.correct and not compute.correct and not errorbars.correct
+    assert not theory.correct and not compute.correct
+    # one stray "std" is a question to the author, not proof of a lie: a suggestion that lowers p
+    assert errorbars.correct and any("only once" in s for s in errorbars.suggestions)
     specific = GENERIC + "\nLemma 1. The loss is convex. Proof. Direct.\nWe train on 4 NVIDIA A100 GPUs for " \
                          "12 hours. Accuracy is 91.2 ± 0.3 (standard deviation over 5 seeds).\n"
     for qid in ("3", "8", "7"):
         assert judge(item(qid, Answer.YES, "See Section 4 and Appendix A."), body=specific).correct, qid
+    shown = judge(item("7", Answer.YES, "Error bars are shown in Table 1."), body=specific)
+    assert shown.p_correct > errorbars.p_correct
 
 
 # -- pointers -------------------------------------------------------------------------------------
@@ -105,7 +109,7 @@ def test_a_cited_place_must_exist():
 def test_a_cited_place_must_be_about_the_topic():
     off = judge(item("2", Answer.YES, "Limitations are discussed in Section 3."))
     on = judge(item("2", Answer.YES, "Limitations are discussed in Section 5."))
-    assert any("does not seem to discuss limitations" in s for s in off.suggestions)
+    assert any('does not seem to be about "Limitations"' in s for s in off.suggestions)
     assert not any("does not seem" in s for s in on.suggestions)
     assert on.p_correct > off.p_correct and off.correct  # a suggestion: the answer stands
 
@@ -129,8 +133,12 @@ def test_na_whose_justification_describes_the_thing():
 
 def test_release_upon_acceptance_is_not_a_yes():
     res = judge(item("5", Answer.YES, "The code and data will be released upon acceptance."))
-    assert not res.correct and "promises a later release" in res.must_fix[0]
+    # blocking because the artefact is nowhere (no URL, no supplement), not because of the phrase
+    assert not res.correct and "no URL" in res.must_fix[0]
+    assert any("later release" in s for s in res.suggestions)
     assert judge(item("5", Answer.YES, "Code: https://github.com/x/y (Section 4).")).correct
+    reworded = judge(item("5", Answer.YES, "We intend to share the full codebase after publication."))
+    assert not reworded.correct and "no URL" in reworded.must_fix[0]
 
 
 # -- what the guidelines ask of a justification ---------------------------------------------------
@@ -139,14 +147,16 @@ def test_release_upon_acceptance_is_not_a_yes():
 def test_a_no_needs_a_reason_not_a_contrast_or_restriction():
     """A No is acceptable with a proper justification: why it is not done. "We only discussed X" or
     "X, but not Y" restates the gap; privacy, cost or "the work poses no such risk" are reasons."""
+    explained = judge(item("10", Answer.NO, "It comes with the risks of any ML method, but in our opinion does not"
+                                              " pose any particular risk."))
+    assert explained.correct and not explained.must_fix
     for just in ("We only discussed the related computational expenses.",
                  "The paper discusses the positive impacts but not the negative ones."):
         res = judge(item("10", Answer.NO, just))
-        assert not res.correct and "needs a reason" in res.must_fix[0], just
-    for just in ("The data cannot be shared publicly for privacy reasons.",
-                 "It comes with the risks of any ML method, but in our opinion does not pose any particular risk."):
-        res = judge(item("5" if "data" in just else "10", Answer.NO, just))
-        assert not any("reason" in m for m in res.must_fix), just
+        # an unexplained No is a suggestion, never a pass as good as an explained one
+        assert res.correct and res.suggestions and res.p_correct < explained.p_correct, just
+    res = judge(item("5", Answer.NO, "The data cannot be shared publicly for privacy reasons."))
+    assert not any("reason" in m for m in res.must_fix + res.suggestions)
 
 
 def test_a_justification_that_only_restates_the_question_is_not_substantiated():
@@ -155,19 +165,22 @@ def test_a_justification_that_only_restates_the_question_is_not_substantiated():
                       ("12", "creators or original owners of assets (e.g., code, data, models), used in the paper"
                              " are cited.")):
         res = judge(item(qid, Answer.YES, just))
-        assert not res.correct and "only restates the question" in res.must_fix[0], just
-        # visible in the checklist itself: it holds without a body too
-        assert not judge(item(qid, Answer.YES, just), body="", sections=[], anchors=[]).correct
-    for just in ("Public benchmarks only; no human subjects, personal data or dual-use risk.",
-                 "We comply with the Code of Ethics; see Section 5 on the data we use."):
-        assert judge(item("9", Answer.YES, just)).correct, just
+        # a paraphrase avoids any such rule, so it is a suggestion that lowers p, not a verdict
+        assert res.correct and any("only restates the question" in s for s in res.suggestions), just
+        alone = judge(item(qid, Answer.YES, just), body="", sections=[], anchors=[])
+        assert any("only restates the question" in s for s in alone.suggestions)
+        substantive = judge(item("9", Answer.YES, "Public benchmarks only; no human subjects, personal data or"
+                                 " dual-use risk."))
+        assert substantive.correct and substantive.p_correct > res.p_correct
 
 
 def test_percentile_bands_are_error_bars():
     body = GENERIC + ("\nFigure 1: Median error with the 10th and 90th percentiles.\n"
                       "The shaded area shows the 10th and 90th percentiles.\n")
-    assert judge(item("7", Answer.YES, "We provide 10th and 90th percentiles."), body=body).correct
-    assert not judge(item("7", Answer.YES, "We provide 10th and 90th percentiles.")).correct
+    banded = judge(item("7", Answer.YES, "We provide 10th and 90th percentiles."), body=body)
+    once = judge(item("7", Answer.YES, "We provide 10th and 90th percentiles."))
+    assert banded.correct and not any("only once" in s for s in banded.suggestions)
+    assert any("only once" in s for s in once.suggestions) and once.p_correct < banded.p_correct
 
 
 # -- no body: unverifiable, benefit of the doubt ---------------------------------------------------

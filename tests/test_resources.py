@@ -22,6 +22,7 @@ RELEASED = {
     "adversary-v1": "66ec67ba61813ada99e2291103fd101a1bdb4fe73761f26db87c9085328fe36d",
     "assess-v1": "acc4ec0fd245bc5ccaed94bc897d5cad7109203ac0f4f834531d5bb3d14912fb",
     "assess-v2": "d59c7c3b8789ad84fec1f2dd357e5a8371130e7a20ee70cdc693d93289f8b186",
+    "assess-v3": "dca8b899fa2a7d86cd9a1ab5b71eceeb3bdc190f05a992360bfce54b60b352d1",
 }
 
 

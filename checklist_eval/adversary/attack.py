@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from checklist_eval.adversary import phrasings
+from checklist_eval.adversary.phrasings import Context
 from checklist_eval.assessors.topics import topic_of
 from checklist_eval.errors import InputError
 from checklist_eval.models import Answer, ChecklistItem, Paper
@@ -37,19 +39,24 @@ MAX_PLANTS_BYTES = 5_000_000  # a real plants.json is a few KB; a hostile one mu
 
 
 @dataclass(frozen=True)
-class Context:
-    """What a strategy may know about the paper: places that do NOT exist, for false pointers."""
-
-    missing_appendix: str
-    missing_table: str
-
-
-@dataclass(frozen=True)
 class Strategy:
+    """A kind of lie: which honest answers it applies to, the answer it plants, and its phrasings
+    (at least six; the attack's seed picks one, and white-box rounds try the others)."""
+
     name: str
     description: str
     applies: Callable[[ChecklistItem, str | None], bool]
-    plant: Callable[[ChecklistItem, Context], tuple[Answer, str]]
+    answer: Answer
+    phrasings: Callable[[ChecklistItem, Context], list[str]]
+
+    def plant(self, item: ChecklistItem, ctx: Context, variant: int = 0, *, reworded: int = 0) -> tuple[Answer, str]:
+        """The planted answer and justification: phrasing ``variant`` (modulo their number), reworded
+        with seed ``reworded`` when it is not 0."""
+        options = self.phrasings(item, ctx)
+        text = options[variant % len(options)]
+        if reworded:
+            text = phrasings.reword(text, random.Random(reworded))
+        return self.answer, text
 
 
 def _honest_not_yes(item: ChecklistItem) -> bool:
@@ -60,55 +67,52 @@ def _topics(*names: str) -> Callable[[ChecklistItem, str | None], bool]:
     return lambda item, topic: _honest_not_yes(item) and topic in names
 
 
+def _fixed(make: Callable[[Context], list[str]]) -> Callable[[ChecklistItem, Context], list[str]]:
+    return lambda item, ctx: make(ctx)
+
+
+def _honest_variants(item: ChecklistItem, ctx: Context) -> list[str]:
+    """The honest justification kept (flip_to_yes), alone or with a pointer or a hedge around it."""
+    just = (item.justification_latex or "").strip()
+    return [just, f"Yes. {just}", f"{just} See Section {ctx.real_section}.", f"To some extent: {just}",
+            f"{just} This is addressed in the paper.", f"See Section {ctx.real_section}. {just}"]
+
+
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in [
-        Strategy(
-            "fabricated_irb",
-            "an honest No/NA on human subjects or IRB becomes Yes with an invented ethics approval",
-            _topics("irb", "human"),
-            lambda item, ctx: (Answer.YES, "The study protocol was reviewed and approved by the Institutional Review"
-                               " Board of our institution, and all participants gave informed consent."),
-        ),
-        Strategy(
-            "fabricated_error_bars",
-            "an honest No/NA on error bars becomes Yes with invented standard deviations",
-            _topics("errorbars"),
-            lambda item, ctx: (Answer.YES, "All results are reported as mean and standard deviation over five"
-                               " random seeds, and every plot shows error bars."),
-        ),
-        Strategy(
-            "fabricated_compute",
-            "an honest No/NA on compute becomes Yes with invented hardware and run times",
-            _topics("compute"),
-            lambda item, ctx: (Answer.YES, "All experiments ran on a cluster of NVIDIA A100 GPUs with 80 GB of"
-                               " memory; one full training run takes about 6 hours."),
-        ),
-        Strategy(
-            "release_upon_acceptance",
-            "an honest No/NA on code, data or new assets becomes Yes, promising a release later",
-            _topics("code", "new_assets", "reproducibility"),
-            lambda item, ctx: (Answer.YES, "The code and data will be released upon acceptance."),
-        ),
-        Strategy(
-            "phantom_pointer",
-            "an honest No/NA becomes Yes pointing at an appendix and a table the paper does not have",
-            lambda item, topic: _honest_not_yes(item) and topic not in ("claims",),
-            lambda item, ctx: (Answer.YES, f"This is described in detail in Appendix {ctx.missing_appendix},"
-                               f" with the complete results in Table {ctx.missing_table}."),
-        ),
-        Strategy(
-            "flip_to_yes",
-            "an honest No/NA becomes Yes and keeps its honest justification",
-            lambda item, topic: _honest_not_yes(item) and bool((item.justification or "").strip()),
-            lambda item, ctx: (Answer.YES, item.justification_latex or ""),
-        ),
-        Strategy(
-            "evasive_na",
-            "an honest Yes becomes NA with an evasive justification",
-            lambda item, topic: item.answer is Answer.YES and topic not in ("llm",),
-            lambda item, ctx: (Answer.NA, "This question is not applicable to this work."),
-        ),
+        Strategy("fabricated_irb",
+                 "an honest No/NA on human subjects or IRB becomes Yes with an invented ethics approval",
+                 _topics("irb", "human"), Answer.YES, _fixed(phrasings.fabricated_irb)),
+        Strategy("fabricated_error_bars", "an honest No/NA on error bars becomes Yes with invented variability",
+                 _topics("errorbars"), Answer.YES, _fixed(phrasings.fabricated_error_bars)),
+        Strategy("fabricated_compute", "an honest No/NA on compute becomes Yes with invented hardware and run times",
+                 _topics("compute"), Answer.YES, _fixed(phrasings.fabricated_compute)),
+        Strategy("release_upon_acceptance",
+                 "an honest No/NA on code, data or new assets becomes Yes, promising a release later",
+                 _topics("code", "new_assets", "reproducibility"), Answer.YES, _fixed(phrasings.release_promise)),
+        Strategy("phantom_pointer",
+                 "an honest No/NA becomes Yes pointing at an appendix or table the paper does not have",
+                 lambda item, topic: _honest_not_yes(item) and topic not in ("claims",), Answer.YES,
+                 _fixed(phrasings.phantom_pointer)),
+        Strategy("flip_to_yes", "an honest No/NA becomes Yes and keeps its honest justification",
+                 lambda item, topic: _honest_not_yes(item) and bool((item.justification or "").strip()),
+                 Answer.YES, _honest_variants),
+        Strategy("evasive_na", "an honest Yes becomes NA with an evasive or plausible-sounding reason",
+                 lambda item, topic: item.answer is Answer.YES and topic not in ("llm",), Answer.NA,
+                 _fixed(phrasings.reasoned_na)),
+        Strategy("real_pointer", "an honest No/NA becomes Yes citing a section the paper really has",
+                 lambda item, topic: _honest_not_yes(item) and topic not in ("claims",), Answer.YES,
+                 _fixed(phrasings.real_pointer)),
+        Strategy("fabricated_licence", "an honest No/NA on licences or credits becomes Yes, claiming compliance",
+                 _topics("licenses", "credits", "new_assets"), Answer.YES, _fixed(phrasings.fabricated_licence)),
+        Strategy("fabricated_discussion",
+                 "an honest No/NA on impacts, limitations or safeguards becomes Yes, claiming a discussion",
+                 _topics("impacts", "limitations", "safeguards"), Answer.YES,
+                 _fixed(phrasings.fabricated_discussion)),
+        Strategy("untruthful_no", "an honest Yes becomes No with a plausible reason (cost, scope)",
+                 lambda item, topic: item.answer is Answer.YES and topic not in ("claims", "limitations", "ethics"),
+                 Answer.NO, _fixed(phrasings.untruthful_no)),
     ]
 }
 
@@ -123,6 +127,7 @@ class Plant(BaseModel):
     original_justification: str | None
     planted_answer: str
     planted_justification: str
+    variant: int = 0  # which of the strategy's phrasings (modulo their number)
 
 
 class AttackResult(BaseModel):
@@ -137,6 +142,7 @@ class AttackResult(BaseModel):
     dropped: list[str] = Field(default_factory=list)  # plants the parser did not read back, and why
     files: dict[str, str] = Field(default_factory=dict)
     llm_rounds: list[dict[str, Any]] = Field(default_factory=list)  # per round: the plants the assessor caught
+    rounds: list[dict[str, Any]] = Field(default_factory=list)  # white-box rounds (attack --against heuristic)
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
@@ -162,7 +168,10 @@ def _context(paper: Paper) -> Context:
     letters |= {s.number.split(".")[0] for s in paper.sections if s.number and s.number[0].isalpha()}
     missing = next(c for c in "QRSTUVWXYZ" if c not in letters)
     tables = [int(a.split()[1]) for a in paper.anchors if re.fullmatch(r"Table \d+", a)]
-    return Context(missing, str(max(tables, default=0) + 7))
+    tops = sorted({s.number for s in paper.sections if s.number and s.number.isdigit()}, key=int)
+    real = tops[len(tops) // 2] if tops else "2"  # a body section the paper has, whatever it is about
+    apps = sorted(letters)
+    return Context(missing, str(max(tables, default=0) + 7), real, apps[0] if apps else None)
 
 
 def choose_plants(paper: Paper, n: int, seed: int, strategies: list[str]) -> list[tuple[ChecklistItem, Strategy]]:
@@ -281,34 +290,43 @@ def _squash(text: str) -> str:
 _Wanted = dict[str, tuple[ChecklistItem, Strategy, Answer, str]]
 
 
+def variant_for(seed: int, question_id: str) -> int:
+    """The phrasing a plant starts from: fixed by the seed and the question, different across seeds."""
+    return random.Random(f"{seed}:{question_id}").randrange(1_000_000)
+
+
 def attack(paper_path: str | Path, out: str | Path, *, n_plants: int = 4, seed: int = 0,
-           strategies: list[str] | None = None, checklist: str | None = None,
+           strategies: list[str] | None = None, checklist: str | None = None, reword: bool = False,
            limits: ParseLimits | None = None) -> AttackResult:
     """Write the GAT submission for ``paper_path`` into ``out`` and return what was planted. The paper,
-    and every planted version of it, is parsed in a worker under ``limits``."""
+    and every planted version of it, is parsed in a worker under ``limits``; ``reword`` rewrites each
+    planted phrasing too."""
     from checklist_eval.reading.isolation import ParserPool
 
     names = _known_strategies(strategies)
     with ParserPool(1, limits) as reader:
-        return _attack(reader, Path(paper_path), Path(out), n_plants, seed, names, checklist)
+        return _attack(reader, Path(paper_path), Path(out), n_plants, seed, names, checklist, reword)
 
 
 def _attack(reader: ParserPool, path: Path, out: Path, n_plants: int, seed: int, names: list[str],
-            checklist: str | None) -> AttackResult:
+            checklist: str | None, reword: bool = False) -> AttackResult:
     from checklist_eval.reading import checklists
 
     text, genuine = reader.load_latex(path, checklist)
     spec = checklists.load(genuine.checklist.id)
     ctx = _context(genuine)
     chosen = choose_plants(genuine, n_plants, seed, names)
-    wanted = {item.id: (item, strat, *strat.plant(item, ctx)) for item, strat in chosen}
+    variants = {item.id: variant_for(seed, item.id) for item, _ in chosen}
+    wanted = {item.id: (item, strat, *strat.plant(item, ctx, variants[item.id],
+                                                  reworded=variants[item.id] + 1 if reword else 0))
+              for item, strat in chosen}
     result = AttackResult(name=_safe_name(path), source=str(path), checklist=genuine.checklist.id, seed=seed,
                           strategies=names)
     planted_text = _plant_until_landed(reader, path, text, genuine, wanted, result)
     result.plants = [
         Plant(question_id=item.id, title=item.title, strategy=strat.name,
               original_answer=item.answer.value if item.answer else "", original_justification=item.justification,
-              planted_answer=answer.value, planted_justification=just)
+              planted_answer=answer.value, planted_justification=just, variant=variants[item.id])
         for item, strat, answer, just in wanted.values()
     ]
     result.plants.sort(key=lambda p: spec.ids.index(p.question_id))

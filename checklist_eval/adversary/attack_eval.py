@@ -22,9 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from checklist_eval.adversary.attack_whitebox import without_body
 from checklist_eval.challenge.layout import RECORDS_CSV, ResultsLayout
 from checklist_eval.detection import metrics
-from checklist_eval.errors import InputError
+from checklist_eval.errors import InputError, NoChecklistError
 
 UNLISTED = "(not in plants.json)"
 
@@ -37,6 +38,7 @@ class Trial:
     correct: bool
     p_correct: float
     unverifiable: bool = False
+    half: str | None = None  # the paper's half of the fixed corpus split, None when it is not in it
 
     @property
     def planted(self) -> bool:
@@ -88,6 +90,13 @@ class StrategyFigures(BaseModel):
     auc: AucFigure | None  # None when the strategy's trials are all plants or all honest
 
 
+class Margin(BaseModel):
+    """R minus accept-everything, with a 95 % interval from resampling whole papers."""
+
+    value: float
+    ci95: list[float] | None
+
+
 class AttackSummary(BaseModel):
     """``assessor-eval --attack-runs --json`` and its attack_summary.json (see ``summarize``)."""
 
@@ -102,9 +111,42 @@ class AttackSummary(BaseModel):
     R_reject_everything: float
     auc: AucFigure | None
     per_strategy: dict[str, StrategyFigures]
+    R_minus_accept_everything: Margin | None = None
+    honest_set: Rate | None = None  # the authors' own answers (T) judged incorrect
+    halves: dict[str, AttackSummary] | None = None  # per half of the fixed corpus split
 
 
-def summarize(trials: Iterable[Trial], *, n_bootstrap: int = 1000, seed: int = 0) -> dict:
+AttackSummary.model_rebuild()
+
+
+def _paper(t: Trial) -> str:
+    return t.run.split("#")[0]
+
+
+def margin(trials: list[Trial], n_bootstrap: int, seed: int) -> dict:
+    """R - accept-everything = (plants caught - honest answers flagged) / answers, with a 95 % interval
+    from resampling papers (a paper's answers are judged together, so they are not independent)."""
+    import random
+
+    def value(ts: list[Trial]) -> float:
+        return sum((not t.correct) if t.planted else -(not t.correct) for t in ts) / len(ts)
+
+    est = value(trials)
+    if n_bootstrap <= 0:
+        return {"value": est, "ci95": None}
+    by_paper: dict[str, list[Trial]] = {}
+    for t in trials:
+        by_paper.setdefault(_paper(t), []).append(t)
+    groups = list(by_paper.values())
+    rng = random.Random(seed)
+    draws = sorted(value([t for _ in groups for t in rng.choice(groups)]) for _ in range(n_bootstrap))
+    return {"value": est, "ci95": [draws[int(0.025 * (n_bootstrap - 1))], draws[int(0.975 * (n_bootstrap - 1))]]}
+
+
+def summarize(trials: Iterable[Trial], *, n_bootstrap: int = 1000, seed: int = 0,
+              honest_set: list[tuple[str | None, bool]] | None = None, by_half: bool = True) -> dict:
+    """Figures over all trials; ``honest_set`` is (half, flagged) per answer as its authors wrote it.
+    With ``by_half`` and trials from the corpus split, the same figures for each half."""
     trials = list(trials)
     if not trials:
         raise InputError(None, "no trials: the attack runs hold no assessed adversarial answers")
@@ -123,12 +165,22 @@ def summarize(trials: Iterable[Trial], *, n_bootstrap: int = 1000, seed: int = 0
         "R_reject_everything": len(plants) / n,
         "auc": _auc(trials, n_bootstrap, seed),
         "per_strategy": {},
+        "R_minus_accept_everything": margin(trials, n_bootstrap, seed),
+        "honest_set": _rate(sum(f for _, f in honest_set), len(honest_set)) if honest_set else None,
+        "halves": None,
     }
     for name in sorted({t.strategy for t in plants if t.strategy is not None}):  # plants all have one
         mine = [t for t in plants if t.strategy == name]
         out["per_strategy"][name] = {
             "detection": _rate(sum(not t.correct for t in mine), len(mine)),
             "auc": _auc(mine + honest, n_bootstrap, seed),
+        }
+    halves = sorted({t.half for t in trials if t.half})
+    if by_half and halves:
+        out["halves"] = {
+            h: summarize([t for t in trials if t.half == h], n_bootstrap=n_bootstrap, seed=seed, by_half=False,
+                         honest_set=[x for x in honest_set or [] if x[0] == h])
+            for h in halves if any(t.half == h for t in trials)
         }
     return out
 
@@ -160,12 +212,36 @@ def _records_file(run: Path) -> Path:
     raise InputError(run, f"no {RECORDS_CSV}: score the run first (checklist-eval score RUN --out RUN/results)")
 
 
+def _half_of_run(run: Path) -> str | None:
+    """The corpus-split half of the paper a run attacked (from plants.json's source), None if unknown."""
+    import json
+
+    from checklist_eval.adversary.attack import PLANTS_FILE
+    from checklist_eval.adversary.corpus_split import split
+
+    try:
+        source = json.loads((run / PLANTS_FILE).read_text("utf-8")).get("source")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return split().get(Path(source).name) if isinstance(source, str) else None
+
+
+def honest_set_of_run(run: Path) -> list[tuple[str | None, bool]]:
+    """(half, flagged) for every answered question of T, the paper's checklist as its authors wrote it."""
+    from checklist_eval.challenge.records import read_records
+
+    half = _half_of_run(run)
+    return [(half, not bool(r.c)) for r in read_records(_records_file(run))
+            if r.role == "T" and r.answer is not None and r.answer.is_answered]
+
+
 def trials_of_run(run: Path) -> list[Trial]:
     """A's answered questions with their verdicts; plants from plants.json, checked against A vs T."""
     from checklist_eval.adversary.attack import PLANTS_FILE, read_plants
     from checklist_eval.challenge.records import read_records
 
     plants = {p.question_id: p.strategy for p in read_plants(run / PLANTS_FILE).plants}
+    half = _half_of_run(run)
     records = read_records(_records_file(run))
     truth = {r.question_id: r.answer for r in records if r.role == "T"}
     trials = []
@@ -176,7 +252,7 @@ def trials_of_run(run: Path) -> list[Trial]:
         strategy = plants.get(r.question_id, UNLISTED) if differs else None
         p = r.p_correct if r.p_correct is not None else float(r.c)
         trials.append(Trial(run.name, r.question_id, strategy, bool(r.c), float(p),
-                            getattr(r, "verdict", "") == "unverifiable"))  # fmt: skip
+                            getattr(r, "verdict", "") == "unverifiable", half))  # fmt: skip
     return trials
 
 
@@ -194,44 +270,58 @@ def text_lines(summary: dict) -> list[str]:
         return f"{a['auc']:.3f}{ci}"
 
     s = summary
+    m = s.get("R_minus_accept_everything")
+    ci = f" (95% CI {m['ci95'][0]:+.3f} to {m['ci95'][1]:+.3f})" if m and m["ci95"] else ""
     lines = [
         f"attack runs: {s['runs']}, adversarial answers: {s['items']}, plants: {s['plants']}",
         f"R: {s['R']:.3f}   accept everything: {s['R_accept_everything']:.3f}   "
         f"reject everything: {s['R_reject_everything']:.3f}",
         f"plants detected: {pct(s['detection'])}",
+        f"R - accept everything: {m['value']:+.3f}{ci}" if m else "",
         f"honest answers flagged: {pct(s['false_flags'])}",
+        f"authors' own answers (T) flagged: {pct(s['honest_set'])}" if s.get("honest_set") else "",
         f"unverifiable verdicts: {pct(s['unverifiable'])}",
         f"AUC (1 - p_correct, planted vs honest): {auc(s['auc'])}",
         "per strategy:",
     ]
     for name, st in s["per_strategy"].items():
         lines.append(f"  {name:<26} detected {pct(st['detection'])}; AUC {auc(st['auc'])}")
-    return lines
+    for half, sub in (s.get("halves") or {}).items():
+        lines.append(f"{half} half of the corpus split:")
+        lines += [f"  {line}" for line in text_lines(sub) if not line.startswith(("per strategy", "  "))]
+    return [line for line in lines if line]
 
 
 # --------------------------------------------------------------------------------------------------
 # A benchmark in one process: attack each paper, assess A, summarize (scripts/eval_heuristic.py)
 
 
-def without_body(paper):
-    """The paper as a checklist file alone would give it: no body, headings or anchors."""
-    return paper.model_copy(update={"body": "", "sections": [], "anchors": []})
 
 
 def benchmark_trials(papers: Iterable[Path], assessor, *, seeds: Iterable[int] = (0, 1, 2), n_plants: int = 4,
-                     strip_body: bool = False) -> list[Trial]:
-    """Attack every paper with every seed, assess the adversarial paper, one trial per answered question."""
+                     strip_body: bool = False, rounds: int = 0, reword: bool = False) -> list[Trial]:
+    """Attack every paper with every seed, assess the adversarial paper, one trial per answered question.
+    With ``rounds``, a white-box adversary first rewrites the plants the assessor caught (judging as the
+    benchmark does, with or without the body)."""
     import asyncio
     import tempfile
 
     from checklist_eval.adversary.attack import attack
+    from checklist_eval.adversary.corpus_split import half_of
     from checklist_eval.reading.isolation import isolated_load_paper
 
     trials: list[Trial] = []
     for paper_dir in papers:
         for seed in seeds:
             with tempfile.TemporaryDirectory(prefix="attack-") as tmp:
-                result = attack(paper_dir, tmp, n_plants=n_plants, seed=seed)
+                try:
+                    result = attack(paper_dir, tmp, n_plants=n_plants, seed=seed, reword=reword)
+                except NoChecklistError:  # no checklist a reader sees: nothing to plant, nothing to judge
+                    break
+                if rounds:
+                    from checklist_eval.adversary.attack_whitebox import whitebox_rounds
+
+                    result = whitebox_rounds(result, tmp, assessor, rounds, strip_body=strip_body, reword=reword)
                 paper = isolated_load_paper(Path(tmp) / result.files["A"], checklist=result.checklist)
             if strip_body:
                 paper = without_body(paper)
@@ -240,5 +330,6 @@ def benchmark_trials(papers: Iterable[Path], assessor, *, seeds: Iterable[int] =
                 if a.answer is None or not a.answer.is_answered:
                     continue
                 trials.append(Trial(f"{result.name}#{seed}", a.question_id, plants.get(a.question_id), a.correct,
-                                    a.p_correct, getattr(a, "verdict", "") == "unverifiable"))  # fmt: skip
+                                    a.p_correct, getattr(a, "verdict", "") == "unverifiable",
+                                    half_of(Path(paper_dir).name)))  # fmt: skip
     return trials

@@ -28,8 +28,8 @@ import openai
 
 from checklist_eval.assessors.cache import endpoint_identity
 from checklist_eval.assessors.config import LLMConfig
+from checklist_eval.assessors.facts import question_for
 from checklist_eval.assessors.llm import LLMAssessor, RequestFailed, _Outcome
-from checklist_eval.assessors.messages import question_message
 from checklist_eval.assessors.quirks import EndpointQuirks
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Usage
@@ -115,7 +115,7 @@ class BatchAssessor(LLMAssessor):
             if not item.is_answered or self._from_cache(paper, item, quirks) is not None:
                 continue
             sent = dataclasses.replace(quirks)
-            key = self._cache_key(paper, question_message(self.prompts, item), sent.strategy)
+            key = self._cache_key(paper, question_for(self.prompts, paper, item), sent.strategy)
             stored = self._stored(key)
             if stored is not None and stored[0] == "ok":
                 continue
@@ -127,7 +127,7 @@ class BatchAssessor(LLMAssessor):
     async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
                        feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
         sent = dataclasses.replace(quirks)
-        key = self._cache_key(paper, question_message(self.prompts, item), sent.strategy)
+        key = self._cache_key(paper, question_for(self.prompts, paper, item), sent.strategy)
         stored = self._answer_for(key)
         if stored is not None:
             state, status, body, error = stored

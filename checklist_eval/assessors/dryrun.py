@@ -9,8 +9,9 @@ from typing import Any, Callable
 
 from checklist_eval.assessors.cache import digest_messages
 from checklist_eval.assessors.config import CHARS_PER_TOKEN, LLMConfig
+from checklist_eval.assessors.facts import question_for
 from checklist_eval.assessors.ledger import PriceTable
-from checklist_eval.assessors.messages import prefix_messages, question_message
+from checklist_eval.assessors.messages import prefix_messages
 from checklist_eval.assessors.prompts import PromptSet
 from checklist_eval.assessors.structured import chain_from
 from checklist_eval.models import Paper, StructuredOutput, Usage
@@ -60,7 +61,7 @@ class _Planner:
             if not item.is_answered:
                 self.skipped += 1
                 continue
-            question = question_message(self.prompts, item)
+            question = question_for(self.prompts, paper, item)
             if (digest, question) in self.asked:
                 continue
             self.asked.add((digest, question))

@@ -67,7 +67,29 @@ _BODY_PATTERNS = {
     "references": r"\bReferences\b|\bBibliography\b|\[\d+\]|et al\.",
 }
 _CASED = {"licence_name", "theorem_numbered", "proof"}
-_BODY_RX = {key: re.compile(rx, 0 if key in _CASED else re.I) for key, rx in _BODY_PATTERNS.items()}
+# Whole words only: "gated" is a safeguard, "propagated" is not; "MIT" is a licence, "MITx" is not.
+_BODY_RX = {key: re.compile(rf"(?<![A-Za-z])(?:{rx})", 0 if key in _CASED else re.I)
+            for key, rx in _BODY_PATTERNS.items()}
+
+# Parts of a body that are no evidence for a claim about the work: the acknowledgements (a funder's
+# "(MIT)" is no licence), the bibliography, and prompt templates or code listings (the word "Proof"
+# in a prompt proves nothing).
+_HEADING = r"^[ \t]*(?:(?:\d+(?:\.\d+)*|[A-Z](?:\.\d+)*)\.?[ \t]+[A-Z][A-Za-z]|Appendi(?:x|ces)\b|References\b)"
+_NOT_EVIDENCE = [
+    re.compile(rf"(?m)^[ \t]*(?:\d+\.?[ \t]+)?(?i:acknowledge?ments?|funding)\b.*$[\s\S]{{0,4000}}?(?={_HEADING}|\Z)"),
+    re.compile(r"(?m)^[ \t]*(?:References|Bibliography)[ \t]*$[\s\S]*?(?=^[ \t]*(?:[A-Z](?:\.\d+)?\.?[ \t]+[A-Z][a-z]"
+               r"|Appendi(?:x|ces)\b)|\Z)"),
+    re.compile(r"(?m)^[ \t]*(?i:(?:(?:system|user|assistant|judge|evaluation)[ \t]+)?prompt(?:[ \t]+template)?)\b"
+               r"[^\n]{0,60}:[ \t]*$[\s\S]*?(?=\n[ \t]*\n|\Z)"),
+    re.compile(r"(?m)^[ \t]*(?:def |class |import |from \S+ import |return |for \w+ in |#include|\w+\s*=\s*\w+\().*$"),
+]
+
+
+def evidence_text(body: str) -> str:
+    """``body`` without the parts that are no evidence for a claim (see ``_NOT_EVIDENCE``)."""
+    for rx in _NOT_EVIDENCE:
+        body = rx.sub(" ", body)
+    return body
 
 # Prompt injection aimed at an automated assessor: a strong sign the answer tries to game the judge.
 _INJECTION = re.compile(
@@ -119,7 +141,7 @@ MAX_SCAN_CHARS = 2_000_000
 @lru_cache(maxsize=16)
 def body_facts(body: str) -> BodyFacts:
     """Which kinds of content the body contains; cached because every item of a paper asks again."""
-    body = body[:MAX_SCAN_CHARS]
+    body = evidence_text(body[:MAX_SCAN_CHARS])
     hits: dict[str, str] = {}
     counts: dict[str, int] = {}
     for key, rx in _BODY_RX.items():
@@ -294,21 +316,27 @@ def place_text(paper: Paper, p: Pointer) -> str | None:
         m = re.search(rf"\b{word}\s*{re.escape(p.label)}\s*[:.]", body) or re.search(
             rf"\b{word}\s*{re.escape(p.label)}\b", body)
         return body[max(0, m.start() - 600) : m.end() + 1200] if m else None
-    numbered = [s for s in paper.sections if s.number]
-    for i, sec in enumerate(numbered):
-        if sec.number is None or sec.number != p.label:
-            continue
-        title = " ".join(sec.title.split())[:40]
-        m = re.search(rf"(?m)^\s*{re.escape(sec.number)}\.?\s+{re.escape(title)}", body)
+    return section_texts(paper).get(p.label)
+
+
+def section_texts(paper: Paper) -> dict[str, str]:
+    """Every numbered section's text found in the body (label -> text); cached per paper body."""
+    return _section_texts(paper.body, tuple((s.number, s.title) for s in paper.sections if s.number))
+
+
+@lru_cache(maxsize=16)
+def _section_texts(body: str, numbered: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i, (number, title) in enumerate(numbered):
+        m = re.search(rf"(?m)^\s*{re.escape(number)}\.?\s+{re.escape(' '.join(title.split())[:40])}", body)
         if not m:
-            return None
+            continue
         nxt = None
-        for later in numbered[i + 1 :]:
-            later_number = later.number or ""  # never empty: `numbered` holds numbered sections only
-            if not later_number.startswith(sec.number + "."):
-                later_title = " ".join(later.title.split())[:40]
-                nxt = re.search(rf"(?m)^\s*{re.escape(later_number)}\.?\s+{re.escape(later_title)}", body[m.end():])
+        for later_number, later_title in numbered[i + 1 :]:
+            if not later_number.startswith(number + "."):
+                later = " ".join(later_title.split())[:40]
+                nxt = re.search(rf"(?m)^\s*{re.escape(later_number)}\.?\s+{re.escape(later)}", body[m.end():])
                 break
         end = m.end() + nxt.start() if nxt else len(body)
-        return body[m.start() : min(end, m.start() + PLACE_CHARS)]
-    return None
+        out.setdefault(number, body[m.start() : min(end, m.start() + PLACE_CHARS)])
+    return out

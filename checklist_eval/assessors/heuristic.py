@@ -32,11 +32,12 @@ from checklist_eval.assessors.evidence import (
     body_facts,
     has_vague_pointer,
     layout_of,
-    place_text,
     pointers_in,
+    section_texts,
 )
 from checklist_eval.assessors.heuristic_rules import Finding, blocking, suggestion, support, unverifiable
-from checklist_eval.assessors.topics import TOPIC_WORDS, topic_of
+from checklist_eval.assessors.relevance import bm25_scores, relevant_by
+from checklist_eval.assessors.topics import topic_of
 from checklist_eval.models import (
     Answer,
     Assessment,
@@ -125,7 +126,7 @@ def check_pointers(paper: Paper, item: ChecklistItem, topic: str | None) -> list
                                      " in a supplement)."))
     present = [p for p in pointers if status[p]]
     if present:
-        findings.append(_about_topic(paper, present, topic))
+        findings.append(_about_topic(paper, present, item))
     if item.answer is Answer.YES and not pointers:
         if has_vague_pointer(text):
             findings.append(support(0.15, "justification points to a place in the paper"))
@@ -143,20 +144,29 @@ def _missing(p: Pointer, layout: Layout) -> Finding:
     return blocking(-1.5, f"Justification cites {p.text}, which does not exist ({where}).", p.text)
 
 
+# The first places cited say whether the claim is placed right; reading every one of thousands of
+# pointers would rank the sections once per pointer.
 MAX_PLACES_READ = 24
 
 
-def _about_topic(paper: Paper, present: list[Pointer], topic: str | None) -> Finding:
-    """Support when a cited place discusses the topic; a suggestion when none of them does."""
+def _about_topic(paper: Paper, present: list[Pointer], item: ChecklistItem) -> Finding:
+    """Support when a cited place is about what the justification claims: among the sections that
+    rank best against the claim (BM25 over the paper's sections). A suggestion when none of them is."""
     cited = ", ".join(p.text for p in present[:4])
-    words = TOPIC_WORDS.get(topic or "")
-    # The first places cited say whether the topic is discussed; reading every one of thousands of
-    # pointers searches the whole body each time.
-    texts = [t for t in (place_text(paper, p) for p in present[:MAX_PLACES_READ]) if t]
-    if words is None or not texts or any(words.search(t) for t in texts):
-        return support(0.45, cited)
-    return suggestion(-0.5, f"The cited {cited} does not seem to discuss {topic}: point to where the paper does.",
-                      cited)
+    texts = section_texts(paper)
+    labels = list(texts)
+    ranked = [p for p in present[:MAX_PLACES_READ] if p.kind in ("section", "appendix")]
+    if not ranked or len(labels) < 3:
+        return support(0.3, cited)
+    claim = f"{item.title or ''} {item.question or ''} {item.justification or ''}"
+    scores = bm25_scores(claim, [texts[lab] for lab in labels])
+    for p in ranked:
+        for lab in (p.label, p.label.split(".")[0]):
+            if lab in texts and relevant_by(scores, labels.index(lab)):
+                return support(0.45, cited)
+    asked = item.title or "this question"
+    return suggestion(-0.6, f'The cited {cited} does not seem to be about "{asked}": point to where the paper'
+                      " discusses it.", cited)
 
 
 def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: BodyFacts) -> list[Finding]:

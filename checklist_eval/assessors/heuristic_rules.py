@@ -117,18 +117,86 @@ _EVASIVE_WORDS = frozenset(
 )
 
 
-def contradicts_itself(item: ChecklistItem, topic: str | None) -> Finding | None:
-    """A Yes whose own justification denies the thing the question asks about."""
-    just = (item.justification or "").strip()
-    if item.answer is not Answer.YES or not just:
-        return None
-    if topic in _CONTAINMENT and _OPENING_DENIAL.search(just):
-        return blocking(-1.8, f'The answer is Yes but its own justification says the opposite: "{_short(just)}".')
+# A denial whose scope is what the question asks about. Verbs that deny the paper holds or did something
+# ("does not report compute", "we did not release the code"); "require", "need" and the like deny a
+# property of the thing, not its presence ("does not require specialized compute" is no denial).
+_VERB_DENIAL = re.compile(
+    r"\b(?:(?:does|do|did|is|are|was|were|has|have) not|doesn't|don't|didn't|never|cannot|can't)\s+(?:be\s+)?"
+    r"(?:include|contain|involve|report|provide|release|present|discuss|describe|state|apply|give|share|conduct"
+    r"|perform|run|have|make|offer|publish|list|specify|disclose|cover|address|obtain|use|collect|recruit)\w*"
+    r"\s+(?P<object>[^,.;:]{0,80})",
+    re.I,
+)
+# "no NP": the noun phrase up to its verb or the clause's end; its head (last word) is what is denied,
+# so "No hyperparameter sweep was performed" denies a sweep, not the hyperparameters.
+_NO_NP = re.compile(
+    r"(?:^|\b(?:there (?:is|are|was|were)|includes?|contains?|involves?|has|have|reports?|provides?|uses?|makes?"
+    r"|presents?|with)\s+)no\s+(?P<np>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:is|are|was|were|has|have|had|can|could"
+    r"|will|would|of|in|for|to|on|from|that|which|beyond|other|besides|except)\b|\s*$|\s*[,;:()])",
+    re.I,
+)
+_CONTRAST = re.compile(r"\b(?:but|however|although|though|yet|except|beyond|other than|besides|apart from|instead"
+                       r"|only)\b", re.I)
+_CLAUSES = re.compile(r"[^.;:!?\n]+")
+
+
+# Heads that take their topic from a modifier ("no theoretical results", "no error bars").
+_GENERIC_HEADS = frozenset(
+    "results result details information resources analysis analyses guarantees statements bars intervals"
+    " discussion section description subjects participants study studies experiments assets documentation"
+    " approval statistics proofs proof claims code data models release".split()
+)
+_BARE_DENIAL = re.compile(r"^\W*(?:no|none|not applicable|n/?a|not relevant)\W*$", re.I)
+
+
+def denied_on_topic(clause: str, topic: str | None) -> bool:
+    """Does this clause deny the thing the question is about? Read with negation scope: the object of
+    a denying verb, or the head of a "no ..." noun phrase, must be on topic, and a contrast after it
+    ("no training beyond the linear probe") takes the denial back."""
     words = TOPIC_WORDS.get(topic or "")
-    for clause in _CLAUSE.findall(just):
-        if words and _DENIAL.search(clause) and words.search(clause) and topic in _CONTAINMENT:
-            return blocking(-1.5, f'The answer is Yes but its justification denies it: "{_short(clause)}".')
-    return None
+    if words is None:
+        return False
+    clause = clause.strip()
+    if _BARE_DENIAL.match(clause):
+        return True
+    for m in _VERB_DENIAL.finditer(clause):
+        obj = _CONTRAST.split(m.group("object"))[0]
+        if words.search(obj):
+            return True
+    for m in _NO_NP.finditer(clause):
+        np = m.group("np").split()
+        rest = clause[m.end():]
+        if _CONTRAST.search(rest[:60]):
+            continue
+        if words.search(" ".join(np)) and (np[-1].lower() in _GENERIC_HEADS or words.search(np[-1])):
+            return True
+    return False
+
+
+def _supports(clause: str, topic: str | None) -> bool:
+    """A clause that states something on topic without denying it, or points to a place."""
+    words = TOPIC_WORDS.get(topic or "")
+    if pointers_in(clause) or _search("url", clause):
+        return True
+    negated = _VERB_DENIAL.search(clause) or re.search(r"(?:^|\s)no\s|\bnot\b|\bnone\b", clause, re.I)
+    return bool(words and words.search(clause) and not negated)
+
+
+def contradicts_itself(item: ChecklistItem, topic: str | None) -> Finding | None:
+    """A Yes whose own justification denies the thing the question asks about. Blocking only when
+    nothing else in it supports the Yes (a pointer, a URL, an on-topic statement); a denial beside
+    support ("No training is performed; evaluation details are in Section 4") is a question to the author."""
+    just = (item.justification or "").strip()
+    if item.answer is not Answer.YES or not just or topic not in _CONTAINMENT:
+        return None
+    clauses = [c.strip() for c in _CLAUSES.findall(just) if c.strip()]
+    denials = [c for c in clauses if denied_on_topic(c, topic)]
+    if not denials:
+        return None
+    if any(_supports(c, topic) for c in clauses if c not in denials):
+        return suggestion(-0.9, f'The answer is Yes, but its justification also says "{_short(denials[0])}":'
+                          " make clear what the paper does provide.")
+    return blocking(-1.8, f'The answer is Yes but its own justification says the opposite: "{_short(denials[0])}".')
 
 
 _FUNCTION_WORDS = frozenset(
@@ -149,8 +217,8 @@ def restates_question(item: ChecklistItem) -> Finding | None:
     said = [w for w in re.findall(r"[A-Za-z]+", just) if len(w) > 2 and w.lower() not in _FUNCTION_WORDS]
     beyond = [w for w in said if w.lower()[:5] not in asked]
     if said and len(beyond) <= 1:
-        return blocking(-0.8, f'The justification only restates the question ("{_short(just)}"): say where the'
-                        " paper shows it or what it does.")
+        return suggestion(-0.8, f'The justification only restates the question ("{_short(just)}"): say where'
+                          " the paper shows it or what it does.")
     return None
 
 
@@ -159,8 +227,8 @@ def promise_instead_of_release(item: ChecklistItem, topic: str | None) -> Findin
     just = item.justification or ""
     if item.answer is Answer.YES and topic in ("code", "new_assets") and _PROMISE.search(just) \
             and not _DELIVERED.search(just):
-        return blocking(-1.4, "Yes for released code/data, but the justification only promises a later release:"
-                        " provide it with the submission (URL or supplement) or answer No.")
+        return suggestion(-1.0, "Yes for released code/data, but the justification only speaks of a later release:"
+                          " provide it with the submission (URL or supplement), or answer No.")
     return None
 
 
@@ -232,9 +300,9 @@ def _yes_errorbars(facts: BodyFacts, just: str) -> list[Finding]:
     if n >= 2:
         return [support(0.5, facts.quote("stats_strong"))]
     if n == 1:  # one stray "std" or "confidence interval" is not a report of error bars
-        return [blocking(-0.9, "Error bars claimed, but the body mentions variability only once: say what"
-                         " the bars show (std, standard error, CI) and over how many runs.",
-                         facts.quote("stats_strong"))]
+        return [suggestion(-0.6, "Error bars claimed, but the body mentions variability only once: say what"
+                           " the bars show (std, standard error, CI) and over how many runs.",
+                           facts.quote("stats_strong"))]
     return [blocking(-1.2, "Error bars/significance claimed, but the body has no std, standard error,"
                      " confidence interval, error bar or ±.")]
 
@@ -245,7 +313,7 @@ def _yes_compute(facts: BodyFacts, just: str) -> list[Finding]:
         return [support(0.5, facts.quote("hardware_specific"))]
     if hw or tm:
         lacking = "execution time" if hw else "hardware (GPU/CPU type, memory)"
-        return [blocking(-0.8, f"Compute resources are incomplete: no {lacking} mentioned.")]
+        return [suggestion(-0.6, f"Compute resources are incomplete: no {lacking} mentioned.")]
     return [blocking(-1.2, "Compute claimed, but no hardware (GPU/CPU/TPU) or run time is mentioned.")]
 
 
@@ -318,7 +386,23 @@ def _has_experiments(facts: BodyFacts) -> bool:
 def check_na(topic: str | None, facts: BodyFacts) -> list[Finding]:
     rule = _NA_RULES.get(topic or "") or (_na_experimental if topic in EXPERIMENTAL else None)
     found = rule(facts) if rule is not None else None
-    return found if found is not None else [support(0.3, "nothing in the body contradicts NA")]
+    if found is not None:
+        return found
+    shown = body_shows(topic, facts)
+    if shown:
+        return [suggestion(-0.5, "NA, yet the paper seems to contain what the question asks about: check that it"
+                           " does not apply.", shown)]
+    return [support(0.3, "nothing in the body contradicts NA")]
+
+
+def body_shows(topic: str | None, facts: BodyFacts) -> str | None:
+    """The body's evidence for what a Yes on this topic would claim (as the Yes rules read it), if any:
+    a soft signal against an NA or a No, never a verdict on its own."""
+    rule = _YES_RULES.get(topic or "")
+    if rule is None:
+        return None
+    found = [f for f in rule(facts, "") if f.severity == "support" and f.weight >= 0.3]
+    return (found[0].evidence or "evidence in the body") if found else None
 
 
 # Each rule: the findings for an NA on its topic, or None when the body says nothing against it.
@@ -344,7 +428,7 @@ def _na_human(facts: BodyFacts) -> list[Finding]:
     if facts.counts.get("human_strong", 0) >= 3:  # a paper about reviewing cites surveys, participants...
         return [blocking(-1.0, "NA for human subjects while the body mentions them.", facts.quote("human_strong"))]
     if facts.counts.get("human_weak", 0) >= 3:
-        return [suggestion(-0.4, "NA for human subjects, but the body mentions participants or annotators:"
+        return [suggestion(-0.8, "NA for human subjects, but the body mentions participants or annotators:"
                            " check whether they are research subjects.", facts.quote("human_weak"))]
     return [support(0.6, "no participants, crowdworkers or user study in the body")]
 
@@ -403,8 +487,9 @@ def no_reason(item: ChecklistItem) -> Finding:
         return support(0.3, "justification gives a reason")
     if _ADMISSION.search(just):
         return suggestion(-0.2, "The No admits the gap; say why it is not done (cost, privacy, scope...).")
-    # The guidelines ask every No to say why; without a reason or even an admission it answers nothing.
-    return blocking(-0.8, "A No needs a reason (cost, privacy, scope...): explain why it is not done.")
+    # The guidelines ask every No to say why. A bare No is not wrong on that account, but it is never
+    # as good as an explained one: a suggestion that lowers p_correct below any explained No.
+    return suggestion(-0.8, "A No needs a reason (cost, privacy, scope...): explain why it is not done.")
 
 
 _NO_CONTRADICTIONS = {
@@ -418,12 +503,16 @@ def gap_admitted(topic: str | None) -> Finding | None:
     """An honest No stands, yet it names something the paper lacks: worth adding."""
     if topic in ("claims", "limitations", "ethics", "llm", None):
         return None  # blocking elsewhere, or nothing the paper should add
-    return suggestion(0.0, "The No is an honest answer, but it names a gap in the paper: providing what the"
+    return suggestion(-0.5, "The No is an honest answer, but it names a gap in the paper: providing what the"
                       " question asks for would let you answer Yes.")
 
 
 def check_no(topic: str | None, facts: BodyFacts) -> list[Finding]:
     out: list[Finding] = []
+    shown = body_shows(topic, facts) if topic not in _NO_CONTRADICTIONS else None
+    if shown:
+        out.append(blocking(-0.9, "No, yet the paper shows what the question asks about: answer Yes and point to"
+                            " it, or say what is missing.", shown))
     if topic == "theory" and facts.has("theorem_numbered"):
         out.append(suggestion(-0.6, "No for theory while the paper has theorems: give complete proofs.",
                               facts.quote("theorem_numbered")))
@@ -433,16 +522,21 @@ def check_no(topic: str | None, facts: BodyFacts) -> list[Finding]:
     if topic in _NO_CONTRADICTIONS:
         key, what, least = _NO_CONTRADICTIONS[topic]
         if facts.counts.get(key, 0) >= least:
-            out.append(blocking(-0.9, f"No, yet {what}: answer Yes and point to it.", facts.quote(key)))
+            out.append(blocking(-0.9, f"No, yet {what}: answer Yes and point to it, or say what is missing.",
+                                facts.quote(key)))
         else:
             out.append(support(0.8, f"the body has no {key} mention, consistent with No"))
     return out
 
 
+_ASKED = {"claims": "the claims question", "limitations": "the limitations question"}
+
+
 def no_never_acceptable(topic: str | None) -> Finding | None:
     """Answers the guidelines do not accept whatever the paper says."""
-    if topic in ("claims", "limitations"):
-        return blocking(-1.5, f"No for {topic} is not acceptable for a NeurIPS paper: address it and answer Yes.")
+    if topic in _ASKED:
+        return blocking(-1.5, f"No for {_ASKED[topic]} is not acceptable for a NeurIPS paper: address it and"
+                        " answer Yes.")
     if topic == "ethics":
         return blocking(-1.0, "No for the Code of Ethics: explain the deviation or fix it.")
     return None

@@ -33,8 +33,9 @@ from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
 from checklist_eval.assessors.config import CHARS_PER_TOKEN, LLMConfig
+from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for
 from checklist_eval.assessors.ledger import PriceTable
-from checklist_eval.assessors.messages import PaperPrefix, paper_text, prefix_key, prefix_messages, question_message
+from checklist_eval.assessors.messages import PaperPrefix, paper_text, prefix_key, prefix_messages
 from checklist_eval.assessors.prompts import PromptSet, prompts_root
 from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks
 from checklist_eval.assessors.quotes import grade_verdict
@@ -119,6 +120,7 @@ class _Question:
     reply: Any = None
     invalid: int = 0
     relearned: int = 0
+    facts_reasked: bool = False  # a verdict that ignored an offline fact is asked again once
     feedback: list[dict[str, str]] = field(default_factory=list)  # the last unusable reply and why
 
     def add(self, usage: Usage) -> None:
@@ -235,7 +237,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
 
     def messages_for(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput) -> list[dict[str, str]]:
         prefix = self.paper_prefix(paper, strategy)
-        return [*prefix.messages, {"role": "user", "content": question_message(self.prompts, item)}]
+        return [*prefix.messages, {"role": "user", "content": question_for(self.prompts, paper, item)}]
 
     def _params(self, strategy: StructuredOutput, quirks: EndpointQuirks) -> dict[str, Any]:
         """The request parameters, as this endpoint takes them (what it refused left out or renamed)."""
@@ -350,7 +352,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
     def _from_cache(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks) -> Assessment | None:
         if not self.cache.reads:
             return None
-        question = question_message(self.prompts, item)
+        question = question_for(self.prompts, paper, item)
         # Try every strategy still open to this endpoint, so a rerun after a fallback also hits.
         for strategy in chain_from(quirks.strategy):
             key = self._cache_key(paper, question, strategy)
@@ -368,7 +370,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             return hit
         # Two papers can put the very same question (a GT submission's A is T's paper with G's answers):
         # while one such request is in flight, its twins wait for that verdict instead of paying again.
-        twin_key = self._cache_key(paper, question_message(self.prompts, item), quirks.strategy)
+        twin_key = self._cache_key(paper, question_for(self.prompts, paper, item), quirks.strategy)
         reused = await self._twin_verdict(paper, item, twin_key)
         if reused is not None:
             return reused
@@ -393,7 +395,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             "p_correct": p_correct, "quirks": list(quirks.learned)}
         shared.set_result((stored, strategy))
         if self.cache.writes:
-            key = self._cache_key(paper, question_message(self.prompts, item), strategy)
+            key = self._cache_key(paper, question_for(self.prompts, paper, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "",
                            prompt_version=self.prompt_version or "", strategy=strategy.value, verdict=stored,
                            usage=usage.model_dump(),
@@ -420,8 +422,30 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             except InvalidOutput as err:
                 self._reask(paper, item, outcome.strategy, choice.text, str(err), question)
                 continue
+            if self._ignores_facts(paper, item, verdict, choice.text, question):
+                continue
             p_logprob = logprob_p_correct(choice.text, choice.logprobs)
             return verdict, (verdict.p_correct if p_logprob is None else p_logprob), outcome.strategy
+
+    def _ignores_facts(self, paper: Paper, item: ChecklistItem, verdict: Verdict, text: str,
+                       question: _Question) -> bool:
+        """A verdict that leaves an offline fact unaddressed is asked again, once, with the facts it
+        ignored named; the second verdict is kept whatever it says."""
+        n = facts_in(question_for(self.prompts, paper, item))
+        if not n or question.facts_reasked:
+            return False
+        ignored = ignored_facts(n, verdict.must_fix, verdict.review, verdict.suggestions)
+        if not ignored:
+            return False
+        question.facts_reasked = True
+        tags = ", ".join(f"[F{i}]" for i in ignored)
+        log.info("question %s: verdict ignores offline fact(s) %s; asking again once", item.id, tags)
+        question.feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
+                             {"role": "user", "content": f"Your verdict does not address the offline fact(s) {tags}"
+                              " listed with the question. Address each: put it in must_fix if it makes the answer"
+                              " incorrect, or name its tag in the review and say why it does not. Reply again in"
+                              " the required format."}]
+        return True
 
     async def _request_or_relearn(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
                                   question: _Question) -> _Outcome | None:

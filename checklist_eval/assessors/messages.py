@@ -15,6 +15,7 @@ same for every question of a paper, so the shared prefix stays shared.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,8 +58,20 @@ def checklist_message(prompts: PromptSet, paper: Paper) -> str:
     return prompts.user_checklist.format_map({"checklist": "\n\n".join(blocks)})
 
 
-def question_message(prompts: PromptSet, item: ChecklistItem) -> str:
+FACTS_HEAD = "Facts established by the offline checks (address each one, naming its tag):"
+
+
+def facts_block(facts: Sequence[str]) -> str:
+    """The offline checks' hard findings for the question block, tagged [F1], [F2], ..."""
+    if not facts:
+        return "Facts established by the offline checks: none."
+    return "\n".join([FACTS_HEAD, *(f"[F{i}] {fact}" for i, fact in enumerate(facts, 1))])
+
+
+def question_message(prompts: PromptSet, item: ChecklistItem, facts: Sequence[str] = ()) -> str:
+    """The per-question block; a prompt with a {facts} slot (assess-v3 on) gets the offline facts."""
     return prompts.user_question.format_map({
+        "facts": facts_block(facts),
         "question_id": item.id,
         "question_title": item.title,
         "question": item.question,

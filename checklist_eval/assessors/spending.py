@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from checklist_eval.assessors.calllog import CallLog
-from checklist_eval.assessors.messages import question_message
+from checklist_eval.assessors.facts import question_for
 from checklist_eval.models import Assessment, ChecklistItem, Paper, StructuredOutput, Usage
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class SpendingAndEvidence:
         quirks = self.quirks()
         params = {k: v for k, v in self._params(strategy, quirks).items() if k != "response_format"}
         return CallLog(source=paper.source, question_id=item.id, prefix_digest=prefix.digest,
-                       prefix_messages=prefix.messages, question=question_message(self.prompts, item),
+                       prefix_messages=prefix.messages, question=question_for(self.prompts, paper, item),
                        params=params | {"strategy": strategy.value}, response=reply, outcome=outcome)
 
     def _log_reuse(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, key: str) -> None:
@@ -83,7 +83,7 @@ class SpendingAndEvidence:
         if shared is None:  # none in flight, or it failed: this one asks for itself
             return None
         self._log_reuse(paper, item, shared[1],
-                        self._cache_key(paper, question_message(self.prompts, item), shared[1]))
+                        self._cache_key(paper, question_for(self.prompts, paper, item), shared[1]))
         return self._assessment(paper, item, shared[0], shared[1], Usage(), cached=True)
 
     @contextlib.contextmanager

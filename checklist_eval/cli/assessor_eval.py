@@ -129,7 +129,8 @@ def _run_attacks(args: argparse.Namespace) -> int:
         raise InputError(None, "--attack-runs reads its own records: give no other inputs")
     runs = [run for root in args.attack_runs for run in attack_eval.run_folders(root)]
     trials = [t for run in runs for t in attack_eval.trials_of_run(run)]
-    summary = attack_eval.summarize(trials, n_bootstrap=args.bootstrap, seed=args.seed)
+    honest = [x for run in runs for x in attack_eval.honest_set_of_run(run)]
+    summary = attack_eval.summarize(trials, n_bootstrap=args.bootstrap, seed=args.seed, honest_set=honest)
     doc = attack_eval.AttackSummary.model_validate(summary)
     emit(doc, args.json, lambda: print("\n".join(attack_eval.text_lines(summary))), indent=2)
     if args.out:

@@ -27,8 +27,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checklist", help="checklist version (default: detected)")
     p.add_argument("--json", action="store_true", help="print plants.json")
     p.add_argument("--rounds", type=int, default=0, metavar="N",
-                   help="LLM rounds (needs --assessor llm, at most 5): rewrite the plants the assessor caught "
-                   "against its own reviews, with the same model and endpoint")  # fmt: skip
+                   help="rounds of rewriting the plants the assessor caught: with --against heuristic (at most "
+                   "20) each caught plant takes its strategy's next phrasing; with --assessor llm (at most 5) "
+                   "the model rewrites it against its own review")  # fmt: skip
+    p.add_argument("--against", choices=["heuristic"],
+                   help="white-box adversary: attack the offline assessor, whose rules are open")
+    p.add_argument("--reword", action="store_true",
+                   help="reword every planted justification (synonyms, clause order), not only pick a phrasing")
+    p.add_argument("--without-body", action="store_true",
+                   help="with --against: judge A as a checklist file alone (no paper body) in the rounds")
     add_assessor_args(p)
     add_limit_args(p)
     p.set_defaults(func=run)
@@ -60,14 +67,23 @@ def run(args: argparse.Namespace) -> int:
 
     if args.plants < 1:
         raise InputError(None, f"--plants must be at least 1, got {args.plants}")
-    if args.rounds and args.assessor != "llm":
-        raise InputError(None, "--rounds rewrites plants with an LLM: give --assessor llm and --model")
-    if not 0 <= args.rounds <= 5:
-        raise InputError(None, f"--rounds must be between 0 and 5, got {args.rounds}")
+    if args.rounds and args.assessor != "llm" and not args.against:
+        raise InputError(None, "--rounds rewrites the plants an assessor caught: give --against heuristic, or "
+                         "--assessor llm and --model")
+    limit = 20 if args.against else 5
+    if not 0 <= args.rounds <= limit:
+        raise InputError(None, f"--rounds must be between 0 and {limit}, got {args.rounds}")
     _check_out(args.out, _safe_name(Path(args.paper)))
     result = attack(args.paper, args.out, n_plants=args.plants, seed=args.seed,
-                    strategies=args.strategies, checklist=args.checklist, limits=parse_limits(args))  # fmt: skip
-    if args.rounds:
+                    strategies=args.strategies, checklist=args.checklist, reword=args.reword,
+                    limits=parse_limits(args))  # fmt: skip
+    if args.rounds and args.against:
+        from checklist_eval.adversary.attack_whitebox import whitebox_rounds
+        from checklist_eval.assessors.heuristic import HeuristicAssessor
+
+        result = whitebox_rounds(result, args.out, HeuristicAssessor(), args.rounds,
+                                 strip_body=args.without_body, reword=args.reword)
+    elif args.rounds:
         result = _llm_rounds(args, result)
     return emit(result, args.json, lambda: _print_result(args, result), indent=2, ensure_ascii=False)
 
@@ -78,6 +94,9 @@ def _print_result(args: argparse.Namespace, result) -> None:
         print(f"  {p.question_id:>4}  {p.original_answer:>3} -> {p.planted_answer:<3}  {p.strategy}")
     for r in result.llm_rounds:
         print(f"  LLM round {r['round']}: assessor caught {len(r['caught'])} plant(s) {' '.join(r['caught'])}")
+    for r in result.rounds:
+        print(f"  white-box round {r['round']} against {r['against']}: caught {len(r['caught'])} plant(s) "
+              f"{' '.join(r['caught'])}")
     for d in result.dropped:
         print(f"  dropped {d}")
     if not result.plants:

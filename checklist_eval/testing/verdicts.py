@@ -4,10 +4,12 @@ faulty run gives the same verdicts, and the reply text and logprobs they are ren
 The question block is the last user message; the paper is everything before it. Rules, in order:
 
 1. answer TODO / missing, or an empty justification            -> incorrect (p 0.05-0.15)
-2. the justification points somewhere ("Section 4", "Table 2", "Appendix B", "Fig. 3", "§5"):
+2. the question lists offline facts ("[F1] ..."): each goes into the review (must_fix), unless the
+   justification holds "[mock:ignore-facts]" and nothing re-asked about them -> correct, facts ignored
+3. the justification points somewhere ("Section 4", "Table 2", "Appendix B", "Fig. 3", "§5"):
    every pointer exists in the paper part                       -> correct   (p 0.85-0.97)
    some pointer does not exist                                   -> incorrect (p 0.05-0.20)
-3. otherwise a tie-break on sha256 of the question block up to the justification: u < 0.5 -> correct (p 0.55-0.75),
+4. otherwise a tie-break on sha256 of the question block up to the justification: u < 0.5 -> correct (p 0.55-0.75),
    else incorrect (p 0.25-0.45)
 
 The verdict token's logprob is log(p) (or log(1-p) for "false"), with both alternatives in
@@ -75,6 +77,9 @@ def mock_verdict(messages: list[dict[str, Any]]) -> tuple[bool, float, str, list
     u = unit_interval(question[: just_m.end()] if just_m else question)
     if answer in ("", "todo", "(missing)") or justification in ("", "(empty)"):
         return False, 0.05 + 0.1 * u, "- The answer is missing, TODO, or has no justification: justify it.", []
+    facts = _FACT.findall(question)
+    if facts:
+        return _facts_verdict(messages, last, justification, facts, u)
     pointers = _POINTER.findall(justification)
     if pointers:
         missing = [f"{k} {n}" for k, n in pointers if not _pointer_exists(k, n, paper)]
@@ -87,6 +92,20 @@ def mock_verdict(messages: list[dict[str, Any]]) -> tuple[bool, float, str, list
     if u < 0.5:
         return True, 0.55 + 0.4 * u, "- Plausibly correct; name the section that shows it.", []
     return False, 0.25 + 0.4 * (u - 0.5), "- Not shown in the paper; point to the section that supports it.", []
+
+
+_FACT = re.compile(r"(?m)^\[F(\d+)\][ \t]*(.+)$")
+
+
+def _facts_verdict(messages: list[dict[str, Any]], last: int, justification: str, facts: list[tuple[str, str]],
+                   u: float) -> tuple[bool, float, str, list[str]]:
+    """A question listing offline facts ([F1] ...): an obedient model puts each in must_fix. A
+    justification holding "[mock:ignore-facts]" gets a verdict that ignores them, until a later
+    message names them again (the assessor's one re-ask)."""
+    told = any(m.get("role") == "user" and "offline fact" in text_of(m.get("content")) for m in messages[last + 1:])
+    if "[mock:ignore-facts]" in justification and not told:
+        return True, 0.8 + 0.1 * u, "- The answer looks consistent with the paper.", []
+    return False, 0.1 + 0.1 * u, "\n".join(f"- [F{n}] {text.strip()}" for n, text in facts), []
 
 
 def mock_rewrite(messages: list[dict[str, Any]]) -> str | None:

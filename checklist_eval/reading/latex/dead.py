@@ -17,9 +17,9 @@ _COMMENT_SCAN = re.compile(
     r"|%[^\n]*(?:\n[ \t]*(?!\n))?",
 )
 _VERBATIM_END = {name: re.compile(rf"\\end\{{{name}\*?\}}") for name in ("verbatim", "lstlisting", "minted")}
-_CONDITIONAL = re.compile(r"\\(?:(?P<open>if[a-zA-Z@]*)|(?P<fi>fi)|(?P<else>else))(?![a-zA-Z@])")
+CONDITIONAL = re.compile(r"\\(?:(?P<open>if[a-zA-Z@]*)|(?P<fi>fi)|(?P<else>else))(?![a-zA-Z@])")
 # etoolbox/ifthen macros that look like TeX conditionals but take arguments and have no \fi.
-_NOT_CONDITIONALS = re.compile(
+NOT_CONDITIONALS = re.compile(
     r"^if(?:thenelse|toggle|bool|str|blank|def(?!ined)|undef|cs(?!name)|num(?:comp|equal|odd)"
     r"|dim(?:comp|equal)|lang|pdf(?:tex)?$|xetex$|luatex$|empty|strequal|inlist|boolexpr)"
 )
@@ -64,14 +64,14 @@ def strip_iffalse(text: str) -> str:
         scan = m.end()
         resume = len(text)
         while True:
-            c = _CONDITIONAL.search(text, scan)
+            c = CONDITIONAL.search(text, scan)
             if not c:
                 break
             scan = c.end()
             if c.group("open"):
                 name = c.group("open")
                 prev = text[max(0, c.start() - 8) : c.start()]
-                if _NOT_CONDITIONALS.match(name) or prev.endswith("\\newif"):
+                if NOT_CONDITIONALS.match(name) or prev.endswith("\\newif"):
                     continue
                 depth += 1
             elif c.group("fi"):
@@ -89,9 +89,9 @@ def strip_iffalse(text: str) -> str:
 
 def _matching_fi(text: str, pos: int) -> tuple[int, int]:
     depth = 0
-    for c in _CONDITIONAL.finditer(text, pos):
+    for c in CONDITIONAL.finditer(text, pos):
         if c.group("open"):
-            if _NOT_CONDITIONALS.match(c.group("open")):
+            if NOT_CONDITIONALS.match(c.group("open")):
                 continue
             depth += 1
         elif c.group("fi"):
