@@ -8,6 +8,8 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,16 @@ _UMASK = _read_umask()
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically, with any registered secret redacted (the second line
     of defence behind the redaction of endpoint replies; see ``checklist_eval.redact``)."""
-    data = redact_bytes(data)
+    with atomic_writer(path) as write:
+        write(data)
+    return Path(path)
+
+
+@contextmanager
+def atomic_writer(path: str | Path) -> Iterator[Callable[[bytes], None]]:
+    """``atomic_write_bytes`` for a file written in pieces (one too large to hold): yields a function
+    that writes one piece, redacted. The file appears at ``path`` whole when the block ends, and not
+    at all when it raises. Redaction is per piece, so pieces must be whole lines (a secret sits on one)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
@@ -37,7 +48,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
         # mkstemp creates 0600; the finished file gets the permissions a plain open() would give it.
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+
+            def write(data: bytes) -> None:
+                fh.write(redact_bytes(data))
+
+            yield write
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -47,7 +62,6 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
         except FileNotFoundError:
             pass
         raise
-    return path
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,10 +79,21 @@ class Row(BaseModel):
 
 def csv_text(model: type[Row], rows: Iterable[Row]) -> str:
     """The CSV of ``rows``: a header of ``model``'s columns, then one line per row ("\\n" endings)."""
+    return csv_header_text(model) + csv_rows_text(model, rows)
+
+
+def csv_header_text(model: type[Row]) -> str:
+    """The header line of ``model``'s CSV: a file that grows row by row starts with it."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(model.columns())
+    return buf.getvalue()
+
+
+def csv_rows_text(model: type[Row], rows: Iterable[Row]) -> str:
+    """The lines of ``rows`` in ``model``'s CSV, without the header."""
     cols = model.columns()
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(cols)
     for row in rows:
         cells = row.csv_cells()
         writer.writerow([_cell(cells[c]) for c in cols])
@@ -106,12 +117,55 @@ def read_csv_rows(path: str | Path, required: Sequence[str]) -> list[dict[str, s
     try:
         header, body = _parse(path)
     except (csv.Error, UnicodeDecodeError, _Ragged) as err:
-        raise InputError(path, f"not a readable CSV file ({type(err).__name__}: {err})") from None
+        raise _unreadable(path, err) from None
     missing = [c for c in required if c not in header]
     if missing:
         raise InputError(path, f"missing column(s) {', '.join(missing)}; need {', '.join(required)}")
+    as_mapping = row_reader(header)
+    return [as_mapping(cells) for cells in body]
+
+
+def row_reader(header: Sequence[str]) -> Callable[[Sequence[str]], dict[str, str]]:
+    """A data row's cells as ``{column: text}``: a short row's missing cells are empty, a column named
+    twice keeps its first cell, and what ``neutralise`` prefixed is restored."""
     first = {name: i for i, name in reversed(list(enumerate(header)))}
-    return [{name: restore(cells[i]) if i < len(cells) else "" for name, i in first.items()} for cells in body]
+    return lambda cells: {name: restore(cells[i]) if i < len(cells) else "" for name, i in first.items()}
+
+
+def csv_header_and_rows(path: str | Path) -> tuple[list[str], Iterator[list[str]]]:
+    """The header of a CSV file and an iterator over its data rows' cells, read as they are asked for
+    (empty lines skipped): for files too large to hold. Problems of the file are InputErrors naming it,
+    raised where they occur, with the messages of ``read_csv_rows``; a row longer than the header is
+    left to the caller to refuse (``ragged_row``), so that it can first read on for worse problems."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    cells = _stream_cells(path)
+    try:
+        header = next(cells)
+    except StopIteration:
+        raise _unreadable(path, _Ragged("the file holds no header")) from None
+    return header, cells
+
+
+def ragged_row(path: str | Path, n: int, cells: Sequence[str], header: Sequence[str]) -> InputError | None:
+    """The error for data row ``n`` (1-based) when it has more cells than the header names, else None."""
+    if len(cells) <= len(header):
+        return None
+    return _unreadable(Path(path), _Ragged(f"data row {n} has {len(cells)} cells, the header names {len(header)}"))
+
+
+def _unreadable(path: Path, err: Exception) -> InputError:
+    return InputError(path, f"not a readable CSV file ({type(err).__name__}: {err})")
+
+
+def _stream_cells(path: Path) -> Iterator[list[str]]:
+    csv.field_size_limit(max(csv.field_size_limit(), _FIELD_LIMIT))
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            yield from (cells for cells in csv.reader(fh, strict=True) if cells)
+    except (csv.Error, UnicodeDecodeError) as err:
+        raise _unreadable(path, err) from None
 
 
 class _Ragged(ValueError):

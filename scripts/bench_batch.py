@@ -35,7 +35,7 @@ SCRIPTS = Path(__file__).resolve().parent
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 
-from synth import build_submissions, expected_calls_per_submission  # noqa: E402
+from synth import answered_records, build_submissions, expected_calls_per_submission  # noqa: E402
 
 
 async def run(args: argparse.Namespace, root: Path, out: Path, base_url: str, rpm: float | None,
@@ -72,11 +72,11 @@ def measure(args: argparse.Namespace, n: int, client_rpm: float | None, concurre
                                       concurrency, jobs))
             wall = time.perf_counter() - t0
             stats = server.stats
+        verdicts = answered_records(tmp / "results")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     ok = stats.by_status.get(200, 0)
     expected = expected_calls_per_submission() * n
-    verdicts = sum(1 for res in outcome.results for r in res.records if r.answer is not None and r.answer.is_answered)
     span = (stats.arrivals[-1] - stats.arrivals[0]) if len(stats.arrivals) > 1 else 0.0
     sustained = (len(stats.arrivals) - 1) / span * 60 if span else 0.0
     overall = outcome.usage.calls / wall * 60 if wall else 0.0
@@ -157,10 +157,10 @@ def measure_batch_api(args: argparse.Namespace, n: int) -> dict:
             wall = time.perf_counter() - t0
             batches = list(server.batches.batches.values())
             sizes = [len(server.batches.files[b.input_file_id].data) for b in batches]
+        verdicts = answered_records(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     requests = sum(len(b.lines) for b in batches)
-    verdicts = sum(1 for res in outcome.results for r in res.records if r.answer is not None and r.answer.is_answered)
     return {
         "submissions": n,
         "batch_delay_s": args.batch_delay,

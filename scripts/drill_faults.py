@@ -31,13 +31,14 @@ from synth import build_submissions, expected_calls_per_submission  # noqa: E402
 MODEL = "gpt-4o-mini"
 
 
-def verdict_rows(outcome) -> dict[tuple[str, str, str], tuple[Any, ...]]:
-    """Every verdict of a batch, keyed by (submission, role, question): what must not change."""
-    rows = {}
-    for res in outcome.results:
-        for r in res.records:
-            rows[r.key] = (r.answer.value if r.answer else None, r.correct, r.p_correct, r.review)
-    return rows
+def verdict_rows(results: Path) -> dict[tuple[str, str, str], tuple[Any, ...]]:
+    """Every verdict of a batch (its results folder's ledger), keyed by (submission, role, question): what
+    must not change."""
+    from checklist_eval.challenge.layout import ResultsLayout
+    from checklist_eval.challenge.records import Ledger
+
+    return {r.key: (r.answer.value if r.answer else None, r.correct, r.p_correct, r.review)
+            for r in Ledger(ResultsLayout(results).records_jsonl).records()}
 
 
 def score_rows(outcome) -> dict[str, dict[str, Any]]:
@@ -60,7 +61,7 @@ async def _batch(root: Path, out: Path, base_url: str, cache: Path, client_timeo
 def run_once(label: str, root: Path, work: Path, *, n: int, fault_rate: float, latency: float, seed: int,
              client_timeout: float, concurrency: int, jobs: int, backoff: float = 0.5,
              budgets: dict[str, int] | None = None) -> tuple[dict[str, Any], Any]:
-    """One batch against a fresh server and a fresh cache; returns (figures, outcome)."""
+    """One batch against a fresh server and a fresh cache; returns (figures, (verdicts, scores))."""
     from checklist_eval.testing import FaultConfig, MockServer
 
     faults = FaultConfig(rate=fault_rate, retry_after=0.05, timeout_hold=client_timeout * 2)
@@ -72,7 +73,8 @@ def run_once(label: str, root: Path, work: Path, *, n: int, fault_rate: float, l
         wall = time.perf_counter() - t0
         stats = server.stats
     expected = expected_calls_per_submission() * n
-    fresh = sum(1 for res in outcome.results for r in res.records if r.answer is not None and r.answer.is_answered)
+    verdicts = verdict_rows(out)
+    fresh = sum(1 for answer, *_ in verdicts.values() if answer in ("Yes", "No", "NA"))
     figures = {
         "run": label,
         "fault_rate": fault_rate,
@@ -88,7 +90,7 @@ def run_once(label: str, root: Path, work: Path, *, n: int, fault_rate: float, l
         "verdicts": fresh,
         "lost_verdicts": expected - fresh,
     }
-    return figures, outcome
+    return figures, (verdicts, score_rows(outcome))
 
 
 def drill(n: int = 50, fault_rate: float = 0.2, latency: float = 0.05, seed: int = 0,
@@ -111,8 +113,7 @@ def drill(n: int = 50, fault_rate: float = 0.2, latency: float = 0.05, seed: int
     finally:
         if workdir is None:
             shutil.rmtree(work, ignore_errors=True)
-    a, b = verdict_rows(clean_out), verdict_rows(faulty_out)
-    sa, sb = score_rows(clean_out), score_rows(faulty_out)
+    (a, sa), (b, sb) = clean_out, faulty_out
     verdict_diffs = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
     mismatched = [k for k in verdict_diffs if k in a and k in b]  # both runs judged it, differently
     score_diffs = sorted(k for k in set(sa) | set(sb) if sa.get(k) != sb.get(k))

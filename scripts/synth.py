@@ -38,3 +38,15 @@ def expected_calls_per_submission() -> int:
         1 for paper in loaded.papers.values() for it in paper.checklist.items
         if it.answer is not None and it.answer.is_answered
     )
+
+
+def answered_records(results: Path) -> int:
+    """Records of a batch results folder whose answer is real (Yes/No/NA): one verdict each. Read from its
+    ledger, one row at a time (a batch keeps no records in memory)."""
+    from checklist_eval.challenge.layout import ResultsLayout
+    from checklist_eval.challenge.records import Ledger
+
+    ledger = ResultsLayout(results).records_jsonl
+    if not ledger.is_file():
+        return 0
+    return sum(1 for r in Ledger(ledger).records() if r.answer is not None and r.answer.is_answered)

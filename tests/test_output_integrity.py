@@ -283,12 +283,19 @@ def test_markup_characters_in_paths_print_literally(tmp_path):
 # -------------------------------------------------------------------------------------- absurd ledgers
 
 
+@pytest.fixture(scope="module")
+def one_batch(tmp_path_factory) -> Path:
+    """The results folder of one batch, shared by the ledger edits below (each edits its own copy)."""
+    tmp = tmp_path_factory.mktemp("one-batch")
+    out = tmp / "out"
+    assert cli(tmp, "batch", make_root(tmp, ["team-a"]), "--out", out, "--json").returncode == 0
+    return out
+
+
 @pytest.mark.parametrize("column,value", [("calls", "1e400"), ("prompt_tokens", "1e300"), ("cost_usd", "nan"),
                                           ("cost_usd", "inf"), ("p_correct", "1e400")])
-def test_absurd_ledger_figures(tmp_path, column, value):
-    root = make_root(tmp_path, ["team-a"])
-    out = tmp_path / "out"
-    assert cli(tmp_path, "batch", root, "--out", out, "--json").returncode == 0
+def test_absurd_ledger_figures(tmp_path, one_batch, column, value):
+    out = one_batch
     rows = read_csv(out / "records.csv")
     rows[0][column] = value
     bad = tmp_path / "bad.csv"

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from checklist_eval.challenge.records import Record, read_overrides
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.fsutil import atomic_write_text, loads_json
 from checklist_eval.models import Usage
 
 OVERRIDES_JSONL = "overrides.jsonl"
@@ -65,7 +65,7 @@ def read_history(results: str | Path) -> list[AppliedOverride]:
             if n >= MAX_HISTORY_LINES:
                 break
             try:
-                out.append(AppliedOverride.model_validate(json.loads(line)))
+                out.append(AppliedOverride.model_validate(loads_json(line)))
             except (ValueError, ValidationError):
                 continue
     return out

@@ -7,8 +7,12 @@ submissions are parsed and in flight at once (memory), not how many requests are
 Resumability: a submission is finished when ``RESULTS/submissions/<id>/result.json`` exists; it is
 written atomically, last, after the report. A rerun skips finished submissions whose source files and
 assessor settings are unchanged (fingerprint), and the assessor's cache answers whatever a killed run
-had already asked, so an interrupted batch repeats no request. The aggregate files (records, scores,
-summary, failures) are rebuilt from the result files at the end of every run.
+had already asked, so an interrupted batch repeats no request.
+
+Flat memory: a submission's records go to the ledger (records.csv, records.jsonl) as soon as it is
+finished, and the run keeps only its score, warnings and usage (``BatchEntry``). The ledger starts each
+run with the resumed submissions, grows as the others finish, and is rewritten in submission order at
+the end; scores, summary and failures are written at the end from what the run kept.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from checklist_eval.assessors.calllog import CURRENT_PAPER
 from checklist_eval.challenge.export import Failure
 from checklist_eval.challenge.layout import ResultsLayout, SubmissionFolder
 from checklist_eval.challenge.outdir import environment_error, locked_out
-from checklist_eval.challenge.records import Record, records_from_assessments, write_records
+from checklist_eval.challenge.records import GrowingLedger, Record, records_from_assessments, write_records
 from checklist_eval.challenge.runsettings import RunSettings
 from checklist_eval.challenge.scoring import PublicScore, ScoreReport, ScoreRow, SubmissionScore, score_submission
 from checklist_eval.challenge.submissions import (
@@ -77,6 +81,24 @@ class SubmissionResult(BaseModel):
     def all_warnings(self) -> list[str]:
         """The submission's warnings, then its score's."""
         return self.warnings + self.score.warnings
+
+    def entry(self, folder_id: str) -> BatchEntry:
+        return BatchEntry(folder_id=folder_id, score=self.score, all_warnings=self.all_warnings, usage=self.usage)
+
+
+@dataclass
+class BatchEntry:
+    """What a batch keeps of a finished submission once its records are in the ledger (under
+    ``folder_id``, the name of its results folder)."""
+
+    folder_id: str
+    score: SubmissionScore
+    all_warnings: list[str]
+    usage: Usage
+
+    @property
+    def submission_id(self) -> str:
+        return self.score.submission_id
 
 
 class BatchSummary(BaseModel):
@@ -233,7 +255,7 @@ def read_result(path: Path) -> SubmissionResult | None:
 
 @dataclass
 class BatchOutcome:
-    results: list[SubmissionResult]
+    results: list[BatchEntry]  # in submission order; their records are in the results folder's ledger
     failures: list[Failure]
     scored: int = 0
     resumed: int = 0
@@ -298,6 +320,7 @@ class BatchRunner:
         self.settings = settings
         self.out = Path(out)
         self.layout = ResultsLayout(self.out)
+        self.ledger = GrowingLedger(self.layout.records_csv, self.layout.records_jsonl)
         self.assessor = assessor
         self.jobs = max(1, jobs)
         self.on_progress = on_progress or (lambda event, done, total: None)
@@ -321,15 +344,20 @@ class BatchRunner:
     def _made_otherwise(self, result: SubmissionResult) -> bool:
         return self.settings is not None and result.settings is not None and result.settings != self.settings
 
-    async def _one(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore) -> SubmissionResult:
-        """Parse and assess one submission; ``fingerprint`` was computed once, by ``run``."""
+    async def _one(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore) -> BatchEntry:
+        """Parse and assess one submission, write its outputs and add its records to the ledger;
+        ``fingerprint`` was computed once, by ``run``."""
         async with sem:
             loaded = await asyncio.to_thread(_parse_submission, path, sid, self.pool)
             with await self._admitted(loaded):
                 result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
             result.settings = self.settings
-            await asyncio.to_thread(write_submission_outputs, self._result_path(sid).parent, result)
-            return result
+            await asyncio.to_thread(self._write_finished, sid, result)
+            return result.entry(sid)
+
+    def _write_finished(self, sid: str, result: SubmissionResult) -> None:
+        write_submission_outputs(self._result_path(sid).parent, result)
+        self.ledger.append(sid, result.records)
 
     async def _admitted(self, loaded: LoadedSubmission) -> contextlib.AbstractContextManager:
         """Under ``--max-cost``: the submission starts only if its estimate fits what is left (else
@@ -382,7 +410,8 @@ class BatchRunner:
         paths = find_submissions(self.root)
         with locked_out(self.out):
             remove_stale_temps(self.out)  # a previous run killed mid-write; we hold the folder now
-            return await self._run_locked(paths, started, started_at)
+            with self.ledger:
+                return await self._run_locked(paths, started, started_at)
 
     async def _run_locked(self, paths: list[Path], started: float, started_at: str) -> BatchOutcome:
         ids = self._ids(paths)
@@ -404,21 +433,29 @@ class BatchRunner:
         return outcome
 
     async def _resume(self, paths: list[Path], ids: dict[Path, str]
-                      ) -> tuple[dict[Path, SubmissionResult], dict[Path, str]]:
-        """(results already in the output folder for this very source, path -> fingerprint of the rest)."""
+                      ) -> tuple[dict[Path, BatchEntry], dict[Path, str]]:
+        """(submissions already finished in the output folder for this very source, their records put
+        back in the ledger; path -> fingerprint of the rest)."""
         todo: dict[Path, str] = {}  # path -> fingerprint, hashed once here and passed on
-        done_by_path: dict[Path, SubmissionResult] = {}
+        done_by_path: dict[Path, BatchEntry] = {}
         for p in paths:
             fingerprint = await asyncio.to_thread(source_fingerprint, p)
-            finished = self._finished(ids[p], fingerprint)
+            finished = await asyncio.to_thread(self._resumed, ids[p], fingerprint)
             if finished is not None:
                 done_by_path[p] = finished
             else:
                 todo[p] = fingerprint
         return done_by_path, todo
 
+    def _resumed(self, sid: str, fingerprint: str) -> BatchEntry | None:
+        finished = self._finished(sid, fingerprint)
+        if finished is None:
+            return None
+        self.ledger.append(sid, finished.records)
+        return finished.entry(sid)
+
     async def _collect(self, tasks: Sequence[asyncio.Future], ids: dict[Path, str], outcome: BatchOutcome,
-                       done_by_path: dict[Path, SubmissionResult], total: int
+                       done_by_path: dict[Path, BatchEntry], total: int
                        ) -> tuple[dict[Path, Failure], BudgetExceeded | None]:
         """Await the submissions as they finish, adding results to ``done_by_path``; returns the failures
         and the budget stop, if one came."""
@@ -446,8 +483,7 @@ class BatchRunner:
         return failures_by_path, stopped
 
     def _write_aggregates(self, outcome: BatchOutcome, started_at: str) -> Path:
-        records = [r for res in outcome.results for r in res.records]
-        write_records(records, self.layout.records_csv, self.layout.records_jsonl)
+        self.ledger.finish(res.folder_id for res in outcome.results)
         scores = [ScoreRow.of(res.score, res.all_warnings) for res in outcome.results]
         atomic_write_text(self.layout.scores_csv, csv_text(ScoreRow, scores))
         atomic_write_text(

@@ -10,18 +10,21 @@ from exact fractions (see ``scoring``), so equal scores are bit-identical floats
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel
 
 from checklist_eval.challenge.layout import ResultsLayout, records_path
-from checklist_eval.challenge.records import NoRecords, Record, apply_overrides, read_records
-from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
+from checklist_eval.challenge.records import Ledger, NoRecords, Record, StreamedOverrides
+from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, score_submission
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import loads_json
 from checklist_eval.models import ROLES, Case
 from checklist_eval.tables import Row, csv_text
+
+T = TypeVar("T")
 
 MAX_FAILURE_LINES = 100_000  # a results folder may be hostile: read a bounded number of lines
 
@@ -63,26 +66,40 @@ class Failure(BaseModel):
     error: str = ""
 
 
-def load_scored(
-    path: str | Path, overrides: str | Path | None = None, *, recorded_appeals: bool = True,
-) -> tuple[list[Record], list[SubmissionScore]]:
-    """(records, scores) of a records file with the appeal decisions applied first: those recorded
-    beside it (``overrides.jsonl``, unless ``recorded_appeals`` is False), then the ``overrides`` file.
+def scored_submissions(
+    path: str | Path, overrides: str | Path | None, summarize: Callable[[SubmissionScore, list[Record]], T],
+    *, recorded_appeals: bool = True,
+) -> list[T]:
+    """``summarize(score, records)`` of every submission of a records file, in order of first
+    appearance, with the appeal decisions applied first: those recorded beside it (``overrides.jsonl``,
+    unless ``recorded_appeals`` is False), then the ``overrides`` file. The file is read one submission
+    at a time: only the summaries are kept.
 
     The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
-    unreadable row and for records that cannot be scored.
+    unreadable row, then for a bad override, then for records that cannot be scored.
     """
     from checklist_eval.challenge.appeals import read_history, standing, with_decisions
 
-    records = read_records(path)
-    if recorded_appeals:
-        records = with_decisions(records, standing(read_history(Path(path).parent)))
-    if overrides:
-        records, _ = apply_overrides(records, overrides)
-    try:
-        return records, score_records(records)
-    except ScoringError as err:
-        raise InputError(path, str(err)) from None
+    decisions = standing(read_history(Path(path).parent)) if recorded_appeals else None
+    ledger = Ledger(path)
+    appeals = StreamedOverrides(overrides) if overrides else None
+    out: list[T] = []
+    unscorable: ScoringError | None = None  # raised once every row was read: row problems come first
+    for records in ledger.submissions():
+        if decisions:
+            records = with_decisions(records, decisions)
+        if appeals is not None:
+            records = appeals.apply(records)
+        if unscorable is None:
+            try:
+                out.append(summarize(score_submission(records[0].submission_id, records), records))
+            except ScoringError as err:
+                unscorable = err
+    if appeals is not None:
+        appeals.check()
+    if unscorable is not None:
+        raise InputError(path, str(unscorable)) from None
+    return out
 
 
 def _joined(values: Sequence[str]) -> str:
@@ -97,24 +114,17 @@ def _manipulation(recs: Sequence[Record]) -> str:
     return ";".join(f"{role}:{k}" for role in roles for k in kinds(r.manipulation for r in recs if r.role == role))
 
 
-def leaderboard_rows(records: Sequence[Record], scores: Sequence[SubmissionScore]) -> list[LeaderboardRow]:
-    """One row per scored submission; assessor/model/prompt/time come from its records."""
-    by_sid = group_by_submission(records)
-    rows = []
-    for score in scores:
-        recs = by_sid[score.submission_id]
-        rows.append(
-            LeaderboardRow(
-                **score.public().model_dump(),
-                questions=score.questions,
-                assessor=_joined([r.assessor for r in recs]),
-                model=_joined([r.model for r in recs]),
-                prompt_version=_joined([r.prompt_version for r in recs]),
-                scored_at=max((r.scored_at for r in recs), default=""),
-                manipulation=_manipulation(recs),
-            )
-        )
-    return rows
+def leaderboard_row(score: SubmissionScore, recs: Sequence[Record]) -> LeaderboardRow:
+    """A scored submission's row; assessor/model/prompt/time come from its records."""
+    return LeaderboardRow(
+        **score.public().model_dump(),
+        questions=score.questions,
+        assessor=_joined([r.assessor for r in recs]),
+        model=_joined([r.model for r in recs]),
+        prompt_version=_joined([r.prompt_version for r in recs]),
+        scored_at=max((r.scored_at for r in recs), default=""),
+        manipulation=_manipulation(recs),
+    )
 
 
 def read_failures(folder: Path) -> list[Failure]:
@@ -166,12 +176,11 @@ def build_leaderboard(results: str | Path, *, overrides: str | Path | None = Non
     path = records_path(results)
     failures = read_failures(path.parent)
     try:
-        records, scores = load_scored(path, overrides)
+        rows = scored_submissions(path, overrides, leaderboard_row)
     except NoRecords:
         if not failures:
             raise
-        records, scores = [], []  # every submission failed: the leaderboard lists them, with reasons
-    rows = leaderboard_rows(records, scores)
+        rows = []  # every submission failed: the leaderboard lists them, with reasons
     rows += failure_rows(failures, {r.submission_id for r in rows})
     return rank_rows(rows)
 

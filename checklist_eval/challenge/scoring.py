@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.records import Record, group_by_submission
 from checklist_eval.errors import ScoringError
 from checklist_eval.models import ROLES, Answer, Case, Role, Usage
 from checklist_eval.tables import Row
@@ -166,15 +166,8 @@ def score_submission(submission_id: str, records: Sequence[Record]) -> Submissio
     )
 
 
-def group_by_submission(records: Sequence[Record]) -> dict[str, list[Record]]:
-    """Records per submission id, in order of first appearance."""
-    groups: dict[str, list[Record]] = {}
-    for r in records:
-        groups.setdefault(r.submission_id, []).append(r)
-    return groups
-
-
 def score_records(records: Sequence[Record]) -> list[SubmissionScore]:
+    """Scores of every submission of an in-memory ledger (``export.scored_submissions`` reads a file)."""
     return [score_submission(sid, rows) for sid, rows in group_by_submission(records).items()]
 
 

@@ -44,14 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from checklist_eval.challenge.export import load_scored
+    from checklist_eval.challenge.export import scored_submissions
     from checklist_eval.challenge.layout import records_path
     from checklist_eval.challenge.scoring import RescoreReport
     from checklist_eval.cli.output import emit
 
     if args.overrides and Path(args.records).is_dir():
         _record_appeals(args.records, args.overrides)
-    _, scores = load_scored(records_path(args.records), args.overrides)
+    scores = scored_submissions(records_path(args.records), args.overrides, lambda score, _records: score)
 
     def text() -> None:
         from checklist_eval.challenge.report import print_scores_table

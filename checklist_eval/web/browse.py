@@ -15,10 +15,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from checklist_eval.challenge.appeals import read_history, standing
-from checklist_eval.challenge.export import build_leaderboard, load_scored
+from checklist_eval.challenge.appeals import read_history, standing, with_decisions
+from checklist_eval.challenge.export import build_leaderboard
 from checklist_eval.challenge.layout import ResultsLayout, records_path
-from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.records import Ledger, Record
 from checklist_eval.challenge.report import submission_view
 from checklist_eval.errors import ChecklistEvalError
 from checklist_eval.web.pages import page
@@ -39,8 +39,11 @@ class Results:
         self.root = root
 
     def records(self, sid: str) -> list[Record]:
-        records, _ = load_scored(records_path(self.root))
-        return [r for r in records if r.submission_id == sid]
+        # The ledger is read one submission at a time; appeals recorded beside it apply, as on the leaderboard.
+        for group in Ledger(records_path(self.root)).submissions():
+            if group[0].submission_id == sid:
+                return with_decisions(group, standing(read_history(self.root)))
+        return []
 
     def calls(self, r: Record) -> list[dict[str, Any]]:
         from checklist_eval.assessors.calllog import read_calls
