@@ -161,7 +161,7 @@ def test_records_carry_provenance_and_logs_show_the_exchange_without_the_key(sub
     assert proc.returncode == 0, proc.stderr
     recs = pd.read_csv(out / "records.csv", dtype=str, keep_default_na=False)
     answered = recs[recs["answer"].isin(["Yes", "No", "NA"])]
-    assert list(recs.columns)[-4:] == ["endpoint", "output_strategy", "temperature", "seed"]
+    assert list(recs.columns)[-5:] == ["endpoint", "output_strategy", "temperature", "seed", "location"]
     assert set(answered["endpoint"]) == {f"127.0.0.1:{port}/v1"}
     assert set(answered["output_strategy"]) == {"json_schema"}
     assert set(answered["temperature"]) == {"0.3"} and set(answered["seed"]) == {"7"}
