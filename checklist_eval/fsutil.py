@@ -1,12 +1,15 @@
-"""Atomic file writes: a reader (or a crash) sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader (or a crash) sees the old file or the new one, never half of one. And
+the one JSON reader for what comes from outside (``loads_json``): nesting bounded before parsing."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from checklist_eval.redact import redact_bytes
 
@@ -75,3 +78,60 @@ def remove_stale_temps(folder: str | Path) -> int:
                 stale.unlink(missing_ok=True)
                 removed += 1
     return removed
+
+
+# Deeper than any file or reply of ours (records, prices, question sets, batch answers nest under 10);
+# Python's decoder would raise RecursionError near 1,000 levels, after a quadratic-ish walk.
+MAX_JSON_DEPTH = 64
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep(text: str, limit: int) -> int | None:
+    """The offset where ``text`` nests past ``limit`` levels (strings skipped), or None."""
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        if match.end() - match.start() != 1:
+            continue  # a string: brackets inside it do not nest
+        depth += 1 if text[match.start()] in "[{" else -1
+        if depth > limit:
+            return match.start()
+    return None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPES = re.compile(r"(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"  # a whole pair
+                                r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_unicode(text: str) -> str:
+    """``text`` with every lone surrogate (half a pair: valid in JSON, not in UTF-8, so it fails the
+    first write) as U+FFFD, raw or as a JSON escape; a whole pair stays."""
+    if "\\u" in text:
+        text = _SURROGATE_ESCAPES.sub(lambda m: m.group(1) or "\\ufffd", text)
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def _whole_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_whole_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole_strings(k): _whole_strings(v) for k, v in value.items()}
+    return value
+
+
+def loads_json(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` for input from outside: a document nested deeper than ``max_depth`` levels is a
+    ``json.JSONDecodeError`` (what callers already catch), never a RecursionError; half a surrogate
+    pair in a string reads as U+FFFD."""
+    opens = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    if opens > max_depth:  # else it cannot nest deeper: no scan
+        doc = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        at = _too_deep(doc, max_depth)
+        if at is not None:
+            raise json.JSONDecodeError(f"nested deeper than {max_depth} levels", doc[: at + 1], at)
+    value = json.loads(text)
+    probe = text if isinstance(text, str) else text.decode("ascii", "replace")
+    return _whole_strings(value) if _SURROGATE_ESCAPE.search(probe) else value

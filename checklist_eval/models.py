@@ -6,6 +6,7 @@ one, an LLM assessor for the heuristic one) without the others noticing.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from enum import Enum
@@ -102,6 +103,18 @@ class ChecklistItem(BaseModel):
     answer: Answer | None = None
     justification: str | None = None
     justification_latex: str | None = None
+    # Where the answer is in the author's files: file (project-relative) and 1-based line for LaTeX,
+    # 1-based page for a PDF; None where no answer was found.
+    file: str | None = None
+    line: int | None = None
+    page: int | None = None
+
+    @property
+    def location(self) -> str:
+        """The place as an author looks it up: "checklist.tex:115", "page 12", or ""."""
+        if self.file:
+            return f"{self.file}:{self.line}" if self.line else self.file
+        return f"page {self.page}" if self.page else ""
 
     @classmethod
     def for_question(cls, q: Question, answer: Answer | None = None, justification: str | None = None,
@@ -216,6 +229,39 @@ class Paper(BaseModel):
     warnings: list[ParseWarning] = Field(default_factory=list)
     # Hidden runs found (and removed from body and justifications) in a PDF; each also has a warning.
     hidden_text: list[HiddenRun] = Field(default_factory=list)
+
+
+# A token count above this is not a count but a broken or hostile reply. Clamped to it, a call's cost
+# (at most 1e6 USD per 1M tokens, see ``number_problem``'s callers) stays a figure records can hold.
+MAX_TOKEN_COUNT = 10**12
+
+
+def clamp_count(value: object) -> int:
+    """A token count from an endpoint, as a ledger can hold it: missing, null, junk or negative reads
+    as 0, anything above ``MAX_TOKEN_COUNT`` (1e300, infinity) as ``MAX_TOKEN_COUNT``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return 0
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    if number != number or number <= 0:
+        return 0
+    return MAX_TOKEN_COUNT if number >= MAX_TOKEN_COUNT else int(number)
+
+
+def number_problem(value: float, *, low: float | None = None, high: float | None = None,
+                   low_open: bool = False) -> str | None:
+    """Why ``value`` is not a usable setting (not finite, out of range), or None when it is. The one
+    check behind every numeric flag and priced field: NaN passes every comparison, so a NaN cap
+    never stops and a NaN deadline never ends; a negative price turns a cap off."""
+    if not math.isfinite(value):
+        return "must be a finite number"
+    if low is not None and (value <= low if low_open else value < low):
+        return f"must be {'above' if low_open else 'at least'} {low:g}"
+    if high is not None and value > high:
+        return f"must be at most {high:g}"
+    return None
 
 
 class Usage(BaseModel):

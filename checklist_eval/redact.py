@@ -162,3 +162,72 @@ def find_provider_keys(text: str) -> list[str]:
     for _, shape in PROVIDER_KEY_SHAPES:
         found += [m.group(0) for m in re.finditer(rf"(?<![A-Za-z0-9_\-]){shape.pattern}", text)]
     return sorted(set(found))
+
+
+# ------------------------------------------------------------------------------- text for a terminal
+#
+# What the tool prints comes partly from participants (file and member names, paper text, reviews an
+# endpoint wrote). A terminal obeys what it is sent: escape sequences recolour, move the cursor, retitle
+# the window or rewrite what was printed before; bidi overrides show a name reversed; a 24 MB name takes
+# a table renderer minutes. So every string shown goes through ``for_terminal``: controls (C0 but tab
+# and newline, DEL, C1) and bidi controls shown as visible escapes, and anything past ``limit``
+# characters cut in the middle (the cut is made before anything else looks at the text).
+
+TERMINAL_LIMIT = 4000  # characters of one string shown (a table cell, a message); a review fits
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    # The JSON spelling: inside a JSON document printed to a terminal it is the same character.
+    return f"\\u{ord(match.group()):04x}"
+
+
+def for_terminal(text: str, limit: int | None = TERMINAL_LIMIT) -> str:
+    """``text`` safe to show on a terminal (see above); ``limit`` None: no cut."""
+    if limit is not None and len(text) > limit:
+        head = limit * 3 // 4
+        tail = limit - head
+        text = f"{text[:head]}...[{len(text) - limit:,} characters cut]...{text[-tail:]}"
+    return _UNSAFE.sub(_visible, text)
+
+
+def one_line(text: str, limit: int = TERMINAL_LIMIT) -> str:
+    """``text`` as one terminal line: cut, made safe, line breaks as spaces (an error message)."""
+    return " ".join(for_terminal(text, limit).split())
+
+
+class TerminalStream:
+    """A text stream (``sys.stderr``, or ``sys.stdout`` on a terminal) whose every write is made safe by
+    ``for_terminal`` without a cut: the door for plain ``print``. A JSON document printed through it
+    keeps its meaning (``json.dumps`` escapes controls itself, and a bidi control inside a string
+    becomes its JSON escape). Rich consoles write to ``raw`` (see ``terminal_console``), since their own
+    styling is escape sequences and their strings are made safe one by one."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(for_terminal(text, None))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.raw, name)
+
+
+def raw_stream(stream):
+    return stream.raw if isinstance(stream, TerminalStream) else stream
+
+
+def terminal_console(*, stderr: bool = False, **options):
+    """A rich ``Console`` that shows every string it renders (printed text, table cells) through
+    ``for_terminal``, writing to the real stream."""
+    import sys
+
+    from rich.console import Console
+
+    class _SafeConsole(Console):
+        def render_str(self, text: str, **kwargs):  # every str rich renders or measures comes here
+            return super().render_str(for_terminal(text), **kwargs)
+
+    stream = raw_stream(sys.stderr if stderr else sys.stdout)
+    return _SafeConsole(file=stream, **options)

@@ -41,6 +41,9 @@ class ParsedItem(BaseModel):
     question: str
     answer: Answer | None
     justification: str | None
+    file: str | None  # LaTeX: the project file holding the answer, with its 1-based line
+    line: int | None
+    page: int | None  # PDF: the 1-based page of the answer
 
 
 class ParseDocument(OptionalParts):
@@ -58,7 +61,8 @@ class ParseDocument(OptionalParts):
     @classmethod
     def of(cls, paper: Paper, with_body: bool = False) -> ParseDocument:
         items = [ParsedItem(id=it.id, title=it.title, question=it.question, answer=it.answer,
-                            justification=it.justification) for it in paper.checklist.items]
+                            justification=it.justification, file=it.file, line=it.line, page=it.page)
+                 for it in paper.checklist.items]
         body = {"body": paper.body} if with_body else {}
         return cls(source=paper.source, checklist=ParsedChecklist(id=paper.checklist.id, questions=len(items)),
                    title=paper.title, items=items, warnings=_messages(paper.warnings), body_chars=len(paper.body),

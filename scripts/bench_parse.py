@@ -158,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2, help="passes over the papers for the throughput table")
     ap.add_argument("--worst-sizes", default="0.5,2", metavar="MB,MB",
                     help="the two sizes of the generated worst cases (default 0.5,2)")
-    ap.add_argument("--shapes", type=int, default=60, metavar="N",
-                    help="examples of the Hypothesis shape search (default 60; 0 to skip)")
+    ap.add_argument("--shapes", type=int, default=300, metavar="N",
+                    help="examples of the Hypothesis shape search (default 300; 0 to skip)")
     ap.add_argument("--shape-kb", type=int, default=32, help="size each searched shape is parsed at (default 32)")
     ap.add_argument("--only-shapes", action="store_true", help="only the Hypothesis shape search table")
     args = ap.parse_args(argv)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from html.parser import HTMLParser
 
 
 def pdf_bytes(objects: list[bytes], version: bytes = b"1.4") -> bytes:
@@ -49,3 +50,105 @@ def mock_llm(server, **config):
                    backoff_initial=0.01, timeout=5.0)
     options.update(config)
     return make_assessor("llm", **options)
+
+
+# Runs ``python -m checklist_eval ARGS``; at exit writes its own peak RSS and that of its largest child
+# (parse workers), in kB, to $CE_PEAK_FILE: VmHWM after exec, since ru_maxrss of the child as seen from
+# here would also count the fork of the pytest process.
+_RUN_REPORTING_TREE_PEAK = """
+import atexit, os, resource, runpy
+
+def report_peak():
+    with open("/proc/self/status") as status:
+        own = int(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    with open(os.environ["CE_PEAK_FILE"], "w") as out:
+        out.write(str(own + children))
+
+atexit.register(report_peak)
+runpy.run_module("checklist_eval", run_name="__main__", alter_sys=True)
+"""
+
+
+class MeasuredRun:
+    """What a user sees of one CLI run, with its wall time and the peak memory of its process tree
+    (its own peak plus its largest child's)."""
+
+    def __init__(self, code: int, out: str, err: str, wall_s: float, rss_mb: float):
+        self.code, self.out, self.err, self.wall_s, self.rss_mb = code, out, err, wall_s, rss_mb
+
+    def __repr__(self) -> str:
+        return f"MeasuredRun(code={self.code}, {self.wall_s:.1f} s, {self.rss_mb:.0f} MB, err={self.err[-600:]!r})"
+
+
+def run_measured(args, *, cwd, env_extra=None, hang_guard_s: float = 600) -> MeasuredRun:
+    """The CLI as typed, in a subprocess with HOME and TMPDIR under ``cwd``; no traceback, no internal
+    error (asserted here: every caller needs that)."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    cwd = Path(cwd)
+    (cwd / "home").mkdir(exist_ok=True)
+    (cwd / "tmpdir").mkdir(exist_ok=True)
+    peak = cwd / ".peak"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHECKLIST_EVAL_"))}
+    env.update(HOME=str(cwd / "home"), TMPDIR=str(cwd / "tmpdir"), COLUMNS="200", CE_PEAK_FILE=str(peak))
+    env.update(env_extra or {})
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", _RUN_REPORTING_TREE_PEAK, *map(str, args)], capture_output=True,
+                          cwd=cwd, env=env, timeout=hang_guard_s)
+    wall = time.monotonic() - started
+    rss = int(peak.read_text()) / 1024 if peak.exists() else float("inf")
+    peak.unlink(missing_ok=True)
+    run = MeasuredRun(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"),
+                      wall, rss)
+    assert "Traceback" not in run.err and "internal error" not in run.err, run
+    return run
+
+
+class StrictHtml(HTMLParser):
+    """Well-formedness as an HTML parser sees it: every element closed in order, ids unique."""
+
+    VOID = {"meta", "link", "br", "hr", "img", "input", "source", "wbr", "col", "area", "base", "embed", "track"}
+    OPTIONAL_END = {"p", "li", "dt", "dd", "tr", "td", "th", "option", "thead", "tbody"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.ids: set[str] = set()
+        self.problems: list[str] = []
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        for name, value in attrs:
+            if name == "id":
+                if value in self.ids:
+                    self.problems.append(f"duplicate id {value}")
+                self.ids.add(value or "")
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        while self.stack and self.stack[-1] != tag and self.stack[-1] in self.OPTIONAL_END:
+            self.stack.pop()
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+            return
+        self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def check_html(text: str) -> StrictHtml:
+    parser = StrictHtml()
+    parser.feed(text)
+    parser.close()
+    assert text.startswith("<!DOCTYPE html>")
+    assert not parser.problems and not parser.stack, (parser.problems, parser.stack)
+    return parser

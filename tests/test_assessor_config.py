@@ -90,7 +90,7 @@ def test_a_bad_setting_is_one_line_and_exit_2_before_any_request(paper):
         assert server.stats.requests == 0
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == ""
     errors = [line for line in r.stderr.splitlines() if "error" in line]
-    assert errors == ["checklist-eval: error: --concurrency and --max-attempts must be at least 1"]
+    assert errors == ["checklist-eval: error: --max-attempts 0: must be at least 1"]
 
 
 def test_the_dry_run_plans_with_the_settings_typed(paper, tmp_path):

@@ -57,7 +57,7 @@ def test_heuristic_batch_outputs_and_isolated_failures(root, tmp_path, capsys):
     rescored = json.loads(capsys.readouterr().out)["submissions"]
     assert rescored == summary["scores"]
     # Rerun: nothing finished is redone; the failures are retried (and fail again).
-    assert main(["batch", str(root), "--out", str(out), "--json"]) == 0
+    assert main(["batch", str(root), "--out", str(out), "--json"]) == 4  # the failures fail again
     again = json.loads(capsys.readouterr().out)
     assert (again["scored"], again["resumed"], again["failed"]) == (0, 3, 2)
     assert main(["leaderboard", str(out), "--csv", str(out / "leaderboard.csv"), "--json"]) == 0

@@ -117,7 +117,9 @@ def test_score_validate_parse_check_outputs_are_their_models(batch, tmp_path):
     assert list(parsed) == docs["summaries.ParseDocument"][:-1]  # body only with --with-body
     with_body = json.loads(cli("parse", str(paper), "--json", "--with-body", cwd=tmp))
     assert list(with_body) == fields("summaries.ParseDocument") == docs["summaries.ParseDocument"]
-    assert all(list(it) == fields("summaries.ParsedItem") for it in parsed["items"])
+    assert all(list(it) == fields("summaries.ParsedItem") == docs["summaries.ParsedItem"] for it in parsed["items"])
+    assert all(it["file"] == "genuine_sga.tex" and it["line"] > 0 and it["page"] is None
+               for it in parsed["items"] if it["answer"])
     checked = json.loads(cli("check", str(paper), "--json", "--out", str(tmp_path / "c"), cwd=tmp))
     assert list(checked) == fields("summaries.CheckResult") == docs["summaries.CheckResult"]
     assert list(checked["usage"]) == fields("summaries.CheckUsage")

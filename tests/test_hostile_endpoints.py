@@ -131,7 +131,15 @@ FATAL = {
 
 
 def test_every_mode_is_covered():
-    assert set(FATAL) | {"echo-key-review", "logprob-overflow"} == set(misbehave.MODES)
+    # lone-surrogate and huge-usage (runs that finish) are in test_hostile_doors.py
+    assert set(FATAL) | {"echo-key-review", "logprob-overflow", "lone-surrogate", "huge-usage"} == set(misbehave.MODES)
+
+
+def test_the_mock_server_command_offers_every_batch_fault():
+    from checklist_eval.cli.mock_server import BATCH_FAULTS
+    from checklist_eval.testing.batches import FAULTS
+
+    assert BATCH_FAULTS == FAULTS
 
 
 @pytest.mark.parametrize("mode", sorted(FATAL))

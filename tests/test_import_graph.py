@@ -24,7 +24,9 @@ ALLOWED: dict[str, set[str]] = {
     "membership": {SHARED, "reading", "assessors", "detection"},
     "adversary": {SHARED, "reading", "assessors", "challenge", "detection"},
     "testing": {SHARED},
-    "cli": {SHARED, "reading", "assessors", "challenge", "detection", "membership", "adversary", "testing", ROOT},
+    "web": {SHARED, "reading", "assessors", "challenge"},
+    "cli": {SHARED, "reading", "assessors", "challenge", "detection", "membership", "adversary", "testing", "web",
+            ROOT},
     ROOT: {SHARED, "reading"},
 }
 MAX_TOP_LEVEL_MODULES = 8

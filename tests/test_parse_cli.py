@@ -16,7 +16,13 @@ def test_json_shape(fixtures_dir, capsys):
     assert list(doc) == KEYS
     assert doc["checklist"] == {"id": "neurips-2025", "questions": 16}
     assert [it["id"] for it in doc["items"]] == [str(i) for i in range(1, 17)]
-    assert all(list(it) == ["id", "title", "question", "answer", "justification"] for it in doc["items"])
+    assert all(list(it) == ["id", "title", "question", "answer", "justification", "file", "line", "page"]
+               for it in doc["items"])
+    # where each answer is: the checklist file and the line of its \answerYes{} mark
+    lines = (fixtures_dir / "papers" / "genuine" / "checklist.tex").read_text().splitlines()
+    for it in doc["items"]:
+        assert it["file"] == "checklist.tex" and it["page"] is None
+        assert "\\answer" + it["answer"] in lines[it["line"] - 1]
     assert doc["items"][0]["answer"] == "Yes" and doc["body_chars"] > 4000
 
 

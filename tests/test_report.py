@@ -18,6 +18,7 @@ from checklist_eval.models import (
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.report import write_paper_report, write_submission_report
 from checklist_eval.challenge.scoring import score_submission
+from helpers import check_html
 
 EVIL = '<script>alert("x")</script><img src="http://evil.example/p.png">'
 
@@ -35,6 +36,8 @@ def _paper():
 
 
 def _assert_self_contained(text: str) -> None:
+    parsed = check_html(text)  # well formed, whatever the paper and the model wrote
+    assert "script" not in parsed.tags and "img" not in parsed.tags
     assert "<script" not in text.lower()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", text, re.I)
     assert "<link" not in text.lower()
@@ -55,6 +58,8 @@ def test_paper_report(tmp_path):
     assert "C = 0.333" in text  # 1 of 3 correct
     assert "(missing)" in text and "TODO" in text and "0.80" in text
     assert "A &lt;b&gt;bold&lt;/b&gt; title" in text
+    assert "fine &lt;script&gt;" in text and "See &lt;script&gt;" in text  # review and justification
+    assert "Model calls: 3" in text
     assert not list((tmp_path / "out").glob(".*tmp"))  # atomic write left no temp file
 
 
@@ -71,7 +76,7 @@ def test_submission_report(tmp_path):
     text = write_submission_report(tmp_path / "report.html", score, recs).read_text()
     _assert_self_contained(text)
     assert "Agreement of the assessor on A" in text
-    assert "<td>0.5000</td>" in text  # R = 1/2: q2 a=Yes t=No g=0 but c_A=1
+    assert '<td class="num">0.5000</td>' in text  # R = 1/2: q2 a=Yes t=No g=0 but c_A=1
     assert text.count('class="bad">no<') == 1
 
 
@@ -87,10 +92,32 @@ def test_paper_report_verdict_is_c_i(tmp_path):
         Assessment(question_id="3", answer=None, correct=True, p_correct=0.7, review="missing", provenance=prov),
     ]
     text = write_paper_report(tmp_path, _paper(), assessments, assessor="h", model="m", usage=None).read_text()
-    assert "C = 0.333" in text and "(1 of 3 answers judged correct)" in text
-    assert text.count('class="ok">correct<') == 1 and text.count('class="bad">incorrect<') == 2
+    assert "C = 0.333" in text and "1 of 3 answers judged correct" in text
+    assert text.count('class="chip correct">correct<') == 1 and text.count('class="chip incorrect">incorrect<') == 2
     assert "See &lt;script&gt;" in text and "0.90" in text  # justifications and p still shown
     assert "hidden text found" in text  # parser warnings still shown
     paper = _paper()
     assert correctness(paper_records(paper, assessments)) == Fraction(1, 3)
     assert correctness(paper_records(paper, assessments[:1])) == Fraction(1, 3)  # unassessed count 0
+
+
+def test_summary_lists_what_must_be_fixed_first_and_no_spending_without_a_model(tmp_path):
+    prov = Provenance(assessor="heuristic")
+    assessments = [
+        Assessment(question_id="1", answer=Answer.YES, correct=False, p_correct=0.2, provenance=prov,
+                   review="- Section 9 does not exist. [must fix]\nSuggestions (the answer stands):\n- cite it",
+                   must_fix=["Section 9 does not exist."], suggestions=["cite it"], verdict="incorrect"),
+        Assessment(question_id="2", answer=Answer.TODO, correct=False, p_correct=0.0, review="todo", provenance=prov),
+        Assessment(question_id="3", answer=None, correct=False, p_correct=0.0, review="missing", provenance=prov),
+    ]
+    paper = _paper()
+    paper.checklist.items[0].file, paper.checklist.items[0].line = "checklist.tex", 115
+    text = write_paper_report(tmp_path, paper, assessments, assessor="heuristic", model=None, usage=Usage()).read_text()
+    check_html(text)
+    assert "Model calls" not in text and "$0" not in text and "model" not in text.lower().split("<body>")[1][:400]
+    summary, cards = text.split('<article class="card', 1)
+    assert summary.index('id="must-fix"') < summary.index('<ol class="mustfix">')
+    # each must-fix entry links its card and says the worst problem, not the tag
+    assert '<a href="#q-G-1">1. Claims</a>: Section 9 does not exist.</li>' in summary
+    assert all(f'href="#q-G-{q}"' in summary and f'id="q-G-{q}"' in text for q in ("1", "2", "3"))
+    assert '<dd class="where">checklist.tex:115</dd>' in cards

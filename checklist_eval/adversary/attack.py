@@ -29,6 +29,7 @@ from checklist_eval.adversary import phrasings
 from checklist_eval.adversary.phrasings import Context
 from checklist_eval.assessors.topics import topic_of
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.models import Answer, ChecklistItem, Paper
 
 if TYPE_CHECKING:
@@ -381,7 +382,7 @@ def read_plants(path: str | Path) -> PlantsFile:
     try:
         if path.stat().st_size > MAX_PLANTS_BYTES:
             raise InputError(path, f"plants file larger than {MAX_PLANTS_BYTES // 1_000_000} MB")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise InputError(path, f"cannot read plants file: {err}") from None
     if not isinstance(data, dict) or not isinstance(data.get("plants"), list):

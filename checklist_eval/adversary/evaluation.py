@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.models import Role
 from checklist_eval.summaries import OptionalParts
 from checklist_eval.tables import Row, csv_text
@@ -109,7 +110,7 @@ def read_ground_truth(path: str | Path) -> dict[str, float]:
         raise InputError(path, f"cannot read ground truth ({type(err).__name__})") from None
     if path.suffix.lower() == ".json":
         try:
-            raw = json.loads(text)
+            raw = loads_json(text)
         except json.JSONDecodeError as err:
             raise InputError(path, f"not valid JSON ({err.msg})") from None
         if not isinstance(raw, dict):

@@ -28,6 +28,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from checklist_eval import redact
+from checklist_eval.assessors.cachefile import open_cache_db
 from checklist_eval.assessors.calllog import CURRENT_PAPER, CallLog
 
 __all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",
@@ -199,9 +200,7 @@ class Cache:
             self._open()
 
     def _open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None,
-                             check_same_thread=False)
+        db = open_cache_db(self.path, busy_s=self._busy_ms / 1000)
         db.execute(f"PRAGMA busy_timeout={self._busy_ms}")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable at checkpoints, fast commits

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checklist_eval.assessors.cachefile import open_cache_db
 from checklist_eval.errors import InputError
 
-__all__ = ["CallLog", "CURRENT_PAPER", "MAX_RESPONSE_CHARS", "read_calls", "prompt_messages"]
+__all__ = ["CallLog", "CURRENT_PAPER", "MAX_RESPONSE_CHARS", "read_calls", "prompt_messages", "reply_content"]
 
 # (submission_id, role) of the paper being assessed; ("", "") outside a submission (``check``).
 CURRENT_PAPER: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
@@ -53,8 +54,8 @@ class CallLog:
 def _connect(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise InputError(path, "no cache file here (give --cache FILE or a batch results folder)")
+    db = open_cache_db(path, read_only=True, busy_s=10)
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
         db.execute("SELECT 1 FROM calls LIMIT 1")
     except sqlite3.DatabaseError as err:
         raise InputError(path, f"not a checklist-eval cache with a call log ({err})") from None
@@ -110,3 +111,14 @@ def prompt_messages(path: str | Path, digest: str) -> list[dict[str, str]]:
     finally:
         db.close()
     return json.loads(row[0]) if row else []
+
+
+def reply_content(response: Any) -> str:
+    """The assistant message of a chat completion, or the reply as JSON when it has none."""
+    try:
+        content = response["choices"][0]["message"]["content"]
+        if isinstance(content, str):
+            return content
+    except (KeyError, IndexError, TypeError):
+        pass
+    return json.dumps(response, ensure_ascii=False, indent=1)

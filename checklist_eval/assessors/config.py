@@ -45,7 +45,7 @@ class LLMSettings(BaseModel):
     """Every setting of the LLM assessor but the model, with its default (the command-line flags default
     to None and show these in ``--help``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"

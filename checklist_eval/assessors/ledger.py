@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from checklist_eval.errors import InputError
-from checklist_eval.models import Usage
+from checklist_eval.fsutil import loads_json
+from checklist_eval.models import Usage, number_problem
 
 __all__ = ["Price", "PriceTable", "format_cost"]
 
@@ -80,8 +81,33 @@ def format_cost(usage: Usage) -> str:
 _SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)")
 
 
-def _optional(entry: dict[str, Any], key: str) -> float | None:
-    return float(entry[key]) if entry.get(key) is not None else None
+# USD per 1M tokens: the dearest listed model costs a few hundred; beyond this a price is a typo.
+MAX_PRICE = 1e6
+PRICE_FIELDS = ("input", "output", "cached_input", "batch_input", "batch_output")
+
+
+class _BadPrice(ValueError):
+    pass
+
+
+def _price(entry: dict[str, Any], key: str) -> float | None:
+    """A priced field, finite and in [0, MAX_PRICE]: a NaN price would make the budget check loop
+    forever, a negative one would switch the cap off."""
+    value = entry.get(key)
+    if value is None:
+        if key in ("input", "output"):
+            raise KeyError(key)
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise _BadPrice(f"{key!r} must be a number, got {str(value)[:40]!r}")
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        raise _BadPrice(f"{key!r} must be a number, got {str(value)[:40]!r}") from None
+    problem = number_problem(number, low=0.0, high=MAX_PRICE)
+    if problem is not None:
+        raise _BadPrice(f"{key!r} {problem} (USD per 1M tokens), got {str(value)[:40]!r}")
+    return number
 
 
 class PriceTable:
@@ -100,12 +126,14 @@ class PriceTable:
             if name.startswith("_"):
                 continue
             try:
-                out[name] = Price(float(entry["input"]), float(entry["output"]), _optional(entry, "cached_input"),
-                                  _optional(entry, "batch_input"), _optional(entry, "batch_output"),
-                                  str(entry.get("as_of", "")), str(entry.get("source", "")),
-                                  int(entry.get("reasoning_tokens") or 0))
+                fields = {key: _price(entry, key) for key in PRICE_FIELDS}
+                out[name] = Price(**fields, as_of=str(entry.get("as_of", "")),  # type: ignore[arg-type]
+                                  source=str(entry.get("source", "")),
+                                  reasoning_tokens=int(entry.get("reasoning_tokens") or 0))
+            except _BadPrice as err:
+                raise InputError(origin, f"model {name[:80]!r}: {err}") from None
             except (KeyError, TypeError, ValueError, AttributeError):
-                raise InputError(origin, f"model {name!r} needs numeric 'input' and 'output' prices") from None
+                raise InputError(origin, f"model {name[:80]!r} needs numeric 'input' and 'output' prices") from None
         return out
 
     @classmethod
@@ -115,7 +143,7 @@ class PriceTable:
         if override is not None:
             path = Path(override)
             try:
-                data = json.loads(path.read_text("utf-8"))
+                data = loads_json(path.read_text("utf-8"))
             except FileNotFoundError:
                 raise InputError(path, "price table not found") from None
             except json.JSONDecodeError as err:

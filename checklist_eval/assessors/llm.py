@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import json
 import logging
 import os
 import time
@@ -40,7 +39,15 @@ from checklist_eval.assessors.prompts import PromptSet, prompts_root
 from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks
 from checklist_eval.assessors.quotes import grade_verdict
 from checklist_eval.assessors.replies import Choice, first_choice, spent_reasoning, token_usage
-from checklist_eval.assessors.retry import EndpointFault, MalformedResponse, RetryPolicy, check_completion, fatal_error
+from checklist_eval.assessors.retry import (
+    BREAKER_FAILURES,
+    CircuitBreaker,
+    EndpointFault,
+    MalformedResponse,
+    RetryPolicy,
+    check_completion,
+    fatal_error,
+)
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.spending import SpendingAndEvidence
 from checklist_eval.assessors.structured import (
@@ -54,6 +61,7 @@ from checklist_eval.assessors.structured import (
 )
 from checklist_eval.assessors.transport import openai_client
 from checklist_eval.errors import AssessorError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.models import (
     Assessment,
     ChecklistItem,
@@ -148,7 +156,8 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         self._api_key = self._read_key()
         self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm)
         self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
-                                 maximum=config.backoff_max, on_retry_after=self.scheduler.pause)
+                                 maximum=config.backoff_max, on_retry_after=self.scheduler.pause,
+                                 breaker=CircuitBreaker(max(BREAKER_FAILURES, config.concurrency)))
         self.prices = PriceTable.load(config.prices)
         self.budget = Budget(config.max_cost, self.prices, self.model) if config.max_cost is not None else None
         self.retries = 0  # attempts beyond the first, over the run (for the progress display)
@@ -297,6 +306,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         async with self.scheduler.slot(est_tokens):
             if self._broken is not None:  # a bad key or model fails every request: send no more
                 raise self._broken
+            self.retry.breaker.check()  # an endpoint failing every request: queued ones are not sent
             sending.sent = dataclasses.replace(quirks)
             body = self.request_body(paper, item, sending.sent, feedback)
             held = await self._reserve(body["messages"])
@@ -306,7 +316,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                 self.retries += 1
             response = await self._post(client, body, held)
         try:
-            completion = json.loads(response.content)
+            completion = loads_json(response.content)
         except (ValueError, RecursionError):
             raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
         check_completion(completion)

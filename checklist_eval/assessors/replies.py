@@ -1,13 +1,15 @@
 """Reading a chat completion the transport has already checked for shape (``retry.check_completion``):
 its first choice and its token counts. Counts an endpoint left out, set to null or filled with junk
-read as 0, so a sloppy server cannot break the ledger."""
+read as 0 and counts past ``MAX_TOKEN_COUNT`` as that, so a sloppy or hostile server cannot break
+the ledger."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from checklist_eval.models import Usage
+from checklist_eval.fsutil import whole_unicode
+from checklist_eval.models import Usage, clamp_count
 
 __all__ = ["Choice", "first_choice", "spent_reasoning", "token_usage"]
 
@@ -28,18 +30,16 @@ class Choice:
 def first_choice(completion: Any) -> Choice:
     choices = completion.get("choices") if isinstance(completion, dict) else None
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-    text = (choice.get("message") or {}).get("content") or ""
+    # The verdict inside may be JSON again: half a surrogate pair escaped there is made whole too.
+    text = whole_unicode((choice.get("message") or {}).get("content") or "")
     return Choice(text=text, finish_reason=choice.get("finish_reason"),
                   logprobs=(choice.get("logprobs") or {}).get("content"))
 
 
 def _count(obj: Any, key: str) -> int:
-    """A token count from a usage object that may be missing, null or hold junk: 0 then."""
-    value = obj.get(key) if isinstance(obj, dict) else None
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
+    """A token count from a usage object that may be missing, null or hold junk (0 then), clamped to
+    what a ledger holds (a batch answer claiming 1e300 tokens is not refused by the transport)."""
+    return clamp_count(obj.get(key) if isinstance(obj, dict) else None)
 
 
 def spent_reasoning(completion: Any) -> int:

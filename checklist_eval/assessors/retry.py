@@ -10,7 +10,8 @@ sends one, else exponential backoff with full jitter. Everything else (400 conte
 the API key. A 400 that refuses a parameter the request sent is not retried here either: the assessor
 learns it (``quirks.refused_parameter``), stops sending it and sends the request once more; a parameter
 can be learned only while it is sent, so that never loops. The SDK's own retries are off (``max_retries=0``) so
-the two layers do not multiply.
+the two layers do not multiply. A circuit breaker (``CircuitBreaker``) ends the run's requests once
+attempts in a row (at least ``BREAKER_FAILURES``, and as many as are in flight) have failed the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import email.utils
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, TypeVar
 
 import httpx2
@@ -31,7 +32,8 @@ from checklist_eval.models import Usage
 
 T = TypeVar("T")
 
-__all__ = ["EndpointFault", "MalformedResponse", "ResponseTooLarge", "RetryPolicy", "check_completion", "is_retryable",
+__all__ = ["CircuitBreaker", "EndpointDown", "EndpointFault", "MalformedResponse", "ResponseTooLarge", "RetryPolicy",
+           "check_completion", "is_retryable",
            "parse_retry_after", "fatal_error", "scrub"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -51,11 +53,17 @@ class ResponseTooLarge(EndpointFault):
     """A reply announcing or sending more bytes than the cap: refused unread past the cap, not retried."""
 
 
-MAX_TOKEN_COUNT = 10**12  # a usage figure above this is not a count, it is a broken or hostile reply
+class EndpointDown(EndpointFault):
+    """The circuit breaker is open: the endpoint failed the same way on every attempt for a while (see
+    ``CircuitBreaker``), so no further request is sent this run (one line, exit 2; a batch lists every submission
+    left with this reason instead of trying each)."""
 
 
 def _count_ok(value: Any) -> bool:
-    return value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT)
+    """A count, however large: one past ``MAX_TOKEN_COUNT`` (1e300) is clamped to it by
+    ``replies.token_usage`` rather than refused after the call was paid. Text, negatives and NaN are
+    not counts."""
+    return value is None or (type(value) in (int, float) and value >= 0)
 
 
 def check_completion(completion: Any) -> None:
@@ -176,6 +184,56 @@ def _fatal_text(exc: BaseException, *, endpoint: str, model: str, api_key_env: s
     return text
 
 
+BREAKER_FAILURES = 5  # attempts in a row failed the same way (at least this, else the requests in flight)
+
+
+def _failure_kind(exc: BaseException) -> tuple[str, ...] | None:
+    """How a request failed, when it is the endpoint's doing (timeouts, connection errors, 5xx, replies
+    that are not a completion or too large); None for a refusal of the request itself (a 400 is
+    learned, a 401 already stops the run), a request to wait (429) or anything of ours."""
+    cause = exc.__cause__
+    if isinstance(exc, openai.APIStatusError):  # 429/408/409 ask us to wait, which the scheduler does
+        return ("HTTP", str(exc.status_code)) if exc.status_code >= 500 else None
+    if isinstance(exc, (EndpointFault, openai.APITimeoutError, openai.APIConnectionError)):
+        return (type(exc).__name__, type(cause).__name__ if cause is not None else "")
+    return None
+
+
+class CircuitBreaker:
+    """Counts attempts that failed the same way in a row (any success resets it); at ``limit`` it opens
+    and every later attempt fails at once with ``EndpointDown``, naming what kept failing. Without it,
+    an endpoint that drips every reply holds a run for (questions / concurrency) x attempts x timeout.
+    The LLM assessor sets ``limit`` to its concurrency (at least ``BREAKER_FAILURES``): every request in
+    flight has then failed, so a short outage that the retries would ride out does not open it."""
+
+    def __init__(self, limit: int = BREAKER_FAILURES):
+        self.limit = limit
+        self._kind: tuple[str, ...] | None = None
+        self._count = 0
+        self._last = ""
+        self.open = False
+
+    def check(self) -> None:
+        if self.open:
+            raise EndpointDown(f"stopped: {self._count} attempts in a row failed the same way; the last: "
+                               f"{self._last}")
+
+    def succeeded(self) -> None:
+        self._kind, self._count = None, 0
+
+    def failed(self, exc: BaseException) -> None:
+        kind = _failure_kind(exc)
+        if kind is None or isinstance(exc, EndpointDown):
+            return
+        self._count = self._count + 1 if kind == self._kind else 1
+        self._kind = kind
+        cause = exc.__cause__
+        detail = f" ({cause})" if cause is not None and str(cause) and str(cause) not in str(exc) else ""
+        self._last = " ".join(f"{type(exc).__name__}: {exc}{detail}".split())[:300]
+        if self._count >= self.limit:
+            self.open = True
+
+
 @dataclass
 class RetryPolicy:
     """Bounded attempts, exponential backoff with full jitter, ``Retry-After`` honoured (capped).
@@ -189,6 +247,7 @@ class RetryPolicy:
     maximum: float = 60.0
     on_retry_after: Callable[[float], None] | None = None
     rng: random.Random | None = None
+    breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
 
     def wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -204,11 +263,22 @@ class RetryPolicy:
 
     async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` until it succeeds, a non-retryable error is raised, or attempts run out (the
-        last error is re-raised)."""
+        last error is re-raised); none at all once the breaker is open (``EndpointDown``)."""
         retrying = AsyncRetrying(
             stop=stop_after_attempt(max(1, self.max_attempts)),
             wait=self.wait,
             retry=retry_if_exception(is_retryable),
             reraise=True,
         )
-        return await retrying(attempt)
+
+        async def guarded() -> T:
+            self.breaker.check()  # before every attempt: a retry waiting out its backoff stops too
+            try:
+                result: T = await attempt()
+            except Exception as exc:
+                self.breaker.failed(exc)
+                raise
+            self.breaker.succeeded()
+            return result
+
+        return await retrying(guarded)

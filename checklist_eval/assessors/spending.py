@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from typing import TYPE_CHECKING, Any
 
 from checklist_eval.assessors.calllog import CallLog
 from checklist_eval.assessors.facts import question_for
+from checklist_eval.fsutil import loads_json
 from checklist_eval.models import Assessment, ChecklistItem, Paper, StructuredOutput, Usage
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class SpendingAndEvidence:
         if self.budget is None:
             return 0.0
         try:
-            completion = json.loads(content)
+            completion = loads_json(content)
         except ValueError:
             return 0.0
         return self._usage_of(completion, 1).cost_usd if isinstance(completion, dict) else 0.0

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from checklist_eval.assessors.batch_replay import CHAT_URL, BatchAssessor, answer_state
-from checklist_eval.assessors.retry import fatal_error
+from checklist_eval.assessors.retry import MalformedResponse, fatal_error
 from checklist_eval.errors import AssessorError, InputError
-from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes
+from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes, loads_json
 from checklist_eval.redact import public_url
 
 if TYPE_CHECKING:
@@ -304,14 +304,16 @@ class BatchFlow:
 
     # -- the provider -------------------------------------------------------------------------------
 
-    async def _call(self, what: str, fn: Callable[[], Awaitable[T]]) -> T:
+    async def _call(self, what: str, fn: Callable[[], Awaitable[T]], shape: tuple[str, ...] = ()) -> T:
+        """``fn()`` under the retry policy; a reply without the string fields ``shape`` names is the
+        provider's garbage (retried as a garbled reply, then one line), never an AttributeError later."""
         a = self.assessor
         attempts = 0
 
         async def attempt() -> T:  # tenacity awaits only coroutine functions, not lambdas
             nonlocal attempts
             attempts += 1
-            return await fn()
+            return _shaped(what, await fn(), shape)
 
         try:
             return await a.retry.run(attempt)
@@ -331,7 +333,7 @@ class BatchFlow:
                     with open(job.path, "rb") as fh:  # streamed by the SDK, rewound for each attempt
                         f = await self._call("upload", lambda: files.files.create(
                             file=(Path(job.path).name, _rewound(fh), "application/jsonl"),  # noqa: B023
-                            purpose="batch"))
+                            purpose="batch"), shape=("id",))
                     self.uploaded_files += 1
                     self._fresh.add(job.name)
                     self._update(job, input_file_id=f.id, status="uploaded")
@@ -345,8 +347,9 @@ class BatchFlow:
                     if batch is None:
                         batch = await self._call("create", lambda: client.batches.create(
                             input_file_id=file_id, endpoint=CHAT_URL, completion_window="24h",  # noqa: B023
-                            metadata={"checklist_eval_job": job.name}))  # noqa: B023
-                    self._update(job, batch_id=batch.id, status=batch.status)
+                            metadata={"checklist_eval_job": job.name}), shape=BATCH_SHAPE)  # noqa: B023
+                    # A provider may report the batch finished in its create reply: its files count.
+                    self._update(job, batch_id=batch.id, **_batch_state(batch))
                     self.say(f"batch {batch.id} created ({job.requests} requests)")
 
     async def _adopt(self, job: Job) -> Batch | None:
@@ -354,12 +357,12 @@ class BatchFlow:
         client = self.assessor._client_for_loop()
         try:
             page = await client.batches.list(limit=100)
-        except Exception:  # noqa: BLE001 - listing is an optimisation; creating is still correct
+            for batch in page.data:
+                if ((batch.metadata or {}).get("checklist_eval_job") == job.name
+                        and batch.input_file_id == job.input_file_id):
+                    return _shaped("list", batch, BATCH_SHAPE)
+        except Exception:  # noqa: BLE001 - listing is an optimisation (garbage included); creating is still correct
             return None
-        for batch in page.data:
-            if ((batch.metadata or {}).get("checklist_eval_job") == job.name
-                    and batch.input_file_id == job.input_file_id):
-                return batch
         return None
 
     async def refresh(self, job: Job) -> None:
@@ -367,10 +370,8 @@ class BatchFlow:
         client = self.assessor._client_for_loop()
         batch_id = job.batch_id
         if batch_id and job.status not in TERMINAL:
-            b = await self._call("status", lambda: client.batches.retrieve(batch_id))
-            counts = b.request_counts.model_dump() if b.request_counts else {}
-            self._update(job, status=b.status, output_file_id=b.output_file_id, error_file_id=b.error_file_id,
-                         counts_json=json.dumps(counts))
+            b = await self._call("status", lambda: client.batches.retrieve(batch_id), shape=BATCH_SHAPE)
+            self._update(job, **_batch_state(b))
         if job.status in TERMINAL and not job.downloaded:
             await self.download(job)
 
@@ -438,7 +439,7 @@ class BatchFlow:
             if not raw.strip():
                 continue
             try:
-                line = json.loads(raw)
+                line = loads_json(raw)
                 cid = line["custom_id"]
             except (ValueError, KeyError, TypeError):
                 counts["unreadable"] += 1
@@ -514,6 +515,30 @@ async def run_rounds(flow: BatchFlow, paths: list[Path], replay: Callable[[], Aw
         if round_no < MAX_ROUNDS:
             flow.say(f"{len(requests)} requests failed or came back unusable: follow-up batch")
     return result
+
+
+BATCH_SHAPE = ("id", "status")
+
+
+def _shaped(what: str, reply: T, fields: tuple[str, ...]) -> T:
+    for name in fields:
+        value = getattr(reply, name, None)
+        if not isinstance(value, str) or not value:
+            raise MalformedResponse(f"the {what} reply is not a file or batch object (no {name!r} text)")
+    return reply
+
+
+def _file_id(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _batch_state(b: Batch) -> dict[str, Any]:
+    """What a batch object says of its progress, as ``batch_jobs`` keeps it (ids that are not text, or
+    counts that are not an object, are taken as absent)."""
+    given: Any = getattr(b, "request_counts", None)
+    counts = given.model_dump() if hasattr(given, "model_dump") else given if isinstance(given, dict) else {}
+    return {"status": b.status, "output_file_id": _file_id(getattr(b, "output_file_id", None)),
+            "error_file_id": _file_id(getattr(b, "error_file_id", None)), "counts_json": json.dumps(counts)}
 
 
 class _Stopwatch:

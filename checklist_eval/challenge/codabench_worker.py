@@ -18,6 +18,7 @@ from typing import Any
 
 from checklist_eval.challenge.codabench import KEY_FILE, SCORE_KEYS, read_key_file
 from checklist_eval.errors import AssessorError, InputError
+from checklist_eval.fsutil import loads_json
 
 __all__ = ["worker_main"]
 
@@ -26,7 +27,7 @@ KEY_ENV = "CHECKLIST_EVAL_CODABENCH_KEY"  # set for the assessor's construction 
 
 def _read_config(ref: Path) -> dict[str, Any]:
     try:
-        config = json.loads((ref / "config.json").read_text("utf-8"))
+        config = loads_json((ref / "config.json").read_text("utf-8"))
     except FileNotFoundError:
         return {"assessor": "heuristic"}
     except (OSError, ValueError) as err:

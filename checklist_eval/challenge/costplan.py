@@ -62,8 +62,10 @@ def _open_cache(path: Path | None) -> sqlite3.Connection | None:
     """The response cache, read-only (a dry run writes nothing), or None when there is none."""
     if path is None or not Path(path).is_file():
         return None
+    from checklist_eval.assessors.cachefile import open_cache_db
+
+    db = open_cache_db(Path(path), read_only=True, busy_s=10)  # not a database: refused, naming it
     try:
-        db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=10)
         db.execute("SELECT 1 FROM responses LIMIT 1")
         return db
     except sqlite3.DatabaseError:
@@ -156,8 +158,9 @@ def usage_cost(usage: Usage, priced: bool) -> str:
 
 def print_plan(plan: CostPlan) -> None:
     """The plan as a table on stdout (rich), one row per paper and a total."""
-    from rich.console import Console
     from rich.table import Table
+
+    from checklist_eval.redact import terminal_console
 
     who = plan.assessor + (f" / {plan.model}" if plan.model else "")
     table = Table(title=f"Dry run: {who}: nothing is sent", title_justify="left")
@@ -167,7 +170,7 @@ def print_plan(plan: CostPlan) -> None:
     for r in plan.papers:
         table.add_row(r.paper, *(f"{getattr(r, k):,}" for k in TOKEN_FIELDS), usd(r.cost_usd))
     table.add_row("total", *(f"{getattr(plan, k):,}" for k in TOKEN_FIELDS), usd(plan.cost_usd), style="bold")
-    console = Console()
+    console = terminal_console()
     console.print(table)
     for f in plan.failures or []:
         console.print(f"not planned: {f.submission_id}: {f.error}", markup=False, highlight=False)

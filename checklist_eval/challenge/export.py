@@ -10,16 +10,16 @@ from exact fractions (see ``scoring``), so equal scores are bit-identical floats
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from checklist_eval.challenge.layout import ResultsLayout, records_path
-from checklist_eval.challenge.records import Record, apply_overrides, read_records
+from checklist_eval.challenge.records import NoRecords, Record, apply_overrides, read_records
 from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, group_by_submission, score_records
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.models import ROLES, Case
 from checklist_eval.tables import Row, csv_text
 
@@ -64,14 +64,19 @@ class Failure(BaseModel):
 
 
 def load_scored(
-    path: str | Path, overrides: str | Path | None = None
+    path: str | Path, overrides: str | Path | None = None, *, recorded_appeals: bool = True,
 ) -> tuple[list[Record], list[SubmissionScore]]:
-    """(records, scores) of a records file with the overrides (appeal decisions) applied first.
+    """(records, scores) of a records file with the appeal decisions applied first: those recorded
+    beside it (``overrides.jsonl``, unless ``recorded_appeals`` is False), then the ``overrides`` file.
 
     The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
     unreadable row and for records that cannot be scored.
     """
+    from checklist_eval.challenge.appeals import read_history, standing, with_decisions
+
     records = read_records(path)
+    if recorded_appeals:
+        records = with_decisions(records, standing(read_history(Path(path).parent)))
     if overrides:
         records, _ = apply_overrides(records, overrides)
     try:
@@ -125,7 +130,7 @@ def read_failures(folder: Path) -> list[Failure]:
                 if n >= MAX_FAILURE_LINES:
                     break
                 try:
-                    item = json.loads(line)
+                    item = loads_json(line)
                 except ValueError:
                     continue
                 if isinstance(item, dict) and str(item.get("submission_id") or "").strip():
@@ -159,9 +164,15 @@ def rank_rows(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
 
 def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> list[LeaderboardRow]:
     path = records_path(results)
-    records, scores = load_scored(path, overrides)
+    failures = read_failures(path.parent)
+    try:
+        records, scores = load_scored(path, overrides)
+    except NoRecords:
+        if not failures:
+            raise
+        records, scores = [], []  # every submission failed: the leaderboard lists them, with reasons
     rows = leaderboard_rows(records, scores)
-    rows += failure_rows(read_failures(path.parent), {r.submission_id for r in rows})
+    rows += failure_rows(failures, {r.submission_id for r in rows})
     return rank_rows(rows)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from checklist_eval.challenge.layout import ResultsLayout
-from checklist_eval.challenge.report import _e, _fmt, _page
+from checklist_eval.challenge.report import render
 
 SCORE_COLUMNS = ("C_G", "C_A", "C_T", "R", "S")
 
@@ -37,36 +37,16 @@ def report_links(results_folder: Path, page: Path, submission_ids: list[str]) ->
 
 
 def render_leaderboard(rows: list[dict[str, Any]], links: dict[str, str], *, title: str = "Leaderboard") -> str:
-    scored = [r for r in rows if r.get("status") == "scored"]
-    failed = [r for r in rows if r.get("status") != "scored"]
-    body = [f"<h1>{_e(title)}</h1>",
-            f"<p class=\"muted\">{len(scored)} submissions ranked by S = C_G &times; C_A &times; (1 &minus; R) "
-            f"&times; C_T; {len(failed)} could not be scored.</p>",
-            _scored_table(scored, links)]
-    if failed:
-        body.append("<h2>Not scored</h2>" + _failed_table(failed, links))
-    return _page(title, "\n".join(body))
+    return render("leaderboard.html", page_title=title, title=title, links=links, columns=SCORE_COLUMNS,
+                  scored=[r for r in rows if r.get("status") == "scored"],
+                  failed=[r for r in rows if r.get("status") != "scored"],
+                  judge=judged_by, reason=reason)
 
 
-def _id_cell(sid: str, links: dict[str, str]) -> str:
-    href = links.get(sid)
-    return f'<a href="{_e(href)}">{_e(sid)}</a>' if href else _e(sid)
+def judged_by(row: dict[str, Any]) -> str:
+    return " / ".join(str(row[k]) for k in ("assessor", "model", "prompt_version") if row.get(k))
 
 
-def _scored_table(rows: list[dict[str, Any]], links: dict[str, str]) -> str:
-    head = "".join(f"<th>{c}</th>" for c in ("rank", "submission", "case", *SCORE_COLUMNS, "judged by"))
-    lines = []
-    for r in rows:
-        judge = " / ".join(_e(r.get(k)) for k in ("assessor", "model", "prompt_version") if r.get(k))
-        cells = "".join(f'<td class="num">{_fmt(r.get(k), 4)}</td>' for k in SCORE_COLUMNS)
-        lines.append(f'<tr><td class="num">{_e(r.get("rank"))}</td><td>{_id_cell(str(r["submission_id"]), links)}'
-                     f"</td><td>{_e(r.get('case'))}</td>{cells}<td>{judge}</td></tr>")
-    return (f'<table class="leaderboard"><thead><tr>{head}</tr></thead><tbody>' + "".join(lines)
-            + "</tbody></table>")
-
-
-def _failed_table(rows: list[dict[str, Any]], links: dict[str, str]) -> str:
-    lines = [f"<tr><td>{_id_cell(str(r['submission_id']), links)}</td>"
-             f"<td><pre>{_e(str(r.get('status', '')).removeprefix('failed: '))}</pre></td></tr>" for r in rows]
-    return ('<table class="failures"><thead><tr><th>submission</th><th>reason</th></tr></thead><tbody>'
-            + "".join(lines) + "</tbody></table>")
+def reason(row: dict[str, Any]) -> str:
+    """Why a submission was not scored."""
+    return str(row.get("status", "")).removeprefix("failed: ")

@@ -43,7 +43,6 @@ class RunProgress:
 
     def __enter__(self) -> RunProgress:
         if self.enabled:
-            from rich.console import Console
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -53,10 +52,12 @@ class RunProgress:
                 TimeRemainingColumn,
             )
 
+            from checklist_eval.redact import terminal_console
+
             self.bar = Progress(
                 TextColumn(self.unit), BarColumn(), MofNCompleteColumn(), TextColumn("eta"),
                 TimeRemainingColumn(), TextColumn("{task.fields[stats]}"), TimeElapsedColumn(),
-                console=Console(stderr=True), transient=False,
+                console=terminal_console(stderr=True), transient=False,
             )
             self.bar.__enter__()
             self.task = self.bar.add_task(self.unit, total=None, stats="")

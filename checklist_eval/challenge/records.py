@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_serializer, field_validator
 
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.fsutil import atomic_write_text, loads_json
 from checklist_eval.models import CASES, ROLES, Answer, Assessment, Case, Paper, Role, is_answered, normalize_answer
 from checklist_eval.tables import Row, csv_text, read_csv_rows
 
@@ -63,6 +63,8 @@ class Record(Row):
     output_strategy: str = ""
     temperature: float | None = None
     seed: int | None = None
+    # Where the answer is in the author's files ("checklist.tex:115", "page 12"), for the report.
+    location: str = ""
 
     @field_validator("case", mode="before")
     @classmethod
@@ -153,6 +155,7 @@ def records_from_assessments(
                 verdict=(a.verdict or "") if a else "",
                 manipulation=flag,
                 **_provenance_columns(prov),
+                location=item.location,
             )
         )
     return rows
@@ -280,7 +283,7 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
                 "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation", "endpoint",
-                "output_strategy",
+                "output_strategy", "location",
             )
         },
     )
@@ -296,7 +299,7 @@ def _read_jsonl_rows(path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_json(line)
         except json.JSONDecodeError as err:
             raise InputError(path, f"line {n}: not valid JSON ({err.msg})") from None
         except RecursionError:
@@ -333,8 +336,12 @@ def read_records(path: str | Path) -> list[Record]:
         seen.add(rec.key)
         records.append(rec)
     if not records:
-        raise InputError(path, "no records")
+        raise NoRecords(path, "no records")
     return records
+
+
+class NoRecords(InputError):
+    """A records file without a single row (a batch in which every submission failed writes one)."""
 
 
 # ------------------------------------------------------------------------------------------ overrides
@@ -364,17 +371,31 @@ class Override(BaseModel):
 OVERRIDE_REQUIRED = [name for name, f in Override.model_fields.items() if f.is_required()]
 
 
+def _refuse_conflict(path: Path, key: tuple[str, str, str], where: str, correct: str,
+                     first_rows: dict[tuple[str, str, str], tuple[str, bool]]) -> None:
+    """Two rows overriding one record with different verdicts: which one the appeal decided is not for
+    the tool to guess (it applied the last one silently), so both rows are named."""
+    value = _parse_bool(correct, where, path)
+    if key in first_rows and first_rows[key][1] != value:
+        raise InputError(path, f"{first_rows[key][0]} and {where} override {'/'.join(key)} with different "
+                               "verdicts (correct 0 and 1): keep one")
+    first_rows.setdefault(key, (where, value))
+
+
 def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> list[Override]:
-    """The overrides of ``path``, each naming a record of ``index`` (else an InputError)."""
+    """The overrides of ``path``, each naming a record of ``index`` (else an InputError); two rows for
+    one record must agree."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "overrides file not found")
+    first_rows: dict[tuple[str, str, str], tuple[str, bool]] = {}
     out = []
     for i, row in enumerate(read_csv_rows(path, OVERRIDE_REQUIRED)):
         where = f"row {i + 2}"
         key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
         if key not in index:
             raise InputError(path, f"{where}: no record for {'/'.join(key)}")
+        _refuse_conflict(path, key, where, row["correct"], first_rows)
         out.append(Override(submission_id=key[0], role=key[1], question_id=key[2],
                             correct=_parse_bool(row["correct"], where, path), note=row.get("note", "")))
     return out

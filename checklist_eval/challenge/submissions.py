@@ -14,6 +14,7 @@ each paper is parsed from its members' bytes, never extracted to disk.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,14 +50,24 @@ def is_paper_name(name: str) -> bool:
     return name.lower().endswith(PAPER_SUFFIXES)
 
 
+MAX_ID_CHARS = 64  # a results folder's name, with room for the temp names written inside it
+
+
 def submission_id_of(path: Path) -> str:
-    """Folder name, or archive name without its suffix; made safe for a results folder name."""
+    """Folder name, or archive name without its suffix; made safe for a results folder name. A longer
+    name keeps its first characters and gets a digest of the whole name: two 255-character names
+    (the longest a file system allows, too long for the temp files beside their results) that differ
+    only in case or at the end get two ids, both short enough to write."""
     name = path.name
-    for suffix in (".tar.gz", ".tgz", ".zip"):
+    for suffix in sorted(UPLOAD_SUFFIXES, key=len, reverse=True):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
             break
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+    if len(safe) <= MAX_ID_CHARS:
+        return safe
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return f"{safe[: MAX_ID_CHARS - len(digest) - 1].rstrip('._-')}-{digest}"
 
 
 @dataclass
@@ -140,13 +151,26 @@ def _raise_if(errors: list[str], path: Path) -> None:
         raise InputError(path, "; ".join(errors))
 
 
+def _is_results_folder(folder: Path) -> bool:
+    """A folder this tool wrote results into (``score SUB --out SUB/results``, the README's own
+    example): on the next run it is not a paper of the submission."""
+    return folder.is_dir() and any((folder / name).is_file() for name in RESULT_MARKERS)
+
+
+RESULT_MARKERS = ("result.json", "records.csv", "records.jsonl", "summary.json")
+
+
+def _children(base: Path) -> list[tuple[str, bool]]:
+    return [(c.name, c.is_dir()) for c in base.iterdir() if role_of(c.name) or not _is_results_folder(c)]
+
+
 def _open_folder(path: Path) -> Submission:
     base = path
-    children = [(c.name, c.is_dir()) for c in base.iterdir()]
+    children = _children(base)
     wrapper = _strip_wrapper([n for n, _ in children], lambda n: (base / n).is_dir())
     if wrapper:
         base = base / wrapper
-        children = [(c.name, c.is_dir()) for c in base.iterdir()]
+        children = _children(base)
     roles, errors, warnings = _classify(children, path)
     _raise_if(errors, path)
     entries = {
@@ -192,18 +216,27 @@ def open_submission(path: str | Path) -> Submission:
         return _open_zip(path)
     if not path.exists():
         raise InputError(path, "submission not found")
+    if path.is_file() and path.name.lower().endswith(UPLOAD_SUFFIXES):
+        raise InputError(path, "a submission upload must be a .zip file (or a folder); this archive format is "
+                               "not accepted: re-upload it as .zip")
     raise InputError(path, "a submission is a folder or a .zip file of genuine_/adversarial_/truth_adversarial_ papers")
 
 
+UPLOAD_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar", ".gz", ".rar", ".7z", ".bz2", ".xz", ".tar.zst")
+
+
 def find_submissions(root: str | Path) -> list[Path]:
-    """Submissions under a batch ROOT: its sub-folders and .zip files, sorted by name."""
+    """Submissions under a batch ROOT: its sub-folders and uploads (.zip files, and archives of other
+    formats, which fail with a reason), sorted by name."""
     root = Path(root)
     if not root.is_dir():
         raise InputError(root, "batch root is not a folder")
+    # An upload in another archive format is listed too: opening it fails with one line, so the batch
+    # reports it among the failures instead of skipping it without a word.
     found = [
         p
         for p in sorted(root.iterdir())
-        if not _IGNORED.match(p.name) and (p.is_dir() or (p.is_file() and p.name.lower().endswith(".zip")))
+        if not _IGNORED.match(p.name) and (p.is_dir() or (p.is_file() and p.name.lower().endswith(UPLOAD_SUFFIXES)))
     ]
     direct = [p.name for p in root.iterdir() if role_of(p.name)]
     if direct:

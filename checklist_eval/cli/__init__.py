@@ -12,8 +12,8 @@ import importlib
 import os
 import sys
 
-from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, ChecklistEvalError
-from checklist_eval.redact import redact, redact_keylike
+from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, ChecklistEvalError, UsageError
+from checklist_eval.redact import TerminalStream, one_line, raw_stream, redact, redact_keylike
 
 # Order here is the order in ``--help``.
 COMMAND_MODULES = [
@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "ingest",
     "codabench",
     "logs",
+    "serve",
 ]
 
 
@@ -60,8 +61,25 @@ def subparser_of(parser: argparse.ArgumentParser, command: str | None) -> argpar
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command: every plain print goes to a ``TerminalStream`` (stderr always, stdout on a
+    terminal), and every error line through ``one_line``."""
+    saved = sys.stdout, sys.stderr
+    sys.stderr = TerminalStream(raw_stream(sys.stderr))
+    if sys.stdout.isatty():
+        sys.stdout = TerminalStream(raw_stream(sys.stdout))
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
-    args, extras = parser.parse_known_args(argv)
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except UsageError as err:  # a numeric flag out of range or not finite (cli.numbers)
+        print(f"checklist-eval: error: {one_line(str(err))}", file=sys.stderr)
+        return 2
     if extras:
         # argparse reports a subcommand's unknown flag against the top-level usage; the user needs
         # the usage of the command they typed.
@@ -72,12 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except BudgetExceeded as err:
-        print(f"checklist-eval: {err}", file=sys.stderr)
+        print(f"checklist-eval: {one_line(str(err))}", file=sys.stderr)
         return EXIT_BUDGET
     except ChecklistEvalError as err:
         # An assessor's error may quote an endpoint: key-shaped text goes too. A file name stays whole.
         text = redact_keylike(str(err)) if isinstance(err, AssessorError) else redact(str(err))
-        print(f"checklist-eval: error: {text}", file=sys.stderr)
+        print(f"checklist-eval: error: {one_line(text)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("checklist-eval: interrupted", file=sys.stderr)
@@ -89,12 +107,12 @@ def main(argv: list[str] | None = None) -> int:
 
         refused = environment_error(err)  # ... or a write the environment refused (disk full, read-only)
         if refused is not None:
-            print(f"checklist-eval: error: {redact(str(refused))}", file=sys.stderr)
+            print(f"checklist-eval: error: {one_line(redact(str(refused)))}", file=sys.stderr)
             return 2
         if os.environ.get("CHECKLIST_EVAL_DEBUG"):
             raise
         print(
-            f"checklist-eval: internal error: {type(err).__name__}: {redact_keylike(str(err))} "
+            f"checklist-eval: internal error: {type(err).__name__}: {one_line(redact_keylike(str(err)))} "
             "(set CHECKLIST_EVAL_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from checklist_eval.cli.numbers import number
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -21,11 +23,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the 2024 challenge's outputs (<DIR>/<paper>/paper_checklist.csv); repeatable")  # fmt: skip
     p.add_argument("--ground-truth", nargs="+", metavar="DIR_OR_FILE",
                    help="per-question ground-truth YAML/JSON files or folders of them")  # fmt: skip
-    p.add_argument("--threshold", type=float, default=1.0,
+    p.add_argument("--threshold", type=number("--threshold"), default=1.0,
                    help="ground truth below this is a target (default 1: 0 and 0.5 are targets)")  # fmt: skip
-    p.add_argument("--far-stop", type=float, default=0.1, help="FPR for pAUC and TPR@FPR (default 0.1)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--far-stop", type=number("--far-stop", low=0, low_open=True, high=1),
+                   default=0.1, help="FPR for pAUC and TPR@FPR (default 0.1)")
+    p.add_argument("--bootstrap", type=number("--bootstrap", kind=int, low=0, high=1_000_000),
+                   default=1000, help="bootstrap resamples for CIs (0: none)")
+    p.add_argument("--seed", type=number("--seed", kind=int, low=0, high=2**32 - 1),
+                   default=0, help="bootstrap seed (default 0)")
     p.add_argument("--by-question", action="store_true", help="also report every question")
     p.add_argument("--out", metavar="DIR", help="write summary.json, trials.csv, per-question CSV and plots")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from checklist_eval.cli.numbers import number
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.adversary.attack import STRATEGIES
@@ -20,13 +22,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paper", help="the genuine paper: LaTeX project folder, .zip/.tar.gz or .tex")
     p.add_argument("--out", required=True, metavar="DIR", help="submission folder to write")
-    p.add_argument("--plants", type=int, default=4, metavar="N", help="answers to plant (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="random seed choosing questions and strategy order")
+    p.add_argument("--plants", type=number("--plants", kind=int, low=0, high=10_000),
+                   default=4, metavar="N", help="answers to plant (default 4)")
+    p.add_argument("--seed", type=number("--seed", kind=int, low=0),
+                   default=0, help="random seed choosing questions and strategy order")
     p.add_argument("--strategies", nargs="+", metavar="NAME", choices=list(STRATEGIES),
                    help="strategies to use (default: all)")  # fmt: skip
     p.add_argument("--checklist", help="checklist version (default: detected)")
     p.add_argument("--json", action="store_true", help="print plants.json")
-    p.add_argument("--rounds", type=int, default=0, metavar="N",
+    p.add_argument("--rounds", type=number("--rounds", kind=int, low=0), default=0, metavar="N",
                    help="rounds of rewriting the plants the assessor caught: with --against heuristic (at most "
                    "20) each caught plant takes its strategy's next phrasing; with --assessor llm (at most 5) "
                    "the model rewrites it against its own review")  # fmt: skip

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.challenge.layout import ResultsLayout
+from checklist_eval.cli.numbers import number
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("root", help="folder of submissions (sub-folders or .zip files)")
     p.add_argument("--out", required=True, metavar="RESULTS", help="results folder")
-    p.add_argument("--jobs", type=int, default=4, metavar="N",
+    p.add_argument("--jobs", type=number("--jobs", kind=int, low=1, high=1024), default=4, metavar="N",
                    help="submissions parsed and in flight at once (default 4); requests are bounded "
                         "by the assessor's --concurrency/--rpm")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -113,12 +114,11 @@ def exit_code(outcome, printed: int) -> int:
 
 
 def _print_outcome(args: argparse.Namespace, outcome) -> None:
-    from rich.console import Console
-
     from checklist_eval.challenge.report import print_scores_table
+    from checklist_eval.redact import terminal_console
 
     u = outcome.usage
-    console = Console()
+    console = terminal_console()
     if not args.quiet:
         print_scores_table(console, [r.score for r in outcome.results], title=f"Batch {args.root}")  # escaped there
     console.print(

@@ -125,11 +125,12 @@ def _issues(review: str, limit: int = 2) -> str:
 def print_result(paper, assessments, result: CheckResult, out_dir: str | None, usage=None) -> None:
     """The table, C, and the run's usage (``usage``: the assessor's Usage, for its reasoning tokens and
     whether its cost is known)."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from checklist_eval.redact import terminal_console
+
+    console = terminal_console()
     titles = {it.id: it.title for it in paper.checklist.items}
     table = Table(title=escape(f"{paper.title or paper.source} — checklist {paper.checklist.id}"), show_lines=True)
     table.add_column("#", justify="right")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from checklist_eval.cli.numbers import number
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -29,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--out", required=True, type=Path, metavar="ZIP", help="bundle file to write")
     e.add_argument("--title", default=None, help="competition title")
     e.add_argument("--phases", default="dev,final", help="comma-separated subset of dev,final (default both)")
-    e.add_argument("--max-submissions-per-day", type=int, default=1, metavar="N",
+    e.add_argument("--max-submissions-per-day", type=number("--max-submissions-per-day", kind=int, low=1, high=10_000),
+                   default=1, metavar="N",
                    help="scored submissions per participant, day and phase (default 1)")
     e.add_argument("--docker-image", default=None, metavar="IMAGE", help="worker image the bundle names")
     e.add_argument("--model", default=None, help="LLM assessor model for the phases (default: heuristic)")
@@ -38,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a capped key (e.g. a LiteLLM virtual key with max_budget) for the phases' reference data")
     e.add_argument("--key-is-capped", action="store_true",
                    help="the key in --api-key-file is capped, though shaped like a provider's own (sk-...)")
-    e.add_argument("--spend-cap", type=float, default=None, metavar="USD",
+    e.add_argument("--spend-cap", type=number("--spend-cap", low=0, high=1e9), default=None, metavar="USD",
                    help="the key's spending cap, stated on the pages (required with --api-key-file)")
     e.add_argument("--queue", default=None, metavar="VHOST",
                    help="your own Codabench queue (its vhost); the key is then a file on its worker hosts")

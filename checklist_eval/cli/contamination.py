@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from checklist_eval.cli.numbers import MAX_TIMEOUT_S, number
+
 _NGRAM_METHODS = ("slope_ngram", "slope_mean", "slope_z")
 
 
@@ -16,10 +18,11 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="NAME",
                    help="environment variable holding the key (default OPENAI_API_KEY; "
                         "local servers need none)")  # fmt: skip
-    g.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per request (default 120)")
-    g.add_argument("--top-k", type=int, default=5, metavar="K",
+    g.add_argument("--timeout", type=number("--timeout", low=0, low_open=True, high=MAX_TIMEOUT_S),
+                   default=120.0, metavar="S", help="per request (default 120)")
+    g.add_argument("--top-k", type=number("--top-k", kind=int, low=0, high=20), default=5, metavar="K",
                    help="top log-probabilities per token, for Min-K%%++ (default 5, at most 20)")  # fmt: skip
-    g.add_argument("--ngram", type=int, default=1, metavar="N",
+    g.add_argument("--ngram", type=number("--ngram", kind=int, low=0, high=64), default=1, metavar="N",
                    help="context length of the n-gram reference (default 1; 0: no n-gram requests)")  # fmt: skip
 
 
@@ -27,7 +30,8 @@ def _method_args(p: argparse.ArgumentParser) -> None:
     from checklist_eval.membership.contamination import METHODS
 
     p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {','.join(METHODS)}")
-    p.add_argument("--k", type=float, default=0.2, help="share of lowest tokens for min_k/min_k_pp (default 0.2)")
+    p.add_argument("--k", type=number("--k", low=0, low_open=True, high=1),
+                   default=0.2, help="share of lowest tokens for min_k/min_k_pp (default 0.2)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -42,8 +46,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--logprobs", metavar="FILE",
                    help="JSONL of {id, tokens, logprobs[, top_logprobs, ngram_logprobs, label]} "
                         "instead of a paper")  # fmt: skip
-    p.add_argument("--chunk-words", type=int, default=128, metavar="N", help="words per chunk (default 128)")
-    p.add_argument("--max-chunks", type=int, default=200, metavar="N", help="score at most N chunks (default 200)")
+    p.add_argument("--chunk-words", type=number("--chunk-words", kind=int, low=1, high=1_000_000),
+                   default=128, metavar="N", help="words per chunk (default 128)")
+    p.add_argument("--max-chunks", type=number("--max-chunks", kind=int, low=1, high=1_000_000),
+                   default=200, metavar="N", help="score at most N chunks (default 200)")
     _method_args(p)
     _endpoint_args(p)
     from checklist_eval.cli.flags import add_limit_args
@@ -58,8 +64,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "lines are scored through the endpoint, logprob lines as they are. Label 1 is the positive class.",
     )
     e.add_argument("datasets", nargs="+", metavar="DATASET.jsonl")
-    e.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the AUC CI (default 1000)")
-    e.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    e.add_argument("--bootstrap", type=number("--bootstrap", kind=int, low=0, high=1_000_000),
+                   default=1000, help="bootstrap resamples for the AUC CI (default 1000)")
+    e.add_argument("--seed", type=number("--seed", kind=int, low=0, high=2**32 - 1),
+                   default=0, help="bootstrap seed (default 0)")
     e.add_argument("--plot", metavar="FILE", help="write the ROC curves (PNG; needs matplotlib)")
     _method_args(e)
     _endpoint_args(e)

@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from checklist_eval.cli.numbers import number
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -26,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("-r", "--ref", required=True, help="reference file (...|FileID|GeneratorID|IsTarget)")
     s.add_argument("-x", "--index", required=True, help="index file")
     s.add_argument("-s", "--sysout", required=True, help="system output file")
-    s.add_argument("--far-stop", type=float, default=0.1, help="FPR for pAUC and TPR@FPR (default 0.1)")
+    s.add_argument("--far-stop", type=number("--far-stop", low=0, low_open=True, high=1),
+                   default=0.1, help="FPR for pAUC and TPR@FPR (default 0.1)")
     s.add_argument("-t", "--task", help="the plan's task name; only 'detection' (accepted as NIST's scorer takes it)")
     s.add_argument("--plotType", action="append", dest="plot_type", metavar="det|roc",
                    help="NIST scorer spelling of --plot roc/det (e.g. --plotType roc, --plotType '[det, roc]')")
@@ -34,8 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write a ROC or DET plot (PNG) into --out; repeatable (needs matplotlib). With "
                         "--prevalence-sweep, a FILE (.png) gets the sweep's plot")  # fmt: skip
     s.add_argument("--out", help="directory for scores.txt, scores.json and plots")
-    s.add_argument("--bootstrap", type=int, default=1000, help="resamples for the AUC CI (0: none)")
-    s.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    s.add_argument("--bootstrap", type=number("--bootstrap", kind=int, low=0, high=1_000_000),
+                   default=1000, help="resamples for the AUC CI (0: none)")
+    s.add_argument("--seed", type=number("--seed", kind=int, low=0, high=2**32 - 1),
+                   default=0, help="bootstrap seed (default 0)")
     s.add_argument("--json", action="store_true", help="print JSON instead of the table")
     s.add_argument("--ci", action="append", metavar="LEVEL",
                    help="log-score interval level(s): 0.90, 0.95, 0.98, 0.99 "

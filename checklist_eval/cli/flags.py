@@ -24,7 +24,20 @@ from checklist_eval.assessors.config import (
     LLMSettings,
     default_cache_path,
 )
+from checklist_eval.cli.numbers import MAX_TIMEOUT_S, number
 from checklist_eval.reading.isolation import DEFAULT_PARSE_MEMORY_MB, DEFAULT_PARSE_TIMEOUT_S, ParseLimits
+
+# The numeric flags: finite and within these bounds, else one line and exit 2 (see cli.numbers).
+_CONCURRENCY = number("--concurrency", kind=int, low=1, high=100_000)
+_RPM = number("--rpm", low=0, low_open=True)
+_TPM = number("--tpm", low=0, low_open=True)
+_TIMEOUT = number("--timeout", low=0, low_open=True, high=MAX_TIMEOUT_S)
+_MAX_ATTEMPTS = number("--max-attempts", kind=int, low=1, high=100)
+_TEMPERATURE = number("--temperature", low=0, high=2)
+_SEED = number("--seed", kind=int, low=-(2**63))
+_MAX_COST = number("--max-cost", low=0, high=1e9)
+_PARSE_TIMEOUT = number("--parse-timeout", low=0, low_open=True, high=MAX_TIMEOUT_S)
+_PARSE_MEMORY = number("--parse-memory", kind=int, low=0, high=2**40)
 
 # Flags that map one to one onto a setting of the same name.
 _SETTING_FLAGS = ("model", "base_url", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "max_attempts",
@@ -42,13 +55,13 @@ def add_assessor_args(parser: argparse.ArgumentParser) -> None:
                    help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else api.openai.com)")
     g.add_argument("--api-key-env", default=None, metavar="NAME",
                    help=f"environment variable holding the API key (default {d('api_key_env')})")
-    g.add_argument("--concurrency", type=int, default=None, metavar="N",
+    g.add_argument("--concurrency", type=_CONCURRENCY, default=None, metavar="N",
                    help=f"requests in flight at most (default {d('concurrency')})")
-    g.add_argument("--rpm", type=float, default=None, metavar="N", help="requests per minute limit")
-    g.add_argument("--tpm", type=float, default=None, metavar="N", help="tokens per minute limit")
-    g.add_argument("--timeout", type=float, default=None, metavar="S",
+    g.add_argument("--rpm", type=_RPM, default=None, metavar="N", help="requests per minute limit")
+    g.add_argument("--tpm", type=_TPM, default=None, metavar="N", help="tokens per minute limit")
+    g.add_argument("--timeout", type=_TIMEOUT, default=None, metavar="S",
                    help=f"per-request timeout (s) (default {d('timeout'):g})")
-    g.add_argument("--max-attempts", type=int, default=None, metavar="N",
+    g.add_argument("--max-attempts", type=_MAX_ATTEMPTS, default=None, metavar="N",
                    help=f"attempts per request on 429/5xx/timeouts (default {d('max_attempts')})")
     g.add_argument("--structured", choices=STRUCTURED_CHOICES, default=None,
                    help=f"structured-output strategy (default {d('structured')}: json_schema, falling back "
@@ -65,12 +78,12 @@ def add_assessor_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--refresh", action="store_true", help="ignore cached answers, store fresh ones")
     g.add_argument("--prices", type=Path, default=None, metavar="FILE",
                    help="JSON price table (USD per 1M tokens) overriding the packaged one")
-    g.add_argument("--temperature", type=float, default=None, metavar="T",
+    g.add_argument("--temperature", type=_TEMPERATURE, default=None, metavar="T",
                    help=f"sampling temperature (default {d('temperature'):g}); recorded with every verdict")
     if "--seed" not in parser._option_string_actions:  # a command with a --seed of its own keeps it
-        g.add_argument("--seed", dest="sampling_seed", type=int, default=None, metavar="N",
+        g.add_argument("--seed", dest="sampling_seed", type=_SEED, default=None, metavar="N",
                        help="sampling seed sent to the endpoint (default none); recorded with every verdict")
-    g.add_argument("--max-cost", type=float, default=None, metavar="USD",
+    g.add_argument("--max-cost", type=_MAX_COST, default=None, metavar="USD",
                    help="stop before the run's spending could pass USD (exit 3; rerun with a higher cap "
                         "to resume from the cache)")
 
@@ -102,9 +115,9 @@ def assessor_from_args(args: argparse.Namespace, *, cache_path: str | Path | Non
 
 def add_limit_args(parser: argparse.ArgumentParser) -> None:
     """``--parse-timeout`` and ``--parse-memory`` for every command that parses papers."""
-    parser.add_argument("--parse-timeout", type=float, metavar="SECONDS", default=DEFAULT_PARSE_TIMEOUT_S,
+    parser.add_argument("--parse-timeout", type=_PARSE_TIMEOUT, metavar="SECONDS", default=DEFAULT_PARSE_TIMEOUT_S,
                         help=f"wall-clock budget to parse one paper (default {DEFAULT_PARSE_TIMEOUT_S:g})")
-    parser.add_argument("--parse-memory", type=int, metavar="MB", default=DEFAULT_PARSE_MEMORY_MB,
+    parser.add_argument("--parse-memory", type=_PARSE_MEMORY, metavar="MB", default=DEFAULT_PARSE_MEMORY_MB,
                         help=f"address-space limit of the process parsing one paper (default "
                              f"{DEFAULT_PARSE_MEMORY_MB}; 0 for none)")
 

@@ -56,9 +56,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(args: argparse.Namespace, rows) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from checklist_eval.redact import terminal_console
 
     table = Table(title="Leaderboard")
     for col in ("rank", "submission", "case", "C_G", "C_A", "C_T", "R", "S"):
@@ -67,7 +68,7 @@ def _print_table(args: argparse.Namespace, rows) -> None:
         if row.scored:
             table.add_row(str(row.rank), escape(row.submission_id), escape(str(row.case)),
                           *(f"{getattr(row, k):.3f}" for k in ("C_G", "C_A", "C_T", "R", "S")))
-    console = Console()
+    console = terminal_console()
     console.print(table)
     for row in rows:
         if not row.scored:

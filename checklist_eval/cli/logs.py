@@ -9,6 +9,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from checklist_eval.cli.numbers import number
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -23,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "or ~/.cache/checklist-eval/cache.sqlite")
     p.add_argument("--submission", metavar="ID", default=None, help="only this submission's calls")
     p.add_argument("--question", metavar="QID", default=None, help="only this question's calls")
-    p.add_argument("-n", "--count", type=int, default=20, metavar="N", help="the newest N calls (default 20)")
+    p.add_argument("-n", "--count", type=number("--count", kind=int, low=1),
+                   default=20, metavar="N", help="the newest N calls (default 20)")
     p.add_argument("--full-prompt", action="store_true",
                    help="also print the shared prompt (system message, paper, checklist) of each call")
     p.add_argument("--json", action="store_true", help="print the calls as a JSON list")
@@ -98,18 +101,9 @@ def _filters(args) -> str:
     return f" for {', '.join(parts)}" if parts else ""
 
 
-def reply_content(response) -> str:
-    """The assistant message of a chat completion, or the reply as JSON when it has none."""
-    try:
-        content = response["choices"][0]["message"]["content"]
-        if isinstance(content, str):
-            return content
-    except (KeyError, IndexError, TypeError):
-        pass
-    return json.dumps(response, ensure_ascii=False, indent=1)
-
-
 def render_call(c: dict) -> str:
+    from checklist_eval.assessors.calllog import reply_content
+
     when = datetime.fromtimestamp(c["created"], timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     who = " / ".join(x for x in (c["submission_id"], c["role"]) if x) or "(no submission)"
     params = ", ".join(f"{k}={v}" for k, v in c["params"].items())

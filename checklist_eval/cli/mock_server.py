@@ -7,6 +7,7 @@ import argparse
 
 # Kept here (not imported from testing.profiles) so that building the parser stays import-light.
 PROFILE_NAMES = ("openai-chat", "openai-reasoning", "azure", "vllm", "ollama", "gemini-openai", "anthropic-openai")
+BATCH_FAULTS = ("complete-at-create", "garbage", "huge-usage")  # testing.batches.FAULTS (kept light: no h11 here)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="share of batch lines answered 500 in the error file")
     p.add_argument("--batch-expire", type=int, default=0, metavar="N",
                    help="the first N batches expire with half their lines done")
+    p.add_argument("--batch-fault", default=None, choices=BATCH_FAULTS,
+                   help="a misbehaving batch provider (see checklist_eval.testing.batches)")
     p.add_argument("--misbehave", default=None, metavar="MODE",
                    help="answer every chat request the way a hostile endpoint would (modes: see "
                         "checklist_eval.testing.misbehave; e.g. drip, huge-stream, echo-key-review)")
@@ -77,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     server.batches.delay = args.batch_delay
     server.batches.failure_rate = args.batch_failure_rate
     server.batches.expire = args.batch_expire
+    server.batches.fault = args.batch_fault
 
     async def main() -> None:
         try:

@@ -37,11 +37,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(paper) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from checklist_eval.redact import terminal_console
+
+    console = terminal_console()
     filled = sum(1 for it in paper.checklist.items if it.answer is not None)  # TODO counts: the box is filled
     table = Table(
         title=escape(f"{paper.title or paper.source} — {paper.checklist.id} "

@@ -42,18 +42,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from checklist_eval.challenge.export import load_scored
     from checklist_eval.challenge.layout import records_path
     from checklist_eval.challenge.scoring import RescoreReport
     from checklist_eval.cli.output import emit
 
+    if args.overrides and Path(args.records).is_dir():
+        _record_appeals(args.records, args.overrides)
     _, scores = load_scored(records_path(args.records), args.overrides)
 
     def text() -> None:
-        from rich.console import Console
-
         from checklist_eval.challenge.report import print_scores_table
+        from checklist_eval.redact import terminal_console
 
-        print_scores_table(Console(), scores, title=f"Scores from {args.records}")
+        print_scores_table(terminal_console(), scores, title=f"Scores from {args.records}")
 
     return emit(RescoreReport(submissions=[s.public() for s in scores]), args.json, text)
+
+
+def _record_appeals(results: str, overrides: str) -> None:
+    """On a results folder, the decisions are kept (``overrides.jsonl``) and the reports they change
+    are drawn again, so the leaderboard and every report show the same scores afterwards."""
+    from checklist_eval.challenge.appeals import (
+        read_history,
+        record_decisions,
+        redraw_reports,
+        standing,
+        with_decisions,
+    )
+    from checklist_eval.challenge.layout import records_path
+    from checklist_eval.challenge.records import read_records
+
+    records = read_records(records_path(results))
+    added = record_decisions(results, records, overrides)
+    if added:
+        decisions = standing(read_history(results))
+        redraw_reports(results, with_decisions(records, decisions), decisions, {e.submission_id for e in added})

@@ -91,11 +91,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_result(args: argparse.Namespace, result) -> None:
-    from rich.console import Console
-
     from checklist_eval.challenge.report import print_submission_summary
+    from checklist_eval.redact import terminal_console
 
-    console = Console()
+    console = terminal_console()
     print_submission_summary(console, result.score, result.records)
     for w in result.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)

@@ -98,11 +98,12 @@ def _run_root(args: argparse.Namespace) -> int:
 
 
 def _print_root(doc) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from checklist_eval.redact import terminal_console
+
+    console = terminal_console()
     table = Table(title=escape(f"{doc.root}: {doc.valid} valid, {doc.invalid} invalid"))
     for col in ("submission", "result", "case", "warnings", "problem"):
         table.add_column(col, overflow="fold")
@@ -113,11 +114,12 @@ def _print_root(doc) -> None:
 
 
 def _print_summary(summary) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from checklist_eval.redact import terminal_console
+
+    console = terminal_console()
     table = Table(title=escape(f"{summary.submission_id}: valid, case {summary.case}"))
     for col in ("role", "source", "checklist", "questions", "answers", "body", "warnings"):
         table.add_column(col)

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from checklist_eval.challenge.layout import ResultsLayout
+from checklist_eval.cli.numbers import number
+from checklist_eval.fsutil import loads_json
 
 VIA = ("online", "batch-api", "jsonl")
 
@@ -32,9 +34,11 @@ def add_via_args(parser: argparse.ArgumentParser, default: str | None = "online"
                         "command (or see 'checklist-eval batch-status') to finish")
     g.add_argument("--retry-via", choices=("online", "batch-api"), default="online",
                    help="where requests that failed or came back unusable in a batch go (default online)")
-    g.add_argument("--batch-max-requests", type=int, default=None, metavar="N",
+    g.add_argument("--batch-max-requests", type=number("--batch-max-requests", kind=int, low=1),
+                   default=None, metavar="N",
                    help="requests per uploaded file at most (default 50000, the OpenAI limit)")
-    g.add_argument("--batch-max-mb", type=float, default=None, metavar="MB",
+    g.add_argument("--batch-max-mb", type=number("--batch-max-mb", low=0, low_open=True, high=1e6),
+                   default=None, metavar="MB",
                    help="megabytes per uploaded file at most (default 200, the OpenAI limit)")
 
 
@@ -97,7 +101,7 @@ def read_run_file(results: Path) -> dict[str, Any]:
 
     path = ResultsLayout(results).run_file
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = loads_json(path.read_text("utf-8"))
         if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
             raise ValueError("not a run record")
     except FileNotFoundError:

@@ -38,6 +38,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.membership.slope import Slope, fit_slope
 from checklist_eval.summaries import OptionalParts
 
@@ -335,7 +336,7 @@ def iter_jsonl(path: str | Path):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                obj = loads_json(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 raise InputError(path, f"line {n}: not UTF-8") from None
             except json.JSONDecodeError as err:

@@ -18,6 +18,7 @@ says so before any request.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 from dataclasses import dataclass
@@ -25,11 +26,15 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from checklist_eval import redact
 from checklist_eval.assessors.cache import endpoint_identity
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.membership.contamination import TokenText
 
 BATCH = 256
+# A reply's size cap: a paper chunk with top-20 log-probabilities, or 256 n-gram prompts, is well under
+# 1 MiB (vLLM's prompt_logprobs format is the largest); past this a reply is refused, never buffered.
+MAX_REPLY_BYTES = 16 * 2**20
 MAX_TOP = 20
 NO_KEY = "no-key-needed"  # local servers accept any bearer token
 
@@ -58,11 +63,14 @@ class PromptView:
 
 
 class LogprobClient:
-    """Synchronous: the work is a handful of large requests, in order."""
+    """Synchronous to its caller (the work is a handful of large requests, in order), over the project's
+    one HTTP client (``assessors.transport``: total deadline per request, size cap, redaction) and
+    retry policy with its circuit breaker, run on a private event loop."""
 
     def __init__(self, model: str, base_url: str | None, *, api_key_env: str = "OPENAI_API_KEY",
-                 timeout: float = 120.0, top_k: int = 5, batch: int = BATCH):
-        import openai
+                 timeout: float = 120.0, top_k: int = 5, batch: int = BATCH, max_attempts: int = 3):
+        from checklist_eval.assessors.retry import RetryPolicy
+        from checklist_eval.assessors.transport import openai_client
 
         refuse_hosted_openai(base_url)
         if not 0 <= top_k <= MAX_TOP:
@@ -75,24 +83,38 @@ class LogprobClient:
         self._max_tokens = 0
         self._vllm_prompt_logprobs = False
         self._key = os.environ.get(api_key_env, "").strip() or NO_KEY
-        http = openai.DefaultHttpx2Client(timeout=timeout)
-        self._client = openai.OpenAI(api_key=self._key, base_url=base_url, timeout=timeout, max_retries=2,
-                                     http_client=http)  # fmt: skip
+        redact.register(self._key)
+        self._loop = asyncio.new_event_loop()
+        self._retry = RetryPolicy(max_attempts=max_attempts)
+        self._client = openai_client(api_key=self._key, base_url=base_url, timeout=timeout,
+                                     max_bytes=MAX_REPLY_BYTES)
 
     def close(self) -> None:
-        self._client.close()
+        try:
+            self._loop.run_until_complete(self._client.close())
+        finally:
+            self._loop.close()
 
     def _request(self, prompt, k: int):
-        if self._vllm_prompt_logprobs:
-            return self._client.completions.create(model=self.model, prompt=prompt, max_tokens=1,
-                                                   extra_body={"prompt_logprobs": k})  # fmt: skip
-        return self._client.completions.create(model=self.model, prompt=prompt, echo=True, logprobs=k,
-                                               max_tokens=self._max_tokens)  # fmt: skip
+        from checklist_eval.assessors.retry import MalformedResponse
+
+        async def attempt():
+            if self._vllm_prompt_logprobs:
+                reply = await self._client.completions.create(model=self.model, prompt=prompt, max_tokens=1,
+                                                              extra_body={"prompt_logprobs": k})  # fmt: skip
+            else:
+                reply = await self._client.completions.create(model=self.model, prompt=prompt, echo=True,
+                                                              logprobs=k, max_tokens=self._max_tokens)  # fmt: skip
+            if not isinstance(getattr(reply, "choices", None), list):  # retried, as a garbled chat reply is
+                raise MalformedResponse(f"reply is a JSON {type(reply).__name__}, not a completions object")
+            return reply
+
+        return self._loop.run_until_complete(self._retry.run(attempt))
 
     def _create(self, prompt, k: int):
         import openai
 
-        from checklist_eval.assessors.retry import fatal_error
+        from checklist_eval.assessors.retry import EndpointFault, fatal_error
 
         try:
             try:
@@ -103,9 +125,9 @@ class LogprobClient:
                     raise
                 self._max_tokens = 1
                 return self._request(prompt, k)
-        except openai.APIError as err:
-            raise fatal_error(err, endpoint=str(self.base_url), model=self.model, api_key_env=self.api_key_env,
-                              secrets=(self._key,)) from None  # fmt: skip
+        except (openai.APIError, EndpointFault) as err:
+            raise fatal_error(err, endpoint=endpoint_identity(self.base_url), model=self.model,
+                              api_key_env=self.api_key_env, secrets=(self._key,)) from None
 
     def _views(self, prompts: list[str], k: int) -> list[PromptView | None]:
         choices = sorted(self._create(prompts if len(prompts) > 1 else prompts[0], k).choices or [],

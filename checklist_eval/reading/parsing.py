@@ -49,7 +49,7 @@ def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | 
         from checklist_eval.reading.latex import load_latex, parse_latex
 
         source = load_latex(path, root)
-        paper = parse_latex(source.text, source.source, spec=spec, warnings=source.warnings)
+        paper = parse_latex(source.text, source.source, spec=spec, warnings=source.warnings, locate=source.locate)
     paper.warnings = merge_identical(paper.warnings)
     return paper
 
@@ -74,7 +74,7 @@ def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -
         from checklist_eval.reading.latex import latex_from_members, parse_latex
 
         source = latex_from_members(label, name, is_dir, members)
-        paper = parse_latex(source.text, label, warnings=source.warnings)
+        paper = parse_latex(source.text, label, warnings=source.warnings, locate=source.locate)
     paper.warnings = merge_identical(paper.warnings)
     return paper
 

@@ -5,6 +5,10 @@ the batch path is tested over real HTTP with the real ``openai`` client.
     server.batches.failure_rate = 0.1   # share of lines answered 500 (drawn from batch id + custom_id)
     server.batches.expire = 1           # the first N batches run out of time (True: all of them):
                                         # half their lines done, the rest expired
+    server.batches.fault = "garbage"    # a misbehaving provider, one of FAULTS:
+        complete-at-create   the batch is run when created: the create reply says completed, with files
+        garbage              every /v1/batches reply is a JSON array, not a batch object
+        huge-usage           every answer's usage claims 1e300 prompt and completion tokens
 
 Endpoints: ``POST /v1/files`` (multipart, purpose ``batch``), ``GET /v1/files/{id}``,
 ``GET /v1/files/{id}/content``; ``POST /v1/batches``, ``GET /v1/batches``, ``GET /v1/batches/{id}``,
@@ -30,7 +34,9 @@ from typing import Any, Protocol
 
 from checklist_eval.testing.replies import Reply, json_reply
 
-__all__ = ["BatchService"]
+__all__ = ["BatchService", "FAULTS"]
+
+FAULTS = ("complete-at-create", "garbage", "huge-usage")
 
 MAX_REQUESTS = 50_000
 MAX_FILE_BYTES = 200 * 1024 * 1024
@@ -112,6 +118,7 @@ class BatchService:
         self.delay = 0.0
         self.failure_rate = 0.0
         self.expire: bool | int = False
+        self.fault: str | None = None  # one of FAULTS
         self.max_requests = MAX_REQUESTS
         self.max_file_bytes = MAX_FILE_BYTES
         self.files: dict[str, _File] = {}
@@ -134,6 +141,8 @@ class BatchService:
             parts = parts[1:]
         if not parts or parts[0] not in ("files", "batches"):
             return None
+        if parts[0] == "batches" and self.fault == "garbage":
+            return self._reply(200, ["not", {"a": "batch"}, 3])
         if parts[0] == "files":
             if method == "POST" and len(parts) == 1:
                 return self._upload(headers.get("content-type", ""), body)
@@ -218,6 +227,8 @@ class BatchService:
             batch.status, batch.errors, batch.ended = "failed", errors, time.time()
         with self._lock:
             self.batches[batch.id] = batch
+            if self.fault == "complete-at-create" and not errors:
+                self._finish(batch, "completed", answered=len(batch.lines))
         return self._reply(200, self._public(batch))
 
     def _validate(self, data: bytes, endpoint: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -316,7 +327,10 @@ class BatchService:
                                        "type": "server_error", "param": None, "code": None}}
         reply = self.server.answer_batch_line(json.dumps(line["body"]).encode("utf-8"))
         try:
-            return (reply.status or 500), json.loads(reply.body)
+            body = json.loads(reply.body)
+            if self.fault == "huge-usage" and isinstance(body, dict):
+                body["usage"] = {"prompt_tokens": 1e300, "completion_tokens": 1e300, "total_tokens": 2e300}
+            return (reply.status or 500), body
         except ValueError:  # an injected transport fault: the provider reports it as a server error
             return 500, {"error": {"message": "upstream reply was not JSON", "type": "server_error",
                                    "param": None, "code": None}}

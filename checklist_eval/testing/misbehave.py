@@ -1,8 +1,10 @@
 """Misbehaving replies for the loopback server (``MockServer(misbehave=MODE)``): what a hostile or
 broken OpenAI-compatible endpoint may send, so tests prove the client stays bounded and leaks nothing.
 
-Every mode answers ``POST .../chat/completions`` only; streamed modes stop when the client hangs up
-or after ``STREAM_LIMIT_S`` seconds / ``STREAM_LIMIT_BYTES`` bytes, so the server itself is bounded.
+Every mode answers ``POST .../chat/completions``; the modes that need no model answer (drip, huge,
+gzip-bomb, json-array, no-choices, echo-key-error) answer ``POST .../completions`` too. Streamed
+modes stop when the client hangs up or after ``STREAM_LIMIT_S`` seconds / ``STREAM_LIMIT_BYTES``
+bytes, so the server itself is bounded.
 
     echo-key-error    400 whose message quotes the Authorization header and a piece of the key
     echo-key-review   a valid verdict whose review and evidence quote the key and pieces of it
@@ -14,6 +16,8 @@ or after ``STREAM_LIMIT_S`` seconds / ``STREAM_LIMIT_BYTES`` bytes, so the serve
     usage-text        a valid verdict whose usage counts are text
     no-choices        200 chat completion object with an empty choices list
     logprob-overflow  a valid verdict whose verdict-token logprobs are 10**400 and 1e308 (exp overflows)
+    lone-surrogate    a valid verdict whose review holds half a surrogate pair (JSON escape \\ud83d)
+    huge-usage        a valid verdict whose usage claims 1e300 prompt and completion tokens
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 MODES = ("echo-key-error", "echo-key-review", "drip", "huge-announce", "huge-stream", "gzip-bomb", "json-array",
-         "usage-text", "no-choices", "logprob-overflow")
+         "usage-text", "no-choices", "logprob-overflow", "lone-surrogate", "huge-usage")
 STREAM_LIMIT_S = 120.0
 STREAM_LIMIT_BYTES = 512 * 2**20
 HUGE_ANNOUNCED = 2 * 2**30
@@ -126,6 +130,17 @@ def spoil(mode: str, headers: dict[str, str], completion: dict[str, Any]) -> dic
             message["content"] = message["content"].replace("Review:\n", f"Review:\n{leak}\n", 1)
     elif mode == "usage-text":
         completion["usage"] = {"prompt_tokens": "many", "completion_tokens": "a few", "total_tokens": []}
+    elif mode == "lone-surrogate":
+        # json.dumps writes a lone surrogate as the escape \ud83d: valid JSON, not valid Unicode
+        message["content"] = message["content"].replace("Review:\n", "Review:\n\ud83d ", 1)
+        try:
+            verdict = json.loads(message["content"])
+            verdict["review"] = f"\ud83d{verdict['review']}\udc00"
+            message["content"] = json.dumps(verdict)
+        except (ValueError, KeyError, TypeError):
+            pass
+    elif mode == "huge-usage":
+        completion["usage"] = {"prompt_tokens": 1e300, "completion_tokens": 1e300, "total_tokens": 2e300}
     elif mode == "logprob-overflow":
         for entry in (completion["choices"][0].get("logprobs") or {}).get("content") or []:
             entry["logprob"] = 10**400  # an integer no float can hold

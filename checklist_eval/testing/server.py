@@ -282,6 +282,9 @@ class MockServer:
         if batch_reply is not None:
             return batch_reply
         if path.endswith("/completions") and method == "POST":
+            early = self._early_misbehaviour(headers)  # a hostile server is hostile on every route
+            if early is not None:
+                return early
             if self.latency > 0:
                 await asyncio.sleep(self.latency)
             return self._completions(body)
@@ -469,16 +472,25 @@ class MockServer:
                                            "cached": cached, "reasoning": reasoning})
         return json_reply(200, reply)
 
+    def _early_misbehaviour(self, headers: dict[str, str]) -> Reply | None:
+        """The misbehaving mode's reply that needs no model answer (a drip, a huge or garbled body)."""
+        if self.misbehave is None:
+            return None
+        early = misbehaviour.early_reply(self.misbehave, headers)
+        if isinstance(early, misbehaviour.Streamed):
+            self._count(200, self.misbehave)
+            return Reply(200, b"", streamed=early)
+        if early is not None:
+            self._count(early[0], self.misbehave)
+            return json_reply(*early)
+        return None
+
     async def _misbehaving_chat(self, headers: dict[str, str], body: bytes) -> Reply:
         mode = self.misbehave
         assert mode is not None  # only called when the server was started with a misbehaviour
-        early = misbehaviour.early_reply(mode, headers)
-        if isinstance(early, misbehaviour.Streamed):
-            self._count(200, mode)
-            return Reply(200, b"", streamed=early)
+        early = self._early_misbehaviour(headers)
         if early is not None:
-            self._count(early[0], mode)
-            return json_reply(*early)
+            return early
         reply = await self._chat(body)
         if reply.status != 200:
             return reply

@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import loads_json
 from checklist_eval.models import ChecklistSpec
 
 _DATA_DIR = Path(__file__).resolve().parent
@@ -63,7 +64,7 @@ def load_file(path: str | Path) -> ChecklistSpec:
 
 def _parse_spec(path: Path, text: str) -> ChecklistSpec:
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except json.JSONDecodeError as err:
         raise InputError(path, f"not valid JSON: {err.msg} at line {err.lineno}") from None
     if not isinstance(data, dict):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from checklist_eval.models import Answer, Checklist, ChecklistItem, ChecklistSpec, ParseWarning, Question, WarningKind
 
@@ -19,6 +20,9 @@ from checklist_eval.models import Answer, Checklist, ChecklistItem, ChecklistSpe
 MAX_FINDING_WARNINGS = 20
 # Real justifications are a few sentences; one of megabytes is an attack on the reader (and the prompt).
 MAX_JUSTIFICATION_CHARS = 20_000
+# Where a finding's position in the text a parser read is in the author's files: the item fields
+# it sets ({"file": "checklist.tex", "line": 115} for LaTeX, {"page": 12} for a PDF).
+Locate = Callable[[int], dict[str, Any]]
 
 
 @dataclass
@@ -31,14 +35,16 @@ class Finding:
     location: str  # where it is, briefly ("checklist question 5", "answer mark 7")
     place: Callable[[], str]  # where it is, in words a reader can find it by; only called for a warning
     note: str | None = None  # how an odd answer was read ("answer slot holds [TODO] [Yes]; read as Yes")
+    offset: int | None = None  # where its answer is in the text the parser read
 
 
 def assemble(
-    spec: ChecklistSpec, findings: Iterable[Finding], render: Callable[[str], str] | None = None
+    spec: ChecklistSpec, findings: Iterable[Finding], render: Callable[[str], str] | None = None,
+    locate: Locate | None = None,
 ) -> tuple[Checklist, list[ParseWarning]]:
     """The checklist the findings make, and the warnings about them. ``render`` turns a
     justification as written into the text a reader sees; when given, the written form is kept too
-    (``justification_latex``)."""
+    (``justification_latex``). ``locate`` places each answer in the author's files."""
     kept: dict[str, Finding] = {}
     warnings: list[ParseWarning] = []
     dropped = 0
@@ -59,7 +65,7 @@ def assemble(
         if chosen is not None and chosen.note:
             warnings.append(ParseWarning(kind=WarningKind.DUPLICATE_ANSWER, location=q.id,
                                          message=f"question {q.id} ({q.title}): {chosen.note}"))
-        items.append(_item(q, chosen, render))
+        items.append(_placed(_item(q, chosen, render), chosen, locate))
     warnings.extend(_missing_warning(spec, items))
     return Checklist(id=spec.id, items=items), warnings
 
@@ -91,6 +97,12 @@ def _item(q: Question, finding: Finding | None, render: Callable[[str], str] | N
         return ChecklistItem.for_question(q, finding.answer, written)
     return ChecklistItem.for_question(q, finding.answer, render(written) if written else None,
                                       justification_latex=written)
+
+
+def _placed(item: ChecklistItem, finding: Finding | None, locate: Locate | None) -> ChecklistItem:
+    if finding is None or finding.offset is None or locate is None:
+        return item
+    return item.model_copy(update=locate(finding.offset))
 
 
 def _missing_warning(spec: ChecklistSpec, items: list[ChecklistItem]) -> list[ParseWarning]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
 from checklist_eval.models import Answer, Checklist, ChecklistSpec, ParseWarning, normalize_answer
 from checklist_eval.reading import checklists
-from checklist_eval.reading.checklists.assembly import Finding, assemble
+from checklist_eval.reading.checklists.assembly import Finding, Locate, assemble
+from checklist_eval.reading.latex.dead import Kept, input_offset, joined
 from checklist_eval.reading.latex.lexer import ENV_TOKEN, bracket_end, env_end, group_close, squash
 from checklist_eval.reading.latex.macros import Macros
 from checklist_eval.reading.latex.numbering import Target
@@ -102,17 +103,18 @@ def _enclosing_list_start(text: str, pos: int) -> int:
     return outer if outer is not None else max(0, text.rfind("\n\n", 0, pos))
 
 
-def _remove_guidelines(region: str) -> str:
-    """Guideline bullets restate the template (and in 2026 contain answer macros); never answers."""
-    out = []
+def _remove_guidelines(region: str) -> tuple[str, Kept]:
+    """Guideline bullets restate the template (and in 2026 contain answer macros); never answers.
+    Also the map from the text left back to ``region``."""
+    spans = []
     pos = 0
     for m in _GUIDELINES.finditer(region):
         if m.start() < pos:
             continue
-        out.append(region[pos : m.start()])
+        spans.append((pos, m.start()))
         pos = env_end(region, m.end())
-    out.append(region[pos:])
-    return "".join(out)
+    spans.append((pos, len(region)))
+    return joined(region, spans)
 
 
 @dataclass
@@ -314,17 +316,20 @@ def _best_match(spec: ChecklistSpec, segment: str) -> str | None:
 
 
 def extract_checklist(
-    text: str, region: Region, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target]
+    text: str, region: Region, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target],
+    locate: Locate | None = None,
 ) -> tuple[Checklist, list[ParseWarning], int]:
     """Every question of ``spec`` with the answer and justification found in the region; also the
-    warnings and the number of questions answered."""
-    raw = _remove_guidelines(text[region.start : region.end])
-    checklist, warnings = assemble(spec, _findings(raw, spec, macros, targets),
-                                   render=lambda just: readable(just, macros, targets))
+    warnings and the number of questions answered. ``locate`` gives the place of a position in ``text``."""
+    raw, kept = _remove_guidelines(text[region.start : region.end])
+    findings = _findings(raw, spec, macros, targets, lambda pos: region.start + input_offset(kept, pos))
+    checklist, warnings = assemble(spec, findings, render=lambda just: readable(just, macros, targets),
+                                   locate=locate)
     return checklist, warnings, sum(it.answer is not None for it in checklist.items)
 
 
-def _findings(raw: str, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target]) -> Iterator[Finding]:
+def _findings(raw: str, spec: ChecklistSpec, macros: Macros, targets: dict[str, Target],
+              offset: Callable[[int], int]) -> Iterator[Finding]:
     """Each answer mark of the region (instruction blocks left out) with the question the text before
     it names and the justification after it."""
     seg_start = 0
@@ -336,7 +341,7 @@ def _findings(raw: str, spec: ChecklistSpec, macros: Macros, targets: dict[str, 
         segment = raw[seg_start : mark.start]
         justification, seg_start = _justification_after(raw, mark)
         yield Finding(_best_match(spec, segment), mark.answer, justification, location=f"answer mark {number}",
-                      place=partial(_place, mark, segment, macros, targets))
+                      place=partial(_place, mark, segment, macros, targets), offset=offset(mark.start))
 
 
 def _place(mark: Mark, segment: str, macros: Macros, targets: dict[str, Target]) -> str:

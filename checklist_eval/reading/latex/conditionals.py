@@ -21,14 +21,11 @@ import re
 from dataclasses import dataclass
 
 from checklist_eval.models import Answer, ParseWarning, WarningKind, normalize_answer
+from checklist_eval.reading.latex.dead import CONDITIONAL as _COND
+from checklist_eval.reading.latex.dead import NOT_CONDITIONALS as _NOT_CONDITIONALS
 
-_COND = re.compile(r"\\(?:(?P<open>if[a-zA-Z@]*)|(?P<fi>fi)|(?P<else>else))(?![a-zA-Z@])")
-# etoolbox/ifthen macros that look like TeX conditionals but take arguments and have no \fi.
-_NOT_CONDITIONALS = re.compile(
-    r"^if(?:thenelse|toggle|bool|str|blank|def(?!ined)|undef|cs(?!name)|num(?:comp|equal|odd)"
-    r"|dim(?:comp|equal)|lang|pdf(?:tex)?$|xetex$|luatex$|empty|strequal|inlist|boolexpr)"
-)
 _NEWIF = re.compile(r"\\newif\s*\\if([a-zA-Z@]+)")
+_SETTING = re.compile(r"\\([a-zA-Z@]+?)(true|false)(?![a-zA-Z@])")
 _DEFINED = re.compile(
     r"\\(?:[gex]?def|let|(?:re)?newcommand\*?|providecommand\*?|DeclareRobustCommand\*?|NewDocumentCommand"
     r"|DeclareMathOperator\*?|newenvironment)\s*\{?\s*\\([a-zA-Z@]+)")
@@ -59,9 +56,9 @@ class _Document:
     def __init__(self, text: str):
         settings: dict[str, set[bool]] = {name: set() for name in _NEWIF.findall(text)}
         if settings:
-            sets = re.compile(r"\\(" + "|".join(map(re.escape, settings)) + r")(true|false)(?![a-zA-Z@])")
-            for m in sets.finditer(text):
-                settings[m.group(1)].add(m.group(2) == "true")
+            for m in _SETTING.finditer(text):
+                if m.group(1) in settings:
+                    settings[m.group(1)].add(m.group(2) == "true")
         # A switch set one way wherever the file sets it (or never set: \newif starts it false) is
         # decided; one set both ways depends on the order TeX meets them, which the source alone
         # cannot tell (a definition may set it when used, not where written).

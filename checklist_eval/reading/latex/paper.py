@@ -14,10 +14,13 @@ The pipeline for one flattened document (see :func:`parse_latex`):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from checklist_eval.errors import NoChecklistError
 from checklist_eval.models import ChecklistSpec, Paper, ParseWarning, WarningKind
 from checklist_eval.reading import checklists
+from checklist_eval.reading.checklists.assembly import Locate
 from checklist_eval.reading.latex.checklist import Region, clear_landmarks, extract_checklist, find_region
 from checklist_eval.reading.latex.conditionals import what_tex_prints
 from checklist_eval.reading.latex.hidden import find_hidden_runs, hidden_warning
@@ -53,8 +56,10 @@ def parse_latex(
     *,
     spec: ChecklistSpec | None = None,
     warnings: list[ParseWarning] | None = None,
+    locate: Callable[[int], tuple[str, int]] | None = None,
 ) -> Paper:
-    """A :class:`Paper` from flattened live LaTeX (see ``project.load_latex``)."""
+    """A :class:`Paper` from flattened live LaTeX (see ``project.load_latex``); ``locate`` gives the
+    file and line of a position in ``text`` (each checklist item's place)."""
     warnings = list(warnings or [])
     written = text
     text, undecided = what_tex_prints(text)
@@ -71,7 +76,8 @@ def parse_latex(
     body_src = _body_source(text, region)
     theorems = theorem_kinds(text)
     converted = convert_body(body_src, macros, theorems)
-    result, check_warnings, answered = extract_checklist(text, region, spec, macros, converted.targets)
+    result, check_warnings, answered = extract_checklist(text, region, spec, macros, converted.targets,
+                                                         _item_place(locate))
     if answered == 0:
         raise NoChecklistError(source, f"a checklist section is present but no answer could be matched to a "
                                        f"{spec.id} question")
@@ -90,6 +96,17 @@ def parse_latex(
         warnings=warnings,
         hidden_text=hidden,
     )
+
+
+def _item_place(locate: Callable[[int], tuple[str, int]] | None) -> Locate | None:
+    if locate is None:
+        return None
+
+    def place(pos: int) -> dict[str, Any]:
+        file, line = locate(pos)
+        return {"file": file, "line": line}
+
+    return place
 
 
 def _body_source(text: str, region: Region) -> str:

@@ -8,8 +8,10 @@ members, all read in memory); what a root file is, and which one holds the check
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from checklist_eval.errors import InputError
 from checklist_eval.models import ParseWarning, WarningKind
 from checklist_eval.reading import sources
 from checklist_eval.reading.latex.checklist import find_region
-from checklist_eval.reading.latex.dead import live_file
+from checklist_eval.reading.latex.dead import LiveText, live_file_mapped
 from checklist_eval.reading.sources import FileTree
 
 MAX_INPUT_DEPTH = 32
@@ -35,6 +37,8 @@ class LatexSource:
     root: str  # the root file inside the project ("main.tex")
     text: str  # live LaTeX: dead code removed, inputs inlined
     warnings: list[ParseWarning] = field(default_factory=list)
+    # file and 1-based line, in the project as written, of a position in ``text``
+    locate: Callable[[int], tuple[str, int]] | None = None
 
     @property
     def is_fragment(self) -> bool:
@@ -81,12 +85,16 @@ class _LiveFiles:
 
     def __init__(self, tree: FileTree):
         self.tree = tree
-        self._live: dict[str, str] = {}
+        self._live: dict[str, LiveText] = {}
 
     def __call__(self, name: str) -> str:
         if name not in self._live:
-            self._live[name] = live_file(self.tree.text(name))
-        return self._live[name]
+            self._live[name] = live_file_mapped(self.tree.text(name))
+        return self._live[name].text
+
+    def line_of(self, name: str, live_pos: int) -> int:
+        """The 1-based line of the file as written that holds its live text's character ``live_pos``."""
+        return self.tree.text(name).count("\n", 0, self._live[name].original_offset(live_pos)) + 1
 
 
 class _Flattener:
@@ -97,9 +105,13 @@ class _Flattener:
         self.warnings = warnings
         self.label = f"{self.tree.label}/{root}"
         self.inlined = 0  # characters pulled in by \input so far: a file included 1000 times counts 1000 times
+        # (start in the flattened text, file, start in that file's live text) of each stretch, in order
+        self.pieces: list[tuple[int, str, int]] = []
 
-    def flatten(self, name: str, stack: tuple[str, ...] = ()) -> str:
+    def flatten(self, name: str, stack: tuple[str, ...] = (), at: int = 0) -> str:
+        """The file with its inputs inlined; ``at``: where it starts in the whole flattened text."""
         text = self.live(name)
+        start = 0
         if stack and _BEGIN_DOC in text and _DOCCLASS.search(text):
             # A \subfile'd file is a document of its own; only its body belongs to the parent.
             start = text.index(_BEGIN_DOC) + len(_BEGIN_DOC)
@@ -108,9 +120,26 @@ class _Flattener:
         elif _END_DOC in text:
             text = text[: text.index(_END_DOC) + len(_END_DOC)]
         stack = stack + (name,)
-        return _INPUT.sub(lambda m: self._inline(m, name, stack), text)
+        parts = []
+        pos = 0
+        self.pieces.append((at, name, start))
+        for m in _INPUT.finditer(text):
+            parts.append(text[pos : m.start()])
+            at += m.start() - pos
+            parts.append(self._inline(m, name, stack, at))
+            at += len(parts[-1])
+            pos = m.end()
+            self.pieces.append((at, name, start + pos))
+        parts.append(text[pos:])
+        return "".join(parts)
 
-    def _inline(self, match: re.Match, current: str, stack: tuple[str, ...]) -> str:
+    def locate(self, pos: int) -> tuple[str, int]:
+        """File and line, as written, of the flattened text's character ``pos``."""
+        i = max(bisect.bisect_right(self.pieces, (pos, "\uffff", 0)) - 1, 0)
+        at, name, live_start = self.pieces[i]
+        return name, self.live.line_of(name, live_start + pos - at)
+
+    def _inline(self, match: re.Match, current: str, stack: tuple[str, ...], at: int) -> str:
         cmd = match["cmd"]
         target = (match["file"] or match["file2"] or match["bare"] or "").strip()
         if not target:
@@ -125,12 +154,13 @@ class _Flattener:
         found = self._resolve(cmd, target, current, bases, stack)
         if found is None:
             return ""
-        body = self.flatten(found, stack)
+        wrapped = cmd in ("include", "subfile")
+        body = self.flatten(found, stack, at + wrapped)
         self.inlined += len(body)
         if self.inlined > MAX_SOURCE_CHARS:
             raise InputError(self.label, f"document larger than {MAX_SOURCE_CHARS // 2**20} MB once its "
                              "\\input files are resolved")
-        return f"\n{body}\n" if cmd in ("include", "subfile") else body
+        return f"\n{body}\n" if wrapped else body
 
     def _resolve(self, cmd: str, target: str, current: str, bases: list[str], stack: tuple[str, ...]) -> str | None:
         """The file an input names, or None (with a warning saying why it is skipped)."""
@@ -228,9 +258,11 @@ def load_project(tree: FileTree, source: str, root: str | None = None) -> LatexS
     warnings: list[ParseWarning] = []
     live = _LiveFiles(tree)
     root = sources.pick_root(tree, root, lambda _: choose_root(live, warnings))
-    text = _Flattener(live, root, warnings).flatten(root)
+    flattener = _Flattener(live, root, warnings)
+    text = flattener.flatten(root)
     require_latex(text, f"{tree.label}/{root}")
-    return LatexSource(source=source, root=root, text=text, warnings=tree.warnings + warnings)
+    return LatexSource(source=source, root=root, text=text, warnings=tree.warnings + warnings,
+                       locate=flattener.locate)
 
 
 def load_tex_file(path: Path) -> LatexSource:
@@ -239,8 +271,10 @@ def load_tex_file(path: Path) -> LatexSource:
     name = path.name
     require_latex(tree.text(name), str(path))
     warnings: list[ParseWarning] = []
-    flat = _Flattener(_LiveFiles(tree), name, warnings).flatten(name)
-    return LatexSource(source=str(path), root=name, text=flat, warnings=tree.warnings + warnings)
+    flattener = _Flattener(_LiveFiles(tree), name, warnings)
+    flat = flattener.flatten(name)
+    return LatexSource(source=str(path), root=name, text=flat, warnings=tree.warnings + warnings,
+                       locate=flattener.locate)
 
 
 def load_latex(path: str | Path, root: str | None = None) -> LatexSource:

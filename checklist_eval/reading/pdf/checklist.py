@@ -24,6 +24,7 @@ from checklist_eval.models import (
     normalize_answer,
 )
 from checklist_eval.reading import checklists
+from checklist_eval.reading.checklists.assembly import Locate
 from checklist_eval.reading.pdf.cleaning import squash
 
 _NEW_HEADING = re.compile(
@@ -60,6 +61,7 @@ class _Block:
     question: str
     answer_raw: str | None
     justification: str
+    start: int | None = None  # offset of the question in the text read
 
 
 @dataclass
@@ -134,7 +136,7 @@ def _new_block(head: re.Match[str], rest: str) -> _Block:
         body = rest[answer.end(): guide.start() if guide else len(rest)]
         justification = _JUSTIFICATION.sub("", body.strip(), count=1)
     return _Block(head.group(1), heading, question, answer.group(1) if answer else None,
-                  squash(justification))
+                  squash(justification), head.start())
 
 
 _LINE = re.compile(r"^.*$", re.M)
@@ -215,6 +217,7 @@ def _group_blocks(text: str, group: re.Match[str], g_end: int) -> list[_Block]:
     for ii, it in enumerate(items):
         i_end = items[ii + 1].start() if ii + 1 < len(items) else g_end
         blocks.append(_old_block(group.group(1) + it.group(1), text[it.end(): i_end]))
+        blocks[-1].start = it.start()
     return blocks
 
 
@@ -254,9 +257,11 @@ def _answer_of(raw: str | None) -> tuple[Answer | None, str | None]:
     return chosen, warning
 
 
-def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, list[ParseWarning]]:
+def build_checklist(region: _Region, spec: ChecklistSpec, locate: Locate | None = None
+                    ) -> tuple[Checklist, list[ParseWarning]]:
     """Attach each block to the spec question it is about (by meaning); every spec question gets
-    an item, in template order, with answer None where the paper has none."""
+    an item, in template order, with answer None where the paper has none. ``locate``: the page of
+    a position in the text."""
     from checklist_eval.reading.checklists.assembly import Finding, assemble
 
     def finding(block: _Block) -> Finding:
@@ -264,9 +269,10 @@ def build_checklist(region: _Region, spec: ChecklistSpec) -> tuple[Checklist, li
         shown = block.heading or block.question[:60]
         return Finding(_match_block(spec, block), answer, block.justification or None,
                        location=f"checklist question {block.number}",
-                       place=lambda: f"checklist question {block.number} ({shown!r})", note=note)
+                       place=lambda: f"checklist question {block.number} ({shown!r})", note=note,
+                       offset=block.start)
 
-    return assemble(spec, (finding(block) for block in region.blocks))
+    return assemble(spec, (finding(block) for block in region.blocks), locate=locate)
 
 
 def _match_block(spec: ChecklistSpec, block: _Block) -> str | None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from pathlib import Path
 
 from checklist_eval.errors import InputError, NoChecklistError
 from checklist_eval.models import Checklist, ChecklistSpec, Paper, ParseWarning
 from checklist_eval.reading import checklists
+from checklist_eval.reading.checklists.assembly import Locate
 from checklist_eval.reading.pdf import hidden
 from checklist_eval.reading.pdf.checklist import _Region, build_checklist, find_checklist
 from checklist_eval.reading.pdf.cleaning import clean_pages
@@ -21,8 +24,9 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None, data: bytes | None 
     if data is None and not path.is_file():
         raise InputError(path, "file not found")
     extracted = extract_pages(path, data)
-    text = "\n".join(clean_pages(extracted.pages))
-    region, checklist, warnings = _read_checklist(path, text, spec)
+    pages = clean_pages(extracted.pages)
+    text = "\n".join(pages)
+    region, checklist, warnings = _read_checklist(path, text, spec, _page_locator(pages))
     body = (text[: region.start].rstrip() + "\n\n" + text[region.end:].lstrip()).strip()
     sections = find_sections(body)
     return Paper(
@@ -39,8 +43,14 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None, data: bytes | None 
     )
 
 
+def _page_locator(pages: list[str]) -> Locate:
+    """The 1-based page of a position in the pages joined by newlines."""
+    starts = list(itertools.accumulate((len(p) + 1 for p in pages[:-1]), initial=0))
+    return lambda pos: {"page": bisect.bisect_right(starts, pos)}
+
+
 def _read_checklist(
-    path: Path, text: str, spec: ChecklistSpec | None
+    path: Path, text: str, spec: ChecklistSpec | None, locate: Locate
 ) -> tuple[_Region, Checklist, list[ParseWarning]]:
     """The checklist region of the cleaned text and its answers matched to ``spec`` (or to the
     version detected from the region's text); a PDF without one is not a submission."""
@@ -49,7 +59,7 @@ def _read_checklist(
         raise NoChecklistError(path, "no NeurIPS paper checklist found in the PDF text")
     if spec is None:
         spec = checklists.load(checklists.detect(text[region.start: region.end]))
-    checklist, warnings = build_checklist(region, spec)
+    checklist, warnings = build_checklist(region, spec, locate)
     if all(it.answer is None for it in checklist.items):
         raise NoChecklistError(path, f"checklist found but no answers matched {spec.id}")
     return region, checklist, warnings

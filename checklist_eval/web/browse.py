@@ -1,0 +1,144 @@
+"""The organizer's browser over a results folder, read-only: the leaderboard, each submission's
+report, each question (verdict, review, the appeal decisions on it, the model calls behind it) and
+each call (the whole prompt, the reply as received, its usage, whether the verdict came from the
+cache). Every page is built from the folder's files at request time; nothing is written."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from checklist_eval.challenge.appeals import read_history, standing
+from checklist_eval.challenge.export import build_leaderboard, load_scored
+from checklist_eval.challenge.layout import ResultsLayout, records_path
+from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.report import submission_view
+from checklist_eval.errors import ChecklistEvalError
+from checklist_eval.web.pages import page
+
+MAX_CALLS_SHOWN = 50
+
+
+def submission_url(sid: str) -> str:
+    return f"/results/s/{quote(sid, safe='')}"
+
+
+def question_url(r: Record) -> str:
+    return f"{submission_url(r.submission_id)}/{quote(r.role, safe='')}/{quote(r.question_id, safe='')}"
+
+
+class Results:
+    def __init__(self, root: Path):
+        self.root = root
+
+    def records(self, sid: str) -> list[Record]:
+        records, _ = load_scored(records_path(self.root))
+        return [r for r in records if r.submission_id == sid]
+
+    def calls(self, r: Record) -> list[dict[str, Any]]:
+        from checklist_eval.assessors.calllog import read_calls
+
+        cache = ResultsLayout(self.root).cache
+        if not cache.is_file():
+            return []
+        calls = read_calls(cache, submission=r.submission_id, question=r.question_id, limit=MAX_CALLS_SHOWN)
+        return [c for c in calls if c["role"] == r.role]
+
+
+def _not_found(message: str) -> Response:
+    return page("refused.html", status=404, page_title="Not found", message=message)
+
+
+def routes(root: Path) -> list[Route]:
+    results = Results(root)
+
+    async def leaderboard(request: Request) -> Response:
+        rows = [r.model_dump() for r in build_leaderboard(root)]
+        links = {str(r["submission_id"]): submission_url(str(r["submission_id"])) for r in rows}
+        from checklist_eval.challenge.leaderboard_page import SCORE_COLUMNS, judged_by, reason
+
+        return page("leaderboard.html", page_title="Leaderboard", title=f"Leaderboard: {root.name}", links=links,
+                    columns=SCORE_COLUMNS, scored=[r for r in rows if r.get("status") == "scored"],
+                    failed=[r for r in rows if r.get("status") != "scored"], judge=judged_by, reason=reason,
+                    nav=[("Leaderboard", "")])
+
+    async def submission(request: Request) -> Response:
+        from checklist_eval.challenge.scoring import score_submission
+
+        sid = request.path_params["sid"]
+        recs = results.records(sid)
+        if not recs:
+            return _not_found(f"no submission {sid!r} in these results")
+        view = submission_view(score_submission(sid, recs), recs, overrides=standing(read_history(root)),
+                               links=question_url)
+        return page("report.html", page_title=f"Submission {sid}", r=view,
+                    nav=[("Leaderboard", "/results/"), (sid, "")])
+
+    async def question(request: Request) -> Response:
+        found = _record(request)
+        if found is None:
+            return _not_found("no such question in these results")
+        history = [e for e in read_history(root) if e.key == found.key]
+        calls = [_call_view(c) for c in results.calls(found)]
+        return page("question.html", page_title=f"{found.submission_id} {found.role} {found.question_id}",
+                    rec=found, history=history, calls=calls, here=question_url(found),
+                    nav=[("Leaderboard", "/results/"), (found.submission_id, submission_url(found.submission_id)),
+                         (f"{found.role} question {found.question_id}", "")])
+
+    async def call(request: Request) -> Response:
+        from checklist_eval.assessors.calllog import prompt_messages
+
+        found = _record(request)
+        wanted = request.path_params["call"]
+        match = next((c for c in results.calls(found) if str(c["id"]) == wanted), None) if found else None
+        if found is None or match is None:
+            return _not_found("no such call in these results")
+        view = _call_view(match)
+        view["messages"] = prompt_messages(ResultsLayout(root).cache, match["prefix_digest"])
+        return page("call.html", page_title=f"Call {wanted}", rec=found, call=view,
+                    nav=[("Leaderboard", "/results/"), (found.submission_id, submission_url(found.submission_id)),
+                         (f"{found.role} question {found.question_id}", question_url(found)), (f"call {wanted}", "")])
+
+    def _record(request: Request) -> Record | None:
+        p = request.path_params
+        return next((r for r in results.records(p["sid"]) if r.role == p["role"] and r.question_id == p["qid"]),
+                    None)
+
+    def route(path: str, endpoint: Any) -> Route:
+        async def guarded(request: Request) -> Response:
+            try:
+                return await endpoint(request)
+            except ChecklistEvalError as err:  # an unreadable results file: one line, the server goes on
+                return page("refused.html", status=500, page_title="Results unreadable", message=str(err))
+
+        return Route(path, guarded, methods=["GET"])
+
+    return [
+        route("/results/", leaderboard),
+        route("/results/s/{sid}", submission),
+        route("/results/s/{sid}/{role}/{qid}", question),
+        route("/results/s/{sid}/{role}/{qid}/call/{call}", call),
+    ]
+
+
+def _call_view(c: dict[str, Any]) -> dict[str, Any]:
+    from checklist_eval.assessors.calllog import reply_content
+
+    response = c.get("response")
+    usage = response.get("usage") if isinstance(response, dict) else None
+    return {
+        "id": c["id"],
+        "when": datetime.fromtimestamp(c["created"], timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "model": c["model"], "endpoint": c["endpoint"], "prompt_version": c["prompt_version"],
+        "strategy": c["strategy"], "params": json.dumps(c["params"], ensure_ascii=False),
+        "outcome": c["outcome"], "reused": str(c["outcome"]).startswith("reused"),
+        "usage": json.dumps(usage, ensure_ascii=False, indent=1) if usage else "",
+        "question": c["question"], "reply": reply_content(response),
+    }
