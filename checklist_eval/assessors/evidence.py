@@ -320,23 +320,31 @@ def place_text(paper: Paper, p: Pointer) -> str | None:
 
 
 def section_texts(paper: Paper) -> dict[str, str]:
-    """Every numbered section's text found in the body (label -> text); cached per paper body."""
-    return _section_texts(paper.body, tuple((s.number, s.title) for s in paper.sections if s.number))
+    """Every numbered section's text found in the body (label -> text); cached per paper body. At most
+    MAX_SECTIONS headings are read, each searched from where the previous one was found, so a hostile
+    paper with thousands of headings costs one pass over its body, not one per heading."""
+    return _section_texts(paper.body, tuple((s.number, s.title) for s in paper.sections if s.number)[:MAX_SECTIONS])
+
+
+MAX_SECTIONS = 300
+
+
+def _heading(number: str, title: str) -> re.Pattern[str]:
+    return re.compile(rf"(?m)^\s*{re.escape(number)}\.?\s+{re.escape(' '.join(title.split())[:40])}")
 
 
 @lru_cache(maxsize=16)
 def _section_texts(body: str, numbered: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    starts: list[tuple[str, int, int]] = []  # (number, heading start, heading end), in body order
+    pos = 0
+    for number, title in numbered:
+        m = _heading(number, title).search(body, pos)
+        if m:
+            starts.append((number, m.start(), m.end()))
+            pos = m.end()
     out: dict[str, str] = {}
-    for i, (number, title) in enumerate(numbered):
-        m = re.search(rf"(?m)^\s*{re.escape(number)}\.?\s+{re.escape(' '.join(title.split())[:40])}", body)
-        if not m:
-            continue
-        nxt = None
-        for later_number, later_title in numbered[i + 1 :]:
-            if not later_number.startswith(number + "."):
-                later = " ".join(later_title.split())[:40]
-                nxt = re.search(rf"(?m)^\s*{re.escape(later_number)}\.?\s+{re.escape(later)}", body[m.end():])
-                break
-        end = m.end() + nxt.start() if nxt else len(body)
-        out.setdefault(number, body[m.start() : min(end, m.start() + PLACE_CHARS)])
+    for i, (number, start, _end) in enumerate(starts):
+        # a section runs to the next heading that is not one of its own subsections
+        stop = next((s for n, s, _ in starts[i + 1:] if not n.startswith(number + ".")), len(body))
+        out.setdefault(number, body[start : min(stop, start + PLACE_CHARS)])
     return out
