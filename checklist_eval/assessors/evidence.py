@@ -324,19 +324,32 @@ def section_texts(paper: Paper) -> dict[str, str]:
     return _section_texts(paper.body, tuple((s.number, s.title) for s in paper.sections if s.number))
 
 
+_HEADING_LINE = re.compile(r"(?m)^[^\S\n]*(\S+?)\.?[^\S\n]+")
+
+
 @lru_cache(maxsize=16)
 def _section_texts(body: str, numbered: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    # Heading lines ("3.2 Title") indexed once by their number: searching the body again for each of
+    # thousands of sections is quadratic.
+    lines: dict[str, list[int]] = {}
+    for h in _HEADING_LINE.finditer(body):
+        lines.setdefault(h.group(1), []).append(h.end())
+
+    def find(number: str, title: str, after: int) -> int | None:
+        prefix = " ".join(title.split())[:40]
+        return next((at for at in lines.get(number, []) if at >= after and body.startswith(prefix, at)), None)
+
     out: dict[str, str] = {}
     for i, (number, title) in enumerate(numbered):
-        m = re.search(rf"(?m)^\s*{re.escape(number)}\.?\s+{re.escape(' '.join(title.split())[:40])}", body)
-        if not m:
+        start = find(number, title, 0)
+        if start is None:
             continue
-        nxt = None
+        end = len(body)
         for later_number, later_title in numbered[i + 1 :]:
             if not later_number.startswith(number + "."):
-                later = " ".join(later_title.split())[:40]
-                nxt = re.search(rf"(?m)^\s*{re.escape(later_number)}\.?\s+{re.escape(later)}", body[m.end():])
+                nxt = find(later_number, later_title, start)
+                end = body.rfind("\n", 0, nxt) + 1 if nxt is not None else len(body)
                 break
-        end = m.end() + nxt.start() if nxt else len(body)
-        out.setdefault(number, body[m.start() : min(end, m.start() + PLACE_CHARS)])
+        head = body.rfind("\n", 0, start) + 1
+        out.setdefault(number, body[head : min(end, head + PLACE_CHARS)])
     return out
