@@ -102,7 +102,10 @@ def run_cli(root: Path, out: Path, code: Path | None, interval: float) -> tuple[
     peak, procs = 0, 0
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    with subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
+    # Started outside any checkout: ``-m`` puts the working folder first on sys.path, ahead of
+    # PYTHONPATH, so run from the repository root the baseline would import this checkout's code.
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          cwd=out.parent) as child:
         while child.poll() is None:
             kb, n = tree_rss_kb(child.pid)
             if kb > peak:
