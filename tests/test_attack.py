@@ -110,15 +110,8 @@ def test_attacks_land_on_every_whole_real_paper(tmp_path, shared_dir):
     landed = 0
     used: set[str] = set()
     applicable: set[str] = set()
-    from checklist_eval.errors import NoChecklistError
-
-    unprinted = []
     for i, paper in enumerate(papers):
-        try:
-            result = attack(paper, tmp_path / str(i), n_plants=4, seed=0)
-        except NoChecklistError:  # its checklist sits in a TeX branch that is not taken
-            unprinted.append(paper.name)
-            continue
+        result = attack(paper, tmp_path / str(i), n_plants=4, seed=0)
         a = load_paper(tmp_path / str(i) / result.files["A"], checklist=result.checklist)
         got = {it.id: it.answer.value for it in a.checklist.items if it.answer}
         assert all(got[p.question_id] == p.planted_answer for p in result.plants), paper.name
@@ -127,8 +120,7 @@ def test_attacks_land_on_every_whole_real_paper(tmp_path, shared_dir):
         used |= {p.strategy for p in result.plants}
         t = load_paper(tmp_path / str(i) / result.files["T"], checklist=result.checklist)
         applicable |= {s.name for s in STRATEGIES.values() for it in t.checklist.items if s.applies(it, topic_of(it))}
-    assert len(unprinted) <= 1, unprinted
-    assert landed >= 3 * (len(papers) - len(unprinted))
+    assert landed >= 3 * len(papers)
     assert applicable == set(STRATEGIES)  # every strategy finds questions in the corpus
     assert len(used) >= len(STRATEGIES) - 2  # and one seed already uses nearly all of them
 

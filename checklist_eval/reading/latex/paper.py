@@ -43,11 +43,22 @@ def _skipped_inputs_note(warnings: list[ParseWarning]) -> str:
     return f"; note: {skipped[0]}" + (f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else "") if skipped else ""
 
 
-def _untaken_branch_note(written: str, printed: str) -> str:
-    """A checklist only in a branch of a conditional TeX does not take (an arXiv switch): say so."""
-    if written is printed or find_region(written) is None:
-        return ""
-    return "; the checklist is only in a branch of a conditional that TeX does not take (a \\newif switch, \\if...)"
+UNTAKEN_CHECKLIST = ("the checklist is only in a branch of a conditional that TeX does not take (a \\newif "
+                     "switch such as an arXiv flag, \\if...): read as written, not as the PDF prints it")
+
+
+def _printed_or_written(written: str, printed: str, warnings: list[ParseWarning]) -> tuple[str, Region | None]:
+    """The text to read and its checklist region. A checklist that only an untaken branch holds (a
+    repository left in its arXiv mode) is still the authors' checklist: it is read as written, and the
+    typed warning shows in reports and the records' manipulation column, since the PDF would not show it."""
+    region = find_region(printed)
+    if region is not None or written is printed:
+        return printed, region
+    region = find_region(written)
+    if region is not None:
+        warnings.append(ParseWarning(kind=WarningKind.UNDECIDED, message=UNTAKEN_CHECKLIST, location="checklist"))
+        return written, region
+    return printed, None
 
 
 def parse_latex(
@@ -62,13 +73,12 @@ def parse_latex(
     file and line of a position in ``text`` (each checklist item's place)."""
     warnings = list(warnings or [])
     written = text
-    text, undecided = what_tex_prints(text)
+    printed, undecided = what_tex_prints(text)
     warnings.extend(undecided)
-    region = find_region(text)
+    text, region = _printed_or_written(written, printed, warnings)
     if region is None:
         raise NoChecklistError(source, "no live checklist found (no \\answerYes/\\answerNo/\\answerNA/\\answerTODO "
-                                       "or [Yes]/[No]/[NA] marks outside comments)"
-                               + _untaken_branch_note(written, text) + _skipped_inputs_note(warnings))
+                                       "or [Yes]/[No]/[NA] marks outside comments)" + _skipped_inputs_note(warnings))
     region_text = text[region.start : region.end]
     if spec is None:
         spec = checklists.load(checklists.detect(region_text))
