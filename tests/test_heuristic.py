@@ -47,6 +47,8 @@ def test_empty_and_bare_justifications_are_flagged():
     assert "only repeats the answer" in bare.review
     assert "justification" not in good.review.lower()
     assert empty.p_correct < good.p_correct and bare.p_correct < good.p_correct
+    # A missing reason is certain, but it does not make the answer wrong: the author is told, c_i stands.
+    assert empty.correct and bare.correct and "must fix" not in empty.review.lower()
 
 
 def test_yes_needs_a_pointer():
@@ -151,16 +153,32 @@ def test_no_needs_a_reason():
 
 def test_no_confirmed_by_the_body_is_consistent():
     # An honest "No" (a truth-adversarial paper admitting a planted gap) agrees with a body that lacks it.
+    # Against a body that seems to show the thing, the No is questioned (a keyword is no proof it is false):
+    # it stands, the author is asked, and p_correct falls well below the confirmed No's.
     it = item("8", Answer.NO, "The paper does not report the hardware or running time.")
     consistent = judge(it, body="We fine-tune the model and evaluate on SST-2.")
     contradicted = judge(it, body="We fine-tune the model on 4 A100 GPUs for 3 hours.")
-    assert consistent.correct and not contradicted.correct
+    assert consistent.correct and contradicted.correct
     assert "the paper does mention hardware" in contradicted.review
+    assert contradicted.p_correct < consistent.p_correct
 
 
-def test_no_for_limitations_is_unacceptable():
+def test_an_explained_no_for_limitations_stands_with_a_suggestion():
+    # The guidelines define No here as "limitations exist but are not discussed": an honest answer, as a
+    # truthful copy admitting a planted flaw would write it. It stands; the author is told to fix the paper.
     res = judge(item("2", Answer.NO, "We did not have space because of the page limit."))
-    assert "not acceptable" in res.review and not res.correct
+    assert res.correct and "expected to address it" in res.review
+    assert res.p_correct < 0.55  # the suggestion weighs: just on the correct side, not a confident pass
+
+
+def test_a_partial_no_is_not_contradicted_by_the_part_the_body_shows():
+    # "The GPU class is given, but not the wall time": the hardware in the body is the admitted part.
+    it = item("8", Answer.NO, "Appendix B names the A40 GPUs used, but the elapsed time was not logged.")
+    res = judge(it, body="We fine-tune the model on 4 A100 GPUs for 3 hours.")
+    denied = judge(item("8", Answer.NO, "The paper does not report the hardware or running time."),
+                   body="We fine-tune the model on 4 A100 GPUs for 3 hours.")
+    assert res.correct and "does mention hardware" in res.review
+    assert res.p_correct > denied.p_correct  # naming the part provided is less suspicious than denying it all
 
 
 def test_injection_in_the_justification_is_flagged():
@@ -225,3 +243,14 @@ def test_rules_apply_to_old_grouped_ids():
     spec = checklists.load("neurips-2021")
     it = item("3c", Answer.YES, "Error bars in Section 4.", spec=spec)
     assert "no std" in judge(it, body="Accuracy 91%.").review
+
+
+def test_a_discussion_in_a_section_named_by_its_title_is_not_refuted_by_missing_keywords():
+    # A limitations discussion need not use the word: the answer names a section the paper has.
+    body = "6 Discussion and conclusion\nOur recommender only works when the meta-features are informative."
+    named = judge(item("2", Answer.YES, 'The limitations are discussed in the section "Discussion and conclusion".'),
+                  body=body)
+    nowhere = judge(item("2", Answer.YES, 'The limitations are discussed in the section "Lessons learned".'),
+                    body=body)
+    assert named.correct and "never discusses limitations" in named.review
+    assert not nowhere.correct and "never discusses limitations" in nowhere.review

@@ -25,6 +25,7 @@ import time
 from checklist_eval.assessors import heuristic_rules as rules
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
 from checklist_eval.assessors.evidence import (
+    MAX_SCAN_CHARS,
     BodyFacts,
     Layout,
     Pointer,
@@ -70,18 +71,19 @@ _JUSTIFICATION_OPTIONAL = {"neurips-2021"}
 
 
 def check_justification(item: ChecklistItem, checklist_id: str = "") -> list[Finding]:
+    """The justification the guidelines require (since 2024, "even for NA"). Its absence is certain, but
+    it says nothing about whether the answer is right, which is what c_i judges: a suggestion that weighs
+    heavily on p_correct (less for an NA, which says why by itself, and where the checklist made
+    justifications optional), never the verdict."""
     text = (item.justification or "").strip()
-    if not text and checklist_id in _JUSTIFICATION_OPTIONAL:
-        return [suggestion(-0.6, "No justification: say where the paper supports the answer, or why not.")]
+    lenient = checklist_id in _JUSTIFICATION_OPTIONAL or item.answer is Answer.NA
     if not text:
-        return [blocking(-1.6, "No justification: say where the paper supports the answer, or why not.")]
-    if re.search(r"\bTODO\b", text) and item.answer is Answer.NA:
-        # A leftover placeholder after an NA: the answer itself says why (the question does not apply).
-        return [suggestion(-0.6, "The justification still contains TODO: replace it with the actual reason.")]
+        return [_lacking(lenient, -1.6, "No justification (the guidelines require one): say where the paper"
+                         " supports the answer, or why not.")]
     if re.search(r"\bTODO\b", text):
-        return [blocking(-0.9, "The justification still contains TODO: replace it with the actual reason.")]
+        return [_lacking(lenient, -0.9, "The justification still contains TODO: replace it with the actual reason.")]
     if _BARE.match(text):
-        return [blocking(-1.4, f'The justification only repeats the answer ("{text}"): give the reason.')]
+        return [_lacking(lenient, -1.4, f'The justification only repeats the answer ("{text}"): give the reason.')]
     if addresses_assessor(text):
         return [blocking(-2.5, "The justification addresses the reviewer or assessor instead of the paper.")]
     words = len(text.split())
@@ -89,6 +91,10 @@ def check_justification(item: ChecklistItem, checklist_id: str = "") -> list[Fin
     if item.answer is not Answer.NA and words < 5 and not pointers_in(text) and not has_vague_pointer(text):
         return [suggestion(-0.4, f'The justification is very short ("{text}"): explain it or point to a section.')]
     return []
+
+
+def _lacking(lenient: bool, weight: float, note: str) -> Finding:
+    return suggestion(weight / 2 if lenient else weight, note)
 
 
 def check_claims_alone(item: ChecklistItem, topic: str | None) -> list[Finding]:
@@ -169,13 +175,35 @@ def _about_topic(paper: Paper, present: list[Pointer], item: ChecklistItem) -> F
                       " discusses it.", cited)
 
 
+# Topics whose Yes claims a discussion. Its words vary ("shortcomings", "we caution", a section
+# titled "Discussion"), so the body lacking our words is no proof when the answer names a place that exists.
+_DISCUSSIONS = {"limitations", "impacts", "safeguards"}
+
+
 def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: BodyFacts) -> list[Finding]:
     """Does the body show what the answer claims (Yes) or plainly do what it says does not apply (NA)?"""
     if item.answer is Answer.YES:
-        return rules.check_yes(topic, facts, item)
+        found = rules.check_yes(topic, facts, item)
+        if topic in _DISCUSSIONS and cites_existing_place(paper, item.justification or ""):
+            return [rules.suggestion(f.weight, f.note, f.evidence) if f.severity == "blocking" else f for f in found]
+        return found
     if item.answer is Answer.NA:
         return rules.check_na(topic, facts)
-    return rules.check_no(topic, facts)
+    return rules.check_no(topic, facts, item.justification or "")
+
+
+_QUOTED = re.compile(r"[\"“”'‘’«]([^\"“”‘’«»]{4,80})[\"“”'‘’»]")
+
+
+def cites_existing_place(paper: Paper, text: str) -> bool:
+    """Does the justification name a place the paper has: a numbered section, appendix, table or figure
+    that exists, or a section quoted by its title ("Discussion and conclusion") found in the body?"""
+    layout = layout_of(paper)
+    if any(layout.exists(p, paper.body) for p in pointers_in(text)[:MAX_PLACES_READ]):
+        return True
+    quoted = [" ".join(q.split()).lower() for q in _QUOTED.findall(text)[:8]]
+    body = " ".join(paper.body[:MAX_SCAN_CHARS].split()).lower() if quoted else ""
+    return any(q in body for q in quoted)
 
 
 def findings_for(paper: Paper, item: ChecklistItem) -> list[Finding]:

@@ -136,8 +136,9 @@ _NO_NP = re.compile(
     re.I,
 )
 _CONTRAST = re.compile(r"\b(?:but|however|although|though|yet|except|beyond|other than|besides|apart from|instead"
-                       r"|only)\b", re.I)
+                       r"|only|while|whereas)\b", re.I)
 _CLAUSES = re.compile(r"[^.;:!?\n]+")
+_PARTS = re.compile(r",|\b(?:but|however|although|though|yet|while|whereas|and)\b", re.I)
 
 
 # Heads that take their topic from a modifier ("no theoretical results", "no error bars").
@@ -176,7 +177,7 @@ def denied_on_topic(clause: str, topic: str | None) -> bool:
 def _supports(clause: str, topic: str | None) -> bool:
     """A clause that states something on topic without denying it, or points to a place."""
     words = TOPIC_WORDS.get(topic or "")
-    if pointers_in(clause) or _search("url", clause):
+    if pointers_in(clause) or has_vague_pointer(clause) or _search("url", clause):
         return True
     negated = _VERB_DENIAL.search(clause) or re.search(r"(?:^|\s)no\s|\bnot\b|\bnone\b", clause, re.I)
     return bool(words and words.search(clause) and not negated)
@@ -193,7 +194,10 @@ def contradicts_itself(item: ChecklistItem, topic: str | None) -> Finding | None
     denials = [c for c in clauses if denied_on_topic(c, topic)]
     if not denials:
         return None
-    if any(_supports(c, topic) for c in clauses if c not in denials):
+    # The rest of a sentence after a comma or a contrast ("no licence for the raw data, while the
+    # packages' licences are listed in the appendix") may support the Yes as well as another sentence.
+    parts = [p.strip() for c in clauses for p in _PARTS.split(c) if p and p.strip()]
+    if any(_supports(p, topic) for p in parts if not denied_on_topic(p, topic)):
         return suggestion(-0.9, f'The answer is Yes, but its justification also says "{_short(denials[0])}":'
                           " make clear what the paper does provide.")
     return blocking(-1.8, f'The answer is Yes but its own justification says the opposite: "{_short(denials[0])}".')
@@ -303,8 +307,14 @@ def _yes_errorbars(facts: BodyFacts, just: str) -> list[Finding]:
         return [suggestion(-0.6, "Error bars claimed, but the body mentions variability only once: say what"
                            " the bars show (std, standard error, CI) and over how many runs.",
                            facts.quote("stats_strong"))]
+    if _IN_A_FIGURE.search(just):  # bars drawn in a plot leave no word in the text we read
+        return [suggestion(-0.8, "Error bars claimed in a figure, but the text never says what they show: name"
+                           " the measure (std, standard error, CI) and the number of runs in the caption.")]
     return [blocking(-1.2, "Error bars/significance claimed, but the body has no std, standard error,"
                      " confidence interval, error bar or ±.")]
+
+
+_IN_A_FIGURE = re.compile(r"\bFig(?:ure|s?\.)|\bplot(?:s|ted)?\b", re.I)
 
 
 def _yes_compute(facts: BodyFacts, just: str) -> list[Finding]:
@@ -507,12 +517,16 @@ def gap_admitted(topic: str | None) -> Finding | None:
                       " question asks for would let you answer Yes.")
 
 
-def check_no(topic: str | None, facts: BodyFacts) -> list[Finding]:
+def check_no(topic: str | None, facts: BodyFacts, just: str = "") -> list[Finding]:
+    """A No is an answer the author may always give with a reason. What the body seems to show against
+    it is found by keywords, and an honest No often admits a partial gap ("the GPU class is given, but
+    not the wall time"), so it is put to the author as a question, never a verdict: stronger when the
+    No denies the whole thing than when it names the part the paper does provide."""
     out: list[Finding] = []
     shown = body_shows(topic, facts) if topic not in _NO_CONTRADICTIONS else None
     if shown:
-        out.append(blocking(-0.9, "No, yet the paper shows what the question asks about: answer Yes and point to"
-                            " it, or say what is missing.", shown))
+        out.append(suggestion(-0.9, "No, yet the paper seems to show what the question asks about: if it does,"
+                              " answer Yes and point to it; else say what is missing.", shown))
     if topic == "theory" and facts.has("theorem_numbered"):
         out.append(suggestion(-0.6, "No for theory while the paper has theorems: give complete proofs.",
                               facts.quote("theorem_numbered")))
@@ -521,22 +535,38 @@ def check_no(topic: str | None, facts: BodyFacts) -> list[Finding]:
                               facts.quote("url")))
     if topic in _NO_CONTRADICTIONS:
         key, what, least = _NO_CONTRADICTIONS[topic]
-        if facts.counts.get(key, 0) >= least:
-            out.append(blocking(-0.9, f"No, yet {what}: answer Yes and point to it, or say what is missing.",
-                                facts.quote(key)))
-        else:
+        if facts.counts.get(key, 0) < least:
             out.append(support(0.8, f"the body has no {key} mention, consistent with No"))
+        else:
+            weight = -0.6 if _admits_part(just, topic) else -1.4
+            out.append(suggestion(weight, f"No, yet {what}: if it is enough, answer Yes and point to it; else say"
+                                  " what is missing.", facts.quote(key)))
     return out
+
+
+# A No that says what the paper does provide before what it lacks ("the GPU class is given, but not the
+# wall time") is a partial gap honestly admitted; the body's evidence of the part is no contradiction.
+_QUALIFIED = re.compile(r"\b(?:but|however|although|though|while|whereas|except|only|partial(?:ly)?|fully"
+                        r"|complete(?:ly)?|every|all|some|several|most|not yet|approximate)\b", re.I)
+
+
+def _admits_part(just: str, topic: str | None) -> bool:
+    if _QUALIFIED.search(just):
+        return True
+    parts = [p.strip() for c in _CLAUSES.findall(just) for p in _PARTS.split(c) if p and p.strip()]
+    return any(_supports(p, topic) for p in parts if not denied_on_topic(p, topic))
 
 
 _ASKED = {"claims": "the claims question", "limitations": "the limitations question"}
 
 
 def no_never_acceptable(topic: str | None) -> Finding | None:
-    """Answers the guidelines do not accept whatever the paper says."""
+    """Answers a NeurIPS paper should not leave as they are. An honest No is still a correct answer
+    (the truthful copy of a challenge triplet admits its flaws this way), so these are suggestions that
+    lower p_correct, not verdicts."""
     if topic in _ASKED:
-        return blocking(-1.5, f"No for {_ASKED[topic]} is not acceptable for a NeurIPS paper: address it and"
-                        " answer Yes.")
+        return suggestion(-1.2, f"No for {_ASKED[topic]}: a NeurIPS paper is expected to address it; fix the"
+                          " paper and answer Yes.")
     if topic == "ethics":
-        return blocking(-1.0, "No for the Code of Ethics: explain the deviation or fix it.")
+        return suggestion(-1.0, "No for the Code of Ethics: explain the deviation or fix it.")
     return None
