@@ -81,6 +81,23 @@ def test_yes_contradicting_its_own_justification_is_blocking_even_without_a_body
     assert ok.correct
 
 
+def test_a_pointer_alone_does_not_take_a_denial_back():
+    # A flipped answer keeps its honest justification and adds a place: the place says nothing for the Yes.
+    for qid, just in [("3", "The paper does not present formal theorems or proofs. See Section 4."),
+                      ("3", "No theoretical results are included; results are shown rather than via formal proofs."),
+                      ("15", "The paper involves no human-subject research; IRB approval is not applicable."),
+                      ("6", "The paper does not include experiments. This is addressed in the paper.")]:
+        res = judge(item(qid, Answer.YES, just), body="")
+        assert not res.correct and "says the opposite" in res.must_fix[0], just
+    # A statement beside the pointer, or a contrast inside the denial, makes it a question to the author.
+    for qid, just in [("6", "No training is performed; evaluation details (pair construction, sampling ratios) are"
+                      " specified in Sections 2-3 and the appendix."),
+                      ("12", "The raw datasets do not have licenses while the python packages used do, we list"
+                       " these in the appendix.")]:
+        res = judge(item(qid, Answer.YES, just), body="")
+        assert res.correct and any("also says" in x for x in res.suggestions), just
+
+
 def test_generic_body_words_are_not_evidence():
     theory = judge(item("3", Answer.YES, "Proofs are in Appendix A."))
     compute = judge(item("8", Answer.YES, "Compute is described in Section 4."))

@@ -145,20 +145,36 @@ _PARTS = re.compile(r",|\b(?:but|however|although|though|yet|while|whereas|and)\
 _GENERIC_HEADS = frozenset(
     "results result details information resources analysis analyses guarantees statements bars intervals"
     " discussion section description subjects participants study studies experiments assets documentation"
-    " approval statistics proofs proof claims code data models release".split()
+    " approval statistics proofs proof claims code data models release research".split()
 )
 _BARE_DENIAL = re.compile(r"^\W*(?:no|none|not applicable|n/?a|not relevant)\W*$", re.I)
 
 
+def _denial_words(topic: str | None) -> re.Pattern[str] | None:
+    """What a denial must name to deny the question's topic: its words, and for an experimental question
+    the experiments themselves ("the paper does not include experiments" denies every detail of them)."""
+    words = TOPIC_WORDS.get(topic or "")
+    if words is None or topic not in EXPERIMENTAL:
+        return words
+    return re.compile(rf"{words.pattern}|\bexperiment", re.I)
+
+
+# "IRB approval is not applicable": the subject of the clause is what is denied.
+_NOT_APPLICABLE = re.compile(r"^(?P<subject>[^,]{0,80}?)\b(?:is|are)\s+not\s+(?:applicable|relevant)\b", re.I)
+
+
 def denied_on_topic(clause: str, topic: str | None) -> bool:
     """Does this clause deny the thing the question is about? Read with negation scope: the object of
-    a denying verb, or the head of a "no ..." noun phrase, must be on topic, and a contrast after it
-    ("no training beyond the linear probe") takes the denial back."""
-    words = TOPIC_WORDS.get(topic or "")
+    a denying verb, the head of a "no ..." noun phrase, or the subject of "... is not applicable" must be
+    on topic, and a contrast after it ("no training beyond the linear probe") takes the denial back."""
+    words = _denial_words(topic)
     if words is None:
         return False
     clause = clause.strip()
     if _BARE_DENIAL.match(clause):
+        return True
+    applicable = _NOT_APPLICABLE.match(clause)
+    if applicable and words.search(applicable.group("subject")):
         return True
     for m in _VERB_DENIAL.finditer(clause):
         obj = _CONTRAST.split(m.group("object"))[0]
@@ -175,12 +191,30 @@ def denied_on_topic(clause: str, topic: str | None) -> bool:
 
 
 def _supports(clause: str, topic: str | None) -> bool:
-    """A clause that states something on topic without denying it, or points to a place."""
+    """A clause that states something on topic without denying it, or gives a URL. A pointer alone ("See
+    Section 3.", "This is addressed in the paper.") says nothing that could stand against a denial."""
     words = TOPIC_WORDS.get(topic or "")
-    if pointers_in(clause) or has_vague_pointer(clause) or _search("url", clause):
+    if _search("url", clause) or (pointers_in(clause) and not _only_a_pointer(clause)):
         return True
-    negated = _VERB_DENIAL.search(clause) or re.search(r"(?:^|\s)no\s|\bnot\b|\bnone\b", clause, re.I)
+    negated = _VERB_DENIAL.search(clause) or _NEGATION.search(clause)
     return bool(words and words.search(clause) and not negated)
+
+
+_NEGATION = re.compile(r"(?:^|\s)no\s|\bnot\b|\bnone\b|\bnor\b|\bwithout\b|\brather than\b|\binstead of\b", re.I)
+
+
+_POINTING_WORDS = frozenset(
+    "see refer please details detail more section sections sec appendix appendices table tables figure figures"
+    " fig addressed discussed described given provided found shown reported covered main supplementary"
+    " material".split()
+)
+
+
+def _only_a_pointer(clause: str) -> bool:
+    """A pointer with nothing said beside it ("See Section 3.", "Details in Appendix B.")."""
+    said = [w for w in re.findall(r"[A-Za-z]{3,}", clause)
+            if w.lower() not in _FUNCTION_WORDS and w.lower() not in _POINTING_WORDS]
+    return len(said) < 2
 
 
 def contradicts_itself(item: ChecklistItem, topic: str | None) -> Finding | None:
@@ -190,14 +224,16 @@ def contradicts_itself(item: ChecklistItem, topic: str | None) -> Finding | None
     just = (item.justification or "").strip()
     if item.answer is not Answer.YES or not just or topic not in _CONTAINMENT:
         return None
+    if _BARE_DENIAL.match(just):  # "NA" alone in the field often means "no justification" (told elsewhere)
+        return None
     clauses = [c.strip() for c in _CLAUSES.findall(just) if c.strip()]
     denials = [c for c in clauses if denied_on_topic(c, topic)]
     if not denials:
         return None
-    # The rest of a sentence after a comma or a contrast ("no licence for the raw data, while the
-    # packages' licences are listed in the appendix") may support the Yes as well as another sentence.
-    parts = [p.strip() for c in clauses for p in _PARTS.split(c) if p and p.strip()]
-    if any(_supports(p, topic) for p in parts if not denied_on_topic(p, topic)):
+    # A denial with a contrast in it names a partial gap ("no licence for the raw data, while the
+    # packages' licences are listed in the appendix"); another sentence may state what the paper has.
+    partial = any(_CONTRAST.search(c) for c in denials)
+    if partial or any(_supports(c, topic) for c in clauses if c not in denials):
         return suggestion(-0.9, f'The answer is Yes, but its justification also says "{_short(denials[0])}":'
                           " make clear what the paper does provide.")
     return blocking(-1.8, f'The answer is Yes but its own justification says the opposite: "{_short(denials[0])}".')
