@@ -33,6 +33,9 @@ from checklist_eval.detection import metrics
 ROOT = Path(__file__).resolve().parents[1]
 GPT = "gpt-4-turbo (reference)"
 REFERENCE_SYSTEMS = {GPT: "results_gpt", "gemini-1.5-pro (reference)": "results_gemini"}
+# Suggestions about the justification alone (the answer may still be right). Counted as verdicts only in
+# the "strict" readout, to show what the precision-first rule gives up on the authors' key.
+JUSTIFICATION_ONLY = ("only restates the question", "A No needs a reason", "The No admits the gap")
 THRESHOLD = 1.0
 """Binarization: an expected score below this is an incorrect answer (1 = correct, else incorrect)."""
 
@@ -105,6 +108,7 @@ def evaluate(sample: Path, checklist: str) -> Run:
     p: list[float] = []
     correct: list[bool] = []
     graded: list[bool] = []  # 1 only for an answer with no finding at all, as the authors' score 1
+    strict: list[bool] = []  # the justification-quality suggestions counted as verdicts (what they would buy)
     same = total = 0
     papers = sample_papers(sample)
     for name, pdf, truth in papers:
@@ -121,12 +125,15 @@ def evaluate(sample: Path, checklist: str) -> Run:
             p.append(a.p_correct if a else 0.0)
             correct.append(bool(a and a.correct))
             graded.append(bool(a and a.correct and not a.suggestions and not a.unverifiable))
+            strict.append(bool(a and a.correct and not any(k in x for x in a.suggestions for k in JUSTIFICATION_ONLY)))
             if (name, qid) in ref_answers and a is not None:
                 total += 1
                 same += int(a.answer == ref_answers[name, qid])
     run.figures.append(figures("heuristic (ours)", y, p, correct, len(papers), "our PDF parsing"))
     run.figures.append(figures("heuristic (ours), graded", y, p, graded, len(papers),
                                "score 1 = no must-fix, suggestion or unverifiable"))
+    run.figures.append(figures("heuristic (ours), strict", y, p, strict, len(papers),
+                               "justification-quality suggestions as verdicts (not the product's rule)"))
     names = [name for name, _, _ in papers]
     for system, trials in references.items():
         run.figures.append(score_reference(trials, names, system, "same papers"))
@@ -238,6 +245,38 @@ def print_table(run: Run) -> None:
     console.print(f"{run.seconds:.1f} s")
 
 
+def page_figures(run: Run, seeds: int) -> dict:
+    """The figures the Codabench "Known issues" page quotes, from this run (all papers, plain attacks)."""
+    import datetime
+
+    from checklist_eval import __version__
+
+    body, alone = run.adversary["with body, plain"], run.adversary["without body, plain"]
+    figs = {(f.system, f.note): f for f in run.figures}
+    ours, gpt = figs[("heuristic (ours)", "our PDF parsing")], figs[(GPT, "same papers")]
+
+    def rate(r: dict) -> dict:
+        return {"k": r["k"], "n": r["n"], "rate": round(r["rate"], 4), "ci95": [round(x, 4) for x in r["ci95"]]}
+
+    return {
+        "measured": datetime.date.today().isoformat(),
+        "how": f"scripts/eval_heuristic.py --figures-out ({seeds} attack seeds) on ../shared/corpus (papers-latex,"
+               f" anchor-sample), checklist-eval {__version__}, heuristic assessor",
+        "material": f"{body['runs'] // max(seeds, 1)} whole real NeurIPS papers (LaTeX sources from public"
+                    f" repositories), each attacked {seeds} times with 4 planted dishonest answers"
+                    f" ({body['runs']} adversarial papers); and the {ours.papers} real PDFs of the NeurIPS 2024"
+                    " checklist challenge's public sample, with their authors' expected verdicts",
+        "heuristic": {
+            "honest_flagged": rate(body["honest_set"]),
+            "honest_flagged_without_body": rate(alone["honest_set"]),
+            "plants_detected": rate(body["detection"]),
+            "unverifiable": rate(body["unverifiable"]),
+            "anchor_accuracy": {"accuracy": ours.accuracy, "items": ours.items, "papers": ours.papers},
+            "reference_gpt4_accuracy": {"accuracy": gpt.accuracy, "items": gpt.items},
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared", help="the shared material folder")
@@ -247,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=6, help="white-box adversary rounds (0: plain attacks only)")
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
     ap.add_argument("--no-anchor", action="store_true", help="skip the anchor sample (adversary benchmark only)")
+    ap.add_argument("--figures-out", type=Path, help="also write the figures the participant pages quote"
+                    " (checklist_eval/challenge/assessor_figures.json) to this path")
     args = ap.parse_args(argv)
     sample = args.shared / "corpus" / "anchor-sample"
     if not (sample / "papers").is_dir():
@@ -258,6 +299,13 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         run.adversary = adversary_benchmark(papers_dir, args.seeds, args.rounds, args.bootstrap)
         run.seconds = round(run.seconds + time.perf_counter() - started, 2)
+    if args.figures_out:
+        if args.no_anchor or not run.adversary:
+            print("eval_heuristic: --figures-out needs the anchor sample and the adversary benchmark", file=sys.stderr)
+            return 2
+        from checklist_eval.fsutil import atomic_write_text
+
+        atomic_write_text(args.figures_out, json.dumps(page_figures(run, args.seeds), indent=1) + "\n")
     if args.json:
         print(json.dumps(asdict(run), indent=2))
     else:

@@ -111,7 +111,9 @@ def test_a_cited_place_that_does_not_exist_stays_blocking_however_worded():
 
 
 def test_reviews_use_the_question_words_never_internal_topic_names():
-    ids = {t for t in TOPIC_WORDS} | {"new_assets", "errorbars"}
+    from checklist_eval.assessors.evidence import _BODY_PATTERNS
+
+    ids = {t for t in TOPIC_WORDS} | {"new_assets", "errorbars"} | set(_BODY_PATTERNS)
     internal = re.compile(r"\b(?:" + "|".join(sorted(i for i in ids if "_" in i or i in ("errorbars", "irb", "llm")))
                           + r")\b")
     for q in SPEC.questions:
@@ -119,3 +121,4 @@ def test_reviews_use_the_question_words_never_internal_topic_names():
             for just in ("See Section 1.", "We do not do this.", "Not applicable."):
                 res = judge(q.id, answer, just)
                 assert not internal.search(res.review), (q.id, answer, res.review)
+                assert not internal.search(" ".join(res.evidence)), (q.id, answer, res.evidence)

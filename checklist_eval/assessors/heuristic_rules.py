@@ -539,9 +539,9 @@ def no_reason(item: ChecklistItem) -> Finding:
 
 
 _NO_CONTRADICTIONS = {
-    "compute": ("hardware_specific", "the paper does mention hardware", 1),
-    "errorbars": ("stats_strong", "the paper does report variability/significance", 2),
-    "irb": ("irb", "the paper does mention an ethics review or exemption", 1),
+    "compute": ("hardware_specific", "the paper does mention hardware", 1, "no hardware"),
+    "errorbars": ("stats_strong", "the paper does report variability/significance", 2, "no variability measure"),
+    "irb": ("irb", "the paper does mention an ethics review or exemption", 1, "no ethics review"),
 }
 
 
@@ -570,9 +570,9 @@ def check_no(topic: str | None, facts: BodyFacts, just: str = "") -> list[Findin
         out.append(suggestion(-0.4, "No, yet the paper gives a URL: if it holds the code, answer Yes.",
                               facts.quote("url")))
     if topic in _NO_CONTRADICTIONS:
-        key, what, least = _NO_CONTRADICTIONS[topic]
+        key, what, least, absent = _NO_CONTRADICTIONS[topic]
         if facts.counts.get(key, 0) < least:
-            out.append(support(0.8, f"the body has no {key} mention, consistent with No"))
+            out.append(support(0.8, f"the body mentions {absent}, consistent with No"))
         else:
             weight = -0.6 if _admits_part(just, topic) else -1.4
             out.append(suggestion(weight, f"No, yet {what}: if it is enough, answer Yes and point to it; else say"

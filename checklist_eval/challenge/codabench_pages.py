@@ -178,6 +178,12 @@ write to them naming the submission, the paper and the question.
 """
 
 
+def _in_practice(rate: float) -> str:
+    if rate <= 0:
+        return "In this measurement no honest answer was flagged."
+    return f"In practice about one honest answer in {round(1 / rate):,} is flagged."
+
+
 def known_issues(options: BundleOptions) -> str:
     f = assessor_figures()
     h = f["heuristic"]
@@ -208,10 +214,10 @@ Measured on {f['material']} ({f['measured']}):
   own expected verdicts on {_pct(anchor['accuracy'])} of {anchor['items']} answers (the 2024 challenge's
   GPT-4 assistant: {_pct(h['reference_gpt4_accuracy']['accuracy'])} on the same answers).
 
-In practice about one honest answer in eight is flagged. A flagged answer of your G or T paper lowers
-C_G or C_T; read the review on your detailed results: it says what the assessor looked for and did not
-find, which is usually a justification that points nowhere or names a section that does not discuss
-the question.
+{_in_practice(h['honest_flagged']['rate'])} A flagged answer of your G or T
+paper lowers C_G or C_T; read the review on your detailed results: it says what the assessor looked for
+and did not find, usually a place the justification names that the paper does not have, or something
+the answer claims that the paper never shows.
 
 ## What it cannot check
 
