@@ -254,3 +254,4 @@ def test_a_discussion_in_a_section_named_by_its_title_is_not_refuted_by_missing_
                     body=body)
     assert named.correct and "never discusses limitations" in named.review
     assert not nowhere.correct and "never discusses limitations" in nowhere.review
+

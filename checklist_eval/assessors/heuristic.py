@@ -192,7 +192,8 @@ def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: Body
     return rules.check_no(topic, facts, item.justification or "")
 
 
-_QUOTED = re.compile(r"[\"“”'‘’«]([^\"“”‘’«»]{4,80})[\"“”'‘’»]")
+# A title in quotes. Apostrophes are not quotes ("the method's limitations in the paper's conclusion").
+_QUOTED = re.compile(r"[\"“«‘]([^\"“”«»‘’]{4,80})[\"”»’]")
 
 
 def cites_existing_place(paper: Paper, text: str) -> bool:
