@@ -255,3 +255,11 @@ def test_a_discussion_in_a_section_named_by_its_title_is_not_refuted_by_missing_
     assert named.correct and "never discusses limitations" in named.review
     assert not nowhere.correct and "never discusses limitations" in nowhere.review
 
+
+
+def test_the_only_appendix_of_a_paper_is_found():
+    # A paper with one appendix: citing it is verified, not "could not be found".
+    sections = SECTIONS[:6] + [Section(number="A", title="Hyperparameters")]
+    res = judge(item("6", Answer.YES, "Optimizer and learning rate are in Section 4; the grid is in Appendix A."),
+                body="We train with Adam, learning rate 0.1, batch size 32.", sections=sections)
+    assert res.correct and not res.unverifiable

@@ -238,9 +238,11 @@ class Layout:
             word = "Tab(?:le|\\.)" if p.kind == "table" else "Fig(?:ure|\\.)"
             return bool(re.search(rf"\b{word}\s*{re.escape(p.label)}\b", body))
         known = self.sections if p.kind == "section" else self.appendices
+        if p.label in known:
+            return True
         if len(known) < 2:
-            return None  # the parser found too few headings to judge
-        if p.label in known or _mentioned_in_body(p, body):
+            return None  # the parser found too few headings to judge a place absent
+        if _mentioned_in_body(p, body):
             return True
         top = p.label.split(".")[0]
         if top in known:
