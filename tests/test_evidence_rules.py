@@ -181,7 +181,8 @@ def test_a_justification_that_only_restates_the_question_is_not_substantiated():
                       ("9", "We reviewed the code of ethics and our paper conforms with it."),
                       ("12", "creators or original owners of assets (e.g., code, data, models), used in the paper"
                              " are cited.")):
-        res = judge(item(qid, Answer.YES, just))
+        # (the body names terms of use, so the licence question's own artefact rule stays silent)
+        res = judge(item(qid, Answer.YES, just), body=GENERIC + "\nThe benchmarks are used under their terms of use.")
         # a paraphrase avoids any such rule, so it is a suggestion that lowers p, not a verdict
         assert res.correct and any("only restates the question" in s for s in res.suggestions), just
         alone = judge(item(qid, Answer.YES, just), body="", sections=[], anchors=[])

@@ -263,3 +263,13 @@ def test_the_only_appendix_of_a_paper_is_found():
     res = judge(item("6", Answer.YES, "Optimizer and learning rate are in Section 4; the grid is in Appendix A."),
                 body="We train with Adam, learning rate 0.1, batch size 32.", sections=sections)
     assert res.correct and not res.unverifiable
+
+
+def test_a_licence_yes_with_no_licence_anywhere_is_incorrect():
+    # The question asks whether licences are explicitly mentioned: with no licence or terms of use named
+    # in the paper or the justification, they certainly are not.
+    credited = item("12", Answer.YES, "All external methods and tools we use are cited in Section 4.")
+    nowhere = judge(credited, body="We build on PyHessian [3] and evaluate on CIFAR-10 [7].")
+    stated = judge(credited, body="CIFAR-10 [7] is used under its terms of use; PyHessian [3] is licensed openly.")
+    assert not nowhere.correct and "names a licence or terms of use" in nowhere.must_fix[0]
+    assert stated.correct and "name no licence" in stated.review

@@ -369,6 +369,9 @@ def _yes_licenses(facts: BodyFacts, just: str) -> list[Finding]:
     m = _search("licence_name", just)
     if m:  # a third-party asset's licence is a checkable fact, usually stated only here
         return [support(0.2, _snippet(just, m, 20))]
+    if not facts.has("licence_word") and not _search("licence_word", just):
+        return [blocking(-1.0, "Licences claimed as stated, but neither the paper nor the justification names a"
+                         " licence or terms of use: name each asset's licence.")]
     return [suggestion(-0.7, "Licence claims name no licence (MIT, Apache-2.0, CC-BY, GPL, BSD...): name"
                        " each asset's licence.")]
 
