@@ -273,3 +273,20 @@ def test_a_licence_yes_with_no_licence_anywhere_is_incorrect():
     stated = judge(credited, body="CIFAR-10 [7] is used under its terms of use; PyHessian [3] is licensed openly.")
     assert not nowhere.correct and "names a licence or terms of use" in nowhere.must_fix[0]
     assert stated.correct and "name no licence" in stated.review
+
+
+def test_a_real_section_about_something_else_does_not_hold_a_missing_discussion():
+    # The white-box adversary's move: cite any section that exists. The paper never discusses
+    # limitations, and the cited section is about the method: the Yes stays incorrect.
+    titles = ["Introduction", "Related work", "Method", "Theory", "Experiments", "Ablations", "Analysis",
+              "Conclusion"]
+    texts = ["We propose a sketching scheme for federated averaging; this work extends prior work.",
+             "Prior work on compression in federated learning is surveyed here.",
+             "Clients compress gradients with count sketches and the server averages the sketches.",
+             "Sketch error is bounded by the sketch width.", "On CIFAR-10 the scheme matches full averaging.",
+             "Removing the sketch doubles the traffic.", "Performance holds as traffic falls tenfold.",
+             "Sketching makes federated training cheap; future versions may add privacy."]
+    body = "\n\n".join(f"{n} {t}\n{x}" for n, (t, x) in enumerate(zip(titles, texts, strict=True), 1))
+    sections = [Section(number=str(n), title=t) for n, t in enumerate(titles, 1)]
+    off = judge(item("2", Answer.YES, "Section 3 discusses this aspect of the work."), body=body, sections=sections)
+    assert not off.correct and "never discusses limitations" in off.must_fix[0]

@@ -184,7 +184,7 @@ def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: Body
     """Does the body show what the answer claims (Yes) or plainly do what it says does not apply (NA)?"""
     if item.answer is Answer.YES:
         found = rules.check_yes(topic, facts, item)
-        if topic in _DISCUSSIONS and cites_existing_place(paper, item.justification or ""):
+        if topic in _DISCUSSIONS and names_a_place_about_it(paper, item):
             return [rules.suggestion(f.weight, f.note, f.evidence) if f.severity == "blocking" else f for f in found]
         return found
     if item.answer is Answer.NA:
@@ -196,11 +196,15 @@ def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: Body
 _QUOTED = re.compile(r"[\"“«‘]([^\"“”«»‘’]{4,80})[\"”»’]")
 
 
-def cites_existing_place(paper: Paper, text: str) -> bool:
-    """Does the justification name a place the paper has: a numbered section, appendix, table or figure
-    that exists, or a section quoted by its title ("Discussion and conclusion") found in the body?"""
+def names_a_place_about_it(paper: Paper, item: ChecklistItem) -> bool:
+    """Does the justification name a place the paper has that may hold the discussion: a section quoted
+    by its title ("Discussion and conclusion") found in the body, or a cited place that exists and that
+    BM25 ranks among those about the claim? (Any real section number would do otherwise, and the paper
+    lacking the topic's words everywhere is then the better evidence.)"""
+    text = item.justification or ""
     layout = layout_of(paper)
-    if any(layout.exists(p, paper.body) for p in pointers_in(text)[:MAX_PLACES_READ]):
+    present = [p for p in pointers_in(text)[:MAX_PLACES_READ] if layout.exists(p, paper.body)]
+    if present and _about_topic(paper, present, item).severity == "support":
         return True
     quoted = [" ".join(q.split()).lower() for q in _QUOTED.findall(text)[:8]]
     body = " ".join(paper.body[:MAX_SCAN_CHARS].split()).lower() if quoted else ""
