@@ -41,8 +41,9 @@ if str(SCRIPTS) not in sys.path:
 
 from synth import build_submissions  # noqa: E402
 
+from checklist_eval.testing.proctree import tree_rss_kb  # noqa: E402
+
 DEFAULT_SIZES = (400, 1600, 6400)
-PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
 
 @dataclass
@@ -55,41 +56,6 @@ class Row:
     ms_per_submission: float
     cpu_ms_per_submission: float
     exit_code: int
-
-
-def _children(pid: int) -> list[int]:
-    """Direct children of ``pid`` (every thread's list: a child is filed under the thread that forked it)."""
-    out: list[int] = []
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                out += [int(c) for c in fh.read().split()]
-        except OSError:
-            continue
-    return out
-
-
-def _rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm") as fh:
-            return int(fh.read().split()[1]) * PAGE_KB
-    except (OSError, IndexError, ValueError):
-        return 0  # the process ended between listing and reading
-
-
-def tree_rss_kb(root: int) -> tuple[int, int]:
-    """(resident kB summed over ``root`` and all its descendants, number of processes)."""
-    total, count, todo = 0, 0, [root]
-    while todo:
-        pid = todo.pop()
-        total += _rss_kb(pid)
-        count += 1
-        todo += _children(pid)
-    return total, count
 
 
 def run_cli(root: Path, out: Path, code: Path | None, interval: float) -> tuple[int, int, int, float, float]:

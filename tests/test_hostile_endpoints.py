@@ -19,25 +19,12 @@ from pathlib import Path
 
 import pytest
 from helpers import one_error_line
+from test_hostile import RUN_REPORTING_PEAK
 
 from checklist_eval.testing import misbehave
 from checklist_eval.testing import MockServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"
-# Runs ``python -m checklist_eval ARGS`` and, at exit, writes its own peak RSS (kB) to $CE_PEAK_FILE
-# (VmHWM after exec: ru_maxrss of the child would also count the fork of this pytest process).
-RUN_REPORTING_PEAK = """
-import atexit, os, runpy
-
-def report_peak():
-    with open("/proc/self/status") as status:
-        kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-    with open(os.environ["CE_PEAK_FILE"], "w") as out:
-        out.write(kb)
-
-atexit.register(report_peak)
-runpy.run_module("checklist_eval", run_name="__main__", alter_sys=True)
-"""
 TIMEOUT_S = 5  # --timeout of every run: the total deadline per request
 ATTEMPTS = 2  # --max-attempts
 CONCURRENCY = 8

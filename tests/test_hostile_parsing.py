@@ -26,6 +26,7 @@ import pytest
 from helpers import one_error_line, pdf_bytes
 
 from checklist_eval.testing import worstcases
+from checklist_eval.testing.proctree import descendants, tree_rss_kb
 from checklist_eval.errors import InputError
 
 from test_hostile import GOOD_ANSWERS, GOOD_TEX, paper_with, snapshot, zip_bytes
@@ -39,28 +40,6 @@ MIB = 1 << 20
 
 
 # ------------------------------------------------------------------------------------------ running
-
-
-def _descendants(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as fh:
-                    todo += [int(c) for c in fh.read().split()]
-        except OSError:
-            continue
-    return found
-
-
-def _rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            return next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
-    except OSError:
-        return 0
 
 
 class Run:
@@ -88,7 +67,7 @@ def cli(tmp_path):
             proc = subprocess.Popen([sys.executable, "-m", "checklist_eval", *args], stdout=so, stderr=se,
                                     env=env, cwd=tmp_path, start_new_session=True)
             while proc.poll() is None:
-                peak[0] = max(peak[0], sum(_rss_kb(p) for p in _descendants(proc.pid)))
+                peak[0] = max(peak[0], tree_rss_kb(proc.pid)[0])
                 if time.perf_counter() - started > 3 * TIME_LIMIT_S:
                     os.killpg(proc.pid, 9)  # a hang guard, so the suite ends; the assertion below fails
                 time.sleep(0.02)
@@ -224,7 +203,7 @@ def test_a_timed_out_worker_is_killed(tmp_path):
         assert not pool._all  # retired
     # the killed worker is gone from the process table (not a zombie left running)
     assert all(not Path(f"/proc/{pid}").exists() or "checklist-eval-parser" not in Path(f"/proc/{pid}/cmdline")
-               .read_bytes().decode(errors="replace") for pid in _descendants(os.getpid())[1:])
+               .read_bytes().decode(errors="replace") for pid in descendants(os.getpid())[1:])
 
 
 def test_pdf_library_never_loaded_in_the_parent():

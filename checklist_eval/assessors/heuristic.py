@@ -184,7 +184,8 @@ def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: Body
     """Does the body show what the answer claims (Yes) or plainly do what it says does not apply (NA)?"""
     if item.answer is Answer.YES:
         found = rules.check_yes(topic, facts, item)
-        if topic in _DISCUSSIONS and names_a_place_about_it(paper, item):
+        refuted = any(f.severity == "blocking" for f in found)
+        if refuted and topic in _DISCUSSIONS and names_a_place_about_it(paper, item):  # ranks sections: last
             return [rules.suggestion(f.weight, f.note, f.evidence) if f.severity == "blocking" else f for f in found]
         return found
     if item.answer is Answer.NA:
