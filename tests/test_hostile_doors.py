@@ -19,9 +19,10 @@ from pathlib import Path
 
 from helpers import one_error_line
 from test_hostile import GOOD_ANSWERS, GOOD_TEX, write_tar_gz_bomb
-from test_hostile_parsing import TIME_LIMIT_S, TREE_RSS_LIMIT_MB, _descendants, _rss_kb, answers, cli  # noqa: F401 (fixture)
+from test_hostile_parsing import TIME_LIMIT_S, TREE_RSS_LIMIT_MB, answers, cli  # noqa: F401 (fixture)
 
 from checklist_eval.testing import worstcases
+from checklist_eval.testing.proctree import tree_rss_kb
 
 MIB = 1 << 20
 PAX_BOMB_MIB = 1400  # a 1.4 GB pax header in a 1.3 MB tar.gz
@@ -155,7 +156,7 @@ def test_codabench_scoring_program_parses_in_the_budgeted_worker(tmp_path):
     proc = subprocess.Popen([sys.executable, str(program / "score.py"), str(app / "input"), str(app / "output")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=app)
     while proc.poll() is None:
-        peak = max(peak, sum(_rss_kb(p) for p in _descendants(proc.pid)))
+        peak = max(peak, tree_rss_kb(proc.pid)[0])
         assert time.perf_counter() - started < TIME_LIMIT_S
         time.sleep(0.02)
     out, err = proc.communicate()
