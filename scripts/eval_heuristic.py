@@ -22,8 +22,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -89,59 +91,154 @@ def score_reference(trials: evaluation.Trials, names: list[str], system: str, no
     return figures(system, y, p, [x == 1 for x in p], int(df["paper"].nunique()), note)
 
 
+@dataclass
+class Item:
+    """One answer of the anchor sample, as our assessor judged it."""
+
+    paper: str
+    half: str
+    truth: int  # 1 = a correct answer (authors' score 1), else 0
+    answer: str | None
+    p: float
+    correct: bool
+    graded: bool  # correct with no finding at all, as the authors' score 1
+    strict: bool  # the justification-quality suggestions counted as verdicts (what they would buy)
+    signals: list[str] = field(default_factory=list)  # one name per finding, for the re-weighting readout
+
+
 def evaluate(sample: Path, checklist: str) -> Run:
-    from checklist_eval.assessors.heuristic import HeuristicAssessor
-    from checklist_eval.errors import InputError
-    from checklist_eval.models import normalize_answer
-    from checklist_eval.reading.parsing import load_paper
+    from checklist_eval.adversary.corpus_split import HALVES
 
     run = Run()
     started = time.perf_counter()
-    assessor = HeuristicAssessor()
     references = {system: reference_trials(sample, folder) for system, folder in REFERENCE_SYSTEMS.items()}
     for system, trials in references.items():
         run.notes += [f"{system}: {note}" for note in trials.notes]
-    gpt = references[GPT].frame
-    ref_answers = {(pa, q): normalize_answer(a)
-                   for pa, q, a in zip(gpt["paper"], gpt["question_id"], gpt["answer"], strict=True)}
-    y: list[int] = []
-    p: list[float] = []
-    correct: list[bool] = []
-    graded: list[bool] = []  # 1 only for an answer with no finding at all, as the authors' score 1
-    strict: list[bool] = []  # the justification-quality suggestions counted as verdicts (what they would buy)
-    same = total = 0
     papers = sample_papers(sample)
-    for name, pdf, truth in papers:
-        try:
-            paper = load_paper(pdf, checklist=checklist)
-        except InputError as err:
-            run.parse_failures[name] = str(err)
-            verdicts = {}  # every item of an unparsed paper counts as a missing answer: incorrect, p 0
-        else:
-            verdicts = {a.question_id: a for a in asyncio.run(assessor.assess_paper(paper))}
-        for qid, score in truth.items():
-            a = verdicts.get(qid)
-            y.append(int(not evaluation.binarize(score, THRESHOLD)))
-            p.append(a.p_correct if a else 0.0)
-            correct.append(bool(a and a.correct))
-            graded.append(bool(a and a.correct and not a.suggestions and not a.unverifiable))
-            strict.append(bool(a and a.correct and not any(k in x for x in a.suggestions for k in JUSTIFICATION_ONLY)))
-            if (name, qid) in ref_answers and a is not None:
-                total += 1
-                same += int(a.answer == ref_answers[name, qid])
-    run.figures.append(figures("heuristic (ours)", y, p, correct, len(papers), "our PDF parsing"))
-    run.figures.append(figures("heuristic (ours), graded", y, p, graded, len(papers),
-                               "score 1 = no must-fix, suggestion or unverifiable"))
-    run.figures.append(figures("heuristic (ours), strict", y, p, strict, len(papers),
-                               "justification-quality suggestions as verdicts (not the product's rule)"))
+    items, run.parse_failures = assess_sample(papers, checklist)
+    run.answers_matching_reference = matching_reference(items, papers, checklist, references[GPT].frame)
+    n = len(papers)
+    run.figures.append(item_figures("heuristic (ours)", items, n, "our PDF parsing"))
+    run.figures.append(item_figures("heuristic (ours), graded", items, n,
+                                    "score 1 = no must-fix, suggestion or unverifiable", lambda i: i.graded))
+    run.figures.append(item_figures("heuristic (ours), strict", items, n, "justification-quality suggestions as"
+                                    " verdicts (not the product's rule)", lambda i: i.strict))
+    for half in HALVES:
+        part = [i for i in items if i.half == half]
+        count = len({i.paper for i in part})
+        run.figures.append(item_figures("heuristic (ours)", part, count, f"{half} families"))
+        run.figures.append(item_figures("heuristic (ours), strict", part, count, f"{half} families",
+                                        lambda i: i.strict))
+    run.figures.append(figures("accept everything", [i.truth for i in items], [_prior(i) for i in items],
+                               [_prior(i) > 0 for i in items], n, "p = the prior of the answer type (Yes / No / NA)"))
+    run.figures.append(reweighted(items, n))
     names = [name for name, _, _ in papers]
     for system, trials in references.items():
         run.figures.append(score_reference(trials, names, system, "same papers"))
         every = sorted(trials.frame["paper"].unique())
         run.figures.append(score_reference(trials, every, system, "all its results"))
-    run.answers_matching_reference = round(same / total, 4) if total else None
     run.seconds = round(time.perf_counter() - started, 2)
     return run
+
+
+def item_figures(system: str, items: list[Item], papers: int, note: str,
+                 verdict: Callable[[Item], bool] = lambda i: i.correct) -> Figures:
+    return figures(system, [i.truth for i in items], [i.p for i in items], [verdict(i) for i in items], papers, note)
+
+
+def assess_sample(papers: list[tuple[str, Path, dict[str, float]]], checklist: str) -> tuple[list[Item], dict]:
+    """Every item of the authors' key, judged by the heuristic assessor on our parse of the PDF (an
+    unparsed paper's items count as missing answers: incorrect, p 0)."""
+    from checklist_eval.adversary.corpus_split import anchor_half
+    from checklist_eval.assessors.heuristic import HeuristicAssessor, findings_for
+    from checklist_eval.errors import InputError
+    from checklist_eval.reading.parsing import load_paper
+
+    assessor = HeuristicAssessor()
+    items, failures = [], {}
+    for name, pdf, truth in papers:
+        try:
+            paper = load_paper(pdf, checklist=checklist)
+        except InputError as err:
+            failures[name] = str(err)
+            paper = None
+        verdicts = {a.question_id: a for a in asyncio.run(assessor.assess_paper(paper))} if paper else {}
+        asked = {i.id: i for i in paper.checklist.items} if paper else {}
+        for qid, score in truth.items():
+            a = verdicts.get(qid)
+            found = findings_for(paper, asked[qid]) if paper and a and qid in asked else []
+            items.append(Item(
+                paper=name, half=anchor_half(name), truth=int(not evaluation.binarize(score, THRESHOLD)),
+                answer=a.answer.value if a else None, p=a.p_correct if a else 0.0, correct=bool(a and a.correct),
+                graded=bool(a and a.correct and not a.suggestions and not a.unverifiable),
+                strict=bool(a and a.correct and not any(k in x for x in a.suggestions for k in JUSTIFICATION_ONLY)),
+                signals=[signal_name(f) for f in found]))
+    return items, failures
+
+
+def matching_reference(items: list[Item], papers: list, checklist: str, gpt) -> float | None:
+    """Share of items where our parsed answer equals the reference system's extracted one."""
+    from checklist_eval.models import normalize_answer
+
+    theirs = {(pa, q): normalize_answer(a) for pa, q, a in zip(gpt["paper"], gpt["question_id"], gpt["answer"],
+                                                              strict=True)}
+    qids = [q for _, _, truth in papers for q in truth]
+    pairs = [(theirs[i.paper, q], i.answer) for i, q in zip(items, qids, strict=True)
+             if (i.paper, q) in theirs and i.answer is not None]
+    return round(sum(t is not None and t.value == ours for t, ours in pairs) / len(pairs), 4) if pairs else None
+
+
+def signal_name(f) -> str:
+    """A finding's rule, without what varies per answer (quoted text, section labels)."""
+    note = re.sub(r'\(?"[^"]*"\)?|“[^”]*”', "", f.note)
+    return f"{f.severity}:{' '.join(note.split()[:6])}" if note else f"{f.severity}:{f.weight}"
+
+
+def _prior(item: Item) -> float:
+    from checklist_eval.assessors.heuristic import PRIORS
+    from checklist_eval.models import Answer
+
+    return PRIORS.get(Answer(item.answer), 0.0) if item.answer else 0.0  # TODO or missing: incorrect
+
+
+def reweighted(items: list[Item], papers: int) -> Figures:
+    """What the best re-weighting of our signals could buy: a logistic regression of the authors' key on
+    the answer type and one indicator per rule, fitted on one half of the families and scored on the
+    other (both ways), the verdict being p >= 0.5. It ignores the rule that p_correct stays on its
+    verdict's side, so it is a ceiling for the weights, not a product."""
+    import numpy as np
+
+    vocab = sorted({s for i in items for s in i.signals} | {f"answer:{i.answer}" for i in items})
+    col = {s: k for k, s in enumerate(vocab)}
+
+    def matrix(part: list[Item]):
+        x = np.zeros((len(part), len(vocab) + 1))
+        x[:, -1] = 1.0
+        for r, i in enumerate(part):
+            for s in [*i.signals, f"answer:{i.answer}"]:
+                x[r, col[s]] = 1.0
+        return x
+
+    y_all, p_all = [], []
+    for fit_half in {i.half for i in items}:
+        train = [i for i in items if i.half == fit_half]
+        test = [i for i in items if i.half != fit_half]
+        w = logistic_fit(matrix(train), np.array([i.truth for i in train], dtype=float))
+        p_all += list(1 / (1 + np.exp(-matrix(test) @ w)))
+        y_all += [i.truth for i in test]
+    return figures("every signal re-weighted", y_all, [float(p) for p in p_all], [p >= 0.5 for p in p_all], papers,
+                   "fitted on one half of the families, scored on the other (a ceiling, not a product)")
+
+
+def logistic_fit(x, y, l2: float = 0.03, steps: int = 3000):
+    """L2-regularised logistic regression by gradient descent (a few hundred rows: no solver needed)."""
+    import numpy as np
+
+    w = np.zeros(x.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-x @ w))
+        w -= 0.5 * (x.T @ (p - y) / len(y) + l2 * w)
+    return w
 
 
 def honest_set(papers: list[Path], strip: bool) -> list[tuple[str | None, bool]]:

@@ -112,3 +112,22 @@ def test_heuristic_on_the_anchor_sample_beats_the_reference_floor(shared_dir):
     assert ours.accuracy >= gpt_same.accuracy and ours.auc >= gpt_same.auc
     strict = figs[("heuristic (ours), strict", "justification-quality suggestions as verdicts (not the product's rule)")]
     assert strict.accuracy > ours.accuracy
+    # Both halves of the families are reported; together they are the whole sample.
+    halves = [figs[("heuristic (ours)", f"{h} families")] for h in ("development", "held-out")]
+    assert sum(f.items for f in halves) == ours.items and sum(f.papers for f in halves) == ours.papers
+    # The baseline every assessor must beat is on the table, and the ceiling of re-weighting covers every item.
+    everything = figs[("accept everything", "p = the prior of the answer type (Yes / No / NA)")]
+    assert everything.accuracy == pytest.approx(everything.positives / everything.items, abs=0.01)
+    assert figs[("every signal re-weighted", next(n for s, n in figs if s == "every signal re-weighted"))].items == 330
+
+
+def test_anchor_families_stay_in_one_half(shared_dir):
+    from checklist_eval.adversary.corpus_split import anchor_family, anchor_half
+
+    folders = [d.name for d in (shared_dir / "corpus" / "anchor-sample" / "papers").iterdir() if d.is_dir()]
+    by_family: dict[str, set[str]] = {}
+    for name in folders:
+        by_family.setdefault(anchor_family(name), set()).add(anchor_half(name))
+    assert all(len(h) == 1 for h in by_family.values())  # a genuine paper and its adversarial copy together
+    assert {h for hs in by_family.values() for h in hs} == {"development", "held-out"}
+    assert anchor_family("3_adversarial_paper_AutoML") == anchor_family("10_genuine_AutoML") == "AutoML"
