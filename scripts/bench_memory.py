@@ -1,4 +1,5 @@
-"""Peak memory of a heuristic ``batch`` as the number of submissions grows.
+"""Peak memory of a heuristic ``batch`` (and, with ``--rescore``, of an appeal on its results) as the number
+of submissions grows.
 
 Builds N GAT triplets from ``fixtures/submissions/team-alpha`` (``synth.build_submissions``: one numbered
 sentence differs per copy), runs the CLI as a user types it, ``python -m checklist_eval batch ROOT --out
@@ -19,6 +20,7 @@ interpreter and dependencies.
 
     python scripts/bench_memory.py                 # N = 400, 1600, 6400
     python scripts/bench_memory.py -n 20 --json    # what the test suite runs
+    python scripts/bench_memory.py --rescore       # also an appeal on each run (rescore --overrides)
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ DEFAULT_SIZES = (400, 1600, 6400)
 @dataclass
 class Row:
     code: str
+    command: str
     submissions: int
     peak_tree_mb: float
     peak_processes: int
@@ -58,20 +61,21 @@ class Row:
     exit_code: int
 
 
-def run_cli(root: Path, out: Path, code: Path | None, interval: float) -> tuple[int, int, int, float, float]:
-    """Run the batch; (exit code, peak tree kB, processes at that peak, wall seconds, CPU seconds of the
-    tree: user + system of every process the CLI waited for, the measure a loaded machine disturbs least)."""
+def run_cli(args: list[str], cwd: Path, code: Path | None, interval: float) -> tuple[int, int, int, float, float]:
+    """Run ``checklist-eval ARGS``; (exit code, peak tree kB, processes at that peak, wall seconds, CPU
+    seconds of the tree: user + system of every process the CLI waited for, the measure a loaded machine
+    disturbs least)."""
     env = dict(os.environ)
     if code is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(code), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    cmd = [sys.executable, "-m", "checklist_eval", "batch", str(root), "--out", str(out)]
+    cmd = [sys.executable, "-m", "checklist_eval", *args]
     peak, procs = 0, 0
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     # Started outside any checkout: ``-m`` puts the working folder first on sys.path, ahead of
     # PYTHONPATH, so run from the repository root the baseline would import this checkout's code.
     with subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          cwd=out.parent) as child:
+                          cwd=cwd) as child:
         while child.poll() is None:
             kb, n = tree_rss_kb(child.pid)
             if kb > peak:
@@ -82,36 +86,60 @@ def run_cli(root: Path, out: Path, code: Path | None, interval: float) -> tuple[
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if child.returncode != 0:
-        print(f"batch exited {child.returncode}: {stderr.strip()[-500:]}", file=sys.stderr)
+        print(f"{args[0]} exited {child.returncode}: {stderr.strip()[-500:]}", file=sys.stderr)
     return child.returncode, peak, procs, wall, cpu
 
 
-def measure(n: int, code: Path | None, label: str, interval: float, keep: Path | None) -> Row:
+def measure(n: int, code: Path | None, label: str, interval: float, keep: Path | None,
+            rescore: bool = False) -> list[Row]:
+    """The batch of N submissions, then (``rescore``) an appeal on one record of its results."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-memory-"))
+    results = tmp / "results"
     try:
         build_submissions(tmp / "subs", n)
-        rc, peak_kb, procs, wall, cpu = run_cli(tmp / "subs", tmp / "results", code, interval)
+        rows = [row(label, "batch", n, run_cli(["batch", str(tmp / "subs"), "--out", str(results)], tmp, code,
+                                                interval))]
+        if rescore and rows[0].exit_code == 0:
+            appeal = one_appeal(results, tmp / "appeal.csv")
+            rows.append(row(label, "rescore --overrides", n, run_cli(
+                ["rescore", str(results), "--overrides", str(appeal), "--json"], tmp, code, interval)))
         if keep is not None:
-            shutil.copytree(tmp / "results", keep / f"{label}-{n}", dirs_exist_ok=True)
+            shutil.copytree(results, keep / f"{label}-{n}", dirs_exist_ok=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return Row(code=label, submissions=n, peak_tree_mb=round(peak_kb / 1024, 1), peak_processes=procs,
-               wall_s=round(wall, 2), ms_per_submission=round(wall / n * 1000, 1),
+    return rows
+
+
+def row(label: str, command: str, n: int, measured: tuple[int, int, int, float, float]) -> Row:
+    rc, peak_kb, procs, wall, cpu = measured
+    return Row(code=label, command=command, submissions=n, peak_tree_mb=round(peak_kb / 1024, 1),
+               peak_processes=procs, wall_s=round(wall, 2), ms_per_submission=round(wall / n * 1000, 1),
                cpu_ms_per_submission=round(cpu / n * 1000, 1), exit_code=rc)
 
 
+def one_appeal(results: Path, path: Path) -> Path:
+    """An overrides file reversing the verdict of the ledger's first record (what an appeal looks like)."""
+    with (results / "records.jsonl").open(encoding="utf-8") as ledger:
+        first = json.loads(ledger.readline())
+    path.write_text("submission_id,role,question_id,correct\n"
+                    f"{first['submission_id']},{first['role']},{first['question_id']},{int(not first['correct'])}\n",
+                    encoding="utf-8")
+    return path
+
+
 def print_table(rows: list[Row]) -> None:
-    print(f"{'code':<6} {'N':>6} {'peak tree MB':>13} {'procs':>6} {'wall s':>8} {'ms/sub':>8} {'cpu ms/sub':>11} "
-          f"{'exit':>5}")
-    for r in sorted(rows, key=lambda r: (r.code, r.submissions)):
-        print(f"{r.code:<6} {r.submissions:>6} {r.peak_tree_mb:>13.1f} {r.peak_processes:>6} {r.wall_s:>8.2f} "
-              f"{r.ms_per_submission:>8.1f} {r.cpu_ms_per_submission:>11.1f} {r.exit_code:>5}")
-    for label in dict.fromkeys(r.code for r in rows):
-        mine = sorted((r for r in rows if r.code == label), key=lambda r: r.submissions)
+    print(f"{'code':<6} {'command':<20} {'N':>6} {'peak tree MB':>13} {'procs':>6} {'wall s':>8} {'ms/sub':>8} "
+          f"{'cpu ms/sub':>11} {'exit':>5}")
+    for r in sorted(rows, key=lambda r: (r.command, r.code, r.submissions)):
+        print(f"{r.code:<6} {r.command:<20} {r.submissions:>6} {r.peak_tree_mb:>13.1f} {r.peak_processes:>6} "
+              f"{r.wall_s:>8.2f} {r.ms_per_submission:>8.1f} {r.cpu_ms_per_submission:>11.1f} {r.exit_code:>5}")
+    for label, command in dict.fromkeys((r.code, r.command) for r in rows):
+        mine = sorted((r for r in rows if (r.code, r.command) == (label, command)), key=lambda r: r.submissions)
         if len(mine) > 1:
             lo, hi = mine[0], mine[-1]
             slope = (hi.peak_tree_mb - lo.peak_tree_mb) / (hi.submissions - lo.submissions)
-            print(f"{label}: {slope * 1000:+.1f} kB per submission from N={lo.submissions} to N={hi.submissions}")
+            print(f"{label} {command}: {slope * 1000:+.1f} kB per submission from N={lo.submissions} to"
+                  f" N={hi.submissions}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run every size against the package checked out in DIR (a baseline)")
     ap.add_argument("--interval", type=float, default=0.02, metavar="S", help="sampling period (default 0.02 s)")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="copy each results folder to DIR/<code>-<N>")
+    ap.add_argument("--rescore", action="store_true",
+                    help="after each batch, also measure an appeal: rescore RESULTS --overrides (one record)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args(argv)
     sizes = sorted(args.sizes or DEFAULT_SIZES)
@@ -131,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--baseline {args.baseline}: no checklist_eval package there")
         runs.insert(0, (args.baseline.resolve(), "base"))
     # Interleaved (each size: baseline, then this code), so a machine's changing load hits both alike.
-    rows = [measure(n, code, label, args.interval, args.keep) for n in sizes for code, label in runs]
+    rows = [r for n in sizes for code, label in runs for r in measure(n, code, label, args.interval, args.keep,
+                                                                     args.rescore)]
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=1))
     else:

@@ -172,9 +172,13 @@ def test_streamed_reading_keeps_the_order_of_problems(tmp_path):
 def test_memory_benchmark_runs_and_stays_flat(tmp_path, capsys):
     """The benchmark at small sizes: the CLI as typed, the whole process tree sampled. 70 more submissions
     held whole cost about 20 MB (0.29 MB each before records were streamed); streamed, well under 10."""
-    assert bench_memory.main(["-n", "10", "-n", "80", "--json"]) == 0
+    assert bench_memory.main(["-n", "10", "-n", "80", "--rescore", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    small, large = sorted(rows, key=lambda r: r["submissions"])
+    small, large = sorted((r for r in rows if r["command"] == "batch"), key=lambda r: r["submissions"])
     assert small["exit_code"] == large["exit_code"] == 0
     assert small["peak_processes"] >= 2  # the CLI and its parse workers are all counted
     assert large["peak_tree_mb"] - small["peak_tree_mb"] < 10, rows
+    # An appeal on the run (rescore RESULTS --overrides) holds only the submissions it names.
+    appeals = sorted((r for r in rows if r["command"] == "rescore --overrides"), key=lambda r: r["submissions"])
+    assert [r["exit_code"] for r in appeals] == [0, 0]
+    assert appeals[1]["peak_tree_mb"] - appeals[0]["peak_tree_mb"] < 10, rows

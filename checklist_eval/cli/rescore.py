@@ -64,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _record_appeals(results: str, overrides: str) -> None:
     """On a results folder, the decisions are kept (``overrides.jsonl``) and the reports they change
-    are drawn again, so the leaderboard and every report show the same scores afterwards."""
+    are drawn again, so the leaderboard and every report show the same scores afterwards. Only the
+    submissions the file names are held (the ledger is read one submission at a time), so an appeal on
+    a run of thousands costs what those submissions cost."""
     from checklist_eval.challenge.appeals import (
         read_history,
         record_decisions,
@@ -73,9 +75,11 @@ def _record_appeals(results: str, overrides: str) -> None:
         with_decisions,
     )
     from checklist_eval.challenge.layout import records_path
-    from checklist_eval.challenge.records import read_records
+    from checklist_eval.challenge.records import Ledger, StreamedOverrides
 
-    records = read_records(records_path(results))
+    named = {key[0] for key, _ in StreamedOverrides(overrides).rows}
+    records = [r for group in Ledger(records_path(results)).submissions()
+               if group[0].submission_id in named for r in group]
     added = record_decisions(results, records, overrides)
     if added:
         decisions = standing(read_history(results))
