@@ -353,3 +353,26 @@ def test_ingest_counts_failed_submissions_as_failed_and_exits_4(root, tmp_path, 
     assert (summary["scored"], summary["failed"], summary["waiting"]) == (3, 1, 0)
     r = cli("ingest", out, "--responses", tmp_path / "results.jsonl")
     assert r.returncode == 4 and "1 failed, 0 waiting for answers" in r.stdout, r
+
+
+def test_jsonl_finish_of_a_batch_api_run_waits_for_its_jobs(root, tmp_path, server, prices, online):
+    """--new-settings --via jsonl on a batch-api folder: the submitted job is waited for and used, so no
+    request of it goes into the requests file or online, and with nothing else to ask the run scores."""
+    out, requests = tmp_path / "run", tmp_path / "requests.jsonl"
+    server.batches.delay = 2.0  # still running on the provider's side when the jsonl run starts
+    r = cli("batch", root, "--out", out, "--via", "batch-api", "--submit-only", *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    (batch,) = server.batches.batches.values()
+    chats = server.stats.chat_requests
+    r = cli("batch", root, "--out", out, "--via", "jsonl", "--requests-out", requests, "--new-settings", "--json",
+            *llm_flags(server, prices))
+    assert r.returncode == 0, r.stderr
+    assert (server.batches.uploads, len(server.batches.batches)) == (1, 1)
+    assert server.stats.chat_requests == chats + len(batch.lines)  # the batch ran them; none went online
+    assert not requests.exists()  # nothing was left to ask
+    pd.testing.assert_frame_equal(scores(out), scores(online))
+    # Answered by the batch, at the batch price (half the online one here), and the job is downloaded.
+    assert ledger_cost(out) == pytest.approx(ledger_cost(online) / 2)
+    r = cli("batch-status", out, "--json")
+    assert r.returncode == 0, r.stderr
+    assert [job["downloaded"] for job in json.loads(r.stdout)] == [True]

@@ -184,6 +184,11 @@ async def score_via(args: argparse.Namespace):
 
 
 async def _jsonl(flow, paths, args, replay, loader):
+    if any(job.batch_id and not job.downloaded for job in flow.jobs()):
+        # A batch-api run's jobs at the provider answer their requests (and are paid for): waited for and
+        # used, as an online finish does, rather than asked again online or left out of the file.
+        flow.say("waiting for the batch jobs this folder already submitted")
+        await flow.wait()
     requests = await flow.collect(paths, loader=loader)
     if not requests:  # everything answered already: score now
         return await replay()
