@@ -123,6 +123,26 @@ def test_a_cited_place_must_exist():
     assert any("Table 9, which does not exist" in m for m in res.must_fix)
 
 
+def test_a_section_cited_by_its_title_must_exist():
+    """A challenge PDF's adversarial copy renamed its "Discussion and conclusion" (and cut the limitations
+    from it); its checklist still sent the reader there. A title the paper has, in another case, plural
+    or with its number glued on, is found; a quote that is not named as a place is no citation."""
+    gone = judge(item("2", Answer.YES, 'The limitations are discussed in the section “Discussion and conclusion".'))
+    assert not gone.correct
+    assert any('cites the section "Discussion and conclusion", which the paper does not have' in m
+               for m in gone.must_fix)
+    assert '"Limitations"' in gone.must_fix[0]  # the headings it does have, to fix the pointer
+    for just in ('Limitations are in the "limitation" section.', "See the section titled “Training Details”.",
+                 'We discuss them in section "Method".'):
+        res = judge(item("2", Answer.YES, just))
+        assert not any("does not have" in m for m in res.must_fix), just
+    quoted = judge(item("2", Answer.YES, 'Section 5 lists where our “meta-learning” assumption fails.'))
+    assert not any("does not have" in m for m in quoted.must_fix)
+    # A paper whose headings were not recovered cannot be said to lack one.
+    few = judge(item("2", Answer.YES, 'See the section "Discussion and conclusion".'), sections=SECTIONS[:2])
+    assert not any("does not have" in m for m in few.must_fix)
+
+
 def test_a_cited_place_must_be_about_the_topic():
     off = judge(item("2", Answer.YES, "Limitations are discussed in Section 3."))
     on = judge(item("2", Answer.YES, "Limitations are discussed in Section 5."))

@@ -1,10 +1,11 @@
 """What the paper shows, apart from what its author claims: which kinds of content the body holds
 (``body_facts``), the numbered places a reader can see (``layout_of``), the places a justification
-points at (``pointers_in``) and the text found there (``place_text``)."""
+points at (``pointers_in``, ``titled_places``) and the text found there (``place_text``)."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -301,6 +302,50 @@ def _layout(numbers: tuple[str, ...], anchors: tuple[str, ...]) -> Layout:
     return Layout(frozenset(sections), frozenset(appendices), frozenset(tables), frozenset(figures))
 
 
+
+
+# --------------------------------------------------------------------------------------------------
+# Places a justification names by their title ("in the section “Discussion and conclusion”")
+
+_PLACE_WORD = r"(?:sections?|subsections?|appendix|appendices|chapter|paragraph|part)"
+_OPEN, _CLOSE, _INSIDE = r"[\"“«‘]", r"[\"”»’]", r"([^\"“”«»‘’]{3,80})"
+# Only a quote the sentence makes a place of: "the section “X”", "“X” section". A quote alone may be a
+# phrase of the paper ("we call it “meta-learning”"), which says nothing about its headings.
+_TITLED = re.compile(rf"\b{_PLACE_WORD}\s+(?:of\s+|titled\s+|entitled\s+|called\s+|named\s+)?{_OPEN}{_INSIDE}{_CLOSE}"
+                     rf"|{_OPEN}{_INSIDE}{_CLOSE}\s+{_PLACE_WORD}\b", re.I)
+MAX_TITLES = 8
+
+
+def titled_places(text: str) -> list[str]:
+    """The titles of the places a justification names in quotes, in order, without duplicates."""
+    titles = [(m.group(1) or m.group(2)).strip() for m in _TITLED.finditer(text)]
+    return list(dict.fromkeys(t for t in titles if _words(t)))[:MAX_TITLES]
+
+
+def _words(text: str) -> str:
+    """Lower-case words and numbers only: a title matches across case, punctuation, ligatures and line breaks."""
+    return " ".join(re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKC", text).lower()))
+
+
+@lru_cache(maxsize=16)
+def _body_words(body: str) -> str:
+    return _words(body[:MAX_SCAN_CHARS])
+
+
+def title_in_paper(paper: Paper, title: str) -> bool | None:
+    """Does the paper have a place of that title: the title's words in that order anywhere in the body, or
+    all of them in one heading? A word may go on ("Broader Impact" is the heading "Broader Impacts").
+    None when the parser found too few headings to call one absent."""
+    words = _words(title).split()
+    if not words or re.search(r"\b" + r"\w*\s".join(map(re.escape, words)), _body_words(paper.body)):
+        return True
+    if any(_all_begin(words, _words(s.title or "").split()) for s in paper.sections):
+        return True
+    return False if len(paper.sections) >= 3 else None
+
+
+def _all_begin(words: list[str], heading: list[str]) -> bool:
+    return all(any(h.startswith(w) for h in heading) for w in words)
 
 
 # --------------------------------------------------------------------------------------------------

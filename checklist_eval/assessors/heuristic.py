@@ -25,7 +25,6 @@ import time
 from checklist_eval.assessors import heuristic_rules as rules
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
 from checklist_eval.assessors.evidence import (
-    MAX_SCAN_CHARS,
     BodyFacts,
     Layout,
     Pointer,
@@ -35,6 +34,8 @@ from checklist_eval.assessors.evidence import (
     layout_of,
     pointers_in,
     section_texts,
+    title_in_paper,
+    titled_places,
 )
 from checklist_eval.assessors.heuristic_rules import Finding, blocking, suggestion, support, unverifiable
 from checklist_eval.assessors.relevance import bm25_scores, relevant_by
@@ -54,7 +55,7 @@ from checklist_eval.models import (
 
 __all__ = ["HeuristicAssessor", "RULES_VERSION", "findings_for", "pointers_in", "topic_of", "body_facts"]
 
-RULES_VERSION = "heuristic-rules-4"
+RULES_VERSION = "heuristic-rules-5"
 
 # Prior probability that an answer of each type is correct before any evidence is seen. A committed
 # Yes or NA is usually right; a No is often an admission the guidelines consider unacceptable.
@@ -126,6 +127,7 @@ def check_pointers(paper: Paper, item: ChecklistItem, topic: str | None) -> list
     layout = layout_of(paper)
     status = {p: layout.exists(p, paper.body) for p in pointers}  # True / False / None (unverifiable)
     findings = [_missing(p, layout) for p in pointers if status[p] is False]
+    findings += [_missing_title(title, paper) for title in titled_places(text) if title_in_paper(paper, title) is False]
     outside = [p.text for p in pointers if status[p] is None]
     if outside:
         findings.append(unverifiable(f"{', '.join(outside)} could not be found in the text we have (it may be"
@@ -148,6 +150,12 @@ def _missing(p: Pointer, layout: Layout) -> Finding:
     else:
         where = f"no {p.kind} {p.label} in the text"
     return blocking(-1.5, f"Justification cites {p.text}, which does not exist ({where}).", p.text)
+
+
+def _missing_title(title: str, paper: Paper) -> Finding:
+    heads = ", ".join(f'"{" ".join(s.title.split())[:40]}"' for s in paper.sections[:6] if s.title)
+    return blocking(-1.5, f'Justification cites the section "{title}", which the paper does not have (its headings'
+                    f" include {heads}).", title)
 
 
 # The first places cited say whether the claim is placed right; reading every one of thousands of
@@ -207,9 +215,7 @@ def names_a_place_about_it(paper: Paper, item: ChecklistItem) -> bool:
     present = [p for p in pointers_in(text)[:MAX_PLACES_READ] if layout.exists(p, paper.body)]
     if present and _about_topic(paper, present, item).severity == "support":
         return True
-    quoted = [" ".join(q.split()).lower() for q in _QUOTED.findall(text)[:8]]
-    body = " ".join(paper.body[:MAX_SCAN_CHARS].split()).lower() if quoted else ""
-    return any(q in body for q in quoted)
+    return any(title_in_paper(paper, q) for q in _QUOTED.findall(text)[:8])
 
 
 def findings_for(paper: Paper, item: ChecklistItem) -> list[Finding]:
