@@ -96,6 +96,7 @@ class Item:
     """One answer of the anchor sample, as our assessor judged it."""
 
     paper: str
+    question_id: str
     half: str
     truth: int  # 1 = a correct answer (authors' score 1), else 0
     answer: str | None
@@ -116,23 +117,20 @@ def evaluate(sample: Path, checklist: str) -> Run:
         run.notes += [f"{system}: {note}" for note in trials.notes]
     papers = sample_papers(sample)
     items, run.parse_failures = assess_sample(papers, checklist)
-    run.answers_matching_reference = matching_reference(items, papers, checklist, references[GPT].frame)
+    run.answers_matching_reference = matching_reference(items, references[GPT].frame)
     n = len(papers)
     run.figures.append(item_figures("heuristic (ours)", items, n, "our PDF parsing"))
     run.figures.append(item_figures("heuristic (ours), graded", items, n,
                                     "score 1 = no must-fix, suggestion or unverifiable", lambda i: i.graded))
     run.figures.append(item_figures("heuristic (ours), strict", items, n, "justification-quality suggestions as"
                                     " verdicts (not the product's rule)", lambda i: i.strict))
-    for half in HALVES:
-        part = [i for i in items if i.half == half]
-        count = len({i.paper for i in part})
-        run.figures.append(item_figures("heuristic (ours)", part, count, f"{half} families"))
-        run.figures.append(item_figures("heuristic (ours), strict", part, count, f"{half} families",
-                                        lambda i: i.strict))
     run.figures.append(accept_everything(items, n, "p = the prior of the answer type (Yes / No / NA)"))
     for half in HALVES:
         part = [i for i in items if i.half == half]
-        run.figures.append(accept_everything(part, len({i.paper for i in part}), f"{half} families"))
+        count, note = len({i.paper for i in part}), f"{half} families"
+        run.figures += [item_figures("heuristic (ours)", part, count, note),
+                        item_figures("heuristic (ours), strict", part, count, note, lambda i: i.strict),
+                        accept_everything(part, count, note)]
     run.figures.append(reweighted(items, n))
     names = [name for name, _, _ in papers]
     for system, trials in references.items():
@@ -176,7 +174,8 @@ def assess_sample(papers: list[tuple[str, Path, dict[str, float]]], checklist: s
             a = verdicts.get(qid)
             found = findings_for(paper, asked[qid]) if paper and a and qid in asked else []
             items.append(Item(
-                paper=name, half=anchor_half(name), truth=int(not evaluation.binarize(score, THRESHOLD)),
+                paper=name, question_id=qid, half=anchor_half(name),
+                truth=int(not evaluation.binarize(score, THRESHOLD)),
                 answer=a.answer.value if a else None, p=a.p_correct if a else 0.0, correct=bool(a and a.correct),
                 graded=bool(a and a.correct and not a.suggestions and not a.unverifiable),
                 strict=bool(a and a.correct and not any(k in x for x in a.suggestions for k in JUSTIFICATION_ONLY)),
@@ -184,15 +183,14 @@ def assess_sample(papers: list[tuple[str, Path, dict[str, float]]], checklist: s
     return items, failures
 
 
-def matching_reference(items: list[Item], papers: list, checklist: str, gpt) -> float | None:
+def matching_reference(items: list[Item], gpt) -> float | None:
     """Share of items where our parsed answer equals the reference system's extracted one."""
     from checklist_eval.models import normalize_answer
 
     theirs = {(pa, q): normalize_answer(a) for pa, q, a in zip(gpt["paper"], gpt["question_id"], gpt["answer"],
                                                               strict=True)}
-    qids = [q for _, _, truth in papers for q in truth]
-    pairs = [(theirs[i.paper, q], i.answer) for i, q in zip(items, qids, strict=True)
-             if (i.paper, q) in theirs and i.answer is not None]
+    pairs = [(theirs[i.paper, i.question_id], i.answer) for i in items
+             if (i.paper, i.question_id) in theirs and i.answer is not None]
     return round(sum(t is not None and t.value == ours for t, ours in pairs) / len(pairs), 4) if pairs else None
 
 
