@@ -141,13 +141,13 @@ def test_sample_submission_is_the_fixture_triplet(tmp_path, fixtures_dir):
 
 def test_pages_are_for_participants(tmp_path):
     from checklist_eval.challenge.codabench_pages import assessor_figures
+    from checklist_eval.challenge.scoring import rules_markdown
 
     _, dest = export(tmp_path)
     comp = yaml.safe_load((dest / "competition.yaml").read_text())
     pages = {p["title"]: (dest / p["file"]).read_text() for p in comp["pages"]}
     assert list(pages) == ["Overview", "Submission format", "Evaluation", "Known issues of the assessor", "Terms"]
-    assert "S = C_G x C_A x (1 - R) x C_T" in pages["Overview"]
-    assert "C = (c_1 + ... + c_n) / n" in pages["Overview"] and "g_i" in pages["Overview"]
+    assert rules_markdown() in pages["Overview"]  # the scorer's own text (tests/test_rules_text.py evaluates it)
     assert "starting kit" in pages["Submission format"] and "genuine_sga.tex" in pages["Submission format"]
     assert "unverifiable" in pages["Evaluation"] and "without any language model" in pages["Evaluation"]
     flagged = assessor_figures()["heuristic"]["honest_flagged"]

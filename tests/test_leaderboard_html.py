@@ -94,6 +94,6 @@ def test_leaderboard_page_links_every_report_and_lists_failures_in_a_browser(tmp
         assert target == (out / "submissions" / sid / "report.html").resolve() and target.is_file()
         report = " ".join(" ".join(parse(rendered_dom(target)).text).split())
         assert f"Submission {sid}" in report
-        assert "assessor heuristic" in report and f"prompt version {RULES_VERSION}" in report
+        assert "assessor heuristic" in report and f"rules {RULES_VERSION}" in report and "prompt heuristic" not in report
         assert "model (none)" not in report and " · model " not in report  # the offline assessor ran none
         assert "Model calls" not in report and "$0" not in report

@@ -76,7 +76,7 @@ def test_submission_report(tmp_path):
     text = write_submission_report(tmp_path / "report.html", score, recs).read_text()
     _assert_self_contained(text)
     assert "Agreement of the assessor on A" in text
-    assert '<td class="num">0.5000</td>' in text  # R = 1/2: q2 a=Yes t=No g=0 but c_A=1
+    assert '<div class="R"><dt>R</dt><dd>0.5000</dd></div>' in text  # R = 1/2: q2 a=Yes t=No g=0 but c_A=1
     assert text.count('class="bad">no<') == 1
 
 
@@ -117,7 +117,8 @@ def test_summary_lists_what_must_be_fixed_first_and_no_spending_without_a_model(
     assert "Model calls" not in text and "$0" not in text and "model" not in text.lower().split("<body>")[1][:400]
     summary, cards = text.split('<article class="card', 1)
     assert summary.index('id="must-fix"') < summary.index('<ol class="mustfix">')
-    # each must-fix entry links its card and says the worst problem, not the tag
-    assert '<a href="#q-G-1">1. Claims</a>: Section 9 does not exist.</li>' in summary
+    # each must-fix entry links its card, says where the answer is and the worst problem, not the tag
+    assert ('<a href="#q-G-1">1. Claims</a> <span class="muted where">(checklist.tex:115)</span>: '
+            'Section 9 does not exist.</li>') in summary
     assert all(f'href="#q-G-{q}"' in summary and f'id="q-G-{q}"' in text for q in ("1", "2", "3"))
     assert '<dd class="where">checklist.tex:115</dd>' in cards

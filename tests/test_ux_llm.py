@@ -167,7 +167,7 @@ def test_records_carry_provenance_and_logs_show_the_exchange_without_the_key(sub
     assert set(answered["temperature"]) == {"0.3"} and set(answered["seed"]) == {"7"}
     assert set(answered["assessor"]) == {"llm"} and set(answered["prompt_version"]) == {"assess-v1"}
     report = (out / "submissions" / "team-alpha" / "report.html").read_text()
-    assert "assessor llm" in report and "model gpt-4o-mini" in report and "prompt version assess-v1" in report
+    assert "assessor llm" in report and "model gpt-4o-mini" in report and "prompt assess-v1" in report
 
     shown = cli("logs", "--cache", str(out), "--submission", "team-alpha", "--question", "7")
     assert shown.returncode == 0

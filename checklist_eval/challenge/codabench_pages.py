@@ -1,6 +1,6 @@
 """The pages of a Codabench bundle: written for participants (authors), not for developers.
 
-Overview (G/A/T, C, R and S with their formulas, as the 2024 challenge's evaluation rules define them),
+Overview (G/A/T, C, R and S with their formulas, ``scoring.RULES``: the text of the module that computes them),
 submission format (with the sample submission offered for download), evaluation (the assessor and
 model, the spending cap, what "unverifiable" means), known issues of the assessor (its measured
 false-positive rate, from ``assessor_figures.json``, and what it cannot check) and terms. One more
@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 from checklist_eval.challenge.codabench_options import BundleOptions
+from checklist_eval.challenge.scoring import rules_markdown
 
 __all__ = ["PAGE_TITLES", "assessor_figures", "organizer_page", "pages"]
 
@@ -65,28 +66,17 @@ You may submit G alone, or the triplet G, A, T.
 
 ## How you are scored
 
-Each answer i of a paper gets c_i = 1 when the assessor judges it correct, and c_i = 0 when it judges it
-wrong, or when the answer is missing or left as TODO.
+Each answer i of a paper gets c_i = 1 or 0 from the assessor's verdict; each paper gets a correctness
+C (C_G, C_A and C_T); R measures how well the assessor resisted your A, with T as the truth; S combines
+them. Exactly as the scoring program computes them:
 
-**Correctness** of a paper: C = (c_1 + ... + c_n) / n, the share of its n checklist answers judged
-correct. You get three of them: C_G, C_A and C_T.
+{rules_markdown()}
 
-**Resilience** of the assessor against your A: for each question, g_i = 1 when A's answer is the same as
-T's and g_i = 0 when you changed it (a planted error). Then
-
-R = (number of questions where c_i of A equals g_i) / (number of questions T answers)
-
-R is high when the assessor caught your planted answers and accepted the others; you want it low.
-Questions T leaves without a real answer (TODO or missing) are not counted.
-
-**Score** (ranks the leaderboard):
-
-S = C_G x C_A x (1 - R) x C_T
-
-S rewards a well-completed genuine paper (high C_G), an adversarial paper whose wrong answers pass
-(high C_A, low R) and a truthful T (high C_T): A cannot be made to look clever by a T full of reversed
-answers, since C_T would then fall. A submission with G alone gets C_A = 0, C_T = 0 and R = 1, so S = 0.
-A submission with G and T only is scored with A taken as T's paper carrying G's checklist answers.
+R is high when the assessor caught your planted answers and accepted the others; you want it low. S
+rewards a well-completed genuine paper (high C_G), an adversarial paper whose wrong answers pass (high
+C_A, low R) and a truthful T (high C_T): A cannot be made to look clever by a T full of reversed
+answers, since C_T would then fall. A question T leaves TODO counts against R like any other: leave
+none.
 
 The leaderboard shows S, C_G, C_A, C_T and R; it ranks by S.
 """

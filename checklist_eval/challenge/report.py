@@ -22,6 +22,7 @@ import jinja2
 
 from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.challenge.layout import REPORT_HTML
+from checklist_eval.challenge.scoring import rules_lines
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import MUST_FIX_TAG, ROLES, Answer, Assessment, Paper, Role, Usage
 
@@ -31,6 +32,9 @@ if TYPE_CHECKING:  # pandas and rich stay out of the import path of the light co
     from checklist_eval.challenge.records import Record
     from checklist_eval.challenge.scoring import SubmissionScore
 
+# One line under the cards' p(correct): what the number is, and that it does not score.
+P_LEGEND = ("p(correct): how likely the assessor holds the answer to be correct, from 0 to 1; the verdict, "
+            "not p, decides whether the answer counts (c_i).")
 ROLE_NAMES = {"G": "Genuine (G)", "A": "Adversarial (A)", "T": "Truth-adversarial (T)"}
 
 
@@ -125,10 +129,16 @@ def _joined(records: Sequence[Record], attr: str) -> str:
     return ", ".join(sorted({str(getattr(r, attr) or "") for r in records} - {""}))
 
 
+def _version_label(assessor: str | None) -> str:
+    """What a record's ``prompt_version`` is: the offline assessor's rules version, or a model's prompt."""
+    return "rules" if assessor == "heuristic" else "prompt"
+
+
 def _judged_by(records: Sequence[Record]) -> str:
     """Who judged: assessor, and the model, prompt version and endpoint only where they apply."""
-    parts = [f"assessor {_joined(records, 'assessor') or '(none)'}"]
-    for attr, name in (("model", "model"), ("prompt_version", "prompt version"), ("endpoint", "endpoint"),
+    assessor = _joined(records, 'assessor')
+    parts = [f"assessor {assessor or '(none)'}"]
+    for attr, name in (("model", "model"), ("prompt_version", _version_label(assessor)), ("endpoint", "endpoint"),
                        ("output_strategy", "output strategy")):
         if _joined(records, attr):
             parts.append(f"{name} {_joined(records, attr)}")
@@ -161,12 +171,13 @@ def paper_view(paper: Paper, assessments: Sequence[Assessment], *, assessor: str
     records = paper_records(paper, assessments)
     cards = _cards(records, "G", "", None, None)
     judged = [f"assessor {assessor}"] + ([f"model {model}"] if model else []) + (
-        [f"prompt {prompt_version}"] if prompt_version else [])
+        [f"{_version_label(assessor)} {prompt_version}"] if prompt_version else [])
     return {
         "heading": f"Checklist assessment: {paper.title or Path(paper.source).name}",
         "meta": [f"Source: {paper.source}", f"checklist {paper.checklist.id}", " / ".join(judged),
                  datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")],
-        "scores": [], "headline": f"Correctness C = {_fmt(float(correctness(records)))}",
+        "scores": [], "headline": f"Correctness C = {_fmt(float(correctness(records)))}", "rules": rules_lines()[:1],
+        "p_legend": P_LEGEND,
         "tally": _tally(records), "must_fix": [c for c in cards if c.verdict == "incorrect"],
         "usage": usage_line(usage), "overrides": [], "score_warnings": [],
         "hidden": [describe(run) for run in paper.hidden_text], "injection": injection_passages(paper),
@@ -260,7 +271,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
     return {
         "heading": title or f"Submission {score.submission_id}", "meta": meta,
         "scores": [("case", score.case)] + [(k, _fmt(getattr(score, k), 4)) for k in ("C_G", "C_A", "C_T", "R", "S")],
-        "headline": f"S = {_fmt(score.S, 4)}", "tally": _tally(records),
+        "headline": f"S = {_fmt(score.S, 4)}", "tally": _tally(records), "rules": rules_lines(), "p_legend": P_LEGEND,
         "must_fix": [c for c in cards if c.verdict == "incorrect"], "usage": usage_line(usage),
         "overrides": applied, "score_warnings": list(score.warnings),
         "hidden": _manipulation_lines(by_role, HIDDEN), "injection": _manipulation_lines(by_role, INJECTION),

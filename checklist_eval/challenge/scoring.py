@@ -1,11 +1,6 @@
-"""The challenge scores, exactly as the rules define them.
-
-    c_i  in {0, 1}: 0 for TODO, a missing answer, or an answer judged incorrect.
-    C    = sum(c_i) / n over the n questions of the paper's checklist version.
-    g_i  = 1(a_i == t_i), A's and T's normalized answers (Yes/No/NA).
-    R    = sum(1(c_i of A == g_i)) / n over all n questions of T: T's TODO or missing answer is T's
-           answer (g_i = 1 only when A gives the same), exactly as the rules write it.
-    S    = C_G * C_A * (1 - R) * C_T.   G only: C_A = 0, C_T = 0, R = 1 (so S = 0).
+"""The challenge scores, exactly as the rules define them (``RULES`` below states them in words and
+formulas; the participant pages, the README and the HTML reports print that text, and a test evaluates
+each page's formulas on crafted cases against these functions).
 
 Arithmetic is done on exact fractions and converted to float once at the end: nothing is rounded
 before multiplying, and two submissions with the same rational S get bit-identical floats, so
@@ -27,6 +22,41 @@ from checklist_eval.tables import Row
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+# The rules as every page states them (Codabench Overview, README "Scoring", HTML reports): (formula,
+# what it means). The formulas use one notation, evaluated as printed on each page by
+# tests/test_rules_text.py against the functions below: say here, and only here, what they compute.
+RULES: tuple[tuple[str, str], ...] = (
+    ("C = Σ c_i / n", "the correctness of a paper (C_G, C_A, C_T), where c_i = 1 when the assessor judges "
+                      "answer i correct and 0 when it judges it wrong or the answer is TODO or missing, and n is "
+                      "the number of questions of the paper's checklist version"),
+    ("g_i = [a_i = t_i]", "1 when A's answer to question i is the same as T's (NA, N/A and Not Applicable are "
+                          "one answer), else 0; T's TODO or missing answer is T's answer, so there g_i = 1 only "
+                          "when A's answer is the same"),
+    ("R = Σ [c_i of A = g_i] / n", "the resilience of the assessor against A: the share of all n questions "
+                                   "where its verdict on A agrees with g_i, a question T leaves TODO or missing "
+                                   "included"),
+    ("S = C_G × C_A × (1 − R) × C_T", "the score that ranks the leaderboard"),
+    ("C_A = 0, C_T = 0, R = 1", "a submission of G alone, so its S = 0"),
+    ("", "a submission of G and T only is scored with A taken as T's paper carrying G's checklist answers"),
+)
+RULES_NOTATION = "[x] is 1 when x holds, else 0; Σ sums over the n questions"
+
+
+def _rule_line(formula: str, words: str) -> str:
+    return f"{formula}: {words}" if formula else words[0].upper() + words[1:]
+
+
+def rules_lines() -> list[str]:
+    """The rules, one line each, as the HTML reports print them."""
+    return [_rule_line(formula, words) for formula, words in RULES] + [f"Notation: {RULES_NOTATION}."]
+
+
+def rules_markdown() -> str:
+    """The rules as a markdown list, as the Codabench Overview page and the README print them."""
+    items = [f"- {_rule_line(f'`{formula}`' if formula else '', words)}." for formula, words in RULES]
+    return "\n".join(items + [f"\nNotation: {RULES_NOTATION}."])
 
 
 class PublicScore(BaseModel):
