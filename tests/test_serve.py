@@ -374,7 +374,7 @@ def test_a_gat_set_is_scored_as_a_submission(browser, server):
     assert "Agreement of the assessor on A with the truth (T)" in text
     for role in ("G", "A", "T"):
         assert page.locator(f"article.card[id^='q-{role}-']").count() == 16
-    assert page.locator("table.scores").count() == 1 and "/tmp" not in page.content()
+    assert page.locator("dl.scores .S").count() == 1 and "/tmp" not in page.content()
     page.close()
 
 
