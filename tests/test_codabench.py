@@ -140,7 +140,7 @@ def test_sample_submission_is_the_fixture_triplet(tmp_path, fixtures_dir):
 
 
 def test_pages_are_for_participants(tmp_path):
-    from checklist_eval.challenge.codabench_pages import assessor_figures
+    from checklist_eval.challenge.codabench_pages import assessor_figures, measured_summary
     from checklist_eval.challenge.scoring import rules_markdown
 
     _, dest = export(tmp_path)
@@ -151,6 +151,11 @@ def test_pages_are_for_participants(tmp_path):
     assert "starting kit" in pages["Submission format"] and "genuine_sga.tex" in pages["Submission format"]
     assert "unverifiable" in pages["Evaluation"] and "without any language model" in pages["Evaluation"]
     flagged = assessor_figures()["heuristic"]["honest_flagged"]
+    # the measuring script's figures with the trivial baseline beside them, in the README's words
+    assert measured_summary() in pages["Known issues of the assessor"]
+    accept = assessor_figures()["heuristic"]["accept_everything_accuracy"]["accuracy"]
+    assert f"accepting every answer agrees on {100 * accept:.1f}%" in measured_summary()
+    assert measured_summary() in (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert f"{100 * flagged['rate']:.1f}%" in pages["Known issues of the assessor"]
     assert f"{flagged['k']} of {flagged['n']}" in pages["Known issues of the assessor"]
     for title, text in pages.items():  # written for authors: no commands, flags or module names

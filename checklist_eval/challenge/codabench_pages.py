@@ -10,13 +10,14 @@ page, ``ORGANIZER.md``, is for the organizer only: it is not listed in ``competi
 from __future__ import annotations
 
 import json
+from decimal import ROUND_HALF_UP, Decimal
 from importlib import resources
 from typing import Any
 
 from checklist_eval.challenge.codabench_options import BundleOptions
 from checklist_eval.challenge.scoring import rules_markdown
 
-__all__ = ["PAGE_TITLES", "assessor_figures", "organizer_page", "pages"]
+__all__ = ["PAGE_TITLES", "assessor_figures", "measured_summary", "organizer_page", "pages"]
 
 PAGE_TITLES = {"overview": "Overview", "submission": "Submission format", "evaluation": "Evaluation",
                "known_issues": "Known issues of the assessor", "terms": "Terms"}
@@ -30,12 +31,29 @@ def assessor_figures() -> dict[str, Any]:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+    # Half up on the figure as recorded (0.0725 -> 7.3%), so a page and the README never differ by a
+    # binary float's rounding.
+    return f"{(Decimal(str(x)) * 100).quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
 
 
 def _rate(figure: dict[str, Any]) -> str:
     low, high = figure["ci95"]
     return f"{_pct(figure['rate'])} ({figure['k']} of {figure['n']}; 95% interval {_pct(low)} to {_pct(high)})"
+
+
+def measured_summary(f: dict[str, Any] | None = None) -> str:
+    """The assessor's measured figures beside the trivial baselines, in the words the Known issues page
+    and the README share (``assessor_figures.json``, written by the measuring script)."""
+    h = (f or assessor_figures())["heuristic"]
+    anchor, accept, held = h["anchor_accuracy"], h["accept_everything_accuracy"], h["held_out_accuracy"]
+    return (f"The offline assessor flags {_rate(h['honest_flagged'])} of the authors' own answers of real "
+            f"papers and catches {_rate(h['plants_detected'])} of the dishonest answers planted in them; "
+            "accepting every answer would flag none and catch none. On the "
+            f"{anchor['papers']} real papers of the 2024 challenge's public sample its verdicts agree with the "
+            f"authors' own expected verdicts on {_pct(anchor['accuracy'])} of {anchor['items']} answers, where "
+            f"accepting every answer agrees on {_pct(accept['accuracy'])} (the 2024 challenge's GPT-4 "
+            f"assistant: {_pct(h['reference_gpt4_accuracy']['accuracy'])}); on the paper families held out of "
+            f"every change of its rules, {_pct(held['accuracy'])} against {_pct(held['accept_everything'])}.")
 
 
 def _judge(options: BundleOptions) -> str:
@@ -109,11 +127,11 @@ described on the Evaluation page.
 
 ## Sample submission
 
-The phase's **starting kit** (in the Files tab) is a complete G, A, T triplet: the zip you download
-can be submitted as it is. It holds `genuine_sga.tex`, `adversarial_sga.tex` and
-`truth_adversarial_sga.tex`. Its A paper removes the limitations section, the error bars and the
-compute statement from the genuine paper but still answers Yes to those three questions; its T
-paper answers No to them and says why.
+The phase's **starting kit** (in the Files tab) is a complete G, A, T triplet made up for the
+purpose (a short synthetic paper, not a real one): the zip you download can be submitted as it is.
+It holds `genuine_sga.tex`, `adversarial_sga.tex` and `truth_adversarial_sga.tex`. Its A paper
+removes the limitations section, the error bars and the compute statement from the genuine paper
+but still answers Yes to those three questions; its T paper answers No to them and says why.
 
 ## Limits
 
@@ -191,18 +209,20 @@ No automatic assessor is right every time. {measured}
 
 ## How often it flags an honest answer
 
-Measured on {f['material']} ({f['measured']}):
+Measured on {f['material']} ({f['measured']}). In short: {measured_summary(f)}
 
 - **Honest answers flagged as wrong (false positives): {_rate(h['honest_flagged'])}.** Measured on
   the answers of real papers that nobody changed; some of those answers may really be wrong, so the
   true rate is at most this.
 - With the checklist alone (no paper body), fewer answers are flagged
   ({_pct(h['honest_flagged_without_body']['rate'])}), because most answers cannot be checked at all.
-- Planted dishonest answers caught: {_rate(h['plants_detected'])}.
+- Planted dishonest answers caught: {_rate(h['plants_detected'])}; an assessor that accepts every
+  answer catches none.
 - Answers it could not verify: {_pct(h['unverifiable']['rate'])}.
-- On the 22 real papers of the 2024 challenge's public sample, its verdicts agree with the authors'
-  own expected verdicts on {_pct(anchor['accuracy'])} of {anchor['items']} answers (the 2024 challenge's
-  GPT-4 assistant: {_pct(h['reference_gpt4_accuracy']['accuracy'])} on the same answers).
+- Agreement with the authors' own expected verdicts on the 2024 sample: {_pct(anchor['accuracy'])};
+  accepting every answer: {_pct(h['accept_everything_accuracy']['accuracy'])}. Agreeing with the
+  authors is a weak test of an assessor: their key also marks down honest answers whose justification
+  is thin, which this assessor only suggests improving.
 
 {_in_practice(h['honest_flagged']['rate'])} A flagged answer of your G or T
 paper lowers C_G or C_T; read the review on your detailed results: it says what the assessor looked for
