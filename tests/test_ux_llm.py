@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -201,14 +202,14 @@ def test_a_structured_output_fallback_is_announced_once_and_recorded(subs, tmp_p
     assert set(recs.loc[recs["answer"].isin(["Yes", "No", "NA"]), "output_strategy"]) == {"json_object"}
 
 
-def _run_on_a_terminal(args: list[str]) -> tuple[int, str]:
+def _run_on_a_terminal(args: list[str], columns: int = 200) -> tuple[int, str]:
     """Run the CLI with stderr on a pseudo-terminal; return its exit code and what the terminal saw."""
     import pty
     import select
 
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"} | {"OPENAI_API_KEY": KEY,
-                                                                             "COLUMNS": "200"}
+                                                                             "COLUMNS": str(columns)}
     proc = subprocess.Popen([sys.executable, "-m", "checklist_eval", *args], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=slave)
     os.close(slave)
@@ -251,3 +252,50 @@ def test_batch_progress_counts_submissions_on_a_terminal(subs, tmp_path):
         code, seen = _run_on_a_terminal(["batch", str(subs), "--out", str(tmp_path / "r"), *llm(server)])
     assert code == 0
     assert "submissions" in seen and "3/3" in seen and "calls " in seen and "questions " in seen
+
+
+def _terminal_lines(seen: str) -> list[str]:
+    """What stays on screen, line by line: escape sequences dropped, each redraw a line of its own."""
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen)
+    return [ln for ln in re.split(r"[\r\n]+", plain) if ln.strip()]
+
+
+def test_batch_progress_keeps_the_count_and_the_time_left_on_80_columns(subs, tmp_path):
+    with MockServer(latency=0.05) as server:
+        code, seen = _run_on_a_terminal(["batch", str(subs), "--out", str(tmp_path / "r"), *llm(server)], columns=80)
+    assert code == 0, seen
+    progress = [ln for ln in _terminal_lines(seen) if " submissions" in ln and "eta " in ln]
+    assert progress, seen[-800:]
+    assert all(len(ln.rstrip()) <= 80 for ln in progress), [ln for ln in progress if len(ln.rstrip()) > 80]
+    last = progress[-1]
+    assert last.startswith("3/3 submissions") and "eta 0:00:00" in last and "$0.0" in last, last
+    assert "━" not in last  # the bar is the first thing a narrow terminal loses
+
+
+def test_progress_line_drops_the_bar_first_then_the_least_useful_counters():
+    from rich.console import Console
+
+    from checklist_eval.challenge.progress import LineParts, render_line
+
+    parts = LineParts(done=12, total=50, unit="submissions", eta=192.0, elapsed=61.0,
+                      spend=["$1.2345", "calls 540", "retries 3", "tokens 1,234,567+45,678 (900,000 cached)",
+                             "questions 540"])
+    shown = {}
+    for width in (40, 80, 200):
+        console = Console(width=width, record=True, color_system=None)
+        console.print(render_line(parts, console.width))
+        shown[width] = console.export_text().rstrip("\n")
+    assert shown[200].startswith("12/50 submissions  ━") and "eta 0:03:12" in shown[200]
+    assert "questions 540" in shown[200] and "0:01:01" in shown[200]
+    # the token counts do not fit in 80: the shorter counters after them still do
+    assert shown[80] == "12/50 submissions  eta 0:03:12  $1.2345  calls 540  retries 3  questions 540"
+    assert shown[40] == "12/50 submissions  eta 0:03:12  $1.2345"
+
+
+def test_batch_not_on_a_terminal_prints_one_plain_line_per_submission(subs, tmp_path):
+    proc = cli("batch", str(subs), "--out", str(tmp_path / "r"))
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("[")]
+    assert {ln.split("] ")[1].split(":")[0] for ln in lines} == {"team-alpha", "team-beta", "team-gamma"}
+    assert [ln.split("]")[0] for ln in lines] == ["[1/3", "[2/3", "[3/3"]
+    assert all(re.search(r": scored; eta \d:\d\d:\d\d$", ln) for ln in lines) and "\x1b" not in proc.stderr

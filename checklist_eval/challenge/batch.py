@@ -307,7 +307,7 @@ def one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}"
 
 
-ProgressHook = Callable[[str, int, int], None]  # (event, done, total)
+ProgressHook = Callable[[str, int, int, str], None]  # (event, done, total, the submission that finished)
 
 
 class BatchRunner:
@@ -323,7 +323,7 @@ class BatchRunner:
         self.ledger = GrowingLedger(self.layout.records_csv, self.layout.records_jsonl)
         self.assessor = assessor
         self.jobs = max(1, jobs)
-        self.on_progress = on_progress or (lambda event, done, total: None)
+        self.on_progress = on_progress or (lambda event, done, total, submission: None)
         self.parse_limits = parse_limits
         self.pool: ParserPool | None = None
 
@@ -419,7 +419,7 @@ class BatchRunner:
         outcome = BatchOutcome(results=[], failures=[])
         done_by_path, todo = await self._resume(paths, ids)
         outcome.resumed = len(done_by_path)
-        self.on_progress("start", len(done_by_path), len(paths))
+        self.on_progress("start", len(done_by_path), len(paths), "")
         sem = asyncio.Semaphore(self.jobs)
         tasks = [asyncio.ensure_future(self._one_safe(p, ids[p], fp, sem)) for p, fp in todo.items()]
         failures_by_path, stopped = await self._collect(tasks, ids, outcome, done_by_path, len(paths))
@@ -474,7 +474,7 @@ class BatchRunner:
                 else:
                     failures_by_path[path] = Failure(submission_id=ids[path], source=str(path), error=err)
                 done += 1
-                self.on_progress("done" if result is not None else "failed", done, total)
+                self.on_progress("done" if result is not None else "failed", done, total, ids[path])
         except BaseException:  # the run stops (full disk, interrupt): no submission goes on unwatched
             for task in tasks:
                 task.cancel()

@@ -68,7 +68,8 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
                                    drain=drain)
     assessor = assessor_from_args(args, cache_path=cache)
     try:
-        with RunProgress(assessor, progress_enabled, unit="submissions") as progress:
+        plain = not args.quiet and not args.json  # one line per submission where no live line is drawn
+        with RunProgress(assessor, progress_enabled, unit="submissions", plain=plain) as progress:
             progress.start_ticker()
             return await run_batch(args.root, out, assessor, jobs=args.jobs, on_progress=progress.event,
                                    parse_limits=parse_limits(args), settings=settings)
