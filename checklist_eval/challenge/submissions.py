@@ -23,6 +23,7 @@ from typing import Protocol
 
 from checklist_eval.errors import InputError
 from checklist_eval.models import Case, Paper, Role
+from checklist_eval.reading.filekind import is_paper_name, kind_by_name, name_problem, not_a_paper
 
 # Checked with startswith on the lower-cased name. "truth_adversarial_x" does not start with
 # "adversarial_", but the order still puts the longest prefix first so that a future "contains"
@@ -32,7 +33,6 @@ ROLE_PREFIXES: tuple[tuple[str, Role], ...] = (
     ("adversarial_", "A"),
     ("genuine_", "G"),
 )
-PAPER_SUFFIXES = (".tex", ".pdf", ".zip", ".tar.gz", ".tgz")
 ROLE_WORDS = {"G": "genuine", "A": "adversarial", "T": "truth-adversarial"}
 _IGNORED = re.compile(r"^(\.|__MACOSX$|Thumbs\.db$|desktop\.ini$)", re.I)
 
@@ -44,10 +44,6 @@ def role_of(name: str) -> Role | None:
         if low.startswith(prefix) and len(low) > len(prefix):
             return role
     return None
-
-
-def is_paper_name(name: str) -> bool:
-    return name.lower().endswith(PAPER_SUFFIXES)
 
 
 MAX_ID_CHARS = 64  # a results folder's name, with room for the temp names written inside it
@@ -132,8 +128,8 @@ def _classify(entries: list[tuple[str, bool]], where: Path) -> tuple[dict[Role, 
             else:
                 warnings.append(f"ignored {name!r} (not a paper)")
             continue
-        if not is_dir and not is_paper_name(name):
-            errors.append(f"{name!r} is not a .tex, .pdf, .zip, .tar.gz file or a LaTeX project folder")
+        if not is_dir and (problem := name_problem(name)):
+            errors.append(f"{name!r}: {problem}")
             continue
         roles.setdefault(role, []).append(name)
     for role, names in roles.items():
@@ -219,6 +215,8 @@ def open_submission(path: str | Path) -> Submission:
     if path.is_file() and path.name.lower().endswith(UPLOAD_SUFFIXES):
         raise InputError(path, "a submission upload must be a .zip file (or a folder); this archive format is "
                                "not accepted: re-upload it as .zip")
+    if kind_by_name(path.name):  # a Word document given where a paper or a submission was expected
+        raise InputError(path, not_a_paper(kind_by_name(path.name) or ""))
     raise InputError(path, "a submission is a folder or a .zip file of genuine_/adversarial_/truth_adversarial_ papers")
 
 

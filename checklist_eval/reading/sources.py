@@ -28,6 +28,7 @@ from typing import IO
 
 from checklist_eval.errors import InputError, UnsafeArchiveError
 from checklist_eval.models import ParseWarning, WarningKind
+from checklist_eval.reading.filekind import kind_by_content, kind_by_name, not_a_paper
 
 # Limits for archives (and for single files, which have the member limit). Stated in the README.
 MAX_MEMBER_BYTES = 50 * 1024 * 1024
@@ -62,7 +63,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 def input_kind(path: str | Path) -> str:
     """``"pdf"``, ``"zip"``, ``"tar"``, ``"folder"`` or ``"tex"``, from the content (magic bytes)
-    rather than the name, so a PDF called paper.tex is still read as a PDF. Anything but a folder or
+    rather than the name, so a PDF called paper.tex is still read as a PDF. What ``filekind`` knows is
+    not a paper (a Word document, an image...) is refused in its words. Anything but a folder or
     a regular file (a FIFO, a device, a socket) is refused before it is opened."""
     path = Path(path)
     if path.is_dir():
@@ -72,6 +74,9 @@ def input_kind(path: str | Path) -> str:
         raise InputError(path, "empty file")
     if head.startswith(_PDF_MAGIC):
         return "pdf"
+    other = kind_by_name(path.name) or kind_by_content(head)  # a .docx is a zip, but not of a LaTeX project
+    if other:
+        raise InputError(path, not_a_paper(other))
     if head.startswith((_ZIP_MAGIC, _EMPTY_ZIP_MAGIC)):
         return "zip"
     if head.startswith(_GZIP_MAGIC) or head[257:262] == b"ustar" or _looks_like_tar(path):

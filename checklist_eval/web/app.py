@@ -22,8 +22,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from checklist_eval.reading.filekind import name_problem
 from checklist_eval.web.browse import routes as browse_routes
-from checklist_eval.web.jobs import MAX_FILES, SET_FOLDER, Busy, Checker, Job, ServeSettings, accepted, safe_name
+from checklist_eval.web.jobs import MAX_FILES, SET_FOLDER, Busy, Checker, Job, ServeSettings, safe_name
 from checklist_eval.web.pages import SECURITY_HEADERS, page
 
 COPY_CHUNK = 1024 * 1024
@@ -104,8 +105,8 @@ def _check_form(files: list[UploadFile], assessor: str, checker: Checker) -> Non
     if not files:
         raise Refused(400, "no file: choose a PDF, a .tex file, or a .zip/.tar.gz of the LaTeX project")
     for f in files:
-        if not accepted(safe_name(f.filename or "")):
-            raise Refused(415, f"{safe_name(f.filename or '')}: not a paper (a .pdf, .tex, .zip or .tar.gz)")
+        if problem := name_problem(safe_name(f.filename or "")):
+            raise Refused(415, f"{safe_name(f.filename or '')}: {problem}")
     if len({safe_name(f.filename or "") for f in files}) < len(files):
         raise Refused(400, "two files with the same name")
     if assessor not in checker_assessors(checker):

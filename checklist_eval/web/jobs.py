@@ -20,7 +20,6 @@ from checklist_eval.errors import ChecklistEvalError
 from checklist_eval.models import Paper
 from checklist_eval.reading.isolation import ParseLimits, ParserPool
 
-PAPER_SUFFIXES = (".pdf", ".tex", ".zip", ".tar.gz", ".tgz", ".tar")
 MAX_FILES = 3  # a G/A/T set at most
 SET_FOLDER = "submission"  # a G/A/T set is saved here in its upload's folder: the submission's id
 
@@ -64,10 +63,6 @@ def safe_name(filename: str) -> str:
     base = re.split(r"[\\/]", filename or "")[-1]
     cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", base).lstrip(".")[-120:]
     return cleaned or "upload"
-
-
-def accepted(name: str) -> bool:
-    return name.lower().endswith(PAPER_SUFFIXES)
 
 
 class Checker:
