@@ -177,3 +177,12 @@ def test_authors_report_reads_at_every_width(page, author_report):
         assert page.locator("#p-legend").count() == 1
         if width in (375, 1280):
             shoot(page, "report", width, full=False)
+
+
+def test_upload_page_says_how_to_name_a_submissions_papers_before_any_upload(page, served):
+    page.goto(served + "/")
+    naming = page.inner_text("#naming")
+    assert all(prefix in naming for prefix in ("genuine_", "adversarial_", "truth_adversarial_"))
+    for width in WIDTHS:
+        fits(page, width)
+        on_screen(page, "#submit", width)

@@ -179,3 +179,12 @@ def test_logs_on_a_missing_or_foreign_cache_exits_2_with_one_line(tmp_path):
     one_line_error(cli("logs", "--cache", str(tmp_path / "nothing.sqlite")), "nothing.sqlite", "no cache file")
     (tmp_path / "junk.sqlite").write_bytes(b"not a database at all" * 100)
     one_line_error(cli("logs", "--cache", str(tmp_path / "junk.sqlite")), "junk.sqlite")
+
+
+def test_check_out_prints_where_the_report_is(tmp_path, fixtures_dir):
+    out = tmp_path / "out"
+    proc = cli("check", str(fixtures_dir / "papers" / "genuine"), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last == f"Wrote {out}/check.json; the report: {out}/report.html"
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")

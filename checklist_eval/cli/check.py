@@ -172,4 +172,8 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
     for w in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(str(w))}", highlight=False)
     if out_dir:
-        console.print(f"Wrote {out_dir}/{CHECK_JSON} and the HTML report.", highlight=False, markup=False)
+        from checklist_eval.challenge.layout import REPORT_HTML
+
+        # the report's own path, to open or mail, on a line of its own (no wrapping)
+        console.print(f"Wrote {out_dir}/{CHECK_JSON}; the report: {out_dir}/{REPORT_HTML}", highlight=False,
+                      markup=False, soft_wrap=True)
