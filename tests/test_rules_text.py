@@ -67,7 +67,7 @@ def report_rules(case: str) -> str:
     html = render_submission_report(score_submission(records[0].submission_id, records), records)
     parser = _RulesList()
     parser.feed(html)
-    return "\n".join(f"{line}" for line in parser.items)
+    return "\n".join(parser.items)
 
 
 def page_texts(case: str) -> dict[str, str]:

@@ -195,7 +195,6 @@ def _in_practice(rate: float) -> str:
 def known_issues(options: BundleOptions) -> str:
     f = assessor_figures()
     h = f["heuristic"]
-    anchor = h["anchor_accuracy"]
     if options.model:
         measured = (f"This competition's assessor is the model `{options.model}`. Its false-positive rate "
                     "was not measured by the organizers before the competition; the figures below are those "
@@ -209,20 +208,17 @@ No automatic assessor is right every time. {measured}
 
 ## How often it flags an honest answer
 
-Measured on {f['material']} ({f['measured']}). In short: {measured_summary(f)}
+Measured on {f['material']} ({f['measured']}):
 
-- **Honest answers flagged as wrong (false positives): {_rate(h['honest_flagged'])}.** Measured on
-  the answers of real papers that nobody changed; some of those answers may really be wrong, so the
-  true rate is at most this.
+{measured_summary(f)}
+
+- Some of the honest answers it flags may really be wrong (nobody checked them one by one), so its
+  true rate of false positives is at most the one above.
 - With the checklist alone (no paper body), fewer answers are flagged
   ({_pct(h['honest_flagged_without_body']['rate'])}), because most answers cannot be checked at all.
-- Planted dishonest answers caught: {_rate(h['plants_detected'])}; an assessor that accepts every
-  answer catches none.
 - Answers it could not verify: {_pct(h['unverifiable']['rate'])}.
-- Agreement with the authors' own expected verdicts on the 2024 sample: {_pct(anchor['accuracy'])};
-  accepting every answer: {_pct(h['accept_everything_accuracy']['accuracy'])}. Agreeing with the
-  authors is a weak test of an assessor: their key also marks down honest answers whose justification
-  is thin, which this assessor only suggests improving.
+- Agreeing with the authors' expected verdicts is a weak test of an assessor: their key also marks
+  down honest answers whose justification is thin, which this assessor only suggests improving.
 
 {_in_practice(h['honest_flagged']['rate'])} A flagged answer of your G or T
 paper lowers C_G or C_T; read the review on your detailed results: it says what the assessor looked for

@@ -102,7 +102,8 @@ class RunProgress:
         self.plain = plain and not enabled
         self.live: Any = None  # a rich Live once started; rich is imported only when shown
         self.console: Any = None
-        self.done, self.total = 0, None  # type: int, int | None
+        self.done: int = 0
+        self.total: int | None = None
         self.started = time.monotonic()
         self._first: tuple[float, int] | None = None  # (when, done) at the batch's start: resumed work is not rate
         self._ticker: asyncio.Task | None = None
