@@ -22,7 +22,7 @@ import jinja2
 
 from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.challenge.layout import REPORT_HTML
-from checklist_eval.challenge.scoring import rules_lines
+from checklist_eval.challenge.scoring import rules_parts
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import MUST_FIX_TAG, ROLES, Answer, Assessment, Paper, Role, Usage
 
@@ -176,7 +176,7 @@ def paper_view(paper: Paper, assessments: Sequence[Assessment], *, assessor: str
         "heading": f"Checklist assessment: {paper.title or Path(paper.source).name}",
         "meta": [f"Source: {paper.source}", f"checklist {paper.checklist.id}", " / ".join(judged),
                  datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")],
-        "scores": [], "headline": f"Correctness C = {_fmt(float(correctness(records)))}", "rules": rules_lines()[:1],
+        "scores": [], "headline": f"Correctness C = {_fmt(float(correctness(records)))}", "rules": rules_parts()[:1],
         "p_legend": P_LEGEND,
         "tally": _tally(records), "must_fix": [c for c in cards if c.verdict == "incorrect"],
         "usage": usage_line(usage), "overrides": [], "score_warnings": [],
@@ -271,7 +271,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
     return {
         "heading": title or f"Submission {score.submission_id}", "meta": meta,
         "scores": [("case", score.case)] + [(k, _fmt(getattr(score, k), 4)) for k in ("C_G", "C_A", "C_T", "R", "S")],
-        "headline": f"S = {_fmt(score.S, 4)}", "tally": _tally(records), "rules": rules_lines(), "p_legend": P_LEGEND,
+        "headline": f"S = {_fmt(score.S, 4)}", "tally": _tally(records), "rules": rules_parts(), "p_legend": P_LEGEND,
         "must_fix": [c for c in cards if c.verdict == "incorrect"], "usage": usage_line(usage),
         "overrides": applied, "score_warnings": list(score.warnings),
         "hidden": _manipulation_lines(by_role, HIDDEN), "injection": _manipulation_lines(by_role, INJECTION),

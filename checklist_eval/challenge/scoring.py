@@ -44,19 +44,18 @@ RULES: tuple[tuple[str, str], ...] = (
 RULES_NOTATION = "[x] is 1 when x holds, else 0; Σ sums over the n questions"
 
 
-def _rule_line(formula: str, words: str) -> str:
-    return f"{formula}: {words}" if formula else words[0].upper() + words[1:]
-
-
-def rules_lines() -> list[str]:
-    """The rules, one line each, as the HTML reports print them."""
-    return [_rule_line(formula, words) for formula, words in RULES] + [f"Notation: {RULES_NOTATION}."]
+def rules_parts() -> list[tuple[str, str]]:
+    """(formula, what it means) per rule, the notation last, as a page lays them out; the formula is
+    empty where a rule is words alone."""
+    return [(formula, words if formula else words[0].upper() + words[1:]) for formula, words in RULES] + \
+        [("", f"Notation: {RULES_NOTATION}.")]
 
 
 def rules_markdown() -> str:
     """The rules as a markdown list, as the Codabench Overview page and the README print them."""
-    items = [f"- {_rule_line(f'`{formula}`' if formula else '', words)}." for formula, words in RULES]
-    return "\n".join(items + [f"\nNotation: {RULES_NOTATION}."])
+    parts = rules_parts()
+    items = [f"- `{formula}`: {words}." if formula else f"- {words}." for formula, words in parts[:-1]]
+    return "\n".join([*items, "", parts[-1][1]])
 
 
 class PublicScore(BaseModel):
