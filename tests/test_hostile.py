@@ -405,7 +405,7 @@ def test_invalid_utf8_is_decoded_with_a_warning(cli, tmp_path):
 
 @pytest.mark.parametrize("name,content,words", [
     ("nul.tex", GOOD_TEX.encode()[:2000] + b"\x00\x00" + GOOD_TEX.encode()[2000:], ["NUL"]),
-    ("image.tex", b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(256)) * 4, ["binary"]),
+    ("image.tex", b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(256)) * 4, ["not a paper: an image (PNG)"]),
     ("empty.tex", b"", ["empty"]),
     ("blank.tex", b"  \n\n \t\n", ["empty"]),
     ("prose.tex", b"Just some words, no markup at all.\n" * 20, ["not LaTeX"]),
