@@ -24,7 +24,13 @@ NOT_CONDITIONALS = re.compile(
     r"^if(?:thenelse|toggle|bool|str|blank|def(?!ined)|undef|cs(?!name)|num(?:comp|equal|odd)"
     r"|dim(?:comp|equal)|lang|pdf(?:tex)?$|xetex$|luatex$|empty|strequal|inlist|boolexpr)"
 )
-_IFFALSE = re.compile(r"\\iffalse(?![a-zA-Z@])")
+# An \iffalse TeX reads as a conditional; \verb, \lstinline and verbatim-like environments are text
+# to TeX where it reads them, so one inside them opens nothing (found first, and stepped over).
+_IFFALSE = re.compile(
+    r"(?P<unless>\\unless\s*)?\\iffalse(?![a-zA-Z@])"
+    r"|\\verb\*?([^a-zA-Z\s*])[^\n]*?\2"
+    r"|\\lstinline\s*(?:\[[^\]\n]*\])?(?:\{[^{}\n]*\}|([^a-zA-Z\s{\[])[^\n]*?\3)"
+    r"|\\begin\s*\{(?P<venv>verbatim|Verbatim|lstlisting|minted|comment)\*?\}")
 _COMMENT_ENV = re.compile(r"\\begin\{comment\}.*?(?:\\end\{comment\}|\Z)", re.S)
 
 
@@ -67,6 +73,11 @@ def _iffalse_cuts(text: str) -> tuple[str, Kept]:
     pos = 0
     while True:
         m = _IFFALSE.search(text, pos)
+        while m and (m.group("unless") is not None or not m.group(0).endswith("iffalse")):
+            # \unless\iffalse is TeX's \iftrue (left to ``conditionals``); verbatim text is stepped over
+            venv = m.group("venv")
+            end = re.compile(rf"\\end\s*\{{{venv}\*?\}}").search(text, m.end()) if venv else None
+            m = _IFFALSE.search(text, end.end() if end else m.end())
         if not m:
             out.append((pos, len(text)))
             return joined(text, out)
