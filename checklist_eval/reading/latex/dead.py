@@ -76,8 +76,8 @@ def _iffalse_cuts(text: str) -> tuple[str, Kept]:
         while m and (m.group("unless") is not None or not m.group(0).endswith("iffalse")):
             # \unless\iffalse is TeX's \iftrue (left to ``conditionals``); verbatim text is stepped over
             venv = m.group("venv")
-            end = re.compile(rf"\\end\s*\{{{venv}\*?\}}").search(text, m.end()) if venv else None
-            m = _IFFALSE.search(text, end.end() if end else m.end())
+            closing = re.compile(rf"\\end\s*\{{{venv}\*?\}}").search(text, m.end()) if venv else None
+            m = _IFFALSE.search(text, closing.end() if closing else m.end())
         if not m:
             out.append((pos, len(text)))
             return joined(text, out)
