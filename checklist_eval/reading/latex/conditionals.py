@@ -43,7 +43,7 @@ _SCAN = re.compile(
 _GROUPS = {"begingroup": 1, "bgroup": 1, "endgroup": -1, "egroup": -1}
 _DEFINERS = re.compile(
     r"^(?:[gex]?def|let|futurelet|(?:re)?newcommand|providecommand|DeclareRobustCommand|NewDocumentCommand"
-    r"|RenewDocumentCommand|DeclareDocumentCommand|newif|newtoggle|newbool|newboolean|providebool)$")
+    r"|RenewDocumentCommand|DeclareDocumentCommand|newif)$")
 # Package commands that set or declare a boolean made by \newif (etoolbox's \newbool is one, ifthen's
 # \newboolean another): each makes that switch undecided from there on.
 _BOOL_SETTERS = {"setboolean", "setbool", "booltrue", "boolfalse", "newbool", "newboolean", "providebool"}
@@ -202,8 +202,10 @@ class _Reader:
             return end
         elif name in _BOOL_SETTERS:
             arg = _ARG.match(self.text, end)
-            if arg:
+            if arg and self.reading:
                 self._unsettle(arg.group(1))
+                if name.startswith(("new", "provide")):
+                    self.declared.add(arg.group(1))
         elif self._is_conditional(name, m.start()):
             return self._open(name, m.start(), end)
         elif name.endswith(("true", "false")) and self.reading:

@@ -27,7 +27,7 @@ NOT_CONDITIONALS = re.compile(
 # An \iffalse TeX reads as a conditional; \verb, \lstinline and verbatim-like environments are text
 # to TeX where it reads them, so one inside them opens nothing (found first, and stepped over).
 _IFFALSE = re.compile(
-    r"(?P<unless>\\unless\s*)?\\iffalse(?![a-zA-Z@])"
+    r"(?P<unless>\\unless\s*|\\let\s*\\[a-zA-Z@]+\s*=?\s*|\\endcsname\s*=?\s*)?\\iffalse(?![a-zA-Z@])"
     r"|\\verb\*?([^a-zA-Z\s*])[^\n]*?\2"
     r"|\\lstinline\s*(?:\[[^\]\n]*\])?(?:\{[^{}\n]*\}|([^a-zA-Z\s{\[])[^\n]*?\3)"
     r"|\\begin\s*\{(?P<venv>verbatim|Verbatim|lstlisting|minted|comment)\*?\}")
