@@ -82,6 +82,10 @@ def parse_latex(
         raise NoChecklistError(source, "no live checklist found (no \\answerYes/\\answerNo/\\answerNA/\\answerTODO "
                                        "or [Yes]/[No]/[NA] marks outside comments)" + _skipped_inputs_note(warnings))
     region_text = text[region.start : region.end]
+    warnings.extend(ParseWarning(kind=WarningKind.OTHER_CHECKLIST, location=title,
+                                 message=f"the section \"{title}\" holds answer marks but fewer NeurIPS checklist "
+                                         "questions than the one read; left aside")
+                    for title in region.left_aside)
     if spec is None:
         spec = checklists.load(checklists.detect(region_text))
     macros = collect_macros(text[: region.start] if "\\begin{document}" in text else text)
