@@ -30,16 +30,26 @@ from checklist_eval.reading.latex.dead import Kept, joined
 
 # One alternation finds, in order, everything the pass acts on. Verbatim-like text first, so that
 # nothing inside it is read as a command where TeX reads it as text.
-_SCAN = re.compile(
+_SCAN = (
     r"(?P<verb>\\verb\*?(?P<vd>[^a-zA-Z\s*])[^\n]*?(?P=vd)"
     r"|\\lstinline\s*(?:\[[^\]\n]*\])?(?:\{[^{}\n]*\}|(?P<ld>[^a-zA-Z\s{\[])[^\n]*?(?P=ld)))"
     r"|\\begin\s*\{(?P<venv>verbatim|Verbatim|lstlisting|minted|comment)(?P<vstar>\*?)\}"
     r"|\\(?P<env>begin|end)\s*\{(?P<envname>[^{}\\]*)\}"
     r"|\\(?P<cs>csname)(?![a-zA-Z@])\s*(?P<csbody>[^\\{}]*?)\s*\\endcsname"
-    r"|\\(?P<name>[a-zA-Z@]+)"
-    r"|\\[^a-zA-Z@]"
-    r"|(?P<brace>[{}])"
+    r"|\\(?P<name>if[a-zA-Z@]*|else|fi|or|let|futurelet|[gex]?def|newif|(?:re)?newcommand|providecommand"
+    r"|DeclareRobustCommand|NewDocumentCommand|RenewDocumentCommand|DeclareDocumentCommand|begingroup|endgroup"
+    r"|bgroup|egroup|setboolean|setbool|booltrue|boolfalse|newbool|newboolean|providebool{settings})(?![a-zA-Z@])"
+    r"|\\[\\{}]"  # an escaped backslash or brace: what follows it is not a command, nor a group
 )
+
+
+def _scan(switches: set[str]) -> re.Pattern[str]:
+    """The pass's pattern; a switch's ``\\xtrue``/``\\xfalse`` are found for the document's own switches."""
+    names = "|".join(map(re.escape, sorted(switches, key=len, reverse=True)))
+    return re.compile(_SCAN.replace("{settings}", f"|(?:{names})(?:true|false)" if names else ""))
+
+
+# Braces are counted between the matches (str.count), not matched one by one: a paper has many.
 _GROUPS = {"begingroup": 1, "bgroup": 1, "endgroup": -1, "egroup": -1}
 _DEFINERS = re.compile(
     r"^(?:[gex]?def|let|futurelet|(?:re)?newcommand|providecommand|DeclareRobustCommand|NewDocumentCommand"
@@ -56,8 +66,10 @@ _IFODD = re.compile(_NUMBER + r"(?![\d\\])")
 _CHAR = re.compile(r"[0-9A-Za-z.,;:!?+\-*/=<>()\[\]|']")
 _ANSWER_MARK = re.compile(r"\\answer(?:Yes|No|NA|TODO)(?![a-zA-Z@])|\[\s*(?:Yes|No|NA|N/A|TODO)\s*\]")
 _ARG = re.compile(r"\s*\{\s*([a-zA-Z@]+)\s*\}")
-_DEFINED_NAME = re.compile(r"\s*(\{)?\s*\\([a-zA-Z@]+)\s*(?(1)\})")
+_DEFINED_NAME = re.compile(r"\*?\s*(\{)?\s*\\([a-zA-Z@]+)\s*(?(1)\})")
 _LET_TARGET = re.compile(r"\s*=?\s*\\(if[a-zA-Z@]*|[a-zA-Z@]+)")
+_FIRST_TOKEN = re.compile(r"[ \t]*\n?[ \t]*(\\[a-zA-Z@]+|\\.|[^\s\\{}%])")
+_NEXT_TOKEN = re.compile(r"(\\[a-zA-Z@]+|\\.|[^\s\\{}%])")
 Where = Callable[[int], str]  # "file:line" of a position in the text read
 
 
@@ -70,7 +82,7 @@ class _Frame:
     in_else: bool = False
 
     @property
-    def reading(self) -> bool:
+    def reads(self) -> bool:
         """Whether the branch the scan is in is read."""
         first = self.value is None or self.value
         return self.live and (first != self.in_else)
@@ -95,12 +107,14 @@ class _Reader:
         self.declared: set[str] = set()  # switches declared so far (a branch TeX skips counts only these)
         self.macro_ifs: set[str] = set()  # \if... names a \newcommand or \def makes: macros, not conditionals
         self.unsettled = False  # a \csname built from macros may have set any switch
+        self.reading = True  # TeX reads the text at the scan's place
+        self.undecided_open = 0  # open conditionals the source does not decide
         self.braces = 0
         self.groups = 0  # environments and \begingroup
         self.spans: list[tuple[int, int]] = []
         self.pos = 0  # start of the text not yet kept or dropped
         self.warnings: list[ParseWarning] = []
-        self.answers = [m.start() for m in _ANSWER_MARK.finditer(text, max(text.find("\\begin{document}"), 0))]
+        self._answers: list[int] | None = None
         self._collect_settings()
 
     def _collect_settings(self) -> None:
@@ -122,33 +136,41 @@ class _Reader:
 
     # --- reading state
 
-    @property
-    def reading(self) -> bool:
-        return not self.stack or self.stack[-1].reading
-
-    @property
-    def uncertain(self) -> bool:
-        return any(f.value is None for f in self.stack)
+    def _update(self) -> None:
+        self.reading = not self.stack or self.stack[-1].reads
 
     @property
     def global_level(self) -> bool:
-        return self.braces == 0 and self.groups == 0 and not self.uncertain
+        return self.braces == 0 and self.groups == 0 and self.undecided_open == 0
 
     def keep_until(self, pos: int) -> None:
         if self.reading and pos > self.pos:
             self.spans.append((self.pos, pos))
         self.pos = max(self.pos, pos)
 
-    def drop_until(self, pos: int) -> None:
-        self.keep_until(self.pos)
-        self.pos = max(self.pos, pos)
+    def _push(self, frame: _Frame) -> None:
+        self.stack.append(frame)
+        self.undecided_open += frame.value is None and frame.live
+        self._update()
+
+    def _pop(self) -> _Frame:
+        frame = self.stack.pop()
+        self.undecided_open -= frame.value is None and frame.live
+        self._update()
+        return frame
 
     # --- the pass
 
     def run(self) -> tuple[str, Kept]:
         pos = 0
-        while (m := _SCAN.search(self.text, pos)) is not None:
+        text = self.text
+        scan = _scan(set(self.switches))
+        while (m := scan.search(text, pos)) is not None:
+            if self.reading and m.start() > pos:
+                self.braces += text.count("{", pos, m.start()) - text.count("}", pos, m.start())
             pos = m.end()
+            if m.lastgroup is None:
+                continue  # an escaped backslash or brace
             if not self.reading:
                 pos = self._skipped(m)
             elif m.group("verb") is not None:
@@ -160,12 +182,12 @@ class _Reader:
             elif m.group("env") is not None:
                 if m.group("envname").strip() != "document":
                     self.groups += 1 if m.group("env") == "begin" else -1
-            elif m.group("brace") is not None:
-                self.braces += 1 if m.group("brace") == "{" else -1
             elif m.group("cs") is not None:
                 self._csname(m)
             elif m.group("name") is not None:
                 pos = self._command(m)
+        if self.reading:
+            self.braces += text.count("{", pos) - text.count("}", pos)
         self.keep_until(len(self.text))
         for frame in reversed(self.stack):  # never closed: TeX reads on to the end of the document
             self._warn(frame, len(self.text))
@@ -177,7 +199,7 @@ class _Reader:
         verbatim text, or as the target of a \\let): the scan goes on inside what it matched."""
         name = m.group("name")
         if name is None:
-            return m.start() + 1 if m.group("brace") is None else m.end()
+            return m.start() + 1
         if name in ("else", "or", "fi"):
             return self._command(m)
         if not self._is_conditional(name, m.start()):
@@ -279,7 +301,7 @@ class _Reader:
             if body in _PRIMITIVE_IFS or body[2:] in self.switches:
                 self.keep_until(m.start())
                 self.pos = m.end()
-                self.stack.append(_Frame(None, m.start(), f"\\csname {body}\\endcsname", True))
+                self._push(_Frame(None, m.start(), f"\\csname {body}\\endcsname", True))
             return
         for suffix in ("true", "false"):
             if body.endswith(suffix):
@@ -300,7 +322,7 @@ class _Reader:
             self.keep_until(window + unless.start() if unless else start)
             self.pos = test_end
         shown = ("\\unless" if unless else "") + "\\" + name
-        self.stack.append(_Frame(value, start, shown, live))
+        self._push(_Frame(value, start, shown, live))
         return test_end
 
     def _branch(self, name: str, start: int, end: int) -> None:
@@ -313,10 +335,19 @@ class _Reader:
         self.keep_until(start)
         self.pos = max(self.pos, end)
         if name == "fi":
-            self.stack.pop()
+            self._pop()
             self._warn(frame, end)
         else:
             frame.in_else = True
+            self._update()
+
+    @property
+    def answers(self) -> list[int]:
+        """Where the body's answer marks are (found when a conditional is undecided: most papers have none)."""
+        if self._answers is None:
+            body = max(self.text.find("\\begin{document}"), 0)
+            self._answers = [m.start() for m in _ANSWER_MARK.finditer(self.text, body)]
+        return self._answers
 
     def _warn(self, frame: _Frame, end: int) -> None:
         if not frame.live or frame.value is not None:
@@ -362,7 +393,7 @@ class _Reader:
 def _compare(name: str, text: str, pos: int) -> tuple[bool | None, int]:
     """``\\if``/``\\ifx`` of two tokens the source decides: two plain characters, or (``\\ifx``) one
     control sequence twice. Spaces count as TeX reads them: none after a control word, one otherwise."""
-    first = re.compile(r"[ \t]*\n?[ \t]*(\\[a-zA-Z@]+|\\.|[^\s\\{}%])").match(text, pos)
+    first = _FIRST_TOKEN.match(text, pos)
     if first is None:
         return None, pos
     word = first.group(1).startswith("\\") and len(first.group(1)) > 2
@@ -370,8 +401,7 @@ def _compare(name: str, text: str, pos: int) -> tuple[bool | None, int]:
     if not word and after < len(text) and text[after] in " \t\n":
         second, end = " ", after + 1
     else:
-        m = re.compile(r"[ \t]*\n?[ \t]*" if word else "").match(text, after)
-        m2 = re.compile(r"(\\[a-zA-Z@]+|\\.|[^\s\\{}%])").match(text, m.end() if m else after)
+        m2 = (_FIRST_TOKEN if word else _NEXT_TOKEN).match(text, after)
         if m2 is None:
             return None, pos
         second, end = m2.group(1), m2.end()
