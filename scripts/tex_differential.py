@@ -12,6 +12,7 @@ import argparse
 import sys
 import time
 
+from checklist_eval.reading.isolation import ParseLimits, ParserPool
 from checklist_eval.testing import tex_differential
 
 
@@ -23,7 +24,8 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     start = time.perf_counter()
     drawn = tex_differential.draw(args.shapes, args.seed)
-    outcome = tex_differential.compare(drawn, args.batches)
+    with ParserPool(1, ParseLimits(timeout_s=30)) as pool:
+        outcome = tex_differential.compare(drawn, pool.load_paper, args.batches)
     print(f"seed {args.seed}: {len(drawn)} shapes ({len(set(drawn))} distinct), {time.perf_counter() - start:.0f} s")
     print(outcome.table())
     for shape, tex, read in outcome.silent[:10]:

@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from checklist_eval.reading.isolation import ParseLimits, ParserPool
 from checklist_eval.testing import tex_differential
 
 SHAPES = 600
@@ -22,7 +23,8 @@ SEED = 32
 def test_the_parser_reads_what_tex_prints_or_warns(tmp_path):
     drawn = tex_differential.draw(SHAPES, SEED)
     assert len(drawn) == SHAPES
-    outcome = tex_differential.compare(drawn, batches=2, workdir=tmp_path)
+    with ParserPool(1, ParseLimits(timeout_s=30)) as pool:
+        outcome = tex_differential.compare(drawn, pool.load_paper, batches=2, workdir=tmp_path)
     print(outcome.table())
     assert outcome.counts["lost"] == 0, outcome.table()  # every shape printed: the batches compiled whole
     shown = "\n".join(f"{s!r}\n  TeX prints {tex}, parser reads {read}" for s, tex, read in outcome.silent[:5])

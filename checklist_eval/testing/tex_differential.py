@@ -9,7 +9,7 @@ Hypothesis draws the shapes. Each is then
 - compiled by the system's ``pdflatex`` (many shapes to a document, every name made unique to its
   shape, so one run answers for hundreds: a ``pdflatex`` start costs more than a shape), with the
   answer macros printing a marker, and read back with ``pdftotext``: the answer the PDF shows;
-- parsed by ``load_paper`` as a one-question NeurIPS checklist: the answer the parser reads, and
+- parsed by the caller's parsing worker as a one-question NeurIPS checklist: the answer the parser reads, and
   whether it warned ``undecided``.
 
 A shape agrees when both read the same answer; a disagreement is allowed only with the warning.
@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +35,11 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from checklist_eval.errors import InputError
-from checklist_eval.models import WarningKind
-from checklist_eval.reading.parsing import load_paper
+from checklist_eval.models import Paper, WarningKind
+
+# How a shape's paper is parsed: the caller's parsing worker (``ParserPool.load_paper``), the door every
+# command reads a paper through.
+Parse = Callable[[Path], Paper]
 
 PACKAGES = "\\usepackage{etoolbox}\\usepackage{ifthen}\\usepackage{verbatim}\\usepackage{listings}\n"
 # "@" stands for a shape's own prefix (letters), so no two shapes of one document share a name.
@@ -55,7 +59,7 @@ OPENERS = (
     "\\iftrue ", "\\iffalse ", "\\unless\\iftrue ", "\\unless\\iffalse ", "\\ifsw@a ", "\\ifsw@b ",
     "\\unless\\ifsw@a ", "\\csname ifsw@a\\endcsname ", "\\ifbo@ ", "\\ifbt@ ", "\\if aa", "\\if ab", "\\if a b",
     "\\ifx aa", "\\ifx ab", "\\ifx\\ma@\\mb@ ", "\\if\\ma@\\mb@ ", "\\ifx\\ma@\\ma@ ", "\\ifnum 1<2 ", "\\ifnum 3<2 ",
-    "\\ifodd 3 ", "\\ifdefined\\ma@ ", "\\ifdefined\\mz@ ",
+    "\\ifodd 3 ", "\\ifdefined\\ma@ ", "\\ifdefined\\mz@ ", "\\ifx\\ma@\\undefined ", "\\ifx\\mz@\\undefined ",
 )
 PACKAGE = ("\\iftoggle{{tg@}}{{{0}}}{{{1}}}", "\\nottoggle{{tg@}}{{{0}}}{{{1}}}", "\\ifbool{{bo@}}{{{0}}}{{{1}}}",
            "\\notbool{{bo@}}{{{0}}}{{{1}}}", "\\ifthenelse{{\\boolean{{bt@}}}}{{{0}}}{{{1}}}")
@@ -169,12 +173,12 @@ def paper_text(shape: Shape) -> str:
     return _PAPER.format(setup=shape.setup, answer=shape.answer, after=shape.after)
 
 
-def parser_answer(shape: Shape, folder: Path) -> tuple[str | None, bool]:
+def parser_answer(shape: Shape, folder: Path, parse: Parse) -> tuple[str | None, bool]:
     """Question 1's answer as the parser reads the shape's paper, and whether it warned undecided."""
     path = folder / "paper.tex"
     path.write_text(paper_text(shape), encoding="utf-8")
     try:
-        paper = load_paper(path, checklist="neurips-2025")
+        paper = parse(path)
     except InputError:
         return None, False
     item = paper.checklist.item("1")
@@ -199,7 +203,7 @@ class Outcome:
         return "\n".join(f"{name:40} {count:>7}" for name, count in rows)
 
 
-def compare(drawn: list[Shape], batches: int = 2, workdir: Path | None = None) -> Outcome:
+def compare(drawn: list[Shape], parse: Parse, batches: int = 2, workdir: Path | None = None) -> Outcome:
     """Every shape compiled (``batches`` documents, compiled in parallel) and parsed; the counts."""
     named = [(prefix(i), s.named(prefix(i))) for i, s in enumerate(drawn)]
     size = -(-len(named) // max(batches, 1))
@@ -216,7 +220,7 @@ def compare(drawn: list[Shape], batches: int = 2, workdir: Path | None = None) -
             if p not in printed:
                 outcome.counts["lost"] += 1
                 continue
-            read, warned = parser_answer(shape, root)
+            read, warned = parser_answer(shape, root, parse)
             same = read == printed[p]
             outcome.counts[("agree" if same else "differ") + ("_warned" if warned else "")] += 1
             if not same and not warned:
@@ -243,5 +247,3 @@ def draw(count: int, seed: int) -> list[Shape]:
     return drawn
 
 
-def run(count: int, seed: int, batches: int = 2) -> Outcome:
-    return compare(draw(count, seed), batches)

@@ -69,6 +69,7 @@ _ARG = re.compile(r"\s*\{\s*([a-zA-Z@]+)\s*\}")
 _DEFINED_NAME = re.compile(r"\*?\s*(\{)?\s*\\([a-zA-Z@]+)\s*(?(1)\})")
 _LET_TARGET = re.compile(r"\s*=?\s*\\(if[a-zA-Z@]*|[a-zA-Z@]+)")
 _FIRST_TOKEN = re.compile(r"[ \t]*\n?[ \t]*(\\[a-zA-Z@]+|\\.|[^\s\\{}%])")
+_IFX_UNDEFINED = re.compile(r"\s*\\([a-zA-Z@]+)\s*\\(?:@undefined|undefined)(?![a-zA-Z@])")
 _NEXT_TOKEN = re.compile(r"(\\[a-zA-Z@]+|\\.|[^\s\\{}%])")
 Where = Callable[[int], str]  # "file:line" of a position in the text read
 
@@ -373,6 +374,10 @@ class _Reader:
             if not switch.settled or self.unsettled or (self.braces and later):
                 return None, pos
             return switch.value, pos
+        if name == "ifx":
+            m = _IFX_UNDEFINED.match(self.text, pos)
+            if m:  # \ifx\cmd\undefined: false for a command the file has defined by now
+                return (False, m.end()) if m.group(1) in self.defined else (None, pos)
         if name in ("if", "ifx"):
             return _compare(name, self.text, pos)
         if name == "ifnum":
