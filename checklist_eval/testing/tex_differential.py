@@ -41,11 +41,12 @@ from checklist_eval.models import Paper, WarningKind
 # command reads a paper through.
 Parse = Callable[[Path], Paper]
 
-PACKAGES = "\\usepackage{etoolbox}\\usepackage{ifthen}\\usepackage{verbatim}\\usepackage{listings}\n"
+PACKAGES = ("\\usepackage{etoolbox}\\usepackage{ifthen}\\usepackage{verbatim}\\usepackage{listings}"
+            "\\usepackage{iftex}\\usepackage{amsmath}\n")
 # "@" stands for a shape's own prefix (letters), so no two shapes of one document share a name.
 DECLARATIONS = ("\\newif\\ifsw@a\\newif\\ifsw@b\\newtoggle{tg@}\\newbool{bo@}\\newboolean{bt@}"
                 "\\def\\ma@{x}\\def\\mb@{y}")
-ANSWERS = ("\\answerYes{}", "\\answerNo{}", "\\answerNA{}", "")
+ANSWERS = ("\\answerYes{}", "\\answerNo{}", "\\answerNA{}", "", "$p\\iff q$ ")
 SWITCHES = ("sw@a", "sw@b")
 SETTINGS = (
     "\\{s}true", "\\{s}false", "{{\\{s}true}}", "{{\\{s}false}}", "\\begingroup\\{s}true\\endgroup",
@@ -60,6 +61,7 @@ OPENERS = (
     "\\unless\\ifsw@a ", "\\csname ifsw@a\\endcsname ", "\\ifbo@ ", "\\ifbt@ ", "\\if aa", "\\if ab", "\\if a b",
     "\\ifx aa", "\\ifx ab", "\\ifx\\ma@\\mb@ ", "\\if\\ma@\\mb@ ", "\\ifx\\ma@\\ma@ ", "\\ifnum 1<2 ", "\\ifnum 3<2 ",
     "\\ifodd 3 ", "\\ifdefined\\ma@ ", "\\ifdefined\\mz@ ", "\\ifx\\ma@\\undefined ", "\\ifx\\mz@\\undefined ",
+    "\\ifpdftex ",
 )
 PACKAGE = ("\\iftoggle{{tg@}}{{{0}}}{{{1}}}", "\\nottoggle{{tg@}}{{{0}}}{{{1}}}", "\\ifbool{{bo@}}{{{0}}}{{{1}}}",
            "\\notbool{{bo@}}{{{0}}}{{{1}}}", "\\ifthenelse{{\\boolean{{bt@}}}}{{{0}}}{{{1}}}")

@@ -81,12 +81,13 @@ class _Frame:
     name: str
     live: bool  # TeX reads the branch it is in (its enclosing text is read)
     in_else: bool = False
+    first_spans: int = -1  # undecided: how many kept spans the text had when its first branch ended
 
     @property
     def reads(self) -> bool:
-        """Whether the branch the scan is in is read."""
-        first = self.value is None or self.value
-        return self.live and (first != self.in_else)
+        """Whether the branch the scan is in is read: an undecided conditional's every branch is read
+        until its end shows whether it holds an answer (then only the first is kept)."""
+        return self.live and (self.value is None or self.value != self.in_else)
 
 
 @dataclass
@@ -191,7 +192,7 @@ class _Reader:
             self.braces += text.count("{", pos) - text.count("}", pos)
         self.keep_until(len(self.text))
         for frame in reversed(self.stack):  # never closed: TeX reads on to the end of the document
-            self._warn(frame, len(self.text))
+            self._close(frame, len(self.text))
         text, kept = joined(self.text, self.spans)
         return text, kept
 
@@ -337,10 +338,21 @@ class _Reader:
         self.pos = max(self.pos, end)
         if name == "fi":
             self._pop()
-            self._warn(frame, end)
+            self._close(frame, end)
         else:
+            if not frame.in_else:
+                frame.first_spans = len(self.spans)
             frame.in_else = True
             self._update()
+
+    def _close(self, frame: _Frame, end: int) -> None:
+        """An undecided conditional ends: one holding an answer is read as its first branch, with a
+        warning; one holding none keeps every branch's text (the body's evidence stays whole)."""
+        if not frame.live or frame.value is not None or not self._holds_answer(frame.start, end):
+            return
+        if frame.first_spans >= 0:
+            del self.spans[frame.first_spans :]
+        self._warn(frame)
 
     @property
     def answers(self) -> list[int]:
@@ -350,12 +362,11 @@ class _Reader:
             self._answers = [m.start() for m in _ANSWER_MARK.finditer(self.text, body)]
         return self._answers
 
-    def _warn(self, frame: _Frame, end: int) -> None:
-        if not frame.live or frame.value is not None:
-            return
-        i = bisect.bisect_left(self.answers, frame.start)
-        if i == len(self.answers) or self.answers[i] >= end:
-            return
+    def _holds_answer(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self.answers, start)
+        return i < len(self.answers) and self.answers[i] < end
+
+    def _warn(self, frame: _Frame) -> None:
         line = f" at {self.where(frame.start)}" if self.where else ""
         test = " ".join(self.text[frame.start : frame.start + 40].split())
         self.warnings.append(ParseWarning(

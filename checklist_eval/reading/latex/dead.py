@@ -19,10 +19,11 @@ _COMMENT_SCAN = re.compile(
 )
 _VERBATIM_END = {name: re.compile(rf"\\end\{{{name}\*?\}}") for name in ("verbatim", "lstlisting", "minted")}
 CONDITIONAL = re.compile(r"\\(?:(?P<open>if[a-zA-Z@]*)|(?P<fi>fi)|(?P<else>else))(?![a-zA-Z@])")
-# etoolbox/ifthen macros that look like TeX conditionals but take arguments and have no \fi.
+# etoolbox/ifthen macros that look like TeX conditionals but take arguments and have no \fi, and
+# amsmath's \iff (a relation). The engine tests (\ifpdf, \ifxetex, \ifluatex) are conditionals.
 NOT_CONDITIONALS = re.compile(
-    r"^if(?:thenelse|toggle|bool|str|blank|def(?!ined)|undef|cs(?!name)|num(?:comp|equal|odd)"
-    r"|dim(?:comp|equal)|lang|pdf(?:tex)?$|xetex$|luatex$|empty|strequal|inlist|boolexpr)"
+    r"^if(?:thenelse|toggle|bool|str|blank|def(?!ined)|undef|cs(?!name)|num(?:comp|equal|odd|greater|less)"
+    r"|dim(?:comp|equal|greater|less)|lang|empty|strequal|inlist|boolexpr|boolexpe|f$)"
 )
 # An \iffalse TeX reads as a conditional; \verb, \lstinline and verbatim-like environments are text
 # to TeX where it reads them, so one inside them opens nothing (found first, and stepped over).

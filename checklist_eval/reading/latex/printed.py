@@ -105,8 +105,9 @@ def _argument(text: str, pos: int) -> tuple[int, int, int] | None:
 
 
 def first_branches(text: str, where: Where | None = None) -> tuple[str, Kept, list[ParseWarning]]:
-    """Each package conditional read as its first branch: what it tests (a toggle, a boolean, a string)
-    is set by commands this reader does not follow, so an answer inside one gets an undecided warning."""
+    """Each package conditional holding an answer read as its first branch, with an undecided warning:
+    what it tests (a toggle, a boolean, a string) is set by commands this reader does not follow. One
+    holding no answer is left as written."""
     if not _PACKAGE.search(text):
         return text, [(0, 0)], []
     opaque = [m.span() for m in _OPAQUE.finditer(text)]
@@ -128,16 +129,17 @@ def first_branches(text: str, where: Where | None = None) -> tuple[str, Kept, li
         if len(args) < _PACKAGE_CONDITIONALS[m.group(1)] + 2:
             continue
         (_, first_in, first_end), (_, _, second_end) = args[-2], args[-1]
+        if not any(m.start() <= a < second_end for a in answers):
+            continue  # no answer inside: both branches' text stays, as written (the body's evidence whole)
         braced = args[-2][0] < first_in
         first_inner_end = first_end - 1 if braced and text[first_end - 1] == "}" else first_end
         cuts += [(m.start(), first_in), (first_inner_end, second_end)]
         dropped.append((first_inner_end, second_end))
-        if any(m.start() <= a < second_end for a in answers):
-            line = f" at {where(m.start())}" if where else ""
-            warnings.append(ParseWarning(
-                kind=WarningKind.UNDECIDED, location=f"\\{m.group(1)}{line}",
-                message=f"an answer inside \\{m.group(1)}{line}, a package conditional this reader does not "
-                        "evaluate: read as its first branch, the PDF may show the other"))
+        line = f" at {where(m.start())}" if where else ""
+        warnings.append(ParseWarning(
+            kind=WarningKind.UNDECIDED, location=f"\\{m.group(1)}{line}",
+            message=f"an answer inside \\{m.group(1)}{line}, a package conditional this reader does not "
+                    "evaluate: read as its first branch, the PDF may show the other"))
     return (*_cut(text, cuts), warnings)
 
 
