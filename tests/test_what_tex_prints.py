@@ -99,6 +99,8 @@ def test_undecided_answers_are_read_as_written_and_flagged_in_the_records(cli, t
         flags = {r["submission_id"]: r["manipulation"] for r in csv.DictReader(fh) if r["role"] == "G"}
     for case, (_, _, where) in UNDECIDED.items():
         assert f"undecided: {where} at genuine_sga.tex:" in flags[case], (case, flags[case])
+        reports = [p.read_text("utf-8") for p in out.rglob("report.html") if case in str(p)]
+        assert reports and "Answers the source does not decide" in reports[0], case
 
 
 def test_a_checklist_only_in_an_untaken_branch_is_read_as_written_and_said(cli, tmp_path):
