@@ -181,6 +181,7 @@ class WarningKind(str, Enum):
     UNMATCHED_ANSWER = "unmatched_answer"  # an answer mark that belongs to no question
     ROOT_CHOICE = "root_choice"  # several candidate main files; which one was read
     UNDECIDED = "undecided"  # an answer whose printed form the source does not decide (a conditional, a redefinition)
+    OTHER_CHECKLIST = "other_checklist"  # another checklist in the paper (a datasheet), left aside
     NO_BODY = "no_body"  # only the checklist was read: answers pointing into the paper cannot be verified
     THIN_BODY = "thin_body"  # a paper body too short to verify most answers
     OTHER = "other"  # a warning read back from an older record, whose kind was not kept

@@ -99,3 +99,50 @@ def test_records_carry_the_location_and_read_it_back(tmp_path, fixtures_dir):
         back = read_records(tmp_path / name)
         assert [r.location for r in back] == [it.location for it in paper.checklist.items]
         assert back[0].location == f"checklist.tex:{paper.checklist.items[0].line}"
+
+
+def _location_check():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "check_locations.py"
+    spec = importlib.util.spec_from_file_location("check_locations", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_answer_of_the_shared_papers_and_fixtures_points_at_its_answer_macro(shared_dir):
+    """Issue 32: all 42 shared papers and every LaTeX fixture paper; each answered item's file:line
+    holds the answer macro of the answer read (sub-questions of the 2021 form included). Three papers
+    whose conditionals removed text before the checklist had every answer's line wrong."""
+    check = _location_check()
+    papers = check.default_papers()
+    assert len([p for p in papers if shared_dir in p.parents]) == 42
+    answered = 0
+    for paper in papers:
+        count, wrong = check.located(paper)
+        assert wrong == [], (paper.name, wrong[:3])
+        answered += count
+    assert answered >= 800
+
+
+def test_a_conditional_before_the_checklist_leaves_the_lines_right(tmp_path):
+    """A switch's untaken branch (and a package conditional) above the checklist removes text before
+    it: the lines are still those of the file as written."""
+    (tmp_path / "sections").mkdir()
+    (tmp_path / "sections" / "checklist.tex").write_text(CHECKLIST)
+    main = MAIN.replace("\\begin{document}", "\\usepackage{etoolbox}\\newif\\ifarxiv\n\\begin{document}\n"
+                        "\\ifarxiv\nan arXiv abstract\n\nover lines\n\\else\nthe submission's\n\\fi\n"
+                        "\\ifbool{x}{one\n\ntwo}{three\n\nfour}\n")
+    (tmp_path / "main.tex").write_text(main)
+    paper = load_paper(tmp_path)
+    claims, limitations = paper.checklist.item("1"), paper.checklist.item("2")
+    assert (claims.file, claims.line) == ("sections/checklist.tex", _lines_of(CHECKLIST, r"\answerYes{} %")[0])
+    assert (limitations.file, limitations.line) == ("sections/checklist.tex", _lines_of(CHECKLIST, r"\answerNA{}")[0])
+    # the checklist in the main file itself, below the removed branches
+    inline = main.replace("\\input{sections/checklist}", CHECKLIST)
+    (tmp_path / "main.tex").write_text(inline)
+    (tmp_path / "sections" / "checklist.tex").unlink()
+    paper = load_paper(tmp_path)
+    assert paper.checklist.item("1").line == _lines_of(inline, r"\answerYes{} %")[0]
+    assert paper.checklist.item("2").line == _lines_of(inline, r"\answerNA{}")[0]

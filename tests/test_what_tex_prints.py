@@ -38,11 +38,30 @@ DECIDED = {
     "excludecomment": ("\\usepackage{comment}\\excludecomment{draft}",
                        "\\begin{draft}\\answerYes{}\\end{draft}\\answerNo{}", "No"),
     "let": ("\\let\\answerYes\\answerNo", "\\answerYes{}", "No"),
+    # every setting literal and global: TeX meets them in order, the last one before the use counts
+    "switch-set-both-ways-in-order": ("\\newif\\ifcamera\\cameratrue\\camerafalse",
+                                      "\\ifcamera \\answerYes{}\\else \\answerNo{}\\fi", "No"),
+    "let-iftrue": ("\\newif\\ifcamera\\let\\ifcamera\\iftrue", "\\ifcamera \\answerNo{}\\else \\answerYes{}\\fi",
+                   "No"),
+    "unless": ("", "\\unless\\iffalse \\answerNo{}\\else \\answerYes{}\\fi", "No"),
+    "set-after-the-checklist": ("\\newif\\ifcamera", "\\ifcamera \\answerYes{}\\else \\answerNo{}\\fi\\cameratrue",
+                                "No"),
+    "iffalse-in-verb": ("", "\\verb|\\iffalse| \\answerNo{}", "No"),
+    "iffalse-in-verbatim": ("", "\\begin{verbatim}\n\\iffalse\n\\end{verbatim}\n\\answerNo{}", "No"),
     "renewcommand": ("\\renewcommand{\\answerYes}[1][]{\\textcolor{orange}{[No] #1}}", "\\answerYes{}", "No"),
 }
 UNDECIDED = {
-    "switch-set-both-ways": ("\\newif\\ifcamera\\cameratrue\\camerafalse",
+    "switch-set-in-a-group": ("\\newif\\ifcamera{\\cameratrue}",
+                              "\\ifcamera \\answerYes{}\\else \\answerNo{}\\fi", "\\ifcamera"),
+    "switch-set-by-csname": ("\\newif\\ifcamera\\csname cameratrue\\endcsname",
                              "\\ifcamera \\answerYes{}\\else \\answerNo{}\\fi", "\\ifcamera"),
+    "switch-let-to-another": ("\\newif\\ifcamera\\newif\\ifdraft\\drafttrue\\let\\ifcamera\\ifdraft",
+                              "\\ifcamera \\answerYes{}\\else \\answerNo{}\\fi", "\\ifcamera"),
+    "if-over-macros": ("\\def\\a{x}\\def\\b{x}", "\\if\\a\\b \\answerYes{}\\else \\answerNo{}\\fi", "\\if"),
+    "etoolbox-toggle": ("\\usepackage{etoolbox}\\newtoggle{cam}\\toggletrue{cam}",
+                        "\\iftoggle{cam}{\\answerYes{}}{\\answerNo{}}", "\\iftoggle"),
+    "ifthen-boolean": ("\\usepackage{ifthen}\\newboolean{cam}\\setboolean{cam}{true}",
+                       "\\ifthenelse{\\boolean{cam}}{\\answerYes{}}{\\answerNo{}}", "\\ifthenelse"),
     "ifdefined-from-a-package": ("", "\\ifdefined\\camerarready \\answerYes{}\\fi", "\\ifdefined"),
     "renewcommand-unreadable": ("\\renewcommand{\\answerNo}{\\mystery}", "\\answerNo{}", "\\answerNo"),
 }
@@ -72,14 +91,16 @@ def test_undecided_answers_are_read_as_written_and_flagged_in_the_records(cli, t
         run = cli("parse", str(root / case / "genuine_sga.tex"), "--json")
         got, warnings = _claims(run)
         assert got in ("Yes", "No"), (case, got)  # read as written: an answer, never dropped
-        assert any("does not decide" in w or "both ways" in w for w in warnings), (case, warnings)
+        assert any("does not decide" in w or "does not evaluate" in w for w in warnings), (case, warnings)
     out = tmp_path / "results"
     run = cli("batch", str(root), "--out", str(out), out=out)
     assert run.code == 0, run
     with (out / "records.csv").open(newline="", encoding="utf-8") as fh:
         flags = {r["submission_id"]: r["manipulation"] for r in csv.DictReader(fh) if r["role"] == "G"}
     for case, (_, _, where) in UNDECIDED.items():
-        assert f"undecided: {where}" in flags[case], (case, flags[case])
+        assert f"undecided: {where} at genuine_sga.tex:" in flags[case], (case, flags[case])
+        reports = [p.read_text("utf-8") for p in out.rglob("report.html") if case in str(p)]
+        assert reports and "Answers the source does not decide" in reports[0], case
 
 
 def test_a_checklist_only_in_an_untaken_branch_is_read_as_written_and_said(cli, tmp_path):

@@ -24,7 +24,7 @@ from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.challenge.layout import REPORT_HTML
 from checklist_eval.challenge.scoring import rules_parts
 from checklist_eval.fsutil import atomic_write_text
-from checklist_eval.models import MUST_FIX_TAG, ROLES, Answer, Assessment, Paper, Role, Usage
+from checklist_eval.models import MUST_FIX_TAG, ROLES, Answer, Assessment, Paper, Role, Usage, WarningKind
 
 if TYPE_CHECKING:  # pandas and rich stay out of the import path of the light commands
     from rich.console import Console
@@ -181,6 +181,7 @@ def paper_view(paper: Paper, assessments: Sequence[Assessment], *, assessor: str
         "tally": _tally(records), "must_fix": [c for c in cards if c.verdict == "incorrect"],
         "usage": usage_line(usage), "overrides": [], "score_warnings": [],
         "hidden": [describe(run) for run in paper.hidden_text], "injection": injection_passages(paper),
+        "undecided": [w.location or w.message for w in paper.warnings if w.kind is WarningKind.UNDECIDED],
         "agreement": [],
         "sections": [{"heading": "Answers", "source": "", "warnings": [str(w) for w in paper.warnings],
                       "cards": cards}],
@@ -248,7 +249,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
                     title: str | None = None) -> dict[str, Any]:
     """What one submission's report shows (the template's ``r``); ``overrides``: the appeal decisions
     already applied to ``records``; ``links``: a record's page in the organizer's browser."""
-    from checklist_eval.assessors.manipulation import HIDDEN, INJECTION
+    from checklist_eval.assessors.manipulation import HIDDEN, INJECTION, UNDECIDED
 
     by_role: dict[str, list[Record]] = {}
     for r in records:
@@ -275,6 +276,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
         "must_fix": [c for c in cards if c.verdict == "incorrect"], "usage": usage_line(usage),
         "overrides": applied, "score_warnings": list(score.warnings),
         "hidden": _manipulation_lines(by_role, HIDDEN), "injection": _manipulation_lines(by_role, INJECTION),
+        "undecided": _manipulation_lines(by_role, UNDECIDED),
         "agreement": _agreement_rows(records) if "A" in by_role and "T" in by_role else [],
         "sections": sections,
     }

@@ -52,22 +52,75 @@ class Region:
     start: int
     end: int
     heading_numbered: bool = False
+    # the headings of other checklists in the paper (a datasheet, another venue's list), left aside
+    left_aside: tuple[str, ...] = ()
+
+
+# How many answer marks of a candidate checklist are matched to questions when candidates are weighed:
+# a NeurIPS checklist shows itself within its first few dozen; a hostile paper may hold thousands.
+_MARKS_WEIGHED = 40
 
 
 def find_region(text: str) -> Region | None:
-    """The live checklist: from its heading to the next top-level heading; without a heading (a
-    fragment), the lists that hold the answer marks."""
+    """The live NeurIPS checklist: of the headed sections that hold answer marks (a heading naming a
+    checklist, up to the next top-level heading), the one whose answers are about the most NeurIPS
+    questions, the others being left aside; without such a heading (a fragment), the lists that hold
+    the answer marks."""
+    candidates = _headed_regions(text)
+    if len(candidates) > 1:
+        weights = [_questions_answered(text[c.start : c.end]) for c in candidates]
+        best = max(range(len(candidates)), key=lambda i: (weights[i], -i))
+        others = tuple(_heading_title(text, c.start) for i, c in enumerate(candidates) if i != best)
+        chosen = candidates[best]
+        return Region(chosen.start, chosen.end, chosen.heading_numbered, others)
+    if candidates:
+        return candidates[0]
+    return _list_region(text)
+
+
+def _headed_regions(text: str) -> list[Region]:
+    """Each section a checklist heading opens that holds an answer mark, in order."""
     ends: list[int] | None = None
     answers: list[int] = []
+    found: list[Region] = []
     for m in _CHECKLIST_HEADING.finditer(text):
         if ends is None:  # found once: searching again from each of thousands of headings is quadratic
             ends = [n.start() for n in _NEXT_HEADING.finditer(text)]
             answers = sorted(a.start() for pattern in (_ANSWER_MACRO, _ANSWER_BRACKET) for a in pattern.finditer(text))
         end = _next_at(ends, m.end())
         end = len(text) if end < 0 else end
-        if m.end() <= _next_at(answers, m.end()) < end:
+        if m.end() <= _next_at(answers, m.end()) < end and (not found or m.start() >= found[-1].end):
             numbered = "*" not in text[m.start() : m.start() + 12] and text.startswith("\\section", m.start())
-            return Region(m.start(), end, numbered)
+            found.append(Region(m.start(), end, numbered))
+            if len(found) > _MARKS_WEIGHED:
+                break  # a paper of thousands of checklist headings: the first ones are weighed
+    return found
+
+
+def _heading_title(text: str, start: int) -> str:
+    m = _CHECKLIST_HEADING.match(text, start)
+    title = m.group(0) if m else text[start : start + 80]
+    return squash(title[title.find("{") + 1 :].rstrip("}"))[:80]
+
+
+def _questions_answered(region: str) -> int:
+    """How many distinct questions of the NeurIPS checklist version the region is written against
+    its answer marks answer (each read from the text before it, as the answers themselves are)."""
+    spec = checklists.load(checklists.detect(region))
+    marks = sorted(m.start() for pattern in (_ANSWER_MACRO, _ANSWER_BRACKET) for m in pattern.finditer(region))
+    matched = set()
+    previous = 0
+    for mark in marks[:_MARKS_WEIGHED]:
+        qid = _best_match(spec, region[max(previous, mark - 600) : mark])
+        if qid is not None:
+            matched.add(qid)
+        previous = mark
+    return len(matched)
+
+
+def _list_region(text: str) -> Region | None:
+    """Without a heading: from the outermost list around the first answer mark of the body to the end
+    of the list holding the last."""
     # Answer macros in the preamble are definitions (\newcommand{\answerYes}...), not answers.
     body_start = text.find("\\begin{document}")
     marks = [m.start() for m in _ANSWER_MACRO.finditer(text, max(body_start, 0))]

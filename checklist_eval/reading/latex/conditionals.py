@@ -1,273 +1,440 @@
-"""What TeX prints, where the source alone decides it: conditionals and redefined answer macros.
+"""What TeX prints, where the source alone decides it: TeX's conditionals, read in one pass.
 
-An answer inside ``\\if01 ... \\else ... \\fi`` or a ``\\newif`` switch the file sets is not what a
-reader of the PDF sees if it is read as written. Here the conditionals TeX would evaluate from the
-source are evaluated (``\\iftrue``/``\\iffalse``, ``\\if``/``\\ifx`` on two characters or one token
-twice, ``\\ifnum``/``\\ifodd`` on literals, ``\\newif`` switches set the same way wherever the file sets
-them, ``\\ifdefined``/``\\ifcsname``/``\\ifx\\x\\undefined`` of a command the file defines), the
-``comment`` package's ``\\excludecomment`` environments are removed, and ``\\answerYes`` and its
-siblings are read as what their ``\\let``/``\\renewcommand``/``\\def`` in the file makes them print.
+A conditional is decided only where the source settles it: ``\\iftrue``/``\\iffalse``, ``\\if``/``\\ifx``
+on two characters (or ``\\ifx`` on one token twice), ``\\ifnum``/``\\ifodd`` on literals, and a switch
+(``\\newif``, or ``\\let\\ifx\\iftrue``) whose every setting so far was a literal ``\\xtrue``/``\\xfalse``
+(or ``\\let`` to ``\\iftrue``/``\\iffalse``) that TeX reaches before the use, outside any group (braces,
+an environment, ``\\begingroup``) and outside any branch that is itself undecided; ``\\unless``
+negates. A switch set any other way (in a group, through ``\\csname``, by ``\\let`` to another switch,
+by a package's ``\\setboolean``), or set again after a use written inside braces (a macro body is run
+later), is undecided from there on; so is any other test (``\\if`` over macros, ``\\ifdefined`` of what
+a package defines, ``\\ifcase``, an engine test).
 
-Where the source does not decide (a switch set both ways, a command defined by a package, a macro
-redefined to print something else), the text is read as written and a ``WarningKind.UNDECIDED``
-warning names the conditional or the macro, so the report and the records say the answer may not
-be what the PDF shows. One pass over the conditionals with a stack: linear in the text.
+An undecided conditional is read as its first-written branch, and when that conditional holds an
+answer a typed ``WarningKind.UNDECIDED`` warning names it and its line: the PDF may show the other.
+``\\verb``, ``\\lstinline`` and the verbatim-like environments (verbatim, lstlisting, minted, comment)
+never open or close a conditional where TeX reads them; inside a branch TeX skips, TeX only counts
+conditional tokens, and so does this reader.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-from checklist_eval.models import Answer, ParseWarning, WarningKind, normalize_answer
-from checklist_eval.reading.latex.dead import CONDITIONAL as _COND
+from checklist_eval.models import ParseWarning, WarningKind
 from checklist_eval.reading.latex.dead import NOT_CONDITIONALS as _NOT_CONDITIONALS
+from checklist_eval.reading.latex.dead import Kept, joined
 
-_NEWIF = re.compile(r"\\newif\s*\\if([a-zA-Z@]+)")
-_SETTING = re.compile(r"\\([a-zA-Z@]+?)(true|false)(?![a-zA-Z@])")
-_DEFINED = re.compile(
-    r"\\(?:[gex]?def|let|(?:re)?newcommand\*?|providecommand\*?|DeclareRobustCommand\*?|NewDocumentCommand"
-    r"|DeclareMathOperator\*?|newenvironment)\s*\{?\s*\\([a-zA-Z@]+)")
-_NUMBER = r"\s*(-?\s*\d+)\s*"
-_IFNUM = re.compile(_NUMBER + r"([<=>])" + _NUMBER + r"(?!\d)")
-_IFODD = re.compile(_NUMBER + r"(?!\d)")
-_TOKEN = re.compile(r"\s*(\\[a-zA-Z@]+|\\.|[^\s\\{}])")
-_CSNAME = re.compile(r"\s*([a-zA-Z@]+)\s*\\endcsname")
+# One alternation finds, in order, everything the pass acts on. Verbatim-like text first, so that
+# nothing inside it is read as a command where TeX reads it as text.
+_SCAN = (
+    r"(?P<verb>\\verb\*?(?P<vd>[^a-zA-Z\s*])[^\n]*?(?P=vd)"
+    r"|\\lstinline\s*(?:\[[^\]\n]*\])?(?:\{[^{}\n]*\}|(?P<ld>[^a-zA-Z\s{\[])[^\n]*?(?P=ld)))"
+    r"|\\begin\s*\{(?P<venv>verbatim|Verbatim|lstlisting|minted|comment)(?P<vstar>\*?)\}"
+    r"|\\(?P<env>begin|end)\s*\{(?P<envname>[^{}\\]*)\}"
+    r"|\\(?P<cs>csname)(?![a-zA-Z@])\s*(?P<csbody>[^\\{}]*?)\s*\\endcsname"
+    r"|\\(?P<name>if[a-zA-Z@]*|else|fi|or|let|futurelet|[gex]?def|newif|(?:re)?newcommand|providecommand"
+    r"|DeclareRobustCommand|NewDocumentCommand|RenewDocumentCommand|DeclareDocumentCommand|begingroup|endgroup"
+    r"|bgroup|egroup|setboolean|setbool|booltrue|boolfalse|newbool|newboolean|providebool{settings})(?![a-zA-Z@])"
+    r"|\\[\\{}]"  # an escaped backslash or brace: what follows it is not a command, nor a group
+)
+
+
+def _scan(switches: set[str]) -> re.Pattern[str]:
+    """The pass's pattern; a switch's ``\\xtrue``/``\\xfalse`` are found for the document's own switches."""
+    names = "|".join(map(re.escape, sorted(switches, key=len, reverse=True)))
+    return re.compile(_SCAN.replace("{settings}", f"|(?:{names})(?:true|false)" if names else ""))
+
+
+# Braces are counted between the matches (str.count), not matched one by one: a paper has many.
+_GROUPS = {"begingroup": 1, "bgroup": 1, "endgroup": -1, "egroup": -1}
+_DEFINERS = re.compile(
+    r"^(?:[gex]?def|let|futurelet|(?:re)?newcommand|providecommand|DeclareRobustCommand|NewDocumentCommand"
+    r"|RenewDocumentCommand|DeclareDocumentCommand|newif)$")
+# Package commands that set or declare a boolean made by \newif (etoolbox's \newbool is one, ifthen's
+# \newboolean another): each makes that switch undecided from there on.
+_BOOL_SETTERS = {"setboolean", "setbool", "booltrue", "boolfalse", "newbool", "newboolean", "providebool"}
+_PRIMITIVE_IFS = {"if", "ifx", "ifcat", "ifnum", "ifdim", "ifodd", "ifvmode", "ifhmode", "ifmmode", "ifinner",
+                  "ifvoid", "ifhbox", "ifvbox", "ifeof", "iftrue", "iffalse", "ifcase", "ifdefined", "ifcsname",
+                  "iffontchar", "ifincsname", "ifpdfprimitive", "ifpdfabsnum", "ifpdfabsdim"}
+_NUMBER = r"\s*(-?\s*\d+)"
+_IFNUM = re.compile(_NUMBER + r"\s*([<=>])" + _NUMBER + r"(?![\d\\])")
+_IFODD = re.compile(_NUMBER + r"(?![\d\\])")
+_CHAR = re.compile(r"[0-9A-Za-z.,;:!?+\-*/=<>()\[\]|']")
 _ANSWER_MARK = re.compile(r"\\answer(?:Yes|No|NA|TODO)(?![a-zA-Z@])|\[\s*(?:Yes|No|NA|N/A|TODO)\s*\]")
-_EXCLUDED = re.compile(r"\\excludecomment\s*\{\s*([a-zA-Z@*]+)\s*\}")
+_ARG = re.compile(r"\s*\{\s*([a-zA-Z@]+)\s*\}")
+_DEFINED_NAME = re.compile(r"\*?\s*(\{)?\s*\\([a-zA-Z@]+)\s*(?(1)\})")
+_LET_TARGET = re.compile(r"\s*=?\s*\\(if[a-zA-Z@]*|[a-zA-Z@]+)")
+_FIRST_TOKEN = re.compile(r"[ \t]*\n?[ \t]*(\\[a-zA-Z@]+|\\.|[^\s\\{}%])")
+_IFX_UNDEFINED = re.compile(r"\s*\\([a-zA-Z@]+)\s*\\(?:@undefined|undefined)(?![a-zA-Z@])")
+_NEXT_TOKEN = re.compile(r"(\\[a-zA-Z@]+|\\.|[^\s\\{}%])")
+Where = Callable[[int], str]  # "file:line" of a position in the text read
 
 
 @dataclass
 class _Frame:
-    value: bool | None  # None: undecided, both branches read
-    start: int  # where the conditional begins in the input
+    value: bool | None  # None: undecided, the first-written branch read
+    start: int
     name: str
+    live: bool  # TeX reads the branch it is in (its enclosing text is read)
     in_else: bool = False
+    first_spans: int = -1  # undecided: how many kept spans the text had when its first branch ended
 
     @property
-    def dead(self) -> bool:
-        return self.value is not None and self.value == self.in_else
-
-
-class _Document:
-    """What the file itself says about its switches and commands, read once."""
-
-    def __init__(self, text: str):
-        settings: dict[str, set[bool]] = {name: set() for name in _NEWIF.findall(text)}
-        if settings:
-            for m in _SETTING.finditer(text):
-                if m.group(1) in settings:
-                    settings[m.group(1)].add(m.group(2) == "true")
-        # A switch set one way wherever the file sets it (or never set: \newif starts it false) is
-        # decided; one set both ways depends on the order TeX meets them, which the source alone
-        # cannot tell (a definition may set it when used, not where written).
-        self.switches = {name: (next(iter(v)) if v else False) for name, v in settings.items() if len(v) <= 1}
-        self.undecided_switches = {name for name, v in settings.items() if len(v) > 1}
-        self.defined = set(_DEFINED.findall(text)) | {f"if{name}" for name in settings}
-        begin = text.find("\\begin{document}")
-        self.answers = [m.start() for m in _ANSWER_MARK.finditer(text, max(begin, 0))]
-
-
-def _token(text: str, pos: int) -> tuple[str | None, int]:
-    m = _TOKEN.match(text, pos)
-    return (m.group(1), m.end()) if m else (None, pos)
-
-
-def _evaluate(name: str, text: str, pos: int, doc: _Document) -> tuple[bool | None, int]:
-    """The value of conditional ``\\name`` whose test starts at ``pos`` and where its test ends; None
-    when the source does not decide it (the test is then left in the text)."""
-    if name in ("iftrue", "iffalse"):
-        return name == "iftrue", pos
-    if name[2:] in doc.switches:
-        return doc.switches[name[2:]], pos
-    if name in ("if", "ifx"):
-        first, after = _token(text, pos)
-        second, end = _token(text, after)
-        if first is None or second is None:
-            return None, pos
-        if name == "ifx" and second in ("\\undefined", "\\@undefined") and first.startswith("\\"):
-            return (False, end) if first[1:] in doc.defined else (None, pos)
-        if first == second:
-            return True, end
-        chars = not first.startswith("\\") and not second.startswith("\\")
-        return (False, end) if chars else (None, pos)
-    if name == "ifnum":
-        m = _IFNUM.match(text, pos)
-        if m is None:
-            return None, pos
-        a, op, b = int(m.group(1).replace(" ", "")), m.group(2), int(m.group(3).replace(" ", ""))
-        return {"<": a < b, "=": a == b, ">": a > b}[op], m.end()
-    if name == "ifodd":
-        m = _IFODD.match(text, pos)
-        return (int(m.group(1).replace(" ", "")) % 2 == 1, m.end()) if m else (None, pos)
-    if name == "ifdefined":
-        tok, end = _token(text, pos)
-        return (True, end) if tok and tok.startswith("\\") and tok[1:] in doc.defined else (None, pos)
-    if name == "ifcsname":
-        m = _CSNAME.match(text, pos)
-        return (True, m.end()) if m and m.group(1) in doc.defined else (None, pos)
-    return None, pos
-
-
-def _is_conditional(text: str, m: re.Match[str]) -> bool:
-    name = m.group("open")
-    if _NOT_CONDITIONALS.match(name):
-        return False
-    before = text[max(0, m.start() - 16) : m.start()].rstrip()
-    # \newif\iffoo declares, \let\ifbar\iftrue or \def\iffoo names: neither opens a conditional
-    return not re.search(r"\\(?:newif|let|[gex]?def|newcommand\*?|renewcommand\*?)\s*\{?$"
-                         r"|\\let\s*\\[a-zA-Z@]+\s*=?$", before)
-
-
-def resolve_conditionals(text: str) -> tuple[str, list[ParseWarning]]:
-    """``text`` with every conditional the source decides replaced by its taken branch, and one
-    warning per undecided conditional around an answer of the document body."""
-    if "\\if" not in text:
-        return text, []
-    doc = _Document(text)
-    out: list[str] = []
-    warnings: list[ParseWarning] = []
-    stack: list[_Frame] = []
-    dead = 0  # frames whose current branch TeX skips
-    pos = 0
-    for m in _COND.finditer(text):
-        if m.start() < pos:
-            continue  # inside a test already read (\if\fi\fi)
-        if m.group("open"):
-            if not _is_conditional(text, m):
-                continue
-            value, test_end = _evaluate(m.group("open"), text, m.end(), doc)
-            if not dead:
-                out.append(text[pos : m.start()])
-            pos = test_end if value is not None else m.start()
-            stack.append(_Frame(value, m.start(), m.group("open")))
-            dead += stack[-1].dead
-            continue
-        if not stack:
-            continue  # a stray \else or \fi: left as written
-        frame = stack[-1]
-        if not dead:
-            out.append(text[pos : m.start()])
-        pos = m.end() if frame.value is not None else m.start()
-        dead -= frame.dead
-        if m.group("else"):
-            frame.in_else = True
-            dead += frame.dead
-        else:
-            stack.pop()
-            if frame.value is None and not dead:
-                warnings += _undecided(text, frame, m.end(), doc)
-    if not dead:
-        out.append(text[pos:])
-    return "".join(out), warnings
-
-
-def _undecided(text: str, frame: _Frame, end: int, doc: _Document) -> list[ParseWarning]:
-    i = bisect.bisect_left(doc.answers, frame.start)
-    if i == len(doc.answers) or doc.answers[i] >= end:
-        return []
-    test = " ".join(text[frame.start : frame.start + 40].split())
-    why = ("a switch the file sets both ways" if frame.name[2:] in doc.undecided_switches
-           else "a test the source alone does not decide")
-    return [ParseWarning(kind=WarningKind.UNDECIDED, location=f"\\{frame.name}",
-                         message=f"an answer inside \\{frame.name} ({why}: {test!r}...); both branches read "
-                                 "as written, the PDF may show only one")]
-
-
-# --- environments the comment package drops --------------------------------------------------------
-
-
-def drop_excluded_comments(text: str) -> str:
-    """``\\begin{NAME}...\\end{NAME}`` removed for each NAME the file passes to ``\\excludecomment``."""
-    names = set(_EXCLUDED.findall(text))
-    for name in names:
-        begin, end = f"\\begin{{{name}}}", f"\\end{{{name}}}"
-        out, pos = [], 0
-        while (start := text.find(begin, pos)) >= 0:
-            stop = text.find(end, start)
-            out.append(text[pos:start])
-            pos = len(text) if stop < 0 else stop + len(end)
-        out.append(text[pos:])
-        text = "".join(out)
-    return text
-
-
-# --- answer macros redefined --------------------------------------------------------------------------
-
-_ANSWER_NAMES = ("Yes", "No", "NA", "TODO")
-_ANSWER_DEF = re.compile(
-    r"\\(?P<how>let|[gex]?def|(?:re)?newcommand\*?|providecommand\*?|DeclareRobustCommand\*?)\s*\{?\s*"
-    r"\\answer(?P<name>Yes|No|NA|TODO)(?![a-zA-Z@])\s*\}?")
-_LET_TARGET = re.compile(r"\s*=?\s*\\answer(Yes|No|NA|TODO)(?![a-zA-Z@])")
-_PRINTED = re.compile(r"\[\s*(Yes|No|NA|N/A|TODO)\s*\]|\\answer(Yes|No|NA|TODO)(?![a-zA-Z@])")
-_DEF_BODY = re.compile(r"(?:\s*\[[^\]]{0,20}\])*\s*(?:#\d\s*)*\{")
+    def reads(self) -> bool:
+        """Whether the branch the scan is in is read: an undecided conditional's every branch is read
+        until its end shows whether it holds an answer (then only the first is kept)."""
+        return self.live and (self.value is None or self.value != self.in_else)
 
 
 @dataclass
-class _Printed:
-    answer: Answer | None  # None: what it prints cannot be read from the source
-    where: int  # the end of the (last) definition
+class _Switch:
+    value: bool = False
+    settled: bool = True  # every setting so far was modelled
+    settings: list[int] = field(default_factory=list)  # where the file sets it, in order
 
 
-def _body(text: str, pos: int) -> str | None:
-    """The replacement text of a definition whose name ends at ``pos``: its first brace group after
-    the optional ``[n][default]`` and ``#1`` parameters."""
-    from checklist_eval.reading.latex.lexer import group_end
+class _Reader:
+    """The state of one pass: the stack of open conditionals, the switches, and the depth of groups."""
 
-    m = _DEF_BODY.match(text, pos)
-    if m is None:
-        return None
-    close = group_end(text, m.end() - 1)
-    return text[m.end() : close - 1] if close > m.end() else None
+    def __init__(self, text: str, where: Where | None):
+        self.text = text
+        self.where = where
+        self.stack: list[_Frame] = []
+        self.switches: dict[str, _Switch] = {}
+        self.defined: set[str] = set()
+        self.declared: set[str] = set()  # switches declared so far (a branch TeX skips counts only these)
+        self.macro_ifs: set[str] = set()  # \if... names a \newcommand or \def makes: macros, not conditionals
+        self.unsettled = False  # a \csname built from macros may have set any switch
+        self.reading = True  # TeX reads the text at the scan's place
+        self.undecided_open = 0  # open conditionals the source does not decide
+        self.braces = 0
+        self.groups = 0  # environments and \begingroup
+        self.spans: list[tuple[int, int]] = []
+        self.pos = 0  # start of the text not yet kept or dropped
+        self.warnings: list[ParseWarning] = []
+        self._answers: list[int] | None = None
+        self._collect_settings()
 
+    def _collect_settings(self) -> None:
+        """Where each switch is set, in the whole text: a use inside braces is undecided when its switch
+        is set again later, since a macro body runs when it is used, not where it is written."""
+        names = set(re.findall(r"\\newif\s*\\if([a-zA-Z@]+)", self.text))
+        names |= set(re.findall(r"\\let\s*\\if([a-zA-Z@]+)", self.text))
+        names |= set(re.findall(r"\\(?:newbool|newboolean|providebool)\s*\{\s*([a-zA-Z@]+)", self.text))
+        for name in names:
+            self.switches[name] = _Switch()
+        if not names:
+            return
+        setting = re.compile(r"\\(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+                             + r")(?:true|false)(?![a-zA-Z@])|\\let\s*\\if([a-zA-Z@]+)")
+        for m in setting.finditer(self.text):
+            name = m.group(1) or m.group(2)
+            if name in self.switches:
+                self.switches[name].settings.append(m.start())
 
-def _printed_by(body: str | None, current: dict[str, _Printed]) -> Answer | None:
-    if body is None:
-        return None
-    found = set()
-    for m in _PRINTED.finditer(body):
-        if m.group(1):
-            found.add(normalize_answer(m.group(1)))
-        else:
-            found.add(current[m.group(2)].answer)
-    return found.pop() if len(found) == 1 else None
+    # --- reading state
 
+    def _update(self) -> None:
+        self.reading = not self.stack or self.stack[-1].reads
 
-def follow_answer_macros(text: str) -> tuple[str, list[ParseWarning]]:
-    """The text with each answer macro used after its last definition replaced by the one it prints
-    (``\\let\\answerYes\\answerNo`` makes every later ``\\answerYes`` a No); a warning for each macro
-    the file redefines to print something the source does not decide."""
-    current = {n: _Printed(Answer(n), -1) for n in _ANSWER_NAMES}
-    for m in _ANSWER_DEF.finditer(text):
+    @property
+    def global_level(self) -> bool:
+        return self.braces == 0 and self.groups == 0 and self.undecided_open == 0
+
+    def keep_until(self, pos: int) -> None:
+        if self.reading and pos > self.pos:
+            self.spans.append((self.pos, pos))
+        self.pos = max(self.pos, pos)
+
+    def _push(self, frame: _Frame) -> None:
+        self.stack.append(frame)
+        self.undecided_open += frame.value is None and frame.live
+        self._update()
+
+    def _pop(self) -> _Frame:
+        frame = self.stack.pop()
+        self.undecided_open -= frame.value is None and frame.live
+        self._update()
+        return frame
+
+    # --- the pass
+
+    def run(self) -> tuple[str, Kept]:
+        pos = 0
+        text = self.text
+        scan = _scan(set(self.switches))
+        while (m := scan.search(text, pos)) is not None:
+            if self.reading and m.start() > pos:
+                self.braces += text.count("{", pos, m.start()) - text.count("}", pos, m.start())
+            pos = m.end()
+            if m.lastgroup is None:
+                continue  # an escaped backslash or brace
+            if not self.reading:
+                pos = self._skipped(m)
+            elif m.group("verb") is not None:
+                continue
+            elif m.group("venv") is not None:
+                name = m.group("venv") + re.escape(m.group("vstar"))
+                end = re.compile(rf"\\end\s*\{{{name}\}}").search(self.text, pos)
+                pos = end.end() if end else pos
+            elif m.group("env") is not None:
+                if m.group("envname").strip() != "document":
+                    self.groups += 1 if m.group("env") == "begin" else -1
+            elif m.group("cs") is not None:
+                self._csname(m)
+            elif m.group("name") is not None:
+                pos = self._command(m)
+        if self.reading:
+            self.braces += text.count("{", pos) - text.count("}", pos)
+        self.keep_until(len(self.text))
+        for frame in reversed(self.stack):  # never closed: TeX reads on to the end of the document
+            self._close(frame, len(self.text))
+        text, kept = joined(self.text, self.spans)
+        return text, kept
+
+    def _skipped(self, m: re.Match[str]) -> int:
+        """In a branch TeX skips it only counts conditional tokens, wherever they stand (even in
+        verbatim text, or as the target of a \\let): the scan goes on inside what it matched."""
         name = m.group("name")
-        if m.group("how") == "let":
-            target = _LET_TARGET.match(text, m.end())
-            answer = current[target.group(1)].answer if target else None
+        if name is None:
+            return m.start() + 1
+        if name in ("else", "or", "fi"):
+            return self._command(m)
+        if not self._is_conditional(name, m.start()):
+            return m.end()
+        known = name in _PRIMITIVE_IFS or name[2:] in self.declared or name[2:] not in self.switches
+        if not known or re.search(r"\\newif\s*$", self.text[max(0, m.start() - 10) : m.start()]):
+            return m.end()  # a switch not declared yet is an undefined command to TeX here
+        return self._open(name, m.start(), m.end())
+
+    def _is_conditional(self, name: str, start: int) -> bool:
+        return name.startswith("if") and name not in self.macro_ifs and not _NOT_CONDITIONALS.match(name)
+
+    def _command(self, m: re.Match[str]) -> int:
+        name, end = m.group("name"), m.end()
+        if name in _GROUPS:
+            self.groups += _GROUPS[name]
+        elif name in ("else", "or", "fi"):
+            self._branch(name, m.start(), end)
+        elif _DEFINERS.match(name):
+            return self._definition(name, end)
+        elif name == "unless":
+            return end
+        elif name in _BOOL_SETTERS:
+            arg = _ARG.match(self.text, end)
+            if arg and self.reading:
+                self._unsettle(arg.group(1))
+                if name.startswith(("new", "provide")):
+                    self.declared.add(arg.group(1))
+        elif self._is_conditional(name, m.start()):
+            return self._open(name, m.start(), end)
+        elif name.endswith(("true", "false")) and self.reading:
+            self._set(name, m.start())
+        return end
+
+    # --- switches
+
+    def _set(self, name: str, start: int) -> None:
+        base = name[:-4] if name.endswith("true") else name[:-5]
+        switch = self.switches.get(base)
+        if switch is None:
+            return
+        if self.global_level and switch.settled:
+            switch.value = name.endswith("true")
         else:
-            answer = _printed_by(_body(text, m.end()), current)
-        current[name] = _Printed(answer, m.end())
-    changed = {n: p for n, p in current.items() if p.answer != Answer(n)}
-    if not changed:
-        return text, []
-    warnings = [ParseWarning(kind=WarningKind.UNDECIDED, location=f"\\answer{n}",
-                             message=f"\\answer{n} is redefined in the file to print what the source does not "
-                                     "decide; read as written")
-                for n, p in changed.items() if p.answer is None]
-    start = max(p.where for p in changed.values())
-    use = re.compile(r"\\answer(" + "|".join(n for n, p in changed.items() if p.answer is not None)
-                     + r")(?![a-zA-Z@])")
-    if not any(p.answer is not None for p in changed.values()):
-        return text, warnings
-    tail = use.sub(lambda u: f"\\answer{current[u.group(1)].answer.value}", text[start:])  # type: ignore[union-attr]
-    return text[:start] + tail, warnings
+            switch.settled = False
+
+    def _unsettle(self, name: str) -> None:
+        if name in self.switches:
+            self.switches[name].settled = False
+        else:
+            self.switches[name] = _Switch(settled=False)
+
+    def _definition(self, how: str, end: int) -> int:
+        """``\\newif\\ifx``, ``\\let\\ifx\\iftrue``, ``\\def\\xtrue{...}``, ``\\newcommand\\foo``: what it
+        declares, sets or spoils; the defined name is not read as a use."""
+        m = _DEFINED_NAME.match(self.text, end)
+        if m is None:
+            return end
+        target, after = m.group(2), m.end()
+        if not self.reading:
+            return after
+        if how == "newif" and target.startswith("if"):
+            switch = self.switches.setdefault(target[2:], _Switch())
+            self.declared.add(target[2:])
+            if self.global_level:
+                switch.value = False
+            else:
+                switch.settled = False
+        elif how == "let" and target.startswith("if"):
+            source = _LET_TARGET.match(self.text, after)
+            literal = source is not None and source.group(1) in ("iftrue", "iffalse")
+            switch = self.switches.setdefault(target[2:], _Switch())
+            self.declared.add(target[2:])
+            if literal and self.global_level and switch.settled:
+                switch.value = source.group(1) == "iftrue"  # type: ignore[union-attr]
+            else:
+                switch.settled = False
+            return source.end() if source else after
+        elif target.startswith("if"):
+            self.macro_ifs.add(target)
+            if target[2:] in self.switches:
+                self._unsettle(target[2:])
+        elif target.endswith(("true", "false")):
+            self._unsettle(target[:-4] if target.endswith("true") else target[:-5])
+        if self.global_level:
+            self.defined.add(target)
+        return after
+
+    def _csname(self, m: re.Match[str]) -> None:
+        """``\\csname xtrue\\endcsname`` sets a switch out of sight; ``\\csname ifx\\endcsname`` opens one."""
+        if not self.reading:
+            return
+        body = m.group("csbody").strip()
+        if not re.fullmatch(r"[a-zA-Z@]+", body):
+            self.unsettled = True  # built from macros: any switch may be the one it names
+            return
+        before = self.text[max(0, m.start() - 24) : m.start()]
+        if body.startswith("if") and not re.search(r"\\(?:let|[gex]?def|expandafter)\s*$", before):
+            if body in _PRIMITIVE_IFS or body[2:] in self.switches:
+                self.keep_until(m.start())
+                self.pos = m.end()
+                self._push(_Frame(None, m.start(), f"\\csname {body}\\endcsname", True))
+            return
+        for suffix in ("true", "false"):
+            if body.endswith(suffix):
+                self._unsettle(body[: -len(suffix)])
+        if body.startswith("if"):
+            self._unsettle(body[2:])
+
+    # --- conditionals
+
+    def _open(self, name: str, start: int, end: int) -> int:
+        live = self.reading
+        window = max(0, start - 12)
+        unless = re.search(r"\\unless\s*$", self.text[window:start])
+        value, test_end = self._evaluate(name, end, start) if live else (None, end)
+        if value is not None and unless:
+            value = not value
+        if live:
+            self.keep_until(window + unless.start() if unless else start)
+            self.pos = test_end
+        shown = ("\\unless" if unless else "") + "\\" + name
+        self._push(_Frame(value, start, shown, live))
+        return test_end
+
+    def _branch(self, name: str, start: int, end: int) -> None:
+        """``\\else``, ``\\or`` or ``\\fi`` of the innermost conditional; the token itself is never read."""
+        if not self.stack:
+            return  # a stray \else or \fi: left as written
+        frame = self.stack[-1]
+        if name == "or" and not frame.name.endswith("ifcase"):
+            return
+        self.keep_until(start)
+        self.pos = max(self.pos, end)
+        if name == "fi":
+            self._pop()
+            self._close(frame, end)
+        else:
+            if not frame.in_else:
+                frame.first_spans = len(self.spans)
+            frame.in_else = True
+            self._update()
+
+    def _close(self, frame: _Frame, end: int) -> None:
+        """An undecided conditional ends: one holding an answer is read as its first branch, with a
+        warning; one holding none keeps every branch's text (the body's evidence stays whole)."""
+        if not frame.live or frame.value is not None or not self._holds_answer(frame.start, end):
+            return
+        if frame.first_spans >= 0:
+            del self.spans[frame.first_spans :]
+        self._warn(frame)
+
+    @property
+    def answers(self) -> list[int]:
+        """Where the body's answer marks are (found when a conditional is undecided: most papers have none)."""
+        if self._answers is None:
+            body = max(self.text.find("\\begin{document}"), 0)
+            self._answers = [m.start() for m in _ANSWER_MARK.finditer(self.text, body)]
+        return self._answers
+
+    def _holds_answer(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self.answers, start)
+        return i < len(self.answers) and self.answers[i] < end
+
+    def _warn(self, frame: _Frame) -> None:
+        line = f" at {self.where(frame.start)}" if self.where else ""
+        test = " ".join(self.text[frame.start : frame.start + 40].split())
+        self.warnings.append(ParseWarning(
+            kind=WarningKind.UNDECIDED, location=f"{frame.name}{line}",
+            message=f"an answer inside {frame.name}{line}, a conditional the source does not decide ({test!r}...): "
+                    "read as its first branch, the PDF may show the other"))
+
+    def _evaluate(self, name: str, pos: int, start: int) -> tuple[bool | None, int]:
+        """The value of conditional ``\\name`` whose test starts at ``pos`` and where its test ends;
+        None when the source does not decide it."""
+        if name in ("iftrue", "iffalse"):
+            return name == "iftrue", pos
+        switch = self.switches.get(name[2:])
+        if switch is not None:
+            later = bisect.bisect_right(switch.settings, start) < len(switch.settings)
+            if not switch.settled or self.unsettled or (self.braces and later):
+                return None, pos
+            return switch.value, pos
+        if name == "ifx":
+            m = _IFX_UNDEFINED.match(self.text, pos)
+            if m:  # \ifx\cmd\undefined: false for a command the file has defined by now
+                return (False, m.end()) if m.group(1) in self.defined else (None, pos)
+        if name in ("if", "ifx"):
+            return _compare(name, self.text, pos)
+        if name == "ifnum":
+            m = _IFNUM.match(self.text, pos)
+            if m is None:
+                return None, pos
+            a, op, b = int(m.group(1).replace(" ", "")), m.group(2), int(m.group(3).replace(" ", ""))
+            return {"<": a < b, "=": a == b, ">": a > b}[op], m.end()
+        if name == "ifodd":
+            m = _IFODD.match(self.text, pos)
+            return (int(m.group(1).replace(" ", "")) % 2 == 1, m.end()) if m else (None, pos)
+        if name == "ifdefined":
+            m = re.compile(r"\s*\\([a-zA-Z@]+)").match(self.text, pos)
+            return (True, m.end()) if m and m.group(1) in self.defined else (None, pos)
+        return None, pos
 
 
-def what_tex_prints(text: str) -> tuple[str, list[ParseWarning]]:
-    """The document as TeX would print it where the source decides: excluded comment environments
-    dropped, conditionals evaluated, answer macros read as what they print."""
-    if "\\excludecomment" in text:
-        text = drop_excluded_comments(text)
-    text, warnings = resolve_conditionals(text)
-    text, more = follow_answer_macros(text)
-    return text, warnings + more
+def _compare(name: str, text: str, pos: int) -> tuple[bool | None, int]:
+    """``\\if``/``\\ifx`` of two tokens the source decides: two plain characters, or (``\\ifx``) one
+    control sequence twice. Spaces count as TeX reads them: none after a control word, one otherwise."""
+    first = _FIRST_TOKEN.match(text, pos)
+    if first is None:
+        return None, pos
+    word = first.group(1).startswith("\\") and len(first.group(1)) > 2
+    after = first.end()
+    if not word and after < len(text) and text[after] in " \t\n":
+        second, end = " ", after + 1
+    else:
+        m2 = (_FIRST_TOKEN if word else _NEXT_TOKEN).match(text, after)
+        if m2 is None:
+            return None, pos
+        second, end = m2.group(1), m2.end()
+    a, b = first.group(1), second
+    if name == "ifx" and a == b and a.startswith("\\"):
+        return True, end
+    chars = [t for t in (a, b) if t == " " or _CHAR.fullmatch(t)]
+    if len(chars) == 2:
+        return a == b, end
+    return None, pos
+
+
+def resolve_conditionals(text: str, where: Where | None = None) -> tuple[str, Kept, list[ParseWarning]]:
+    """``text`` as TeX reads its conditionals (see the module's docstring), the map back to ``text``,
+    and one warning per undecided conditional around an answer of the document body."""
+    if "\\if" not in text and "\\csname" not in text:
+        return text, [(0, 0)], []
+    reader = _Reader(text, where)
+    out, kept = reader.run()
+    return out, kept, reader.warnings

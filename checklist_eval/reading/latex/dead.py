@@ -19,12 +19,19 @@ _COMMENT_SCAN = re.compile(
 )
 _VERBATIM_END = {name: re.compile(rf"\\end\{{{name}\*?\}}") for name in ("verbatim", "lstlisting", "minted")}
 CONDITIONAL = re.compile(r"\\(?:(?P<open>if[a-zA-Z@]*)|(?P<fi>fi)|(?P<else>else))(?![a-zA-Z@])")
-# etoolbox/ifthen macros that look like TeX conditionals but take arguments and have no \fi.
+# etoolbox/ifthen macros that look like TeX conditionals but take arguments and have no \fi, and
+# amsmath's \iff (a relation). The engine tests (\ifpdf, \ifxetex, \ifluatex) are conditionals.
 NOT_CONDITIONALS = re.compile(
-    r"^if(?:thenelse|toggle|bool|str|blank|def(?!ined)|undef|cs(?!name)|num(?:comp|equal|odd)"
-    r"|dim(?:comp|equal)|lang|pdf(?:tex)?$|xetex$|luatex$|empty|strequal|inlist|boolexpr)"
+    r"^if(?:thenelse|toggle|bool|str|blank|def(?!ined)|undef|cs(?!name)|num(?:comp|equal|odd|greater|less)"
+    r"|dim(?:comp|equal|greater|less)|lang|empty|strequal|inlist|boolexpr|boolexpe|f$)"
 )
-_IFFALSE = re.compile(r"\\iffalse(?![a-zA-Z@])")
+# An \iffalse TeX reads as a conditional; \verb, \lstinline and verbatim-like environments are text
+# to TeX where it reads them, so one inside them opens nothing (found first, and stepped over).
+_IFFALSE = re.compile(
+    r"(?P<unless>\\unless\s*|\\let\s*\\[a-zA-Z@]+\s*=?\s*|\\endcsname\s*=?\s*)?\\iffalse(?![a-zA-Z@])"
+    r"|\\verb\*?([^a-zA-Z\s*])[^\n]*?\2"
+    r"|\\lstinline\s*(?:\[[^\]\n]*\])?(?:\{[^{}\n]*\}|([^a-zA-Z\s{\[])[^\n]*?\3)"
+    r"|\\begin\s*\{(?P<venv>verbatim|Verbatim|lstlisting|minted|comment)\*?\}")
 _COMMENT_ENV = re.compile(r"\\begin\{comment\}.*?(?:\\end\{comment\}|\Z)", re.S)
 
 
@@ -67,6 +74,11 @@ def _iffalse_cuts(text: str) -> tuple[str, Kept]:
     pos = 0
     while True:
         m = _IFFALSE.search(text, pos)
+        while m and (m.group("unless") is not None or not m.group(0).endswith("iffalse")):
+            # \unless\iffalse is TeX's \iftrue (left to ``conditionals``); verbatim text is stepped over
+            venv = m.group("venv")
+            closing = re.compile(rf"\\end\s*\{{{venv}\*?\}}").search(text, m.end()) if venv else None
+            m = _IFFALSE.search(text, closing.end() if closing else m.end())
         if not m:
             out.append((pos, len(text)))
             return joined(text, out)

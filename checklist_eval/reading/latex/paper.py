@@ -22,11 +22,11 @@ from checklist_eval.models import ChecklistSpec, Paper, ParseWarning, WarningKin
 from checklist_eval.reading import checklists
 from checklist_eval.reading.checklists.assembly import Locate
 from checklist_eval.reading.latex.checklist import Region, clear_landmarks, extract_checklist, find_region
-from checklist_eval.reading.latex.conditionals import what_tex_prints
 from checklist_eval.reading.latex.hidden import find_hidden_runs, hidden_warning
 from checklist_eval.reading.latex.lexer import clear_group_tables, group_end
 from checklist_eval.reading.latex.macros import collect_macros
 from checklist_eval.reading.latex.numbering import theorem_kinds
+from checklist_eval.reading.latex.printed import Printed, what_tex_prints
 from checklist_eval.reading.latex.render import convert_body
 
 
@@ -47,18 +47,20 @@ UNTAKEN_CHECKLIST = ("the checklist is only in a branch of a conditional that Te
                      "switch such as an arXiv flag, \\if...): read as written, not as the PDF prints it")
 
 
-def _printed_or_written(written: str, printed: str, warnings: list[ParseWarning]) -> tuple[str, Region | None]:
-    """The text to read and its checklist region. A checklist that only an untaken branch holds (a
-    repository left in its arXiv mode) is still the authors' checklist: it is read as written, and the
-    typed warning shows in reports and the records' manipulation column, since the PDF would not show it."""
-    region = find_region(printed)
-    if region is not None or written is printed:
-        return printed, region
+def _printed_or_written(written: str, printed: Printed, warnings: list[ParseWarning]
+                        ) -> tuple[str, Region | None, Callable[[int], int]]:
+    """The text to read, its checklist region and the map from a place in it to the text as written. A
+    checklist that only an untaken branch holds (a repository left in its arXiv mode) is still the
+    authors' checklist: it is read as written, and the typed warning shows in reports and the records'
+    manipulation column, since the PDF would not show it."""
+    region = find_region(printed.text)
+    if region is not None or written == printed.text:
+        return printed.text, region, printed.written_offset
     region = find_region(written)
     if region is not None:
         warnings.append(ParseWarning(kind=WarningKind.UNDECIDED, message=UNTAKEN_CHECKLIST, location="checklist"))
-        return written, region
-    return printed, None
+        return written, region, lambda pos: pos
+    return printed.text, None, printed.written_offset
 
 
 def parse_latex(
@@ -73,21 +75,25 @@ def parse_latex(
     file and line of a position in ``text`` (each checklist item's place)."""
     warnings = list(warnings or [])
     written = text
-    printed, undecided = what_tex_prints(text)
-    warnings.extend(undecided)
-    text, region = _printed_or_written(written, printed, warnings)
+    printed = what_tex_prints(text, _line_of(locate))
+    warnings.extend(printed.warnings)
+    text, region, written_offset = _printed_or_written(written, printed, warnings)
     if region is None:
         raise NoChecklistError(source, "no live checklist found (no \\answerYes/\\answerNo/\\answerNA/\\answerTODO "
                                        "or [Yes]/[No]/[NA] marks outside comments)" + _skipped_inputs_note(warnings))
     region_text = text[region.start : region.end]
+    warnings.extend(ParseWarning(kind=WarningKind.OTHER_CHECKLIST, location=title,
+                                 message=f"the section \"{title}\" holds answer marks but fewer NeurIPS checklist "
+                                         "questions than the one read; left aside")
+                    for title in region.left_aside)
     if spec is None:
         spec = checklists.load(checklists.detect(region_text))
     macros = collect_macros(text[: region.start] if "\\begin{document}" in text else text)
     body_src = _body_source(text, region)
     theorems = theorem_kinds(text)
     converted = convert_body(body_src, macros, theorems)
-    result, check_warnings, answered = extract_checklist(text, region, spec, macros, converted.targets,
-                                                         _item_place(locate))
+    place = _item_place(locate and (lambda pos: locate(written_offset(pos))))
+    result, check_warnings, answered = extract_checklist(text, region, spec, macros, converted.targets, place)
     if answered == 0:
         raise NoChecklistError(source, f"a checklist section is present but no answer could be matched to a "
                                        f"{spec.id} question")
@@ -106,6 +112,13 @@ def parse_latex(
         warnings=warnings,
         hidden_text=hidden,
     )
+
+
+def _line_of(locate: Callable[[int], tuple[str, int]] | None) -> Callable[[int], str] | None:
+    """``file:line`` of a place in the text as written, for a warning."""
+    if locate is None:
+        return None
+    return lambda pos: "{}:{}".format(*locate(pos))
 
 
 def _item_place(locate: Callable[[int], tuple[str, int]] | None) -> Locate | None:
