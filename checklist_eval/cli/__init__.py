@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 
+from checklist_eval.cli.numbers import guard_numeric_flags
 from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, ChecklistEvalError, UsageError
 from checklist_eval.redact import TerminalStream, one_line, raw_stream, redact, redact_keylike
 
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"checklist_eval.cli.{name}").register(sub)
+    guard_numeric_flags(parser)
     return parser
 
 
