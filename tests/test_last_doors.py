@@ -6,8 +6,13 @@ numeric flags (e), the Codabench bundle's credentials (a), the phase config (b),
 from __future__ import annotations
 
 import argparse
+import asyncio
+import io
+import json
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +74,82 @@ def test_every_numeric_flag_refuses_a_value_that_is_not_finite(path, flag, kind,
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and "Traceback" not in "\n".join(err) and flag in err[-1], err
     assert err[-1].startswith(("checklist-eval: error:", f"checklist-eval {' '.join(path)}: error:")), err
+
+
+# ---------------------------------------------------------------------------- a: Codabench credentials
+
+CAPPED = "sk-capped-virtual-key-0123456789abcdef"
+PASSWORD = "hunter2-organizer-pass"
+TOKEN = "tok-0f1e2d3c4b5a69788796"
+SECRET_URL = f"https://orga:{PASSWORD}@proxy.example.org/v1?token={TOKEN}&api-version=2024-06-01"
+
+
+def _export(tmp_path, *flags: str, key: str = CAPPED) -> tuple[subprocess.CompletedProcess, Path]:
+    (tmp_path / "key.txt").write_text(key + "\n")
+    out = tmp_path / "bundle.zip"
+    proc = cli("codabench", "export", "--out", out, "--model", "gpt-4o-mini", "--api-key-file", tmp_path / "key.txt",
+               "--key-is-capped", "--spend-cap", "20", *flags)
+    return proc, out
+
+
+def _members(bundle: Path) -> dict[str, str]:
+    """Every file of the bundle (and of its wheel) by name, as text."""
+    texts = {}
+    with zipfile.ZipFile(bundle) as zf:
+        for name in zf.namelist():
+            data = zf.read(name)
+            if name.endswith(".whl"):
+                with zipfile.ZipFile(io.BytesIO(data)) as wheel:
+                    texts.update({f"{name}!{n}": wheel.read(n).decode("latin-1") for n in wheel.namelist()})
+            texts[name] = data.decode("latin-1")
+    return texts
+
+
+def test_credentials_in_the_endpoint_url_stay_in_the_organizers_key_files_only(tmp_path):
+    # before: config.json and ORGANIZER.md held "https://orga:hunter2-...@proxy.example.org/v1?token=..."
+    proc, bundle = _export(tmp_path, "--base-url", SECRET_URL)
+    assert proc.returncode == 0, proc.stderr
+    members = _members(bundle)
+    private = {f"{phase}_phase/reference_data/{f}" for phase in ("dev", "final") for f in ("api_key", "endpoint_url")}
+    for secret in (PASSWORD, TOKEN, CAPPED):
+        holders = {name for name, text in members.items() if secret in text}
+        assert holders and holders <= private, (secret, holders)
+    assert members["dev_phase/reference_data/endpoint_url"].strip() == SECRET_URL
+    config = json.loads(members["final_phase/reference_data/config.json"])
+    assert config["base_url"] == "https://proxy.example.org/v1" and config["base_url_file"] == "endpoint_url"
+    assert "`https://proxy.example.org/v1`" in members["ORGANIZER.md"] and "endpoint_url" in members["ORGANIZER.md"]
+    with zipfile.ZipFile(bundle) as zf:
+        modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in zf.infolist()}
+    assert {modes[name] for name in private} == {0o600}
+
+
+def test_the_scoring_program_reaches_the_endpoint_by_its_private_url(tmp_path):
+    proc, bundle = _export(tmp_path, "--base-url", SECRET_URL, "--phases", "dev")
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(tmp_path / "unpacked")
+    ref = tmp_path / "unpacked" / "dev_phase" / "reference_data"
+    from checklist_eval.challenge.codabench_worker import _assessor, _read_config
+
+    assessor = _assessor(_read_config(ref), ref)
+    try:
+        assert assessor.base_url == SECRET_URL
+    finally:
+        asyncio.run(assessor.aclose())
+
+
+@pytest.mark.parametrize("flags", [("--title", f"Checklist challenge {CAPPED}"),
+                                   ("--title", f"Checklist {PASSWORD}", "--base-url", SECRET_URL),
+                                   ("--title", f"Checklist {TOKEN}", "--base-url", SECRET_URL)])
+def test_a_secret_passed_into_a_public_file_refuses_the_bundle(tmp_path, flags):
+    # before: the key passed in --title was written into competition.yaml and every participant page
+    proc, bundle = _export(tmp_path, *flags)
+    line = one_line(proc, 2, "competition.yaml", "the bundle is not written")
+    assert CAPPED not in line and PASSWORD not in line and TOKEN not in line and not bundle.exists()
+
+
+def test_credentials_in_the_url_on_the_organizers_own_queue_are_refused(tmp_path):
+    proc = cli("codabench", "export", "--out", tmp_path / "b.zip", "--model", "gpt-4o-mini", "--queue", "vhost-1",
+               "--base-url", SECRET_URL)
+    line = one_line(proc, 2, "--base-url", "--queue")
+    assert PASSWORD not in line and TOKEN not in line and not (tmp_path / "b.zip").exists()

@@ -62,7 +62,9 @@ def _assessor(config: dict[str, Any], ref: Path):
     if config.get("assessor") != "llm":
         return make_assessor("heuristic")
     key = _phase_key(config, ref)
-    options = {"model": config["model"], "base_url": config.get("base_url"), "no_cache": True,
+    # The endpoint's whole URL (credentials, query) is a private file beside the key when it has them.
+    base_url = read_key_file(ref / config["base_url_file"]) if config.get("base_url_file") else config.get("base_url")
+    options = {"model": config["model"], "base_url": base_url, "no_cache": True,
                "api_key_env": config.get("api_key_env") or "OPENAI_API_KEY"}
     if key is None:
         return make_assessor("llm", **options)
