@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import io
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -153,3 +154,48 @@ def test_credentials_in_the_url_on_the_organizers_own_queue_are_refused(tmp_path
                "--base-url", SECRET_URL)
     line = one_line(proc, 2, "--base-url", "--queue")
     assert PASSWORD not in line and TOKEN not in line and not (tmp_path / "b.zip").exists()
+
+
+# ------------------------------------------------------------------------------- b: phase config values
+
+
+def _score_with(tmp_path, config: dict | str, fixtures_dir) -> subprocess.CompletedProcess:
+    """The scoring program's body as the compute worker runs it, on the sample triplet, with ``config``."""
+    app = tmp_path / "app"
+    ref = app / "input" / "ref"
+    ref.mkdir(parents=True)
+    (ref / "config.json").write_text(config if isinstance(config, str) else json.dumps(config))
+    shutil.copytree(fixtures_dir / "submissions" / "team-alpha", app / "input" / "res")
+    return subprocess.run([sys.executable, "-c", "import sys; from checklist_eval.challenge.codabench_worker import "
+                           "worker_main; sys.exit(worker_main(sys.argv[1:]))", str(app / "input"), str(app / "output")],
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize(("config", "words"), [
+    ({"phase": "dev", "assessor": "LLM", "model": "gpt-4o-mini"}, ["assessor", "'LLM'", "heuristic, llm"]),
+    ({"phase": "dev", "asessor": "llm"}, ["'asessor'", "not a phase setting"]),
+    ({"phase": "dev", "assessor": "llm", "model": "m", "credential": "bundel"}, ["credential", "bundle, worker"]),
+    ({"phase": "dev", "assessor": "llm", "model": 4}, ["model", "non-empty string"]),
+    ({"phase": "dev", "assessor": "llm", "model": "m", "credential": "bundle", "api_key_file": "/etc/hostname"},
+     ["api_key_file"]),
+    ({"phase": "dev", "parse_timeout_s": "NaN"}, ["parse_timeout_s", "a number"]),
+    ({"phase": "dev", "parse_memory_mb": True}, ["parse_memory_mb", "an integer"]),
+    ({"phase": "dev", "assessor": "heuristic", "model": "gpt-4o-mini"}, ["model", "not llm"]),
+    ('{"phase": "dev", "parse_timeout_s": NaN}', ["parse_timeout_s"]),
+])
+def test_a_phase_config_value_out_of_its_kind_fails_the_submission_in_one_line(tmp_path, fixtures_dir, config, words):
+    # before: "assessor": "LLM" (and any unknown key or value) was scored by the heuristic, exit 0
+    proc = _score_with(tmp_path, config, fixtures_dir)
+    one_line(proc, 1, "checklist-eval scoring:", "config.json", *words)
+    assert not (tmp_path / "app" / "output" / "scores.json").exists()
+
+
+def test_every_phase_config_the_export_writes_passes_the_check(tmp_path):
+    from checklist_eval.challenge.codabench import BundleOptions, phase_config
+    from checklist_eval.challenge.codabench_config import check_phase_config
+
+    for options in (BundleOptions(), BundleOptions(model="m", api_key="k", spend_cap_usd=5.0, base_url="https://p/v1"),
+                    BundleOptions(model="m", queue="q", endpoint_url="https://u:p@p/v1", base_url="https://p/v1"),
+                    BundleOptions(model="m", base_url="http://127.0.0.1:4000/v1")):
+        config = phase_config(options, "dev")
+        assert check_phase_config(json.loads(json.dumps(config)), tmp_path / "config.json") == config

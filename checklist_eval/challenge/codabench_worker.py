@@ -26,15 +26,16 @@ KEY_ENV = "CHECKLIST_EVAL_CODABENCH_KEY"  # set for the assessor's construction 
 
 
 def _read_config(ref: Path) -> dict[str, Any]:
+    """The phase's settings, every key and value checked (``codabench_config``)."""
+    from checklist_eval.challenge.codabench_config import check_phase_config
+
     try:
         config = loads_json((ref / "config.json").read_text("utf-8"))
     except FileNotFoundError:
         return {"assessor": "heuristic"}
     except (OSError, ValueError) as err:
         raise InputError(ref / "config.json", f"is not a readable phase configuration ({err})") from None
-    if not isinstance(config, dict):
-        raise InputError(ref / "config.json", "is not a JSON object")
-    return config
+    return check_phase_config(config, ref / "config.json")
 
 
 def _phase_key(config: dict[str, Any], ref: Path) -> str | None:
