@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import http.client
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -199,3 +202,52 @@ def test_every_phase_config_the_export_writes_passes_the_check(tmp_path):
                     BundleOptions(model="m", base_url="http://127.0.0.1:4000/v1")):
         config = phase_config(options, "dev")
         assert check_phase_config(json.loads(json.dumps(config)), tmp_path / "config.json") == config
+
+
+# ----------------------------------------------------------------------------------- c: serve's Host
+
+
+def _ask(port: int, host: str) -> tuple[int, str]:
+    """GET / over a real connection to the server, the Host header as a rebinding page's browser sends it."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.putrequest("GET", "/", skip_host=True)
+        conn.putheader("Host", host)
+        conn.endheaders()
+        reply = conn.getresponse()
+        return reply.status, reply.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def _serving(*flags: str):
+    proc = subprocess.Popen([sys.executable, "-m", "checklist_eval", "serve", "--port", "0", *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert found, (line, proc.stderr.read() if proc.stderr else "")
+        yield int(found.group(1))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_serve_answers_only_the_host_names_it_is_bound_to():
+    # before: any Host was answered 200 (a DNS-rebinding page read the loopback server as its own site)
+    with _serving() as port:
+        status, body = _ask(port, f"rebind.attacker.example:{port}")
+        assert status == 421 and "--allowed-host" in body and "<form" not in body
+        assert _ask(port, "attacker.example")[0] == 421
+        assert _ask(port, "")[0] == 421
+        for name in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST", f"[::1]:{port}"):
+            status, body = _ask(port, name)
+            assert status == 200 and "<form" in body, name
+
+
+def test_serve_answers_the_names_given_with_allowed_host():
+    with _serving("--allowed-host", "checker.example.org", "--allowed-host", "papers.lab") as port:
+        assert _ask(port, f"checker.example.org:{port}")[0] == 200 and _ask(port, "papers.lab")[0] == 200
+        assert _ask(port, f"localhost:{port}")[0] == 200  # the loopback names stay for a loopback bind
+        assert _ask(port, "other.example.org")[0] == 421

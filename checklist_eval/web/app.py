@@ -18,11 +18,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from checklist_eval.web.browse import routes as browse_routes
+from checklist_eval.web.hosts import HostCheck
 from checklist_eval.web.jobs import MAX_FILES, SET_FOLDER, Busy, Checker, Job, ServeSettings, accepted, safe_name
 from checklist_eval.web.pages import SECURITY_HEADERS, page
 
@@ -197,4 +199,5 @@ def make_app(settings: ServeSettings) -> Starlette:
     ]
     if settings.results is not None:
         routes += browse_routes(settings.results)
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan,
+                     middleware=[Middleware(HostCheck, allowed=settings.allowed_hosts)])
