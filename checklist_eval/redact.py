@@ -216,7 +216,7 @@ def one_line(text: str, limit: int = TERMINAL_LIMIT) -> str:
 
 
 class TerminalStream:
-    """A text stream (``sys.stderr``, or ``sys.stdout`` on a terminal) whose every write is made safe by
+    """A text stream (``sys.stderr``, ``sys.stdout``) whose every write is made safe by
     ``for_terminal`` without a cut: the door for plain ``print``. A JSON document printed through it
     keeps its meaning (``json.dumps`` escapes controls itself, and a bidi control inside a string
     becomes its JSON escape). Rich consoles write to ``raw`` (see ``terminal_console``), since their own

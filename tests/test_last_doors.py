@@ -11,6 +11,7 @@ import contextlib
 import http.client
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -251,3 +252,32 @@ def test_serve_answers_the_names_given_with_allowed_host():
         assert _ask(port, f"checker.example.org:{port}")[0] == 200 and _ask(port, "papers.lab")[0] == 200
         assert _ask(port, f"localhost:{port}")[0] == 200  # the loopback names stay for a loopback bind
         assert _ask(port, "other.example.org")[0] == 421
+
+
+# ------------------------------------------------------------------------ d: model and paper text shown
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202e"
+
+
+def test_logs_full_prompt_shows_terminal_escapes_inert_even_through_a_pipe(tmp_path, fixtures_dir):
+    # before: the paper's ESC/OSC/CSI, the C1 CSI (0x9b) and the bidi override reached stdout raw (text
+    # view; the C1 and bidi ones with --json too) whenever stdout was a pipe: `logs | less -R`
+    from checklist_eval.testing import MockServer
+
+    subs = tmp_path / "subs"
+    shutil.copytree(fixtures_dir / "submissions" / "team-gamma", subs / "team-gamma")
+    paper = subs / "team-gamma" / "genuine_sga.tex"
+    paper.write_text(paper.read_text().replace("Justification: The abstract claims",
+                                               f"Justification: {ESCAPES}The abstract claims", 1))
+    with MockServer() as server:
+        run = cli("batch", subs, "--out", tmp_path / "out", "--quiet", "--assessor", "llm", "--model", "gpt-4o-mini",
+                  "--base-url", server.base_url, env={**os.environ, "OPENAI_API_KEY": "sk-doors-d-0123456789"})
+    assert run.returncode == 0, run.stderr
+    for view in ((), ("--json",)):
+        shown = cli("logs", "--cache", tmp_path / "out", "--full-prompt", "--question", "1", *view)
+        assert shown.returncode == 0, shown.stderr
+        assert not {"\x1b", "\x07", "\x9b", "\u202e"} & set(shown.stdout), view
+        inert = "\\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u202eThe abstract claims"
+        assert (inert in shown.stdout) if not view else (inert in json.dumps(json.loads(shown.stdout)))
+    calls = json.loads(shown.stdout)
+    assert any(f"{ESCAPES}The abstract claims" in c["question"] for c in calls)  # the JSON still says what was sent

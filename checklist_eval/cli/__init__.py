@@ -63,12 +63,13 @@ def subparser_of(parser: argparse.ArgumentParser, command: str | None) -> argpar
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command: every plain print goes to a ``TerminalStream`` (stderr always, stdout on a
-    terminal), and every error line through ``one_line``."""
+    """The command: every plain print goes to a ``TerminalStream`` (stdout and stderr), and every error
+    line through ``one_line``. Stdout too when it is a pipe or a file: ``logs | less -R`` and ``cat``
+    of a saved output reach a terminal all the same, and what is printed holds model and paper text.
+    A JSON document keeps its meaning (a control becomes its JSON escape)."""
     saved = sys.stdout, sys.stderr
     sys.stderr = TerminalStream(raw_stream(sys.stderr))
-    if sys.stdout.isatty():
-        sys.stdout = TerminalStream(raw_stream(sys.stdout))
+    sys.stdout = TerminalStream(raw_stream(sys.stdout))
     try:
         return _run(argv)
     finally:
