@@ -281,3 +281,16 @@ def test_logs_full_prompt_shows_terminal_escapes_inert_even_through_a_pipe(tmp_p
         assert (inert in shown.stdout) if not view else (inert in json.dumps(json.loads(shown.stdout)))
     calls = json.loads(shown.stdout)
     assert any(f"{ESCAPES}The abstract claims" in c["question"] for c in calls)  # the JSON still says what was sent
+
+
+def test_the_scoring_programs_error_line_shows_a_participants_file_name_inert(tmp_path):
+    # before: "checklist-eval scoring: .../genuine_<ESC>[2J<CSI>31m.tex: not LaTeX ..." raw in the worker's log
+    app = tmp_path / "app"
+    (app / "input" / "ref").mkdir(parents=True)
+    (app / "input" / "res").mkdir()
+    (app / "input" / "res" / "genuine_\x1b[2J\x9b31m.tex").write_text("x")
+    proc = subprocess.run([sys.executable, "-c", "import sys; from checklist_eval.challenge.codabench_worker import "
+                           "worker_main; sys.exit(worker_main(sys.argv[1:]))", str(app / "input"), str(app / "output")],
+                          capture_output=True, text=True, timeout=300)
+    line = one_line(proc, 1, "checklist-eval scoring:", "genuine_\\u001b[2J\\u009b31m.tex")
+    assert "\x1b" not in line and "\x9b" not in line

@@ -125,7 +125,7 @@ def worker_main(argv: list[str]) -> int:
 
     from checklist_eval.challenge.report import write_submission_report
     from checklist_eval.fsutil import atomic_write_text
-    from checklist_eval.redact import redact_keylike
+    from checklist_eval.redact import one_line, redact_keylike
 
     input_dir = Path(argv[0] if argv else "/app/input")
     output_dir = Path(argv[1] if len(argv) > 1 else "/app/output")
@@ -133,10 +133,11 @@ def worker_main(argv: list[str]) -> int:
         config = _read_config(input_dir / "ref")
         result, title = asyncio.run(_score(input_dir, config))
     except (InputError, AssessorError, OSError) as err:
-        print(f"checklist-eval scoring: {redact_keylike(str(err))}", file=sys.stderr)
+        # one line, controls shown inert: the message may quote a participant's file names
+        print(f"checklist-eval scoring: {one_line(redact_keylike(str(err)))}", file=sys.stderr)
         return 1
     except Exception as err:  # noqa: BLE001 - the participant sees one line, never a traceback
-        print(f"checklist-eval scoring: internal error ({type(err).__name__}): {redact_keylike(str(err))}",
+        print(f"checklist-eval scoring: internal error ({type(err).__name__}): {one_line(redact_keylike(str(err)))}",
               file=sys.stderr)
         return 1
     output_dir.mkdir(parents=True, exist_ok=True)
