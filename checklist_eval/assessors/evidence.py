@@ -280,8 +280,9 @@ _PREFIXES_KEPT = 40  # labels up to this long are looked up in a set; longer one
 
 def _cut_before_digit(run: str, n: int) -> bool:
     """Does ``run`` go on after its first ``n`` characters as a longer number ("3" in "3.1", "3.12" in
-    "3.123")? Then the reference is to that longer place, not to the first ``n`` characters."""
-    return len(run) > n + 1 and bool(re.match(r"[\w.]\d", run[n:n + 2]))
+    "3.123")? Then the reference is to that longer place, not to the first ``n`` characters. (Every
+    character of a run is [\\w.]; a regex \\d is a decimal digit.)"""
+    return len(run) > n + 1 and run[n + 1].isdecimal()
 
 
 @dataclass(frozen=True)
@@ -304,10 +305,19 @@ class Mentions:
                    for run in self.long_runs[p.kind])
 
 
+_LABEL_SHAPE = re.compile(rf"(?:{_LABEL})")
+
+
 def _referred(runs: set[str]) -> frozenset[str]:
-    """Every start of each run a reference may name: the run cut anywhere but before a digit."""
-    return frozenset(run[:n] for run in runs for n in range(1, min(len(run), _PREFIXES_KEPT) + 1)
-                     if not _cut_before_digit(run, n))
+    """Every label a run after a reference word names: each start of the run shaped like a label (the
+    only thing a pointer's label can be) and not cut before a digit. A few per run, so the index stays
+    small beside the body however the body repeats "Section"."""
+    out = set()
+    for run in runs:
+        for n in range(1, min(len(run), _PREFIXES_KEPT) + 1):
+            if not _cut_before_digit(run, n) and _LABEL_SHAPE.fullmatch(run, 0, n):
+                out.add(run[:n])
+    return frozenset(out)
 
 
 @lru_cache(maxsize=16)
