@@ -127,6 +127,25 @@ def public_url(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+# Query parameters that carry a credential (``?token=``, ``?api_key=``, ``&sig=`` ...): their values are secrets.
+_CREDENTIAL_PARAM = re.compile(r"(?i)token|key|secret|pass|pwd|auth|sig|credential|session|code")
+
+
+def url_credentials(url: str | None) -> list[str]:
+    """The secrets ``url`` carries that are long enough to look for (``MIN_PIECE``): the password of
+    ``user:password@host`` and the values of credential-named query parameters. ``public_url`` leaves
+    them out; a file that must stay public is checked for them (a user name alone is no secret, and a
+    short one is an ordinary word)."""
+    from urllib.parse import parse_qsl, unquote
+
+    if not url:
+        return []
+    parts = urlsplit(url)
+    found = [unquote(parts.password)] if parts.password else []
+    found += [value for name, value in parse_qsl(parts.query) if _CREDENTIAL_PARAM.search(name)]
+    return [x for x in dict.fromkeys(found) if len(x) >= MIN_PIECE]
+
+
 # Shapes of the keys providers issue themselves (their master or project keys), by provider; first
 # match names it. OpenAI's sk- shape is shared by keys that proxies mint (a LiteLLM virtual key is
 # sk- and 22+ characters): such a key is refused as a provider's until its owner says it is capped.
@@ -197,7 +216,7 @@ def one_line(text: str, limit: int = TERMINAL_LIMIT) -> str:
 
 
 class TerminalStream:
-    """A text stream (``sys.stderr``, or ``sys.stdout`` on a terminal) whose every write is made safe by
+    """A text stream (``sys.stderr``, ``sys.stdout``) whose every write is made safe by
     ``for_terminal`` without a cut: the door for plain ``print``. A JSON document printed through it
     keeps its meaning (``json.dumps`` escapes controls itself, and a bidi control inside a string
     becomes its JSON escape). Rich consoles write to ``raw`` (see ``terminal_console``), since their own

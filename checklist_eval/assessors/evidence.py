@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from checklist_eval.models import Paper
 
@@ -234,23 +234,21 @@ class Layout:
         """True/False when the paper lets us tell, None when it cannot be verified."""
         if p.kind in ("table", "figure"):
             known = self.tables if p.kind == "table" else self.figures
-            if p.label in known:
-                return True
-            word = "Tab(?:le|\\.)" if p.kind == "table" else "Fig(?:ure|\\.)"
-            return bool(re.search(rf"\b{word}\s*{re.escape(p.label)}\b", body))
+            return p.label in known or p.label in _mentions(body).words_after[p.kind]
         known = self.sections if p.kind == "section" else self.appendices
         if p.label in known:
             return True
         if len(known) < 2:
             return None  # the parser found too few headings to judge a place absent
-        if _mentioned_in_body(p, body):
+        if _mentions(body).mentions(p):
             return True
         top = p.label.split(".")[0]
         if top in known:
             return None  # subsection headings are often not recovered, so do not accuse
         return False
 
-    def summary(self) -> str:
+    @cached_property
+    def _summary(self) -> str:
         def ranges(labels: frozenset[str]) -> str:
             tops = sorted({lab.split(".")[0] for lab in labels}, key=lambda s: (len(s), s))
             if not tops:
@@ -260,14 +258,78 @@ class Layout:
         parts = [ranges(self.sections), ranges(self.appendices)]
         return ", ".join(p for p in parts if p) or "none found"
 
+    def summary(self) -> str:
+        """The section and appendix ranges ("1-7, A-C"); said once per missing place cited, so kept."""
+        return self._summary
 
-def _mentioned_in_body(p: Pointer, body: str) -> bool:
-    """A heading line for the label, or the paper's own cross-reference to it: heading detection in
-    PDFs misses some headings, and a paper that refers to its own Section 3.1 has one."""
-    label = re.escape(p.label)
-    heading = rf"(?m)^[ \t]*(?:\d+[ \t]+)?{label}\.?[ \t]+[A-Z][A-Za-z]"
-    word = r"(?:Sections?|Secs?\.|§)" if p.kind == "section" else r"(?:Appendix|Section)"
-    return bool(re.search(heading, body) or re.search(rf"{word}\s*{label}(?![\w.]\d)", body))
+
+# What a body says about its own places, read in one pass per body: a justification may cite thousands
+# of places, and searching the body once per place cost minutes on a 3 MB body.
+_LABEL = r"[A-Z]?\d+(?:\.\d+)*|[A-Z](?:\.\d+)*"
+# A heading line for a label: "3.1 Method", "A Proofs", or a page number before it ("12 3.1 Method").
+_HEADING_LINE = re.compile(rf"(?m)^[ \t]*(?:\d+[ \t]+)?({_LABEL})\.?[ \t]+[A-Z][A-Za-z]")
+# The text after a word that refers to a place (captured ahead, so "Section Section 3" is read twice).
+_AFTER_WORD = {
+    "section": re.compile(r"(?:Sections?|Secs?\.|§)\s*(?=([\w.]*))"),
+    "appendix": re.compile(r"(?:Appendix|Section)\s*(?=([\w.]*))"),
+    "table": re.compile(r"\bTab(?:le|\.)\s*(?=(\w*))"),
+    "figure": re.compile(r"\bFig(?:ure|\.)\s*(?=(\w*))"),
+}
+_PREFIXES_KEPT = 40  # labels up to this long are looked up in a set; longer ones among the few long runs
+
+
+def _cut_before_digit(run: str, n: int) -> bool:
+    """Does ``run`` go on after its first ``n`` characters as a longer number ("3" in "3.1", "3.12" in
+    "3.123")? Then the reference is to that longer place, not to the first ``n`` characters. (Every
+    character of a run is [\\w.]; a regex \\d is a decimal digit.)"""
+    return len(run) > n + 1 and run[n + 1].isdecimal()
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """The labels a body gives a heading line, and what follows each word that refers to a place."""
+
+    headings: frozenset[str]
+    refs: dict[str, frozenset[str]]  # kind -> labels referred to, up to _PREFIXES_KEPT characters
+    long_runs: dict[str, frozenset[str]]  # kind -> the runs after a reference word longer than that
+    words_after: dict[str, frozenset[str]]  # table/figure -> the word right after "Table"/"Figure"
+
+    def mentions(self, p: Pointer) -> bool:
+        """A heading line for the label, or the paper's own cross-reference to it: heading detection in
+        PDFs misses some headings, and a paper that refers to its own Section 3.1 has one."""
+        if p.label in self.headings:
+            return True
+        if len(p.label) <= _PREFIXES_KEPT:
+            return p.label in self.refs[p.kind]
+        return any(run.startswith(p.label) and not _cut_before_digit(run, len(p.label))
+                   for run in self.long_runs[p.kind])
+
+
+_LABEL_SHAPE = re.compile(rf"(?:{_LABEL})")
+
+
+def _referred(runs: set[str]) -> frozenset[str]:
+    """Every label a run after a reference word names: each start of the run shaped like a label (the
+    only thing a pointer's label can be) and not cut before a digit. A few per run, so the index stays
+    small beside the body however the body repeats "Section"."""
+    out = set()
+    for run in runs:
+        for n in range(1, min(len(run), _PREFIXES_KEPT) + 1):
+            if not _cut_before_digit(run, n) and _LABEL_SHAPE.fullmatch(run, 0, n):
+                out.add(run[:n])
+    return frozenset(out)
+
+
+@lru_cache(maxsize=16)
+def _mentions(body: str) -> Mentions:
+    runs = {kind: {m.group(1) for m in rx.finditer(body)} for kind, rx in _AFTER_WORD.items()}
+    places = ("section", "appendix")
+    return Mentions(
+        headings=frozenset(m.group(1) for m in _HEADING_LINE.finditer(body)),
+        refs={kind: _referred(runs[kind]) for kind in places},
+        long_runs={kind: frozenset(r for r in runs[kind] if len(r) > _PREFIXES_KEPT) for kind in places},
+        words_after={kind: frozenset(runs[kind]) for kind in ("table", "figure")},
+    )
 
 
 _ANCHOR = re.compile(r"^(Section|Appendix|Table|Figure)\s+([A-Z]?\d+(?:\.\d+)*|[A-Z](?:\.\d+)*)$")

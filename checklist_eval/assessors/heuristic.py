@@ -248,9 +248,15 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+# The clip in log-odds: a justification citing thousands of missing places sums to a log-odds whose
+# logistic overflows ``math.exp``; clipped first, the logistic never sees more than about +-3.9.
+Z_MIN, Z_MAX = _logit(P_MIN), _logit(P_MAX)
+
+
 def combine(answer: Answer, findings: list[Finding]) -> float:
     """Prior for the answer type plus the findings' log-odds shifts, clipped to [P_MIN, P_MAX]."""
     z = _logit(PRIORS[answer]) + sum(f.weight for f in findings)
+    z = min(Z_MAX, max(Z_MIN, z))
     return min(P_MAX, max(P_MIN, 1 / (1 + math.exp(-z))))
 
 

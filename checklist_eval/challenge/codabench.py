@@ -47,6 +47,10 @@ SCORE_KEYS = ("S", "C_G", "C_A", "C_T", "R")  # leaderboard order: index 0 (S) r
 SCORE_TITLES = {"S": "S (score)", "C_G": "C_G (genuine)", "C_A": "C_A (adversarial)",
                 "C_T": "C_T (truth)", "R": "R (agreement)"}
 KEY_FILE = "api_key"  # beside config.json in the reference data, for a key the bundle carries
+# The endpoint's whole URL when it carries credentials or a query (``https://u:p@host/v1?token=...``):
+# config.json, the pages and ORGANIZER.md show it without them.
+ENDPOINT_FILE = "endpoint_url"
+PRIVATE_FILES = (KEY_FILE, ENDPOINT_FILE)  # the organizer's key files: the only members a secret may be in
 MAX_KEY_BYTES = 4096
 SAMPLE_FOLDER = "sample_submission"
 
@@ -91,6 +95,8 @@ def phase_config(options: BundleOptions, phase: str) -> dict[str, Any]:
     elif options.credential == "worker":
         config["api_key_file"] = options.worker_key_path
         config["api_key_env"] = options.api_key_env
+    if options.endpoint_url:
+        config["base_url_file"] = ENDPOINT_FILE
     if options.spend_cap_usd is not None:
         config["spend_cap_usd"] = options.spend_cap_usd
     return config
@@ -295,6 +301,8 @@ def bundle_members(options: BundleOptions) -> dict[str, bytes]:
         members[f"{folder}/config.json"] = json.dumps(phase_config(options, key), indent=1).encode()
         if options.credential == "bundle" and options.api_key:
             members[f"{folder}/{KEY_FILE}"] = (options.api_key + "\n").encode()
+        if options.endpoint_url:
+            members[f"{folder}/{ENDPOINT_FILE}"] = (options.endpoint_url + "\n").encode()
     members.update(_sample_submission())
     members["ORGANIZER.md"] = organizer_page(options, wheel=wheel, credential=options.credential).encode("utf-8")
     members["Dockerfile"] = DOCKERFILE.format(image=options.docker_image if options.docker_image != DEFAULT_IMAGE
@@ -320,17 +328,40 @@ def assert_no_provider_key(members: dict[str, bytes], allowed: str | None) -> No
                 raise InputError(where, "holds a string shaped like a provider's API key; the bundle is not written")
 
 
+def _private(name: str) -> bool:
+    return name.endswith(tuple(f"/reference_data/{f}" for f in PRIVATE_FILES))
+
+
+def assert_secrets_kept_private(members: dict[str, bytes], options: BundleOptions) -> None:
+    """Refuse to ship a bundle whose public files (every member but the organizer's key files, the
+    wheel's files included) hold the declared key or a credential of the endpoint's URL, e.g. pasted
+    into --title. The message names the file, never the secret."""
+    from checklist_eval.redact import url_credentials
+
+    secrets = [("the key of --api-key-file", options.api_key)]
+    secrets += [("a credential of --base-url", x) for x in url_credentials(options.endpoint_url)]
+    for name, data in members.items():
+        if _private(name):
+            continue
+        for where, text in _texts(name, data):
+            said = next((what for what, secret in secrets if secret and secret in text), None)
+            if said:
+                raise InputError(where, f"would hold {said} (a file every co-organizer, and for pages every "
+                                        "participant, reads); the bundle is not written")
+
+
 def build_bundle(out: Path, options: BundleOptions) -> list[str]:
     """Write the bundle zip (atomically); the names of its members."""
     from checklist_eval.fsutil import atomic_write_bytes
 
     members = bundle_members(options)
+    assert_secrets_kept_private(members, options)
     assert_no_provider_key(members, options.api_key)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data in members.items():
             info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
-            info.external_attr = (0o755 if name.endswith(".py") else 0o600 if name.endswith(KEY_FILE) else 0o644) << 16
+            info.external_attr = (0o755 if name.endswith(".py") else 0o600 if _private(name) else 0o644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data)
     atomic_write_bytes(out, buf.getvalue())

@@ -21,7 +21,8 @@ class BundleOptions:
     max_submissions_per_day: int = 1  # the NIST rule: one scored submission per day
     docker_image: str = DEFAULT_IMAGE
     model: str | None = None
-    base_url: str | None = None
+    base_url: str | None = None  # as the public files show it: no credentials, no query (redact.public_url)
+    endpoint_url: str | None = field(default=None, repr=False)  # the full URL when it differs: private file only
     api_key_env: str = "OPENAI_API_KEY"
     api_key: str | None = field(default=None, repr=False)  # a capped key the bundle carries
     spend_cap_usd: float | None = None  # the cap on that key (or on the queue's key), stated on the pages

@@ -291,6 +291,10 @@ def organizer_page(options: BundleOptions, *, wheel: str, credential: str) -> st
                "The key never leaves your machines. "
                + (f"**Spending cap: {options.spend_cap_usd:g} USD.**" if options.spend_cap_usd is not None
                   else "Cap its spending at your provider or proxy: the bundle states no cap."))
+    if options.endpoint_url:
+        llm += ("\n\nThe endpoint's address as you gave it carries credentials or a query: the files above show "
+                "it without them, and the whole address is in each phase's `reference_data/endpoint_url` "
+                "(beside `config.json`), nowhere else in the bundle.")
     return f"""# For the organizer (not shown to participants)
 
 Phases: {phases}. Image: `{options.docker_image}`.

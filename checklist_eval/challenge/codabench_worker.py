@@ -26,15 +26,16 @@ KEY_ENV = "CHECKLIST_EVAL_CODABENCH_KEY"  # set for the assessor's construction 
 
 
 def _read_config(ref: Path) -> dict[str, Any]:
+    """The phase's settings, every key and value checked (``codabench_config``)."""
+    from checklist_eval.challenge.codabench_config import check_phase_config
+
     try:
         config = loads_json((ref / "config.json").read_text("utf-8"))
     except FileNotFoundError:
         return {"assessor": "heuristic"}
     except (OSError, ValueError) as err:
         raise InputError(ref / "config.json", f"is not a readable phase configuration ({err})") from None
-    if not isinstance(config, dict):
-        raise InputError(ref / "config.json", "is not a JSON object")
-    return config
+    return check_phase_config(config, ref / "config.json")
 
 
 def _phase_key(config: dict[str, Any], ref: Path) -> str | None:
@@ -62,7 +63,9 @@ def _assessor(config: dict[str, Any], ref: Path):
     if config.get("assessor") != "llm":
         return make_assessor("heuristic")
     key = _phase_key(config, ref)
-    options = {"model": config["model"], "base_url": config.get("base_url"), "no_cache": True,
+    # The endpoint's whole URL (credentials, query) is a private file beside the key when it has them.
+    base_url = read_key_file(ref / config["base_url_file"]) if config.get("base_url_file") else config.get("base_url")
+    options = {"model": config["model"], "base_url": base_url, "no_cache": True,
                "api_key_env": config.get("api_key_env") or "OPENAI_API_KEY"}
     if key is None:
         return make_assessor("llm", **options)
@@ -122,7 +125,7 @@ def worker_main(argv: list[str]) -> int:
 
     from checklist_eval.challenge.report import write_submission_report
     from checklist_eval.fsutil import atomic_write_text
-    from checklist_eval.redact import redact_keylike
+    from checklist_eval.redact import one_line, redact_keylike
 
     input_dir = Path(argv[0] if argv else "/app/input")
     output_dir = Path(argv[1] if len(argv) > 1 else "/app/output")
@@ -130,10 +133,11 @@ def worker_main(argv: list[str]) -> int:
         config = _read_config(input_dir / "ref")
         result, title = asyncio.run(_score(input_dir, config))
     except (InputError, AssessorError, OSError) as err:
-        print(f"checklist-eval scoring: {redact_keylike(str(err))}", file=sys.stderr)
+        # one line, controls shown inert: the message may quote a participant's file names
+        print(f"checklist-eval scoring: {one_line(redact_keylike(str(err)))}", file=sys.stderr)
         return 1
     except Exception as err:  # noqa: BLE001 - the participant sees one line, never a traceback
-        print(f"checklist-eval scoring: internal error ({type(err).__name__}): {redact_keylike(str(err))}",
+        print(f"checklist-eval scoring: internal error ({type(err).__name__}): {one_line(redact_keylike(str(err)))}",
               file=sys.stderr)
         return 1
     output_dir.mkdir(parents=True, exist_ok=True)

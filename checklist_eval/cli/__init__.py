@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 
+from checklist_eval.cli.numbers import guard_numeric_flags
 from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, ChecklistEvalError, UsageError
 from checklist_eval.redact import TerminalStream, one_line, raw_stream, redact, redact_keylike
 
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"checklist_eval.cli.{name}").register(sub)
+    guard_numeric_flags(parser)
     return parser
 
 
@@ -61,12 +63,13 @@ def subparser_of(parser: argparse.ArgumentParser, command: str | None) -> argpar
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command: every plain print goes to a ``TerminalStream`` (stderr always, stdout on a
-    terminal), and every error line through ``one_line``."""
+    """The command: every plain print goes to a ``TerminalStream`` (stdout and stderr), and every error
+    line through ``one_line``. Stdout too when it is a pipe or a file: ``logs | less -R`` and ``cat``
+    of a saved output reach a terminal all the same, and what is printed holds model and paper text.
+    A JSON document keeps its meaning (a control becomes its JSON escape)."""
     saved = sys.stdout, sys.stderr
     sys.stderr = TerminalStream(raw_stream(sys.stderr))
-    if sys.stdout.isatty():
-        sys.stdout = TerminalStream(raw_stream(sys.stdout))
+    sys.stdout = TerminalStream(raw_stream(sys.stdout))
     try:
         return _run(argv)
     finally:

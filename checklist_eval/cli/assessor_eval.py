@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checklist_eval.cli.numbers import number
+from checklist_eval.cli.numbers import CI_LEVELS, number
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--by-question", action="store_true", help="also report every question")
     p.add_argument("--out", metavar="DIR", help="write summary.json, trials.csv, per-question CSV and plots")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--ci", action="append", metavar="LEVEL",
+    p.add_argument("--ci", action="append", metavar="LEVEL", type=CI_LEVELS,
                    help="log-score (and Brier) interval level(s) printed: 0.90, 0.95, 0.98, 0.99 (repeatable "
                         "or comma list; default 0.95; the JSON holds all four)")  # fmt: skip
     p.add_argument("--prevalence-sweep", action="store_true",

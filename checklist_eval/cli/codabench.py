@@ -109,6 +109,7 @@ def bundle_options(args: argparse.Namespace):
         read_key_file,
     )
     from checklist_eval.errors import InputError
+    from checklist_eval.redact import public_url
 
     phases = _phases(args.phases)
     if args.max_submissions_per_day < 1:
@@ -118,11 +119,15 @@ def bundle_options(args: argparse.Namespace):
     if args.api_key_file:
         key = read_key_file(args.api_key_file)
         check_capped_key(key, args.api_key_file, capped=args.key_is_capped)
+    base_url = public_url(args.base_url)
     options = BundleOptions(phases=phases, max_submissions_per_day=args.max_submissions_per_day,
                             docker_image=args.docker_image or DEFAULT_IMAGE, model=args.model,
-                            base_url=args.base_url, api_key_env=args.api_key_env, api_key=key,
-                            spend_cap_usd=args.spend_cap, queue=args.queue,
-                            worker_key_path=args.worker_key_path or WORKER_KEY_PATH)
+                            base_url=base_url, endpoint_url=args.base_url if args.base_url != base_url else None,
+                            api_key_env=args.api_key_env, api_key=key, spend_cap_usd=args.spend_cap,
+                            queue=args.queue, worker_key_path=args.worker_key_path or WORKER_KEY_PATH)
+    if options.endpoint_url and options.credential == "worker":
+        raise InputError(None, "--base-url carries credentials or a query, and with --queue the bundle holds no "
+                               "secret: give the URL without them (the key goes in the workers' key file)")
     if args.title:
         options.title = args.title
     return options

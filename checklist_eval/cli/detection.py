@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from checklist_eval.cli.numbers import number
+from checklist_eval.cli.numbers import CI_LEVELS, number
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--seed", type=number("--seed", kind=int, low=0, high=2**32 - 1),
                    default=0, help="bootstrap seed (default 0)")
     s.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    s.add_argument("--ci", action="append", metavar="LEVEL",
+    s.add_argument("--ci", action="append", metavar="LEVEL", type=CI_LEVELS,
                    help="log-score interval level(s): 0.90, 0.95, 0.98, 0.99 "
                         "(repeatable or comma list; default 0.95)")  # fmt: skip
     s.add_argument("--prevalence-sweep", action="store_true",

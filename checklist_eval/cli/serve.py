@@ -18,6 +18,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "--assessor llm and its flags the model is offered too (the key stays on the server).")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="a host name the server answers (repeatable). Requests naming another host in their "
+                        "Host header get 421: the defence against DNS rebinding. Default: localhost, 127.0.0.1 "
+                        "and ::1 for a loopback --host; the --host address itself for another; the machine's "
+                        "names for 0.0.0.0. '*' answers every name (behind a proxy that checks them)")
     p.add_argument("--results", metavar="DIR", default=None, help="a batch results folder to browse (read-only)")
     p.add_argument("--max-upload-mb", type=int, default=100, metavar="MB",
                    help="largest upload accepted; a larger one is answered 413 (default 100)")
@@ -48,6 +53,7 @@ def settings_of(args: argparse.Namespace):
 
     from checklist_eval.cli.flags import parse_limits
     from checklist_eval.errors import InputError
+    from checklist_eval.web.hosts import allowed_hosts
     from checklist_eval.web.jobs import ServeSettings
 
     results = Path(args.results) if args.results else None
@@ -59,7 +65,8 @@ def settings_of(args: argparse.Namespace):
         if value < 1:
             raise InputError(flag, "must be at least 1")
     return ServeSettings(max_upload_bytes=args.max_upload_mb * 2**20, jobs=args.jobs, queue=args.queue,
-                         limits=parse_limits(args), llm=_llm_offered(args), results=results)
+                         limits=parse_limits(args), llm=_llm_offered(args), results=results,
+                         allowed_hosts=allowed_hosts(args.host, args.allowed_host))
 
 
 def run(args: argparse.Namespace) -> int:

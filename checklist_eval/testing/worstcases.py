@@ -143,6 +143,17 @@ def pointers_against_a_long_body(size: int) -> dict[str, bytes]:
     return _one(_PREAMBLE + body + _checklist(pointers) + "\\end{document}\n")
 
 
+def missing_pointers_against_a_long_body(size: int) -> dict[str, bytes]:
+    """A justification citing 2,000 sections the paper does not have (100-2099; it has 1-12) against a
+    body of ``size`` (3 MB: 52 s, then an overflow in p_correct, before issue 31). Kept out of ``CASES``:
+    its cost is the assessor's, not the parser's."""
+    part = "Words about the method and its results. " * 80 + "\n\n"
+    body = "".join(f"\\section{{Part {i}}}\n" + _repeat_to(part, size // 12) for i in range(1, 13))
+    pointers = ", ".join(f"Section {i}" for i in range(100, 2100))
+    return _one(_PREAMBLE.replace("\\section{Introduction}\\label{sec:intro}\nWe study things.\n", "") + body
+                + _checklist(f"See {pointers}.") + "\\end{document}\n")
+
+
 CASES.update({
     "30,000 \\subsection{Checklist} headings": checklist_subsections,
     "% comment + unclosed \\begin{verbatim}s": comment_and_unclosed_verbatims,

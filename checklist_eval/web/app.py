@@ -18,12 +18,14 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from checklist_eval.reading.filekind import name_problem
 from checklist_eval.web.browse import routes as browse_routes
+from checklist_eval.web.hosts import HostCheck
 from checklist_eval.web.jobs import MAX_FILES, SET_FOLDER, Busy, Checker, Job, ServeSettings, safe_name
 from checklist_eval.web.pages import SECURITY_HEADERS, page
 
@@ -198,4 +200,5 @@ def make_app(settings: ServeSettings) -> Starlette:
     ]
     if settings.results is not None:
         routes += browse_routes(settings.results)
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan,
+                     middleware=[Middleware(HostCheck, allowed=settings.allowed_hosts)])

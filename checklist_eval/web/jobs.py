@@ -19,6 +19,7 @@ from checklist_eval.assessors.base import gather_all, with_assessor_warnings
 from checklist_eval.errors import ChecklistEvalError
 from checklist_eval.models import Paper
 from checklist_eval.reading.isolation import ParseLimits, ParserPool
+from checklist_eval.web.hosts import LOOPBACK_NAMES
 
 MAX_FILES = 3  # a G/A/T set at most
 SET_FOLDER = "submission"  # a G/A/T set is saved here in its upload's folder: the submission's id
@@ -38,6 +39,7 @@ class ServeSettings:
     keep: int = 500  # finished checks kept in memory (oldest dropped first)
     keep_s: float = 6 * 3600.0
     results: Path | None = None  # the organizer's browser, read-only
+    allowed_hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)  # the Host names answered (web.hosts)
 
 
 @dataclass
