@@ -179,8 +179,8 @@ def load_record_trials(
     path: str | Path, ground_truth: list[str | Path] | None = None, threshold: float = 1.0
 ) -> Trials:
     """Trials from an assessment-records file (or a batch results folder holding ``records.csv``)."""
-    from checklist_eval.challenge.layout import records_path
-    from checklist_eval.challenge.records import read_records
+    from checklist_eval.challenge.results.layout import records_path
+    from checklist_eval.challenge.results.ledger import read_records
 
     src = records_path(path)
     records = read_records(src)

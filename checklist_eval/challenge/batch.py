@@ -32,11 +32,12 @@ from pydantic import BaseModel, Field, ValidationError
 
 from checklist_eval.assessors.base import Assessor, gather_all
 from checklist_eval.assessors.calllog import CURRENT_PAPER
-from checklist_eval.challenge.export import Failure
-from checklist_eval.challenge.layout import ResultsLayout, SubmissionFolder
-from checklist_eval.challenge.outdir import environment_error, locked_out
-from checklist_eval.challenge.records import GrowingLedger, Record, records_from_assessments, write_records
-from checklist_eval.challenge.runsettings import RunSettings
+from checklist_eval.challenge.records import Record, records_from_assessments
+from checklist_eval.challenge.results.layout import ResultsLayout, SubmissionFolder
+from checklist_eval.challenge.results.leaderboard import Failure
+from checklist_eval.challenge.results.ledger import GrowingLedger, write_records
+from checklist_eval.challenge.results.lock import environment_error, locked_out
+from checklist_eval.challenge.results.settings import RunSettings
 from checklist_eval.challenge.scoring import PublicScore, ScoreReport, ScoreRow, SubmissionScore, score_submission
 from checklist_eval.challenge.submissions import (
     LoadedSubmission,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from checklist_eval.assessors.ledger import format_cost
-from checklist_eval.challenge.layout import ResultsLayout
+from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.cli.numbers import number
 
 
@@ -51,8 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 async def _run(args: argparse.Namespace, progress_enabled: bool):
 
     from checklist_eval.challenge.batch import run_batch
-    from checklist_eval.challenge.outdir import prepare_out
     from checklist_eval.challenge.progress import RunProgress
+    from checklist_eval.challenge.results.lock import prepare_out
     from checklist_eval.challenge.submissions import find_submissions
     from checklist_eval.cli.flags import assessor_from_args, parse_limits
 
@@ -79,7 +79,7 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
 def _settle(args: argparse.Namespace, out: Path):
     """(the run's settings, whether it drains a batch-api run's jobs): checked against the folder's
     recorded settings, then recorded, before any work."""
-    from checklist_eval.challenge.runsettings import write_settings
+    from checklist_eval.challenge.results.settings import write_settings
     from checklist_eval.cli.resume import drains_batch_jobs, settle_run
 
     settings, recorded = settle_run(args, out)
@@ -139,7 +139,7 @@ def dry_run(args: argparse.Namespace) -> int:
     listed with its reason, as the real run would record it."""
     from checklist_eval.challenge.batch import one_line
     from checklist_eval.challenge.costplan import plan_papers, print_plan
-    from checklist_eval.challenge.export import Failure
+    from checklist_eval.challenge.results.leaderboard import Failure
     from checklist_eval.challenge.submissions import (
         find_submissions,
         load_submission,

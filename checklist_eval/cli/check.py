@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from checklist_eval.summaries import CheckResult
 
-from checklist_eval.challenge.layout import CHECK_JSON
+from checklist_eval.challenge.results.layout import CHECK_JSON
 
 CHECK_JSON_LAYOUT: dict[str, Any] = {"indent": 2, "ensure_ascii": False}  # as check.json was always written
 

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
 
     from pydantic import RootModel
 
-    from checklist_eval.challenge.export import LeaderboardRow, build_leaderboard, leaderboard_csv_text
+    from checklist_eval.challenge.results.leaderboard import LeaderboardRow, build_leaderboard, leaderboard_csv_text
     from checklist_eval.cli.common import output_file
     from checklist_eval.cli.output import emit
     from checklist_eval.fsutil import atomic_write_text
@@ -85,9 +85,9 @@ def _print_table(args: argparse.Namespace, rows) -> None:
 def _write_html(args: argparse.Namespace, rows) -> None:
     from pathlib import Path
 
-    from checklist_eval.challenge.export import leaderboard_json
-    from checklist_eval.challenge.layout import records_path
     from checklist_eval.challenge.leaderboard_page import render_leaderboard, report_links
+    from checklist_eval.challenge.results.layout import records_path
+    from checklist_eval.challenge.results.leaderboard import leaderboard_json
     from checklist_eval.fsutil import atomic_write_text
 
     folder = records_path(args.results).parent

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cache_file(given: str | None) -> Path:
     from checklist_eval.assessors import default_cache_path
-    from checklist_eval.challenge.layout import ResultsLayout
+    from checklist_eval.challenge.results.layout import ResultsLayout
 
     path = Path(given) if given else default_cache_path()
     return ResultsLayout(path).cache if path.is_dir() else path
@@ -66,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
 def heuristic_results(given: str | None) -> bool:
     """A batch results folder scored by the heuristic assessor (which calls no model, keeps no cache)."""
-    from checklist_eval.challenge.layout import ResultsLayout
-    from checklist_eval.challenge.runsettings import read_settings
+    from checklist_eval.challenge.results.layout import ResultsLayout
+    from checklist_eval.challenge.results.settings import read_settings
 
     if not given or not Path(given).is_dir():
         return False

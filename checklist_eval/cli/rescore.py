@@ -8,7 +8,7 @@ import argparse
 def register(subparsers: argparse._SubParsersAction) -> None:
     import textwrap
 
-    from checklist_eval.challenge.records import OVERRIDES_HELP
+    from checklist_eval.challenge.results.appeals import OVERRIDES_HELP
 
     p = subparsers.add_parser(
         "rescore",
@@ -44,8 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from checklist_eval.challenge.export import scored_submissions
-    from checklist_eval.challenge.layout import records_path
+    from checklist_eval.challenge.results.layout import records_path
+    from checklist_eval.challenge.results.leaderboard import scored_submissions
     from checklist_eval.challenge.scoring import RescoreReport
     from checklist_eval.cli.output import emit
 
@@ -67,15 +67,16 @@ def _record_appeals(results: str, overrides: str) -> None:
     are drawn again, so the leaderboard and every report show the same scores afterwards. Only the
     submissions the file names are held (the ledger is read one submission at a time), so an appeal on
     a run of thousands costs what those submissions cost."""
-    from checklist_eval.challenge.appeals import (
+    from checklist_eval.challenge.results.appeals import (
+        StreamedOverrides,
         read_history,
         record_decisions,
         redraw_reports,
         standing,
         with_decisions,
     )
-    from checklist_eval.challenge.layout import records_path
-    from checklist_eval.challenge.records import Ledger, StreamedOverrides
+    from checklist_eval.challenge.results.layout import records_path
+    from checklist_eval.challenge.results.ledger import Ledger
 
     named = {key[0] for key, _ in StreamedOverrides(overrides).rows}
     records = [r for group in Ledger(records_path(results)).submissions()

@@ -1,12 +1,12 @@
 """A ``batch`` run against a results folder that already holds records: which path it takes and
-whether its settings may go on (see ``checklist_eval.challenge.runsettings``)."""
+whether its settings may go on (see ``checklist_eval.challenge.results.settings``)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from checklist_eval.challenge.runsettings import NEW_SETTINGS_FLAG, RunSettings, check_resume, read_settings
+from checklist_eval.challenge.results.settings import NEW_SETTINGS_FLAG, RunSettings, check_resume, read_settings
 
 
 def add_resume_args(parser: argparse.ArgumentParser) -> None:

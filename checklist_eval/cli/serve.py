@@ -52,7 +52,7 @@ def settings_of(args: argparse.Namespace):
 
     results = Path(args.results) if args.results else None
     if results is not None:
-        from checklist_eval.challenge.layout import records_path
+        from checklist_eval.challenge.results.layout import records_path
 
         records_path(results)  # not a results folder: exit 2 now
     for flag, value in (("--max-upload-mb", args.max_upload_mb), ("--jobs", args.jobs), ("--queue", args.queue)):

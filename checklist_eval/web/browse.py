@@ -15,11 +15,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from checklist_eval.challenge.appeals import read_history, standing, with_decisions
-from checklist_eval.challenge.export import build_leaderboard
-from checklist_eval.challenge.layout import ResultsLayout, records_path
-from checklist_eval.challenge.records import Ledger, Record
+from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.report import submission_view
+from checklist_eval.challenge.results.appeals import read_history, standing, with_decisions
+from checklist_eval.challenge.results.layout import ResultsLayout, records_path
+from checklist_eval.challenge.results.leaderboard import build_leaderboard
+from checklist_eval.challenge.results.ledger import Ledger
 from checklist_eval.errors import ChecklistEvalError
 from checklist_eval.web.pages import page
 

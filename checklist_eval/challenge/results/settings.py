@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from checklist_eval.challenge.layout import ResultsLayout
+from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text
 

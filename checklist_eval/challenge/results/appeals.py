@@ -13,15 +13,137 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from checklist_eval.challenge.records import Record, read_overrides
+from checklist_eval.challenge.records import Record, parse_bool
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text, loads_json
 from checklist_eval.models import Usage
+from checklist_eval.tables import read_csv_rows
 
 OVERRIDES_JSONL = "overrides.jsonl"
 MAX_HISTORY_LINES = 100_000  # a hostile or runaway file is read this far, no further
 
 Key = tuple[str, str, str]
+
+
+OVERRIDES_HELP = (
+    "Overrides (appeal decisions): a CSV with header submission_id,role,question_id,correct and "
+    "optionally note. Each row sets the verdict of one existing record: role is G, A or T, correct is "
+    "0 or 1. A row naming no existing record, or trying to make a TODO/missing answer correct, is an "
+    "error. Rows are applied before any score is computed."
+)
+
+
+class Override(BaseModel):
+    """One row of an overrides file: the verdict an appeal decided for one existing record."""
+
+    submission_id: str
+    role: str  # checked by matching a record, so a bad role reads "no record for ..."
+    question_id: str
+    correct: bool
+    note: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.submission_id, self.role, self.question_id)
+
+
+OVERRIDE_REQUIRED = [name for name, f in Override.model_fields.items() if f.is_required()]
+
+
+def apply_overrides(records: Sequence[Record], path: str | Path) -> tuple[list[Record], int]:
+    """Return (records with the overrides applied, number of overridden rows)."""
+    appeals = StreamedOverrides(path)
+    out = appeals.apply(records)
+    appeals.check()
+    return out, len(appeals.answered)
+
+
+def _refuse_conflict(path: Path, key: tuple[str, str, str], where: str, correct: str,
+                     first_rows: dict[tuple[str, str, str], tuple[str, bool]]) -> None:
+    """Two rows overriding one record with different verdicts: which one the appeal decided is not for
+    the tool to guess (it applied the last one silently), so both rows are named."""
+    value = parse_bool(correct, where, path)
+    if key in first_rows and first_rows[key][1] != value:
+        raise InputError(path, f"{first_rows[key][0]} and {where} override {'/'.join(key)} with different "
+                               "verdicts (correct 0 and 1): keep one")
+    first_rows.setdefault(key, (where, value))
+
+
+def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> list[Override]:
+    """The overrides of ``path``, each naming a record of ``index`` (else an InputError); two rows for
+    one record must agree."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "overrides file not found")
+    first_rows: dict[tuple[str, str, str], tuple[str, bool]] = {}
+    out = []
+    for i, row in enumerate(read_csv_rows(path, OVERRIDE_REQUIRED)):
+        where = f"row {i + 2}"
+        key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
+        if key not in index:
+            raise InputError(path, f"{where}: no record for {'/'.join(key)}")
+        _refuse_conflict(path, key, where, row["correct"], first_rows)
+        out.append(Override(submission_id=key[0], role=key[1], question_id=key[2],
+                            correct=parse_bool(row["correct"], where, path), note=row.get("note", "")))
+    return out
+
+
+class StreamedOverrides:
+    """The overrides of ``path`` applied to a ledger read one submission at a time (``apply``).
+
+    Their problems are raised by ``check``, once the whole ledger was read, in the order
+    ``apply_overrides`` raises them: the file's, then the first row naming no record or with a bad
+    ``correct``, then the first row making a TODO or missing answer correct."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.error: InputError | None = None
+        self.rows: list[tuple[tuple[str, str, str], str]] = []  # (key, correct as written), in file order
+        try:
+            if not self.path.is_file():
+                raise InputError(self.path, "overrides file not found")
+            table = read_csv_rows(self.path, OVERRIDE_REQUIRED)
+        except InputError as err:
+            self.error = err
+            table = []
+        for row in table:
+            key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
+            self.rows.append((key, row["correct"]))
+        self.verdicts = {key: _as_bool(correct) for key, correct in self.rows}  # the last row of a key wins
+        self.answered: dict[tuple[str, str, str], bool] = {}  # the keys found, and whether answered
+
+    def apply(self, records: Sequence[Record]) -> list[Record]:
+        out = []
+        for rec in records:
+            if rec.key in self.verdicts:
+                self.answered[rec.key] = rec.is_answered
+                correct = self.verdicts[rec.key]
+                rec = rec if correct is None else rec.model_copy(update={"correct": correct})
+            out.append(rec)
+        return out
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+        first_rows: dict[tuple[str, str, str], tuple[str, bool]] = {}
+        for i, (key, correct) in enumerate(self.rows):
+            if key not in self.answered:
+                raise InputError(self.path, f"row {i + 2}: no record for {'/'.join(key)}")
+            _refuse_conflict(self.path, key, f"row {i + 2}", correct, first_rows)
+        for i, (key, correct) in enumerate(self.rows):
+            if _as_bool(correct) and not self.answered[key]:
+                raise InputError(self.path, f"row {i + 2}: {'/'.join(key)} is TODO or missing and cannot be correct")
+
+
+def _as_bool(value: str) -> bool | None:
+    try:
+        return parse_bool(value, "", Path())
+    except InputError:
+        return None
+
+
+
+# -------------------------------------------------------------------------------- decisions kept
 
 
 class AppliedOverride(BaseModel):
@@ -113,8 +235,8 @@ def redraw_reports(results: str | Path, records: Sequence[Record], decisions: di
                    submission_ids: Iterable[str]) -> list[Path]:
     """Write again the reports of the named submissions from ``records`` (decisions applied), each
     saying which decision changed which verdict: a report never shows scores the leaderboard does not."""
-    from checklist_eval.challenge.layout import ResultsLayout
     from checklist_eval.challenge.report import write_submission_report
+    from checklist_eval.challenge.results.layout import ResultsLayout
     from checklist_eval.challenge.scoring import group_by_submission, score_submission
 
     layout = ResultsLayout(results)

@@ -3,7 +3,7 @@
 A batch results folder (``batch --out RESULTS``)::
 
     RESULTS/
-      .checklist-eval.lock        held by the run writing the folder (see outdir.locked_out)
+      .checklist-eval.lock        held by the run writing the folder (see lock.locked_out)
       cache.sqlite                the default cache: verdicts, call log, provider batch jobs
       batch_run.json              the options of a ``--via jsonl|batch-api`` run, for its later steps
       run_settings.json           the settings the records were made with (a resume must match them)

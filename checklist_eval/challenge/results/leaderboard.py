@@ -16,8 +16,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from checklist_eval.challenge.layout import ResultsLayout, records_path
-from checklist_eval.challenge.records import Ledger, NoRecords, Record, StreamedOverrides
+from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.results.appeals import StreamedOverrides
+from checklist_eval.challenge.results.layout import ResultsLayout, records_path
+from checklist_eval.challenge.results.ledger import Ledger, NoRecords
 from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, score_submission
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import loads_json
@@ -78,7 +80,7 @@ def scored_submissions(
     The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
     unreadable row, then for a bad override, then for records that cannot be scored.
     """
-    from checklist_eval.challenge.appeals import read_history, standing, with_decisions
+    from checklist_eval.challenge.results.appeals import read_history, standing, with_decisions
 
     decisions = standing(read_history(Path(path).parent)) if recorded_appeals else None
     ledger = Ledger(path)
