@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from checklist_eval.challenge.results.leaderboard import build_leaderboard, scored_submissions
+from checklist_eval.challenge.results.folder import build_leaderboard, scored_submissions
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.results.ledger import Ledger, read_records, write_records
 from checklist_eval.challenge.scoring import score_records

@@ -28,17 +28,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel
 
 from checklist_eval.assessors.base import Assessor, gather_all
 from checklist_eval.assessors.calllog import CURRENT_PAPER
 from checklist_eval.challenge.records import Record, records_from_assessments
-from checklist_eval.challenge.results.layout import ResultsLayout, SubmissionFolder
+from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.challenge.results.leaderboard import Failure
-from checklist_eval.challenge.results.ledger import GrowingLedger, write_records
+from checklist_eval.challenge.results.ledger import GrowingLedger
 from checklist_eval.challenge.results.lock import environment_error, locked_out
+from checklist_eval.challenge.results.outputs import SubmissionResult, read_result, write_submission_outputs
 from checklist_eval.challenge.results.settings import RunSettings
-from checklist_eval.challenge.scoring import PublicScore, ScoreReport, ScoreRow, SubmissionScore, score_submission
+from checklist_eval.challenge.scoring import PublicScore, ScoreRow, SubmissionScore, score_submission
 from checklist_eval.challenge.submissions import (
     LoadedSubmission,
     PaperLoader,
@@ -49,42 +50,9 @@ from checklist_eval.challenge.submissions import (
 )
 from checklist_eval.errors import BudgetExceeded, InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
-from checklist_eval.models import Assessment, Case, Usage
+from checklist_eval.models import Assessment, Usage
 from checklist_eval.reading.isolation import ParseLimits, ParserPool
 from checklist_eval.tables import csv_text
-
-RESULT_FORMAT = 1
-
-
-class SubmissionResult(BaseModel):
-    """Everything one scored submission produced; ``result.json`` of its results folder."""
-
-    format: int = RESULT_FORMAT
-    submission_id: str
-    source: str
-    fingerprint: str
-    case: Case
-    assessor: str
-    model: str | None = None
-    prompt_version: str | None = None
-    scored_at: str
-    score: SubmissionScore
-    usage: Usage = Field(default_factory=Usage)
-    warnings: list[str] = Field(default_factory=list)
-    records: list[Record]
-    settings: RunSettings | None = None  # what the records were made with (batch runs; None in older files)
-
-    def report(self) -> ScoreReport:
-        """What ``score --json`` prints."""
-        return ScoreReport(**self.score.public().model_dump(), warnings=self.all_warnings, usage=self.usage)
-
-    @property
-    def all_warnings(self) -> list[str]:
-        """The submission's warnings, then its score's."""
-        return self.warnings + self.score.warnings
-
-    def entry(self, folder_id: str) -> BatchEntry:
-        return BatchEntry(folder_id=folder_id, score=self.score, all_warnings=self.all_warnings, usage=self.usage)
 
 
 @dataclass
@@ -100,6 +68,10 @@ class BatchEntry:
     @property
     def submission_id(self) -> str:
         return self.score.submission_id
+
+
+def entry_of(result: SubmissionResult, folder_id: str) -> BatchEntry:
+    return BatchEntry(folder_id=folder_id, score=result.score, all_warnings=result.all_warnings, usage=result.usage)
 
 
 class BatchSummary(BaseModel):
@@ -232,25 +204,6 @@ def submission_estimate(loaded: LoadedSubmission, assessor: Assessor) -> float:
     return plan.cost_usd or 0.0
 
 
-def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, with_records: bool = False) -> Path:
-    """report.html then result.json (the completion marker), each atomically; returns result.json."""
-    from checklist_eval.challenge.report import write_submission_report
-
-    folder = SubmissionFolder(Path(out_dir))
-    write_submission_report(folder.report_html, result.score, result.records, usage=result.usage)
-    if with_records:
-        write_records(result.records, folder.records_csv, folder.records_jsonl)
-    return atomic_write_text(folder.result_json, result.model_dump_json(indent=1))
-
-
-def read_result(path: Path) -> SubmissionResult | None:
-    """A finished result, or None when absent or unreadable (then the submission is redone)."""
-    try:
-        return SubmissionResult.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError, ValueError):
-        return None
-
-
 # --------------------------------------------------------------------------------------------- batch
 
 
@@ -354,7 +307,7 @@ class BatchRunner:
                 result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
             result.settings = self.settings
             await asyncio.to_thread(self._write_finished, sid, result)
-            return result.entry(sid)
+            return entry_of(result, sid)
 
     def _write_finished(self, sid: str, result: SubmissionResult) -> None:
         write_submission_outputs(self._result_path(sid).parent, result)
@@ -453,7 +406,7 @@ class BatchRunner:
         if finished is None:
             return None
         self.ledger.append(sid, finished.records)
-        return finished.entry(sid)
+        return entry_of(finished, sid)
 
     async def _collect(self, tasks: Sequence[asyncio.Future], ids: dict[Path, str], outcome: BatchOutcome,
                        done_by_path: dict[Path, BatchEntry], total: int

@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
     from pydantic import RootModel
 
-    from checklist_eval.challenge.results.leaderboard import LeaderboardRow, build_leaderboard, leaderboard_csv_text
+    from checklist_eval.challenge.results.folder import build_leaderboard
+    from checklist_eval.challenge.results.leaderboard import LeaderboardRow, leaderboard_csv_text
     from checklist_eval.cli.common import output_file
     from checklist_eval.cli.output import emit
     from checklist_eval.fsutil import atomic_write_text

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from checklist_eval.challenge.records import Record, parse_bool
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_text, loads_json
+from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import Usage
 from checklist_eval.tables import read_csv_rows
 
@@ -176,21 +176,25 @@ def history_path(results: str | Path) -> Path:
 
 
 def read_history(results: str | Path) -> list[AppliedOverride]:
-    """Every recorded decision, oldest first; none when the folder has no history. A line that is
-    not a decision is skipped: the history explains scores, it never stops them being shown."""
+    """Every recorded decision, oldest first; none when the folder has no history. A line that is not
+    a decision is refused with its number: the history decides scores, so none is skipped."""
+    from checklist_eval.challenge.results.ledger import json_objects
+
     path = history_path(results)
     if not path.is_file():
         return []
     out = []
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for n, line in enumerate(fh):
-            if n >= MAX_HISTORY_LINES:
-                break
-            try:
-                out.append(AppliedOverride.model_validate(loads_json(line)))
-            except (ValueError, ValidationError):
-                continue
+    for n, obj in json_objects(path, max_lines=MAX_HISTORY_LINES):
+        try:
+            out.append(AppliedOverride.model_validate(obj))
+        except ValidationError as err:
+            raise InputError(path, f"line {n}: not an appeal decision ({_first_problem(err)})") from None
     return out
+
+
+def _first_problem(err: ValidationError) -> str:
+    first = err.errors()[0]
+    return f"{'.'.join(str(x) for x in first['loc']) or 'value'}: {first['msg']}"
 
 
 def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:

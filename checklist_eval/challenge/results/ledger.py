@@ -101,9 +101,21 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
             yield from enumerate(fh, start=1)
     except UnicodeDecodeError:
         raise InputError(path, "not UTF-8 text") from None
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
 
 
-def _parsed_line(path: Path, n: int, line: str) -> dict:
+def json_objects(path: Path, *, max_lines: int) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of each non-blank line of a JSONL file, the first ``max_lines`` lines
+    only (a hostile file is read this far); a line that is not a JSON object is refused by number."""
+    for n, line in _jsonl_lines(path):
+        if n > max_lines:
+            return
+        if line.strip():
+            yield n, _json_object(path, n, line)
+
+
+def _json_object(path: Path, n: int, line: str) -> dict:
     try:
         obj = loads_json(line)
     except json.JSONDecodeError as err:
@@ -112,6 +124,11 @@ def _parsed_line(path: Path, n: int, line: str) -> dict:
         raise InputError(path, f"line {n}: JSON nested too deeply") from None
     if not isinstance(obj, dict):
         raise InputError(path, f"line {n}: expected a JSON object")
+    return obj
+
+
+def _parsed_line(path: Path, n: int, line: str) -> dict:
+    obj = _json_object(path, n, line)
     missing = [c for c in REQUIRED if c not in obj]
     if missing:
         raise InputError(path, f"line {n}: missing field(s) {', '.join(missing)}")
@@ -185,6 +202,9 @@ class Ledger:
         rows = 0
         for n, cells in enumerate(body, start=1):
             first = first or ragged_row(self.path, n, cells, header)
+            if first is None and len(cells) < len(header):  # a row cut short: its missing cells are not empty ones
+                first = InputError(self.path, f"row {n + 1} has {len(cells)} cells, the header names {len(header)}: "
+                                              "cut short")
             if column is not None:
                 runs.see(_sid(restore(cells[column]) if column < len(cells) else ""))
             rows += 1
