@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from checklist_eval.assessors.base import Assessor, gather_all
 from checklist_eval.assessors.calllog import CURRENT_PAPER
 from checklist_eval.challenge.records import Record, records_from_assessments
+from checklist_eval.challenge.results.appeals import read_history, standing, with_decisions
 from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.challenge.results.leaderboard import Failure
 from checklist_eval.challenge.results.ledger import GrowingLedger
@@ -272,6 +273,7 @@ class BatchRunner:
                  settings: RunSettings | None = None):
         self.root = Path(root)
         self.settings = settings
+        self.decisions: dict = {}  # the appeal decisions standing in the folder: every score shows them
         self.out = Path(out)
         self.layout = ResultsLayout(self.out)
         self.ledger = GrowingLedger(self.layout.records_csv, self.layout.records_jsonl)
@@ -306,6 +308,7 @@ class BatchRunner:
             with await self._admitted(loaded):
                 result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
             result.settings = self.settings
+            self._with_appeals(result)
             await asyncio.to_thread(self._write_finished, sid, result)
             return entry_of(result, sid)
 
@@ -369,6 +372,7 @@ class BatchRunner:
 
     async def _run_locked(self, paths: list[Path], started: float, started_at: str) -> BatchOutcome:
         ids = self._ids(paths)
+        self.decisions = standing(read_history(self.out))
         usage_before = self.assessor.usage
         outcome = BatchOutcome(results=[], failures=[])
         done_by_path, todo = await self._resume(paths, ids)
@@ -405,8 +409,21 @@ class BatchRunner:
         finished = self._finished(sid, fingerprint)
         if finished is None:
             return None
+        was = (finished.appeals, finished.score)
+        self._with_appeals(finished)
+        if (finished.appeals, finished.score) != was:
+            write_submission_outputs(self._result_path(sid).parent, finished)  # an appeal made since, or cut short
         self.ledger.append(sid, finished.records)
         return entry_of(finished, sid)
+
+    def _with_appeals(self, result: SubmissionResult) -> None:
+        """The standing appeal decisions on ``result``'s records, and its score with them applied."""
+        sid = result.submission_id
+        mine = [d for d in self.decisions.values() if d.submission_id == sid]
+        if not mine and result.appeals is None:
+            return  # a folder without appeals for it: the file stays as it was written
+        result.appeals = mine
+        result.score = score_submission(sid, with_decisions(result.records, self.decisions))
 
     async def _collect(self, tasks: Sequence[asyncio.Future], ids: dict[Path, str], outcome: BatchOutcome,
                        done_by_path: dict[Path, BatchEntry], total: int

@@ -58,6 +58,7 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
 
     out = Path(args.out)
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
+    _note_results_folders(args.root)
     cache = args.cache if getattr(args, "cache", None) else ResultsLayout(out).cache
     prepare_out(out)  # the batch itself takes the folder's lock
     settings, drain = _settle(args, out)
@@ -74,6 +75,16 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
                                    parse_limits=parse_limits(args), settings=settings)
     finally:
         await assessor.aclose()
+
+
+def _note_results_folders(root: str) -> None:
+    import sys
+
+    from checklist_eval.challenge.submissions import results_folders_in
+    from checklist_eval.redact import one_line
+
+    for folder in results_folders_in(root):
+        print(one_line(f"skipped {folder}: a results folder, not a submission"), file=sys.stderr)
 
 
 def _settle(args: argparse.Namespace, out: Path):
@@ -100,11 +111,37 @@ def run(args: argparse.Namespace) -> int:
         return dry_run(args)
     # every assessor: a heuristic batch of many PDFs takes minutes of parsing too
     enabled = not args.quiet and not args.json and sys.stderr.isatty()
-    outcome = asyncio.run(_run(args, enabled))
+    args.moved_aside = None
+    try:
+        outcome = asyncio.run(_run(args, enabled))
+    except BaseException:
+        _say_moved_aside(args, complete=False)
+        raise
+    _say_moved_aside(args, complete=outcome is not None and not outcome.failures)
     if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
         return 0
     code = emit(outcome.counts(), args.json, lambda: _print_outcome(args, outcome))
     return exit_code(outcome, code)
+
+
+def _say_moved_aside(args: argparse.Namespace, *, complete: bool) -> None:
+    """A --new-settings run moved the replaced records aside: they go once the new ones are complete
+    (every submission scored), and are named until then."""
+    import shutil
+    import sys
+
+    from checklist_eval.redact import one_line
+
+    aside = args.moved_aside
+    if aside is None:
+        return
+    if complete:
+        shutil.rmtree(aside, ignore_errors=True)
+        print(one_line(f"removed {aside}: the records made with the replaced settings (every submission is "
+                       "scored with the new ones)"), file=sys.stderr)
+    else:
+        print(one_line(f"the records made with the replaced settings are kept in {aside} until a run with the "
+                       "new ones scores every submission"), file=sys.stderr)
 
 
 def exit_code(outcome, printed: int) -> int:

@@ -57,6 +57,7 @@ from checklist_eval.tables import csv_text, read_csv_rows
 T = TypeVar("T")
 SCORE_FIELDS = ("case", "C_G", "C_A", "C_T", "R", "S")
 MAX_RESULT_BYTES = 256 << 20  # a result.json larger than this is not one a run wrote
+REPLACED_PREFIX = "replaced-"  # the folder a --new-settings run moves the replaced records into
 
 
 def note(text: str) -> None:
@@ -73,6 +74,7 @@ class ResultsFolder:
         self.root = Path(root)
         self.layout = ResultsLayout(self.root)
         self._finished: dict[str, dict[str, Any]] | None = None
+        self.settings_file = self.layout.settings  # where settings() found them
 
     @classmethod
     def open(cls, root: str | Path) -> ResultsFolder:
@@ -118,7 +120,10 @@ class ResultsFolder:
                 raise InputError(self._result(sid), f"records made with {_brief(theirs)}, "
                                                     f"{self._result(seen[0])} with {_brief(seen[1])}")
             seen = seen or (sid, theirs)
-        return recorded if recorded is not None else seen[1] if seen else None
+        if recorded is None and seen is not None:
+            self.settings_file = self._result(seen[0])
+            return seen[1]
+        return recorded
 
     def _result(self, sid: str) -> Path:
         return self.layout.submission(sid).result_json
@@ -264,6 +269,24 @@ class ResultsFolder:
             write_submission_outputs(self.layout.submission(sid).path, result)
         self._finished = None
         self._write_aggregates()
+
+    def move_aside(self) -> Path | None:
+        """Move the records made with the settings a ``--new-settings`` run replaces, and every output
+        made from them, into ``RESULTS/replaced-<time>/``; None when there was nothing to move. The
+        appeals and the cache stay: the decisions are about the answers, the cache about requests."""
+        from datetime import datetime, timezone
+
+        names = [self.layout.records_csv, self.layout.records_jsonl, self.layout.scores_csv,
+                 self.layout.summary_json, self.layout.failures_jsonl, self.layout.settings, self.root / "submissions"]
+        present = [p for p in names if p.exists()]
+        if not present:
+            return None
+        aside = self.root / f"{REPLACED_PREFIX}{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')}"
+        aside.mkdir()
+        for path in present:
+            path.rename(aside / path.name)
+        self._finished = None
+        return aside
 
     def result(self, sid: str) -> SubmissionResult | None:
         from checklist_eval.challenge.results.outputs import read_result
