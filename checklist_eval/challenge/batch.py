@@ -308,6 +308,7 @@ class BatchRunner:
             with await self._admitted(loaded):
                 result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
             result.settings = self.settings
+            result.appeals = []  # a new result.json says which appeals stand on it, none included
             self._with_appeals(result)
             await asyncio.to_thread(self._write_finished, sid, result)
             return entry_of(result, sid)

@@ -37,7 +37,7 @@ from checklist_eval.challenge.results.appeals import (
     standing,
     with_decisions,
 )
-from checklist_eval.challenge.results.layout import ResultsLayout, records_path
+from checklist_eval.challenge.results.layout import SUBMISSIONS_DIR, ResultsLayout, records_path
 from checklist_eval.challenge.results.leaderboard import (
     Failure,
     LeaderboardRow,
@@ -75,6 +75,7 @@ class ResultsFolder:
         self.layout = ResultsLayout(self.root)
         self._finished: dict[str, dict[str, Any]] | None = None
         self.settings_file = self.layout.settings  # where settings() found them
+        self.notes: list[str] = []  # what a reader recovered from, said once the read succeeded
 
     @classmethod
     def open(cls, root: str | Path) -> ResultsFolder:
@@ -94,7 +95,7 @@ class ResultsFolder:
         a run redoes them, and the ledger is checked without them)."""
         if self._finished is None:
             self._finished = {}
-            base = self.root / "submissions"
+            base = self.root / SUBMISSIONS_DIR
             for result in sorted(base.glob("*/result.json")) if base.is_dir() else []:
                 data = _json_file(result)
                 if isinstance(data, dict):  # what the checks need; the records stay on disk (flat memory)
@@ -155,7 +156,7 @@ class ResultsFolder:
                 _read_through(other)
             except InputError:
                 raise err from None
-            note(f"{err}; read {other.name} instead, which holds the same records")
+            self.notes.append(f"{err}; read {other.name} instead, which holds the same records")
             first = other
         yield from Ledger(first).submissions()
 
@@ -192,7 +193,10 @@ class ResultsFolder:
 
     def scored(self, summarize: Callable[[SubmissionScore, list[Record]], T],
                overrides: str | Path | None = None) -> list[T]:
-        return [summarize(score, records) for records, score in self.submissions(overrides)]
+        out = [summarize(score, records) for records, score in self.submissions(overrides)]
+        for line in dict.fromkeys(self.notes):
+            note(line)
+        return out
 
     def leaderboard(self, overrides: str | Path | None = None) -> list[LeaderboardRow]:
         failures = self.failures()
@@ -217,8 +221,12 @@ class ResultsFolder:
         return found.name if found else "the ledger"
 
     def _scored_order(self) -> list[str] | None:
-        """The submissions ``scores.csv`` lists, in order (None without one)."""
+        """The submissions ``scores.csv`` lists, in order (None for a folder a batch did not write)."""
         if not self.layout.scores_csv.is_file():
+            if self.layout.settings.is_file() or (self.root / SUBMISSIONS_DIR).is_dir():
+                # every batch writes scores.csv when it ends: its ledger is one a run left unfinished
+                raise InputError(self.layout.scores_csv, "missing: the run writing this folder did not finish "
+                                                         "(interrupted, or still running); rerun batch to finish it")
             return None
         return [row["submission_id"] for row in read_csv_rows(self.layout.scores_csv, ["submission_id", "S"])]
 
@@ -276,8 +284,9 @@ class ResultsFolder:
         appeals and the cache stay: the decisions are about the answers, the cache about requests."""
         from datetime import datetime, timezone
 
-        names = [self.layout.records_csv, self.layout.records_jsonl, self.layout.scores_csv,
-                 self.layout.summary_json, self.layout.failures_jsonl, self.layout.settings, self.root / "submissions"]
+        layout = self.layout
+        names = [layout.records_csv, layout.records_jsonl, layout.scores_csv, layout.summary_json,
+                 layout.failures_jsonl, layout.settings, self.root / SUBMISSIONS_DIR]
         present = [p for p in names if p.exists()]
         if not present:
             return None
