@@ -111,7 +111,6 @@ def run(args: argparse.Namespace) -> int:
         return dry_run(args)
     # every assessor: a heuristic batch of many PDFs takes minutes of parsing too
     enabled = not args.quiet and not args.json and sys.stderr.isatty()
-    args.moved_aside = None
     try:
         outcome = asyncio.run(_run(args, enabled))
     except BaseException:
@@ -125,23 +124,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _say_moved_aside(args: argparse.Namespace, *, complete: bool) -> None:
-    """A --new-settings run moved the replaced records aside: they go once the new ones are complete
-    (every submission scored), and are named until then."""
+    """Records a --new-settings run moved aside (this run or an earlier one that did not finish) go once
+    the new ones are complete (every submission scored), and are named until then."""
     import shutil
     import sys
 
+    from checklist_eval.challenge.results.folder import ResultsFolder
     from checklist_eval.redact import one_line
 
-    aside = args.moved_aside
-    if aside is None:
-        return
-    if complete:
-        shutil.rmtree(aside, ignore_errors=True)
-        print(one_line(f"removed {aside}: the records made with the replaced settings (every submission is "
-                       "scored with the new ones)"), file=sys.stderr)
-    else:
-        print(one_line(f"the records made with the replaced settings are kept in {aside} until a run with the "
-                       "new ones scores every submission"), file=sys.stderr)
+    for aside in ResultsFolder(args.out).replaced():
+        if complete:
+            shutil.rmtree(aside, ignore_errors=True)
+            print(one_line(f"removed {aside}: the records made with the replaced settings (every submission is "
+                           "scored with the new ones)"), file=sys.stderr)
+        else:
+            print(one_line(f"the records made with the replaced settings are kept in {aside} until a run with "
+                           "the new ones scores every submission"), file=sys.stderr)
 
 
 def exit_code(outcome, printed: int) -> int:

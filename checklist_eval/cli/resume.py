@@ -44,7 +44,7 @@ def settle_run(args: argparse.Namespace, out: Path) -> tuple[RunSettings, RunSet
         from checklist_eval.challenge.results.lock import locked_out
 
         with locked_out(out):  # not while another run writes the folder
-            args.moved_aside = folder.move_aside()
+            folder.move_aside()
     return current, recorded
 
 

@@ -297,6 +297,10 @@ class ResultsFolder:
         self._finished = None
         return aside
 
+    def replaced(self) -> list[Path]:
+        """The folders ``move_aside`` made that are still there, oldest first."""
+        return sorted(p for p in self.root.glob(f"{REPLACED_PREFIX}*") if p.is_dir()) if self.root.is_dir() else []
+
     def result(self, sid: str) -> SubmissionResult | None:
         from checklist_eval.challenge.results.outputs import read_result
 
