@@ -191,6 +191,13 @@ class ResultsFolder:
             raise InputError(self.layout.scores_csv, f"lists {_few(order)} but {self._ledger_name()} holds "
                                                      f"{_few(seen)}: an interrupted run or an edit; rerun batch")
 
+    def assessed(self) -> Iterator[list[Record]]:
+        """Each submission's records as the assessor gave them (no appeal applied: what evaluating the
+        assessor reads), once the folder passed every check ``submissions`` makes."""
+        for _checked in self.submissions():
+            pass
+        yield from self._ledger_groups()
+
     def scored(self, summarize: Callable[[SubmissionScore, list[Record]], T],
                overrides: str | Path | None = None) -> list[T]:
         out = [summarize(score, records) for records, score in self.submissions(overrides)]
