@@ -6,7 +6,6 @@ and say which override stands behind each changed verdict.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,7 +15,6 @@ from pydantic import BaseModel, ValidationError
 from checklist_eval.challenge.records import Record, parse_bool
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text
-from checklist_eval.models import Usage
 from checklist_eval.tables import read_csv_rows
 
 OVERRIDES_JSONL = "overrides.jsonl"
@@ -233,34 +231,3 @@ def record_decisions(results: str | Path, records: Sequence[Record], overrides: 
         lines = [e.model_dump_json() for e in history + added]
         atomic_write_text(history_path(results), "\n".join(lines) + "\n")
     return added
-
-
-def redraw_reports(results: str | Path, records: Sequence[Record], decisions: dict[Key, AppliedOverride],
-                   submission_ids: Iterable[str]) -> list[Path]:
-    """Write again the reports of the named submissions from ``records`` (decisions applied), each
-    saying which decision changed which verdict: a report never shows scores the leaderboard does not."""
-    from checklist_eval.challenge.report import write_submission_report
-    from checklist_eval.challenge.results.layout import ResultsLayout
-    from checklist_eval.challenge.scoring import group_by_submission, score_submission
-
-    layout = ResultsLayout(results)
-    groups = group_by_submission(records)
-    written = []
-    for sid in sorted(set(submission_ids) & set(groups)):
-        try:
-            folder = layout.submission(sid)
-        except ValueError:
-            continue
-        usage = _recorded_usage(folder.result_json)
-        score = score_submission(sid, groups[sid])
-        written.append(write_submission_report(folder.report_html, score, groups[sid], usage=usage,
-                                               overrides=decisions))
-    return written
-
-
-def _recorded_usage(result_json: Path) -> Usage | None:
-    """What the submission's run spent, from its result.json (None when it cannot be read)."""
-    try:
-        return Usage.model_validate(json.loads(result_json.read_bytes())["usage"])
-    except (OSError, ValueError, KeyError, TypeError, ValidationError):
-        return None
