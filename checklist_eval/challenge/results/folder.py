@@ -166,7 +166,9 @@ class ResultsFolder:
         folder's other files as the module says."""
         decisions = self.decisions()
         extra = StreamedOverrides(overrides) if overrides else None
-        order = self._scored_order()
+        listed = self._scored_rows()
+        order = None if listed is None else [row["submission_id"] for row in listed]
+        by_id = {row["submission_id"]: row for row in listed or []}
         seen: list[str] = []
         unscorable: ScoringError | None = None
         for assessed in self._ledger_groups():
@@ -179,6 +181,8 @@ class ResultsFolder:
                 unscorable = unscorable or err
                 continue
             self._check_finished(sid, score, decisions)
+            if sid in by_id:
+                self._check_listed(sid, score, by_id[sid])
             if extra is not None:
                 records = extra.apply(records)
                 score = score_submission(sid, records)
@@ -228,14 +232,33 @@ class ResultsFolder:
         return found.name if found else "the ledger"
 
     def _scored_order(self) -> list[str] | None:
-        """The submissions ``scores.csv`` lists, in order (None for a folder a batch did not write)."""
+        rows = self._scored_rows()
+        return None if rows is None else [row["submission_id"] for row in rows]
+
+    def _check_listed(self, sid: str, score: SubmissionScore, row: dict[str, str]) -> None:
+        """scores.csv shows the scores the ledger and the appeals give (a stale one is not published)."""
+        computed = score.public().model_dump()
+        for k in SCORE_FIELDS:
+            if k not in row:
+                continue
+            try:
+                same = row[k] == (computed[k] or "") if k == "case" else float(row[k]) == computed[k]
+            except ValueError:
+                same = False
+            if not same:
+                raise InputError(self.layout.scores_csv, f"says {k} {row[k][:40]} for {sid}, {self._ledger_name()} "
+                                                         f"with {history_path(self.root).name} give {computed[k]}: "
+                                                         "rerun batch (or the rescore --overrides that was cut short)")
+
+    def _scored_rows(self) -> list[dict[str, str]] | None:
+        """The rows of ``scores.csv``, in order (None for a folder a batch did not write)."""
         if not self.layout.scores_csv.is_file():
             if self.layout.settings.is_file() or (self.root / SUBMISSIONS_DIR).is_dir():
                 # every batch writes scores.csv when it ends: its ledger is one a run left unfinished
                 raise InputError(self.layout.scores_csv, "missing: the run writing this folder did not finish "
                                                          "(interrupted, or still running); rerun batch to finish it")
             return None
-        return [row["submission_id"] for row in read_csv_rows(self.layout.scores_csv, ["submission_id", "S"])]
+        return read_csv_rows(self.layout.scores_csv, ["submission_id", "S"])
 
     def _check_finished(self, sid: str, score: SubmissionScore, decisions: dict[Key, AppliedOverride]) -> None:
         data = self.finished().get(sid)
