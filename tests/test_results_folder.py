@@ -128,7 +128,7 @@ def test_files_telling_two_stories_are_refused_naming_them(work, capsys):
     refused(capsys, ["leaderboard", str(results)], "team-gamma", "result.json", "records.csv")
     (results / "scores.csv").write_text((results / "scores.csv").read_text().replace("team-beta", "team-zeta"))
     shutil.rmtree(results / "submissions" / "team-gamma")
-    refused(capsys, ["rescore", str(results)], "scores.csv", "records.csv", "team-zeta")
+    refused(capsys, ["rescore", str(results)], "scores.csv", "records.csv")
 
 
 def test_a_batch_that_did_not_finish_is_refused_until_a_rerun_finishes_it(work, capsys):
