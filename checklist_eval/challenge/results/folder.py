@@ -265,12 +265,14 @@ class ResultsFolder:
         if data is None or data.get("appeals") is None:
             return  # not finished in this folder, or written before result.json kept its appeals
         mine = sorted(_decision_key(d) for d in decisions.values() if d.submission_id == sid)
-        theirs = sorted(_decision_key(d) for d in data["appeals"] if isinstance(d, dict))
         where = self._result(sid)
+        if not isinstance(data["appeals"], list):
+            raise InputError(where, "appeals: not a list of decisions")
+        theirs = sorted(_decision_key(d) for d in data["appeals"] if isinstance(d, dict))
         if mine != theirs:
             raise InputError(where, f"holds {len(theirs)} appeal decision(s) for {sid}, {history_path(self.root).name} "
                                     f"{len(mine)}: an interrupted or edited appeal; rerun rescore --overrides")
-        recorded = data.get("score") if isinstance(data.get("score"), dict) else {}
+        recorded: dict[str, Any] = data["score"] if isinstance(data.get("score"), dict) else {}
         computed = score.public().model_dump()
         differ = [k for k in SCORE_FIELDS if recorded.get(k) != computed[k]]
         if differ:
