@@ -78,7 +78,9 @@ class Drill:
         self.notes: list[str] = []
         self.tracebacks = 0
         base = work / "base"
+        started = time.monotonic()
         self._cli("batch", self.root, "--out", base, "--json", check=True)
+        self.batch_s = time.monotonic() - started  # kills land within an undisturbed run's time
         first = self._scores_of(base)
         sid = sorted(first)[0]
         self.overrides.write_text(f"submission_id,role,question_id,correct,note\n{sid},G,1,0,drill appeal\n"
@@ -86,7 +88,9 @@ class Drill:
         self.before = first
         self.appealed_base = work / "appealed"
         shutil.copytree(base, self.appealed_base)
+        started = time.monotonic()
         self._cli("rescore", self.appealed_base, "--overrides", self.overrides, "--json", check=True)
+        self.rescore_s = time.monotonic() - started
         self.after = self._scores_of(self.appealed_base)
         assert self.after != self.before, "the drill's appeal changes no score"
         self.base = base
@@ -175,7 +179,7 @@ class Drill:
         for i in range(kills):
             out = self.work / f"kb{i}"
             proc = self._spawn("batch", self.root, "--out", out, "--json", "--jobs", "2")
-            self._killed(proc, self.rng.uniform(0.5, 6.0))
+            self._killed(proc, self.rng.uniform(0.3, 1.0) * self.batch_s)
             row.runs += 1
             finished = _finished(out)
             if out.is_dir():
@@ -191,7 +195,7 @@ class Drill:
             out = self.work / f"kr{i}"
             shutil.copytree(self.base, out)
             proc = self._spawn("rescore", out, "--overrides", self.overrides, "--json")
-            self._killed(proc, self.rng.uniform(0.2, 2.5))
+            self._killed(proc, self.rng.uniform(0.5, 1.0) * self.rescore_s)
             row.runs += 1
             self.read_all(out, row, [self.before, self.after])
             self._cli("rescore", out, "--overrides", self.overrides, "--json")
@@ -237,8 +241,10 @@ class Drill:
             out = mount / "results"
             shutil.copytree(self.base, out)
             _fill(mount, keep=self.rng.randint(0, 64) * 1024)
-            self._cli("rescore", out, "--overrides", self.overrides, "--json")
+            done = self._cli("rescore", out, "--overrides", self.overrides, "--json")
             row.runs += 1
+            if done.returncode != 0:  # the appeal itself: refused in one line naming the folder
+                self._count(row, out, done.returncode, done.stderr, None, [], "rescore --overrides")
             self.read_all(out, row, [self.before, self.after])
             _unmount(mount)
         return row

@@ -286,11 +286,21 @@ class ResultsFolder:
     def record_appeals(self, overrides: str | Path) -> list[AppliedOverride]:
         """Keep the decisions of an overrides file (``overrides.jsonl``) and write them into every
         output that shows the named submissions' scores: their result.json and report, scores.csv and
-        summary.json. Rerunning the same file adds no decision and finishes an interrupted one."""
+        summary.json. Rerunning the same file adds no decision and finishes an interrupted one. Holds
+        the folder's lock (a batch writing it meanwhile is refused, and this waits for none)."""
+        from checklist_eval.challenge.results.lock import environment_error, locked_out
+
         named = {key[0] for key, _ in StreamedOverrides(overrides).rows}
-        assessed = [r for group in self._ledger_groups() if group[0].submission_id in named for r in group]
-        added = record_decisions(self.root, assessed, overrides)
-        self.write_scores({r.submission_id for r in assessed})
+        with locked_out(self.root):
+            try:
+                assessed = [r for group in self._ledger_groups() if group[0].submission_id in named for r in group]
+                added = record_decisions(self.root, assessed, overrides)
+                self.write_scores({r.submission_id for r in assessed})
+            except OSError as err:  # a full disk: one line naming the folder; rerunning the appeal finishes it
+                refused = environment_error(err, self.root)
+                if refused is None:
+                    raise
+                raise refused from None
         return added
 
     def write_scores(self, sids: set[str]) -> None:
