@@ -21,8 +21,10 @@ has them applied, and ``record_appeals`` writes them into each derived output.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -51,7 +53,7 @@ from checklist_eval.challenge.results.outputs import SubmissionResult, write_sub
 from checklist_eval.challenge.results.settings import RunSettings, read_settings
 from checklist_eval.challenge.scoring import PublicScore, ScoreRow, ScoringError, SubmissionScore, score_submission
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_text, loads_json
+from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_text, loads_json
 from checklist_eval.tables import csv_text, read_csv_rows
 
 T = TypeVar("T")
@@ -294,8 +296,11 @@ class ResultsFolder:
         with locked_out(self.root):
             try:
                 assessed = [r for group in self._ledger_groups() if group[0].submission_id in named for r in group]
-                added = record_decisions(self.root, assessed, overrides)
-                self.write_scores({r.submission_id for r in assessed})
+                sids = {r.submission_id for r in assessed}
+                with _undone_on_failure() as keep:  # a full disk half way leaves the folder as it was
+                    keep(history_path(self.root))
+                    added = record_decisions(self.root, assessed, overrides)
+                    self.write_scores(sids, keep)
             except OSError as err:  # a full disk: one line naming the folder; rerunning the appeal finishes it
                 refused = environment_error(err, self.root)
                 if refused is None:
@@ -303,9 +308,9 @@ class ResultsFolder:
                 raise refused from None
         return added
 
-    def write_scores(self, sids: set[str]) -> None:
+    def write_scores(self, sids: set[str], keep: Callable[[Path], None] = lambda path: None) -> None:
         """result.json and report.html of ``sids``, then scores.csv and summary.json, with the standing
-        appeals (each written atomically)."""
+        appeals (each written atomically; ``keep`` is told each file before it is replaced)."""
         decisions = self.decisions()
         appeals: dict[str, list[AppliedOverride]] = {}
         for d in decisions.values():
@@ -316,8 +321,13 @@ class ResultsFolder:
                 continue
             result.appeals = appeals.get(sid, [])
             result.score = score_submission(sid, with_decisions(result.records, decisions))
-            write_submission_outputs(self.layout.submission(sid).path, result)
+            folder = self.layout.submission(sid)
+            keep(folder.report_html)
+            keep(folder.result_json)
+            write_submission_outputs(folder.path, result)
         self._finished = None
+        keep(self.layout.scores_csv)
+        keep(self.layout.summary_json)
         self._write_aggregates()
 
     def move_aside(self) -> Path | None:
@@ -422,6 +432,36 @@ def _file_scored(
         raise InputError(path, str(unscorable)) from None
     return out
 
+
+
+@contextmanager
+def _undone_on_failure() -> Iterator[Callable[[Path], None]]:
+    """``keep(path)`` before a file is replaced; when the block fails, every kept file is put back as it
+    was. The old versions are kept as hard links, so putting them back is a rename: it needs no space."""
+    kept: list[tuple[Path, Path | None]] = []
+
+    def keep(path: Path) -> None:
+        if not path.exists():
+            kept.append((path, None))
+            return
+        old = path.with_name(f".{path.name}.undo{TEMP_SUFFIX}")  # a temp of ours: a later run removes it
+        old.unlink(missing_ok=True)
+        os.link(path, old)
+        kept.append((path, old))
+
+    try:
+        yield keep
+    except BaseException:
+        for path, old in reversed(kept):
+            if old is not None:
+                os.replace(old, path)
+                old.unlink(missing_ok=True)  # still there when path was never replaced: rename of a link to itself
+            else:
+                path.unlink(missing_ok=True)
+        raise
+    for _path, old in kept:
+        if old is not None:
+            old.unlink(missing_ok=True)
 
 
 def _read_through(path: Path) -> None:
