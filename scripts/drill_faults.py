@@ -34,8 +34,8 @@ MODEL = "gpt-4o-mini"
 def verdict_rows(results: Path) -> dict[tuple[str, str, str], tuple[Any, ...]]:
     """Every verdict of a batch (its results folder's ledger), keyed by (submission, role, question): what
     must not change."""
-    from checklist_eval.challenge.layout import ResultsLayout
-    from checklist_eval.challenge.records import Ledger
+    from checklist_eval.challenge.results.layout import ResultsLayout
+    from checklist_eval.challenge.results.ledger import Ledger
 
     return {r.key: (r.answer.value if r.answer else None, r.correct, r.p_correct, r.review)
             for r in Ledger(ResultsLayout(results).records_jsonl).records()}

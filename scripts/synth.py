@@ -43,8 +43,8 @@ def expected_calls_per_submission() -> int:
 def answered_records(results: Path) -> int:
     """Records of a batch results folder whose answer is real (Yes/No/NA): one verdict each. Read from its
     ledger, one row at a time (a batch keeps no records in memory)."""
-    from checklist_eval.challenge.layout import ResultsLayout
-    from checklist_eval.challenge.records import Ledger
+    from checklist_eval.challenge.results.layout import ResultsLayout
+    from checklist_eval.challenge.results.ledger import Ledger
 
     ledger = ResultsLayout(results).records_jsonl
     if not ledger.is_file():

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from checklist_eval.cli import main
-from checklist_eval.challenge.records import read_records
+from checklist_eval.challenge.results.ledger import read_records
 
 
 @pytest.fixture()

@@ -79,13 +79,13 @@ def test_batch_outputs_are_their_models(batch):
     assert {tuple(k) for k in jsonl_keys(out / "records.jsonl")} == {tuple(fields("challenge.records.Record"))}
     assert header(out / "scores.csv") == fields("challenge.scoring.ScoreRow") == docs["challenge.scoring.ScoreRow"]
     failures = jsonl_keys(out / "failures.jsonl")
-    assert failures and all(k == fields("challenge.export.Failure") == docs["challenge.export.Failure"] for k in failures)
+    assert failures and all(k == fields("challenge.results.leaderboard.Failure") == docs["challenge.results.leaderboard.Failure"] for k in failures)
     summary = json.loads((out / "summary.json").read_text())
     assert list(summary) == fields("challenge.batch.BatchSummary") == docs["challenge.batch.BatchSummary"]
     assert all(list(s) == fields("challenge.scoring.PublicScore") for s in summary["scores"]) and summary["scores"]
-    assert all(list(f) == fields("challenge.export.Failure") for f in summary["failures"]) and summary["failures"]
+    assert all(list(f) == fields("challenge.results.leaderboard.Failure") for f in summary["failures"]) and summary["failures"]
     settings = json.loads((out / "run_settings.json").read_text())
-    assert list(settings) == fields("challenge.runsettings.RunSettings") == docs["challenge.runsettings.RunSettings"]
+    assert list(settings) == fields("challenge.results.settings.RunSettings") == docs["challenge.results.settings.RunSettings"]
 
 
 def test_rescore_and_leaderboard_outputs_are_their_models(batch):
@@ -95,8 +95,8 @@ def test_rescore_and_leaderboard_outputs_are_their_models(batch):
     assert list(rescored) == fields("challenge.scoring.RescoreReport") == docs["challenge.scoring.RescoreReport"]
     assert all(list(s) == docs["challenge.scoring.PublicScore"] for s in rescored["submissions"]) and rescored["submissions"]
     board = json.loads(cli("leaderboard", str(out), "--csv", str(tmp / "lb.csv"), "--json", cwd=tmp))
-    assert board and all(list(r) == fields("challenge.export.LeaderboardRow") == docs["challenge.export.LeaderboardRow"] for r in board)
-    assert header(tmp / "lb.csv") == docs["challenge.export.LeaderboardRow"]
+    assert board and all(list(r) == fields("challenge.results.leaderboard.LeaderboardRow") == docs["challenge.results.leaderboard.LeaderboardRow"] for r in board)
+    assert header(tmp / "lb.csv") == docs["challenge.results.leaderboard.LeaderboardRow"]
     with (tmp / "lb.csv").open(newline="") as fh:
         failed = [r for r in csv.DictReader(fh) if r["status"] != "scored"]
     assert [r["submission_id"] for r in failed] == ["team-broken"] and failed[0]["rank"] == ""
@@ -145,7 +145,7 @@ def test_dry_run_plans_are_their_model(batch):
     plan = json.loads(cli("batch", str(subs), "--out", str(tmp / "plan"), "--dry-run", "--json", cwd=tmp))
     assert list(plan) == [k for k in docs["challenge.costplan.CostPlan"] if k not in llm_only]
     assert [f["submission_id"] for f in plan["failures"]] == ["team-broken"]
-    assert all(list(f) == docs["challenge.export.Failure"] for f in plan["failures"])
+    assert all(list(f) == docs["challenge.results.leaderboard.Failure"] for f in plan["failures"])
     assert all(list(p) == [k for k in docs["challenge.costplan.PlannedPaper"] if k not in ("truncated", "reasoning_tokens")]
                for p in plan["papers"])
     llm = json.loads(cli("score", str(subs / "team-beta"), "--dry-run", "--json", "--assessor", "llm",

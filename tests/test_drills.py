@@ -1,4 +1,5 @@
-"""Reduced reliability drills (the full ones are ``scripts/drill_faults.py`` and ``scripts/drill_crash.py``):
+"""Reduced reliability drills (the full ones are ``scripts/drill_faults.py``, ``scripts/drill_crash.py`` and
+``scripts/drill_results.py``):
 injected faults change no verdict and lose nothing; SIGKILLed batches resume to identical results with no
 request repeated whose answer was already committed to the cache."""
 
@@ -67,3 +68,15 @@ def test_crash_drill_no_true_repeats_and_identical_results(tmp_path):
     assert result["score_differences"] == 0 and result["record_differences"] == 0
     assert result["unparseable_results"] == [] and result["integrity_failures"] == 0
     assert drill_crash.passed(result)
+
+
+def test_results_drill_loses_and_misstates_nothing(tmp_path):
+    """A killed batch, a killed appeal, a killed server, a full disk and read-only storage: every reader
+    gives the undisturbed scores or refuses in one line naming the folder; no child prints a traceback."""
+    import drill_results
+
+    result = drill_results.drill(n=N, kills=1, disks=1, seed=2, workdir=tmp_path)
+    rows = {r["disturbance"]: r for r in result["rows"]}
+    assert rows["kill batch"]["runs"] == rows["kill rescore --overrides"]["runs"] == 1
+    assert sum(r["identical"] for r in result["rows"]) > 0
+    assert drill_results.passed(result), result

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from checklist_eval.challenge.export import build_leaderboard, scored_submissions
-from checklist_eval.challenge.records import Ledger, Record, read_records, write_records
+from checklist_eval.challenge.results.folder import build_leaderboard, scored_submissions
+from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.results.ledger import Ledger, read_records, write_records
 from checklist_eval.challenge.scoring import score_records
 from checklist_eval.cli import main
 from checklist_eval.errors import InputError

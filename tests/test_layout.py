@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from checklist_eval.challenge.layout import ResultsLayout, records_path
+from checklist_eval.challenge.results.layout import ResultsLayout, records_path
 from checklist_eval.challenge.leaderboard_page import report_links
 
 ROOT = Path(__file__).resolve().parents[1]

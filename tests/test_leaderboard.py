@@ -7,9 +7,10 @@ import json
 import pandas as pd
 
 from checklist_eval.cli import main
-from checklist_eval.challenge.export import LEADERBOARD_COLUMNS
+from checklist_eval.challenge.results.leaderboard import LEADERBOARD_COLUMNS
 from checklist_eval.models import Answer
-from checklist_eval.challenge.records import Record, write_records
+from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.results.ledger import write_records
 
 
 def submission(sid, g_ok, a_ok, t_ok, a_answers, t_answers, model="m1"):

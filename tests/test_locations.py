@@ -87,7 +87,8 @@ def test_fixture_paper_lines(fixtures_dir: Path):
 
 
 def test_records_carry_the_location_and_read_it_back(tmp_path, fixtures_dir):
-    from checklist_eval.challenge.records import read_records, records_from_assessments, write_records
+    from checklist_eval.challenge.records import records_from_assessments
+    from checklist_eval.challenge.results.ledger import read_records, write_records
     from checklist_eval.models import Assessment, Provenance
 
     paper = load_paper(fixtures_dir / "papers" / "genuine")

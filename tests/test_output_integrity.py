@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from checklist_eval.tables import TRIGGERS
-from checklist_eval.challenge.outdir import LOCK_NAME
+from checklist_eval.challenge.results.lock import LOCK_NAME
 from checklist_eval.testing import MockServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"

@@ -278,7 +278,7 @@ def test_batch_parent_flags_hidden_text_without_loading_the_pdf_library(doctored
 
 
 def test_old_records_without_the_column_still_read(doctored, tmp_path):
-    from checklist_eval.challenge.records import read_records
+    from checklist_eval.challenge.results.ledger import read_records
 
     old = tmp_path / "old.csv"
     old.write_text("submission_id,role,question_id,answer,correct\ns1,G,1,Yes,1\n", "utf-8")

@@ -9,13 +9,9 @@ import pytest
 from checklist_eval.cli import main
 from checklist_eval.errors import InputError
 from checklist_eval.models import Answer
-from checklist_eval.challenge.records import (
-    Record,
-    apply_overrides,
-    read_records,
-    records_to_csv_text,
-    write_records,
-)
+from checklist_eval.challenge.records import Record, records_to_csv_text
+from checklist_eval.challenge.results.ledger import read_records, write_records
+from checklist_eval.challenge.results.appeals import apply_overrides
 
 
 def sample():

@@ -101,7 +101,7 @@ def test_gt_case_is_written_into_the_records_and_read_back(tmp_path, fixtures_di
 
     from checklist_eval.assessors import make_assessor
     from checklist_eval.challenge.batch import score_path
-    from checklist_eval.challenge.records import read_records, write_records
+    from checklist_eval.challenge.results.ledger import read_records, write_records
 
     result = asyncio.run(score_path(fixtures_dir / "submissions" / "team-beta", make_assessor("heuristic")))
     assert {r.case for r in result.records} == {"GT"}

@@ -13,7 +13,7 @@ import pytest
 from checklist_eval.assessors.heuristic import HeuristicAssessor
 from checklist_eval.models import MUST_FIX_TAG, SUGGESTIONS_HEADING, UNVERIFIABLE_HEADING, Assessment
 from checklist_eval.reading.parsing import load_paper
-from checklist_eval.challenge.records import read_records
+from checklist_eval.challenge.results.ledger import read_records
 
 
 def assert_agrees(a: Assessment, where: str) -> None:

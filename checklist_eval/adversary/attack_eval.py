@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from checklist_eval.adversary.attack_whitebox import without_body
-from checklist_eval.challenge.layout import RECORDS_CSV, ResultsLayout
+from checklist_eval.challenge.results.layout import RECORDS_CSV, ResultsLayout
 from checklist_eval.detection import metrics
 from checklist_eval.errors import InputError, NoChecklistError
 
@@ -228,7 +228,7 @@ def _half_of_run(run: Path) -> str | None:
 
 def honest_set_of_run(run: Path) -> list[tuple[str | None, bool]]:
     """(half, flagged) for every answered question of T, the paper's checklist as its authors wrote it."""
-    from checklist_eval.challenge.records import read_records
+    from checklist_eval.challenge.results.ledger import read_records
 
     half = _half_of_run(run)
     return [(half, not bool(r.c)) for r in read_records(_records_file(run))
@@ -238,7 +238,7 @@ def honest_set_of_run(run: Path) -> list[tuple[str | None, bool]]:
 def trials_of_run(run: Path) -> list[Trial]:
     """A's answered questions with their verdicts; plants from plants.json, checked against A vs T."""
     from checklist_eval.adversary.attack import PLANTS_FILE, read_plants
-    from checklist_eval.challenge.records import read_records
+    from checklist_eval.challenge.results.ledger import read_records
 
     plants = {p.question_id: p.strategy for p in read_plants(run / PLANTS_FILE).plants}
     half = _half_of_run(run)

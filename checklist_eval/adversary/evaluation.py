@@ -179,11 +179,15 @@ def load_record_trials(
     path: str | Path, ground_truth: list[str | Path] | None = None, threshold: float = 1.0
 ) -> Trials:
     """Trials from an assessment-records file (or a batch results folder holding ``records.csv``)."""
-    from checklist_eval.challenge.layout import records_path
-    from checklist_eval.challenge.records import read_records
+    from checklist_eval.challenge.results.folder import ResultsFolder
+    from checklist_eval.challenge.results.layout import records_path
+    from checklist_eval.challenge.results.ledger import read_records
 
     src = records_path(path)
-    records = read_records(src)
+    if Path(path).is_dir():  # a results folder: read through its checks, the verdicts as the assessor gave them
+        records = [r for group in ResultsFolder.open(path).assessed() for r in group]
+    else:
+        records = read_records(src)
     system = _system_name(records, src)
     if ground_truth:
         return _records_vs_ground_truth(records, system, ground_truth, threshold)

@@ -48,5 +48,24 @@ def open_cache_db(path: Path, *, read_only: bool = False, busy_s: float = 30.0) 
         db.execute("PRAGMA schema_version").fetchone()
     except sqlite3.DatabaseError as err:
         db.close()
+        if read_only and not os.access(path.parent, os.W_OK):
+            return _open_immutable(path, busy_s)
+        raise InputError(path, f"not an SQLite database, so not a checklist-eval cache ({err})") from None
+    return db
+
+
+def _open_immutable(path: Path, busy_s: float) -> sqlite3.Connection:
+    """A WAL cache on storage that cannot be written (read-only mount, no permission): SQLite cannot
+    make the shared-memory file a reader needs, so the file is read as immutable, which is what it is
+    there (nothing can write it). Writes still waiting in the ``-wal`` file would be missed that way,
+    so such a file is refused rather than shown without them."""
+    wal = path.with_name(path.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        raise InputError(path, f"cannot be read on storage that cannot be written: its last writes are still in "
+                               f"{wal.name}; copy the folder to writable storage to read it")
+    try:
+        db = sqlite3.connect(f"file:{path.resolve()}?mode=ro&immutable=1", uri=True, timeout=busy_s)
+        db.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as err:
         raise InputError(path, f"not an SQLite database, so not a checklist-eval cache ({err})") from None
     return db

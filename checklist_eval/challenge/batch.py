@@ -28,16 +28,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel
 
 from checklist_eval.assessors.base import Assessor, gather_all
 from checklist_eval.assessors.calllog import CURRENT_PAPER
-from checklist_eval.challenge.export import Failure
-from checklist_eval.challenge.layout import ResultsLayout, SubmissionFolder
-from checklist_eval.challenge.outdir import environment_error, locked_out
-from checklist_eval.challenge.records import GrowingLedger, Record, records_from_assessments, write_records
-from checklist_eval.challenge.runsettings import RunSettings
-from checklist_eval.challenge.scoring import PublicScore, ScoreReport, ScoreRow, SubmissionScore, score_submission
+from checklist_eval.challenge.records import Record, records_from_assessments
+from checklist_eval.challenge.results.appeals import read_history, standing, with_decisions
+from checklist_eval.challenge.results.layout import ResultsLayout
+from checklist_eval.challenge.results.leaderboard import Failure
+from checklist_eval.challenge.results.ledger import GrowingLedger
+from checklist_eval.challenge.results.lock import environment_error, locked_out
+from checklist_eval.challenge.results.outputs import SubmissionResult, read_result, write_submission_outputs
+from checklist_eval.challenge.results.settings import RunSettings
+from checklist_eval.challenge.scoring import PublicScore, ScoreRow, SubmissionScore, score_submission
 from checklist_eval.challenge.submissions import (
     LoadedSubmission,
     PaperLoader,
@@ -48,42 +51,9 @@ from checklist_eval.challenge.submissions import (
 )
 from checklist_eval.errors import BudgetExceeded, InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
-from checklist_eval.models import Assessment, Case, Usage
+from checklist_eval.models import Assessment, Usage
 from checklist_eval.reading.isolation import ParseLimits, ParserPool
 from checklist_eval.tables import csv_text
-
-RESULT_FORMAT = 1
-
-
-class SubmissionResult(BaseModel):
-    """Everything one scored submission produced; ``result.json`` of its results folder."""
-
-    format: int = RESULT_FORMAT
-    submission_id: str
-    source: str
-    fingerprint: str
-    case: Case
-    assessor: str
-    model: str | None = None
-    prompt_version: str | None = None
-    scored_at: str
-    score: SubmissionScore
-    usage: Usage = Field(default_factory=Usage)
-    warnings: list[str] = Field(default_factory=list)
-    records: list[Record]
-    settings: RunSettings | None = None  # what the records were made with (batch runs; None in older files)
-
-    def report(self) -> ScoreReport:
-        """What ``score --json`` prints."""
-        return ScoreReport(**self.score.public().model_dump(), warnings=self.all_warnings, usage=self.usage)
-
-    @property
-    def all_warnings(self) -> list[str]:
-        """The submission's warnings, then its score's."""
-        return self.warnings + self.score.warnings
-
-    def entry(self, folder_id: str) -> BatchEntry:
-        return BatchEntry(folder_id=folder_id, score=self.score, all_warnings=self.all_warnings, usage=self.usage)
 
 
 @dataclass
@@ -99,6 +69,10 @@ class BatchEntry:
     @property
     def submission_id(self) -> str:
         return self.score.submission_id
+
+
+def entry_of(result: SubmissionResult, folder_id: str) -> BatchEntry:
+    return BatchEntry(folder_id=folder_id, score=result.score, all_warnings=result.all_warnings, usage=result.usage)
 
 
 class BatchSummary(BaseModel):
@@ -231,25 +205,6 @@ def submission_estimate(loaded: LoadedSubmission, assessor: Assessor) -> float:
     return plan.cost_usd or 0.0
 
 
-def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, with_records: bool = False) -> Path:
-    """report.html then result.json (the completion marker), each atomically; returns result.json."""
-    from checklist_eval.challenge.report import write_submission_report
-
-    folder = SubmissionFolder(Path(out_dir))
-    write_submission_report(folder.report_html, result.score, result.records, usage=result.usage)
-    if with_records:
-        write_records(result.records, folder.records_csv, folder.records_jsonl)
-    return atomic_write_text(folder.result_json, result.model_dump_json(indent=1))
-
-
-def read_result(path: Path) -> SubmissionResult | None:
-    """A finished result, or None when absent or unreadable (then the submission is redone)."""
-    try:
-        return SubmissionResult.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError, ValueError):
-        return None
-
-
 # --------------------------------------------------------------------------------------------- batch
 
 
@@ -318,6 +273,7 @@ class BatchRunner:
                  settings: RunSettings | None = None):
         self.root = Path(root)
         self.settings = settings
+        self.decisions: dict = {}  # the appeal decisions standing in the folder: every score shows them
         self.out = Path(out)
         self.layout = ResultsLayout(self.out)
         self.ledger = GrowingLedger(self.layout.records_csv, self.layout.records_jsonl)
@@ -352,8 +308,10 @@ class BatchRunner:
             with await self._admitted(loaded):
                 result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
             result.settings = self.settings
+            result.appeals = []  # a new result.json says which appeals stand on it, none included
+            self._with_appeals(result)
             await asyncio.to_thread(self._write_finished, sid, result)
-            return result.entry(sid)
+            return entry_of(result, sid)
 
     def _write_finished(self, sid: str, result: SubmissionResult) -> None:
         write_submission_outputs(self._result_path(sid).parent, result)
@@ -415,6 +373,7 @@ class BatchRunner:
 
     async def _run_locked(self, paths: list[Path], started: float, started_at: str) -> BatchOutcome:
         ids = self._ids(paths)
+        self.decisions = standing(read_history(self.out))
         usage_before = self.assessor.usage
         outcome = BatchOutcome(results=[], failures=[])
         done_by_path, todo = await self._resume(paths, ids)
@@ -451,8 +410,21 @@ class BatchRunner:
         finished = self._finished(sid, fingerprint)
         if finished is None:
             return None
+        was = (finished.appeals, finished.score)
+        self._with_appeals(finished)
+        if (finished.appeals, finished.score) != was:
+            write_submission_outputs(self._result_path(sid).parent, finished)  # an appeal made since, or cut short
         self.ledger.append(sid, finished.records)
-        return finished.entry(sid)
+        return entry_of(finished, sid)
+
+    def _with_appeals(self, result: SubmissionResult) -> None:
+        """The standing appeal decisions on ``result``'s records, and its score with them applied."""
+        sid = result.submission_id
+        mine = [d for d in self.decisions.values() if d.submission_id == sid]
+        if not mine and result.appeals is None:
+            return  # a folder without appeals for it: the file stays as it was written
+        result.appeals = mine
+        result.score = score_submission(sid, with_decisions(result.records, self.decisions))
 
     async def _collect(self, tasks: Sequence[asyncio.Future], ids: dict[Path, str], outcome: BatchOutcome,
                        done_by_path: dict[Path, BatchEntry], total: int

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from checklist_eval.assessors.config import AssessorConfig
-from checklist_eval.challenge.export import Failure
+from checklist_eval.challenge.results.leaderboard import Failure
 from checklist_eval.models import Paper, Usage
 from checklist_eval.summaries import OptionalParts
 

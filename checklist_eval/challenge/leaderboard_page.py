@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from checklist_eval.challenge.layout import ResultsLayout
 from checklist_eval.challenge.report import render
+from checklist_eval.challenge.results.layout import ResultsLayout
 
 SCORE_COLUMNS = ("C_G", "C_A", "C_T", "R", "S")
 

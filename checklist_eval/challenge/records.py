@@ -10,28 +10,18 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_serializer, field_validator
+from pydantic import Field, field_serializer, field_validator
 
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_bytes, atomic_write_text, atomic_writer, loads_json
 from checklist_eval.models import CASES, ROLES, Answer, Assessment, Case, Paper, Role, is_answered, normalize_answer
-from checklist_eval.redact import redact_bytes
 from checklist_eval.tables import (
     Row,
-    csv_header_and_rows,
-    csv_header_text,
-    csv_rows_text,
     csv_text,
-    ragged_row,
     read_csv_rows,
-    restore,
-    row_reader,
 )
 
 
@@ -201,80 +191,11 @@ def records_to_jsonl_text(records: Iterable[Record]) -> str:
     return "".join(json.dumps(_jsonl_object(r), ensure_ascii=False) + "\n" for r in records)
 
 
-def write_records(records: Sequence[Record], csv_path: str | Path, jsonl_path: str | Path | None = None) -> None:
-    """Write the ledger as CSV (and JSONL when asked), each atomically."""
-    atomic_write_text(csv_path, records_to_csv_text(records))
-    if jsonl_path is not None:
-        atomic_write_text(jsonl_path, records_to_jsonl_text(records))
-
-
-class GrowingLedger:
-    """``records.csv`` and ``records.jsonl`` of a batch, appended one submission at a time as each
-    finishes: the run holds no submission's records once they are written, and a killed run leaves
-    every finished submission in the ledger. ``finish`` rewrites both files, atomically, with the
-    submissions in a given order (the batch's, not the order they finished in) by copying their bytes.
-
-    One writer at a time (the batch holds the results folder's lock); ``append`` may be called from
-    several threads."""
-
-    def __init__(self, csv_path: str | Path, jsonl_path: str | Path):
-        self.paths = (Path(csv_path), Path(jsonl_path))
-        self._heads = (csv_header_text(Record).encode("utf-8"), b"")
-        self._ends = [len(head) for head in self._heads]
-        self._spans: dict[str, list[tuple[int, int]]] = {}  # id -> (offset, size) in each file
-        self._fds: list[int] = []
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> GrowingLedger:
-        self._ends = [len(head) for head in self._heads]
-        self._spans.clear()
-        for path, head in zip(self.paths, self._heads, strict=True):
-            atomic_write_bytes(path, head)  # our own regular file, whatever was there (a link is replaced)
-            self._fds.append(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._close()
-
-    def _close(self) -> None:
-        while self._fds:
-            os.close(self._fds.pop())
-
-    def append(self, submission_id: str, records: Sequence[Record]) -> None:
-        """Add one submission's records to the end of both files (redacted, as every output is)."""
-        blocks = (csv_rows_text(Record, records), records_to_jsonl_text(records))
-        with self._lock:
-            spans = []
-            for i, (fd, text) in enumerate(zip(self._fds, blocks, strict=True)):
-                data = redact_bytes(text.encode("utf-8"))
-                _write_all(fd, data)
-                spans.append((self._ends[i], len(data)))
-                self._ends[i] += len(data)
-            self._spans[submission_id] = spans
-
-    def finish(self, order: Iterable[str]) -> None:
-        """Rewrite both files with the records of the submissions ``order`` names, in that order."""
-        order = list(order)
-        self._close()
-        for i, (path, head) in enumerate(zip(self.paths, self._heads, strict=True)):
-            with path.open("rb") as grown, atomic_writer(path) as write:
-                write(head)
-                for sid in order:
-                    offset, size = self._spans[sid][i]
-                    grown.seek(offset)
-                    write(grown.read(size))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
 
 # ----------------------------------------------------------------------------------------------- read
 
 
-def _parse_bool(value: object, where: str, path: Path, column: str = "correct") -> bool:
+def parse_bool(value: object, where: str, path: Path, column: str = "correct") -> bool:
     text = str(value).strip().lower()
     if text in ("1", "1.0", "true", "yes"):
         return True
@@ -328,7 +249,7 @@ def _parse_p(value: object, where: str, path: Path) -> float | None:
     return p
 
 
-def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
+def record_from_mapping(row: dict, where: str, path: Path) -> Record:
     role = str(row.get("role", "")).strip().upper()
     if role not in ROLES:
         raise InputError(path, f"{where}: role must be G, A or T, got {row.get('role')!r}")
@@ -345,10 +266,10 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
         role=role,
         question_id=qid,
         answer=_parse_answer(row.get("answer"), where, path),
-        correct=_parse_bool(row.get("correct"), where, path),
+        correct=parse_bool(row.get("correct"), where, path),
         case=case,
         p_correct=_parse_p(row.get("p_correct"), where, path),
-        cached=_parse_bool(row.get("cached") or 0, where, path, column="cached"),
+        cached=parse_bool(row.get("cached") or 0, where, path, column="cached"),
         cost_usd=_parse_number(row.get("cost_usd"), where, path, "cost_usd", float),
         reasoning_tokens=_parse_number(row.get("reasoning_tokens"), where, path, "reasoning_tokens", int),
         temperature=_parse_optional(row.get("temperature"), where, path, "temperature", float),
@@ -365,148 +286,6 @@ def _record_from_mapping(row: dict, where: str, path: Path) -> Record:
     )
 
 
-def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, line) of a JSONL file, read as asked for."""
-    try:
-        with path.open(encoding="utf-8") as fh:
-            yield from enumerate(fh, start=1)
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
-
-
-def _parsed_line(path: Path, n: int, line: str) -> dict:
-    try:
-        obj = loads_json(line)
-    except json.JSONDecodeError as err:
-        raise InputError(path, f"line {n}: not valid JSON ({err.msg})") from None
-    except RecursionError:
-        raise InputError(path, f"line {n}: JSON nested too deeply") from None
-    if not isinstance(obj, dict):
-        raise InputError(path, f"line {n}: expected a JSON object")
-    missing = [c for c in REQUIRED if c not in obj]
-    if missing:
-        raise InputError(path, f"line {n}: missing field(s) {', '.join(missing)}")
-    return obj
-
-
-def _sid(value: object) -> str:
-    """A submission id as a record reads it."""
-    return str(value or "").strip()
-
-
-class _Runs:
-    """Whether each submission's rows come together (one run of rows per id), seen one id at a time."""
-
-    def __init__(self) -> None:
-        self.closed: set[str] = set()
-        self.current: str | None = None
-        self.together = True
-
-    def see(self, sid: str) -> None:
-        if sid == self.current:
-            return
-        if sid in self.closed:
-            self.together = False
-        if self.current is not None:
-            self.closed.add(self.current)
-        self.current = sid
-
-
-class Ledger:
-    """A records file (CSV or JSONL, by extension) read one row at a time, never held whole.
-
-    Opening reads it once for its shape: that it is readable text in its format, with the required
-    columns, how many rows it has and whether each submission's rows come together (as every file
-    this tool writes has them). So problems are raised in the order ``read_records`` always raised
-    them: the file's own first, then the first bad row, a duplicate (submission_id, role,
-    question_id), and "no records". A file whose submissions' rows are interleaved (a spreadsheet
-    sorted by another column) is grouped in memory.
-    """
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise InputError(self.path, "records file not found")
-        self.is_jsonl = self.path.suffix.lower() in (".jsonl", ".ndjson")
-        runs = _Runs()
-        rows = self._survey_jsonl(runs) if self.is_jsonl else self._survey_csv(runs)
-        if rows == 0:
-            raise NoRecords(self.path, "no records")
-        self.rows_together = runs.together
-
-    def _survey_jsonl(self, runs: _Runs) -> int:
-        first: InputError | None = None  # raised after the whole file decoded: "not UTF-8" comes first
-        rows = 0
-        for n, line in _jsonl_lines(self.path):
-            if first is not None or not line.strip():
-                continue
-            try:
-                runs.see(_sid(_parsed_line(self.path, n, line).get("submission_id")))
-                rows += 1
-            except InputError as err:
-                first = err
-        if first is not None:
-            raise first
-        return rows
-
-    def _survey_csv(self, runs: _Runs) -> int:
-        header, body = csv_header_and_rows(self.path)
-        first: InputError | None = None  # a long row is raised after the whole file parsed
-        column = header.index("submission_id") if "submission_id" in header else None
-        rows = 0
-        for n, cells in enumerate(body, start=1):
-            first = first or ragged_row(self.path, n, cells, header)
-            if column is not None:
-                runs.see(_sid(restore(cells[column]) if column < len(cells) else ""))
-            rows += 1
-        if first is not None:
-            raise first
-        missing = [c for c in REQUIRED if c not in header]
-        if missing:
-            raise InputError(self.path, f"missing column(s) {', '.join(missing)}; need {', '.join(REQUIRED)}")
-        return rows
-
-    def _mappings(self) -> Iterator[tuple[str, dict]]:
-        """(where, row) in file order; a JSONL row is counted among the non-blank lines, a CSV row
-        counts the header as row 1."""
-        if self.is_jsonl:
-            lines = ((n, line) for n, line in _jsonl_lines(self.path) if line.strip())
-            for i, (n, line) in enumerate(lines):
-                yield f"line {i + 1}", _parsed_line(self.path, n, line)
-        else:
-            header, body = csv_header_and_rows(self.path)
-            as_mapping = row_reader(header)
-            for i, cells in enumerate(body):
-                yield f"row {i + 2}", as_mapping(cells)
-
-    def records(self) -> Iterator[Record]:
-        """Every row as a validated Record, in file order."""
-        seen: set[tuple[str, str, str]] = set()  # keys of the current submission when rows come together
-        current = None
-        for where, row in self._mappings():
-            rec = _record_from_mapping(row, where, self.path)
-            if self.rows_together and rec.submission_id != current:
-                seen.clear()
-                current = rec.submission_id
-            if rec.key in seen:
-                raise InputError(self.path, f"{where}: duplicate row for {'/'.join(rec.key)}")
-            seen.add(rec.key)
-            yield rec
-
-    def submissions(self) -> Iterator[list[Record]]:
-        """Each submission's records, one submission at a time, in order of first appearance."""
-        if not self.rows_together:
-            yield from group_by_submission(self.records()).values()
-            return
-        group: list[Record] = []
-        for rec in self.records():
-            if group and rec.submission_id != group[0].submission_id:
-                yield group
-                group = []
-            group.append(rec)
-        yield group
-
-
 def group_by_submission(records: Iterable[Record]) -> dict[str, list[Record]]:
     """Records per submission id, in order of first appearance."""
     groups: dict[str, list[Record]] = {}
@@ -514,137 +293,6 @@ def group_by_submission(records: Iterable[Record]) -> dict[str, list[Record]]:
         groups.setdefault(r.submission_id, []).append(r)
     return groups
 
-
-def read_records(path: str | Path) -> list[Record]:
-    """Read a records CSV or JSONL file (by extension), validating every row.
-
-    Raises InputError naming the file and the row for anything unusable, including a duplicated
-    (submission_id, role, question_id). ``Ledger`` reads one without holding it.
-    """
-    return list(Ledger(path).records())
-
-
-class NoRecords(InputError):
-    """A records file without a single row (a batch in which every submission failed writes one)."""
-
-
-# ------------------------------------------------------------------------------------------ overrides
-
-OVERRIDES_HELP = (
-    "Overrides (appeal decisions): a CSV with header submission_id,role,question_id,correct and "
-    "optionally note. Each row sets the verdict of one existing record: role is G, A or T, correct is "
-    "0 or 1. A row naming no existing record, or trying to make a TODO/missing answer correct, is an "
-    "error. Rows are applied before any score is computed."
-)
-
-
-class Override(BaseModel):
-    """One row of an overrides file: the verdict an appeal decided for one existing record."""
-
-    submission_id: str
-    role: str  # checked by matching a record, so a bad role reads "no record for ..."
-    question_id: str
-    correct: bool
-    note: str = ""
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.submission_id, self.role, self.question_id)
-
-
-OVERRIDE_REQUIRED = [name for name, f in Override.model_fields.items() if f.is_required()]
-
-
-def apply_overrides(records: Sequence[Record], path: str | Path) -> tuple[list[Record], int]:
-    """Return (records with the overrides applied, number of overridden rows)."""
-    appeals = StreamedOverrides(path)
-    out = appeals.apply(records)
-    appeals.check()
-    return out, len(appeals.answered)
-
-
-def _refuse_conflict(path: Path, key: tuple[str, str, str], where: str, correct: str,
-                     first_rows: dict[tuple[str, str, str], tuple[str, bool]]) -> None:
-    """Two rows overriding one record with different verdicts: which one the appeal decided is not for
-    the tool to guess (it applied the last one silently), so both rows are named."""
-    value = _parse_bool(correct, where, path)
-    if key in first_rows and first_rows[key][1] != value:
-        raise InputError(path, f"{first_rows[key][0]} and {where} override {'/'.join(key)} with different "
-                               "verdicts (correct 0 and 1): keep one")
-    first_rows.setdefault(key, (where, value))
-
-
-def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> list[Override]:
-    """The overrides of ``path``, each naming a record of ``index`` (else an InputError); two rows for
-    one record must agree."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "overrides file not found")
-    first_rows: dict[tuple[str, str, str], tuple[str, bool]] = {}
-    out = []
-    for i, row in enumerate(read_csv_rows(path, OVERRIDE_REQUIRED)):
-        where = f"row {i + 2}"
-        key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
-        if key not in index:
-            raise InputError(path, f"{where}: no record for {'/'.join(key)}")
-        _refuse_conflict(path, key, where, row["correct"], first_rows)
-        out.append(Override(submission_id=key[0], role=key[1], question_id=key[2],
-                            correct=_parse_bool(row["correct"], where, path), note=row.get("note", "")))
-    return out
-
-
-class StreamedOverrides:
-    """The overrides of ``path`` applied to a ledger read one submission at a time (``apply``).
-
-    Their problems are raised by ``check``, once the whole ledger was read, in the order
-    ``apply_overrides`` raises them: the file's, then the first row naming no record or with a bad
-    ``correct``, then the first row making a TODO or missing answer correct."""
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.error: InputError | None = None
-        self.rows: list[tuple[tuple[str, str, str], str]] = []  # (key, correct as written), in file order
-        try:
-            if not self.path.is_file():
-                raise InputError(self.path, "overrides file not found")
-            table = read_csv_rows(self.path, OVERRIDE_REQUIRED)
-        except InputError as err:
-            self.error = err
-            table = []
-        for row in table:
-            key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
-            self.rows.append((key, row["correct"]))
-        self.verdicts = {key: _as_bool(correct) for key, correct in self.rows}  # the last row of a key wins
-        self.answered: dict[tuple[str, str, str], bool] = {}  # the keys found, and whether answered
-
-    def apply(self, records: Sequence[Record]) -> list[Record]:
-        out = []
-        for rec in records:
-            if rec.key in self.verdicts:
-                self.answered[rec.key] = rec.is_answered
-                correct = self.verdicts[rec.key]
-                rec = rec if correct is None else rec.model_copy(update={"correct": correct})
-            out.append(rec)
-        return out
-
-    def check(self) -> None:
-        if self.error is not None:
-            raise self.error
-        first_rows: dict[tuple[str, str, str], tuple[str, bool]] = {}
-        for i, (key, correct) in enumerate(self.rows):
-            if key not in self.answered:
-                raise InputError(self.path, f"row {i + 2}: no record for {'/'.join(key)}")
-            _refuse_conflict(self.path, key, f"row {i + 2}", correct, first_rows)
-        for i, (key, correct) in enumerate(self.rows):
-            if _as_bool(correct) and not self.answered[key]:
-                raise InputError(self.path, f"row {i + 2}: {'/'.join(key)} is TODO or missing and cannot be correct")
-
-
-def _as_bool(value: str) -> bool | None:
-    try:
-        return _parse_bool(value, "", Path())
-    except InputError:
-        return None
 
 
 # ------------------------------------------------------------------------- 2024 reference challenge CSV

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import jinja2
 
 from checklist_eval.assessors.ledger import format_cost
-from checklist_eval.challenge.layout import REPORT_HTML
+from checklist_eval.challenge.results.layout import REPORT_HTML
 from checklist_eval.challenge.scoring import rules_parts
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import MUST_FIX_TAG, ROLES, Answer, Assessment, Paper, Role, Usage, WarningKind

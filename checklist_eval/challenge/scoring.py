@@ -196,7 +196,7 @@ def score_submission(submission_id: str, records: Sequence[Record]) -> Submissio
 
 
 def score_records(records: Sequence[Record]) -> list[SubmissionScore]:
-    """Scores of every submission of an in-memory ledger (``export.scored_submissions`` reads a file)."""
+    """Scores of every submission of an in-memory ledger (``results.folder.scored_submissions`` reads a file)."""
     return [score_submission(sid, rows) for sid, rows in group_by_submission(records).items()]
 
 

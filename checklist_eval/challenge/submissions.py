@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from checklist_eval.challenge.results.layout import is_results_folder
 from checklist_eval.errors import InputError
 from checklist_eval.models import Case, Paper, Role
 from checklist_eval.reading.filekind import is_paper_name, kind_by_name, name_problem, not_a_paper
@@ -235,6 +236,7 @@ def find_submissions(root: str | Path) -> list[Path]:
         p
         for p in sorted(root.iterdir())
         if not _IGNORED.match(p.name) and (p.is_dir() or (p.is_file() and p.name.lower().endswith(UPLOAD_SUFFIXES)))
+        and not is_results_folder(p)
     ]
     direct = [p.name for p in root.iterdir() if role_of(p.name)]
     if direct:
@@ -246,6 +248,12 @@ def find_submissions(root: str | Path) -> list[Path]:
     if not found:
         raise InputError(root, "no submissions (sub-folders or .zip files) found")
     return found
+
+
+def results_folders_in(root: str | Path) -> list[Path]:
+    """The results folders kept in a batch ROOT (``--out`` inside it): skipped, not submissions."""
+    root = Path(root)
+    return [p for p in sorted(root.iterdir()) if not _IGNORED.match(p.name) and is_results_folder(p)]
 
 
 # ------------------------------------------------------------------------------------------- loading

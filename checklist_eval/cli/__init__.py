@@ -106,7 +106,7 @@ def _run(argv: list[str] | None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as err:  # a bug of ours (one line unless the user asks for the traceback) ...
-        from checklist_eval.challenge.outdir import environment_error
+        from checklist_eval.challenge.results.lock import environment_error
 
         refused = environment_error(err)  # ... or a write the environment refused (disk full, read-only)
         if refused is not None:

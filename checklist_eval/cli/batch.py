@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from checklist_eval.assessors.ledger import format_cost
-from checklist_eval.challenge.layout import ResultsLayout
+from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.cli.numbers import number
 
 
@@ -51,13 +51,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 async def _run(args: argparse.Namespace, progress_enabled: bool):
 
     from checklist_eval.challenge.batch import run_batch
-    from checklist_eval.challenge.outdir import prepare_out
     from checklist_eval.challenge.progress import RunProgress
+    from checklist_eval.challenge.results.lock import prepare_out
     from checklist_eval.challenge.submissions import find_submissions
     from checklist_eval.cli.flags import assessor_from_args, parse_limits
 
     out = Path(args.out)
     find_submissions(args.root)  # fail fast (exit 2) before building an assessor or a cache
+    _note_results_folders(args.root)
     cache = args.cache if getattr(args, "cache", None) else ResultsLayout(out).cache
     prepare_out(out)  # the batch itself takes the folder's lock
     settings, drain = _settle(args, out)
@@ -77,10 +78,20 @@ async def _run(args: argparse.Namespace, progress_enabled: bool):
         await assessor.aclose()
 
 
+def _note_results_folders(root: str) -> None:
+    import sys
+
+    from checklist_eval.challenge.submissions import results_folders_in
+    from checklist_eval.redact import one_line
+
+    for folder in results_folders_in(root):
+        print(one_line(f"skipped {folder}: a results folder, not a submission"), file=sys.stderr)
+
+
 def _settle(args: argparse.Namespace, out: Path):
     """(the run's settings, whether it drains a batch-api run's jobs): checked against the folder's
     recorded settings, then recorded, before any work."""
-    from checklist_eval.challenge.runsettings import write_settings
+    from checklist_eval.challenge.results.settings import write_settings
     from checklist_eval.cli.resume import drains_batch_jobs, settle_run
 
     settings, recorded = settle_run(args, out)
@@ -101,11 +112,35 @@ def run(args: argparse.Namespace) -> int:
         return dry_run(args)
     # every assessor: a heuristic batch of many PDFs takes minutes of parsing too
     enabled = not args.quiet and not args.json and sys.stderr.isatty()
-    outcome = asyncio.run(_run(args, enabled))
+    try:
+        outcome = asyncio.run(_run(args, enabled))
+    except BaseException:
+        _say_moved_aside(args, complete=False)
+        raise
+    _say_moved_aside(args, complete=outcome is not None and not outcome.failures)
     if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
         return 0
     code = emit(outcome.counts(), args.json, lambda: _print_outcome(args, outcome))
     return exit_code(outcome, code)
+
+
+def _say_moved_aside(args: argparse.Namespace, *, complete: bool) -> None:
+    """Records a --new-settings run moved aside (this run or an earlier one that did not finish) go once
+    the new ones are complete (every submission scored), and are named until then."""
+    import shutil
+    import sys
+
+    from checklist_eval.challenge.results.folder import ResultsFolder
+    from checklist_eval.redact import one_line
+
+    for aside in ResultsFolder(args.out).replaced():
+        if complete:
+            shutil.rmtree(aside, ignore_errors=True)
+            print(one_line(f"removed {aside}: the records made with the replaced settings (every submission is "
+                           "scored with the new ones)"), file=sys.stderr)
+        else:
+            print(one_line(f"the records made with the replaced settings are kept in {aside} until a run with "
+                           "the new ones scores every submission"), file=sys.stderr)
 
 
 def exit_code(outcome, printed: int) -> int:
@@ -140,7 +175,7 @@ def dry_run(args: argparse.Namespace) -> int:
     listed with its reason, as the real run would record it."""
     from checklist_eval.challenge.batch import one_line
     from checklist_eval.challenge.costplan import plan_papers, print_plan
-    from checklist_eval.challenge.export import Failure
+    from checklist_eval.challenge.results.leaderboard import Failure
     from checklist_eval.challenge.submissions import (
         find_submissions,
         load_submission,

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from pydantic import RootModel
 
     from checklist_eval.challenge.batch_api import JobStatus
-    from checklist_eval.challenge.layout import ResultsLayout
+    from checklist_eval.challenge.results.layout import ResultsLayout
     from checklist_eval.cli.output import emit
     from checklist_eval.errors import InputError
 

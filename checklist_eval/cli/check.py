@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from checklist_eval.summaries import CheckResult
 
-from checklist_eval.challenge.layout import CHECK_JSON
+from checklist_eval.challenge.results.layout import CHECK_JSON
 
 CHECK_JSON_LAYOUT: dict[str, Any] = {"indent": 2, "ensure_ascii": False}  # as check.json was always written
 
@@ -172,7 +172,7 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
     for w in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(str(w))}", highlight=False)
     if out_dir:
-        from checklist_eval.challenge.layout import REPORT_HTML
+        from checklist_eval.challenge.results.layout import REPORT_HTML
 
         # the report's own path, to open or mail, on a line of its own (no wrapping)
         console.print(f"Wrote {out_dir}/{CHECK_JSON}; the report: {out_dir}/{REPORT_HTML}", highlight=False,

@@ -15,10 +15,10 @@ NO_BODY_CHARS = 200
 
 def output_folder(path: str | Path | None, flag: str = "--out") -> Path | None:
     """``path`` as a folder to write into, checked now (an existing file, a read-only place: exit 2, one
-    line) but not created: the rule is ``outdir.check_out``'s, written once."""
+    line) but not created: the rule is ``results.lock.check_out``'s, written once."""
     if path is None:
         return None
-    from checklist_eval.challenge.outdir import check_out
+    from checklist_eval.challenge.results.lock import check_out
 
     return check_out(path)
 

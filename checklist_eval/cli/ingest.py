@@ -43,7 +43,7 @@ async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
     try:
         counts = await flow.read_responses(args.responses)
         if record["command"] == "batch":
-            from checklist_eval.challenge.runsettings import read_settings
+            from checklist_eval.challenge.results.settings import read_settings
 
             outcome = await run_batch(record["root"], results, assessor, jobs=int(record.get("jobs") or 4),
                                       settings=read_settings(results))

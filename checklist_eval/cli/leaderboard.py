@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
     from pydantic import RootModel
 
-    from checklist_eval.challenge.export import LeaderboardRow, build_leaderboard, leaderboard_csv_text
+    from checklist_eval.challenge.results.folder import build_leaderboard
+    from checklist_eval.challenge.results.leaderboard import LeaderboardRow, leaderboard_csv_text
     from checklist_eval.cli.common import output_file
     from checklist_eval.cli.output import emit
     from checklist_eval.fsutil import atomic_write_text
@@ -85,11 +86,11 @@ def _print_table(args: argparse.Namespace, rows) -> None:
 def _write_html(args: argparse.Namespace, rows) -> None:
     from pathlib import Path
 
-    from checklist_eval.challenge.export import leaderboard_json
-    from checklist_eval.challenge.layout import records_path
     from checklist_eval.challenge.leaderboard_page import render_leaderboard, report_links
+    from checklist_eval.challenge.results.leaderboard import leaderboard_json
     from checklist_eval.fsutil import atomic_write_text
 
-    folder = records_path(args.results).parent
+    given = Path(args.results)
+    folder = given if given.is_dir() else given.parent  # a records file: the reports beside it
     links = report_links(folder, Path(args.html), [r.submission_id for r in rows])
     atomic_write_text(args.html, render_leaderboard(leaderboard_json(rows), links))

@@ -35,10 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cache_file(given: str | None) -> Path:
     from checklist_eval.assessors import default_cache_path
-    from checklist_eval.challenge.layout import ResultsLayout
+    from checklist_eval.challenge.results.folder import ResultsFolder
 
     path = Path(given) if given else default_cache_path()
-    return ResultsLayout(path).cache if path.is_dir() else path
+    return ResultsFolder(path).layout.cache if path.is_dir() else path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,16 +66,16 @@ def run(args: argparse.Namespace) -> int:
 
 def heuristic_results(given: str | None) -> bool:
     """A batch results folder scored by the heuristic assessor (which calls no model, keeps no cache)."""
-    from checklist_eval.challenge.layout import ResultsLayout
-    from checklist_eval.challenge.runsettings import read_settings
+    from checklist_eval.challenge.results.folder import ResultsFolder
 
     if not given or not Path(given).is_dir():
         return False
-    settings = read_settings(Path(given))
+    folder = ResultsFolder(given)
+    settings = folder.settings()  # run_settings.json, else each result.json's
     if settings is not None:
         return settings.assessor == "heuristic"
     try:  # a folder written before run settings were kept: its summary names the assessor
-        return json.loads(ResultsLayout(given).summary_json.read_text("utf-8")).get("assessor") == "heuristic"
+        return json.loads(folder.layout.summary_json.read_text("utf-8")).get("assessor") == "heuristic"
     except (OSError, ValueError, AttributeError):
         return False
 

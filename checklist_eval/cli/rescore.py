@@ -8,7 +8,7 @@ import argparse
 def register(subparsers: argparse._SubParsersAction) -> None:
     import textwrap
 
-    from checklist_eval.challenge.records import OVERRIDES_HELP
+    from checklist_eval.challenge.results.appeals import OVERRIDES_HELP
 
     p = subparsers.add_parser(
         "rescore",
@@ -44,14 +44,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from checklist_eval.challenge.export import scored_submissions
-    from checklist_eval.challenge.layout import records_path
+    from checklist_eval.challenge.results.folder import ResultsFolder, scored_submissions
     from checklist_eval.challenge.scoring import RescoreReport
     from checklist_eval.cli.output import emit
 
     if args.overrides and Path(args.records).is_dir():
-        _record_appeals(args.records, args.overrides)
-    scores = scored_submissions(records_path(args.records), args.overrides, lambda score, _records: score)
+        # On a results folder the decisions are kept (overrides.jsonl) and written into every output
+        # showing the named submissions' scores, so every file and page shows the same scores after.
+        ResultsFolder.open(args.records).record_appeals(args.overrides)
+    scores = scored_submissions(args.records, args.overrides, lambda score, _records: score)
 
     def text() -> None:
         from checklist_eval.challenge.report import print_scores_table
@@ -60,27 +61,3 @@ def run(args: argparse.Namespace) -> int:
         print_scores_table(terminal_console(), scores, title=f"Scores from {args.records}")
 
     return emit(RescoreReport(submissions=[s.public() for s in scores]), args.json, text)
-
-
-def _record_appeals(results: str, overrides: str) -> None:
-    """On a results folder, the decisions are kept (``overrides.jsonl``) and the reports they change
-    are drawn again, so the leaderboard and every report show the same scores afterwards. Only the
-    submissions the file names are held (the ledger is read one submission at a time), so an appeal on
-    a run of thousands costs what those submissions cost."""
-    from checklist_eval.challenge.appeals import (
-        read_history,
-        record_decisions,
-        redraw_reports,
-        standing,
-        with_decisions,
-    )
-    from checklist_eval.challenge.layout import records_path
-    from checklist_eval.challenge.records import Ledger, StreamedOverrides
-
-    named = {key[0] for key, _ in StreamedOverrides(overrides).rows}
-    records = [r for group in Ledger(records_path(results)).submissions()
-               if group[0].submission_id in named for r in group]
-    added = record_decisions(results, records, overrides)
-    if added:
-        decisions = standing(read_history(results))
-        redraw_reports(results, with_decisions(records, decisions), decisions, {e.submission_id for e in added})

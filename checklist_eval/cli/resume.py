@@ -1,12 +1,12 @@
 """A ``batch`` run against a results folder that already holds records: which path it takes and
-whether its settings may go on (see ``checklist_eval.challenge.runsettings``)."""
+whether its settings may go on (see ``checklist_eval.challenge.results.settings``)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from checklist_eval.challenge.runsettings import NEW_SETTINGS_FLAG, RunSettings, check_resume, read_settings
+from checklist_eval.challenge.results.settings import NEW_SETTINGS_FLAG, RunSettings, check_resume
 
 
 def add_resume_args(parser: argparse.ArgumentParser) -> None:
@@ -33,11 +33,18 @@ def current_settings(args: argparse.Namespace) -> RunSettings:
 def settle_run(args: argparse.Namespace, out: Path) -> tuple[RunSettings, RunSettings | None]:
     """(the run's settings, the folder's recorded ones). A run that does not say ``--via`` goes on by
     the folder's recorded path; different settings are refused unless ``--new-settings``."""
-    recorded = read_settings(out)
+    from checklist_eval.challenge.results.folder import ResultsFolder
+
+    folder = ResultsFolder(out)
+    recorded = folder.settings()  # run_settings.json, else what each result.json says
     if args.via is None:
         args.via = recorded.via if recorded is not None else "online"
     current = current_settings(args)
-    check_resume(out, current, new_settings=bool(getattr(args, "new_settings", False)))
+    if check_resume(folder.settings_file, current, recorded, new_settings=bool(getattr(args, "new_settings", False))):
+        from checklist_eval.challenge.results.lock import locked_out
+
+        with locked_out(out):  # not while another run writes the folder
+            folder.move_aside()
     return current, recorded
 
 

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from checklist_eval.challenge.batch import write_submission_outputs
-    from checklist_eval.challenge.outdir import locked_out
+    from checklist_eval.challenge.results.lock import locked_out
     from checklist_eval.cli.common import output_folder
     from checklist_eval.cli.output import emit
 

@@ -58,9 +58,9 @@ def settings_of(args: argparse.Namespace):
 
     results = Path(args.results) if args.results else None
     if results is not None:
-        from checklist_eval.challenge.layout import records_path
+        from checklist_eval.challenge.results.folder import ResultsFolder
 
-        records_path(results)  # not a results folder: exit 2 now
+        ResultsFolder.open(results)  # not a results folder, or settings that disagree: exit 2 now
     for flag, value in (("--max-upload-mb", args.max_upload_mb), ("--jobs", args.jobs), ("--queue", args.queue)):
         if value < 1:
             raise InputError(flag, "must be at least 1")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from checklist_eval.challenge.layout import ResultsLayout
+from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.cli.numbers import number
 from checklist_eval.fsutil import loads_json
 

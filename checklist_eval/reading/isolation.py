@@ -132,7 +132,8 @@ def _worker_main(conn: Connection, memory_mb: int) -> None:
     import checklist_eval.reading.parsing  # noqa: F401  (already loaded when the fork server preloaded it)
 
     _limit_memory(memory_mb)
-    conn.send("ready")
+    if not _send(conn, "ready"):
+        return
     while True:
         try:
             task = conn.recv()
@@ -143,9 +144,21 @@ def _worker_main(conn: Connection, memory_mb: int) -> None:
         except Exception as err:  # a bug of ours: reported for this paper, the worker lives on
             reply = {"error": "internal", "problem": f"{type(err).__name__}: {' '.join(str(err).split())}"}
         try:
-            conn.send(reply)
+            sent = _send(conn, reply)
         except MemoryError:
-            conn.send({"error": "memory"})
+            sent = _send(conn, {"error": "memory"})
+        if not sent:
+            return
+
+
+def _send(conn: Connection, message: object) -> bool:
+    """Send to the parent; False when it is gone (it stopped the run: a full disk, an interrupt), which
+    ends the worker quietly: the parent has said why, and a worker's traceback would only bury that."""
+    try:
+        conn.send(message)
+    except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+        return False
+    return True
 
 
 # ------------------------------------------------------------------------------------------- parent

@@ -15,11 +15,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from checklist_eval.challenge.appeals import read_history, standing, with_decisions
-from checklist_eval.challenge.export import build_leaderboard
-from checklist_eval.challenge.layout import ResultsLayout, records_path
-from checklist_eval.challenge.records import Ledger, Record
+from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.report import submission_view
+from checklist_eval.challenge.results.folder import ResultsFolder
 from checklist_eval.errors import ChecklistEvalError
 from checklist_eval.web.pages import page
 
@@ -35,20 +33,22 @@ def question_url(r: Record) -> str:
 
 
 class Results:
+    """The folder as each request finds it: opened (and checked) again every time, since a batch or
+    an appeal may have changed it since the last page."""
+
     def __init__(self, root: Path):
         self.root = root
 
+    def folder(self) -> ResultsFolder:
+        return ResultsFolder.open(self.root)
+
     def records(self, sid: str) -> list[Record]:
-        # The ledger is read one submission at a time; appeals recorded beside it apply, as on the leaderboard.
-        for group in Ledger(records_path(self.root)).submissions():
-            if group[0].submission_id == sid:
-                return with_decisions(group, standing(read_history(self.root)))
-        return []
+        return self.folder().records(sid)
 
     def calls(self, r: Record) -> list[dict[str, Any]]:
         from checklist_eval.assessors.calllog import read_calls
 
-        cache = ResultsLayout(self.root).cache
+        cache = self.folder().layout.cache
         if not cache.is_file():
             return []
         calls = read_calls(cache, submission=r.submission_id, question=r.question_id, limit=MAX_CALLS_SHOWN)
@@ -63,7 +63,7 @@ def routes(root: Path) -> list[Route]:
     results = Results(root)
 
     async def leaderboard(request: Request) -> Response:
-        rows = [r.model_dump() for r in build_leaderboard(root)]
+        rows = [r.model_dump() for r in results.folder().leaderboard()]
         links = {str(r["submission_id"]): submission_url(str(r["submission_id"])) for r in rows}
         from checklist_eval.challenge.leaderboard_page import SCORE_COLUMNS, judged_by, reason
 
@@ -76,11 +76,11 @@ def routes(root: Path) -> list[Route]:
         from checklist_eval.challenge.scoring import score_submission
 
         sid = request.path_params["sid"]
-        recs = results.records(sid)
+        folder = results.folder()
+        recs = folder.records(sid)
         if not recs:
             return _not_found(f"no submission {sid!r} in these results")
-        view = submission_view(score_submission(sid, recs), recs, overrides=standing(read_history(root)),
-                               links=question_url)
+        view = submission_view(score_submission(sid, recs), recs, overrides=folder.decisions(), links=question_url)
         return page("report.html", page_title=f"Submission {sid}", r=view,
                     nav=[("Leaderboard", "/results/"), (sid, "")])
 
@@ -88,7 +88,7 @@ def routes(root: Path) -> list[Route]:
         found = _record(request)
         if found is None:
             return _not_found("no such question in these results")
-        history = [e for e in read_history(root) if e.key == found.key]
+        history = [e for e in results.folder().history() if e.key == found.key]
         calls = [_call_view(c) for c in results.calls(found)]
         return page("question.html", page_title=f"{found.submission_id} {found.role} {found.question_id}",
                     rec=found, history=history, calls=calls, here=question_url(found),
@@ -104,7 +104,7 @@ def routes(root: Path) -> list[Route]:
         if found is None or match is None:
             return _not_found("no such call in these results")
         view = _call_view(match)
-        view["messages"] = prompt_messages(ResultsLayout(root).cache, match["prefix_digest"])
+        view["messages"] = prompt_messages(results.folder().layout.cache, match["prefix_digest"])
         return page("call.html", page_title=f"Call {wanted}", rec=found, call=view,
                     nav=[("Leaderboard", "/results/"), (found.submission_id, submission_url(found.submission_id)),
                          (f"{found.role} question {found.question_id}", question_url(found)), (f"call {wanted}", "")])

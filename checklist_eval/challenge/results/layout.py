@@ -3,7 +3,7 @@
 A batch results folder (``batch --out RESULTS``)::
 
     RESULTS/
-      .checklist-eval.lock        held by the run writing the folder (see outdir.locked_out)
+      .checklist-eval.lock        held by the run writing the folder (see lock.locked_out)
       cache.sqlite                the default cache: verdicts, call log, provider batch jobs
       batch_run.json              the options of a ``--via jsonl|batch-api`` run, for its later steps
       run_settings.json           the settings the records were made with (a resume must match them)
@@ -26,7 +26,8 @@ from pathlib import Path
 
 from checklist_eval.errors import InputError
 
-__all__ = ["CHECK_JSON", "LOCK_NAME", "REPORT_HTML", "ResultsLayout", "SubmissionFolder", "records_path"]
+__all__ = ["CHECK_JSON", "LOCK_NAME", "REPORT_HTML", "ResultsLayout", "SubmissionFolder", "is_results_folder",
+           "records_path"]
 
 LOCK_NAME = ".checklist-eval.lock"
 CACHE_NAME = "cache.sqlite"
@@ -79,6 +80,14 @@ class ResultsLayout:
         if sid in ("", ".", "..") or "/" in sid or "\\" in sid or "\0" in sid:
             raise ValueError(f"not a submission id: {sid!r}")
         return SubmissionFolder(self.root / SUBMISSIONS_DIR / sid)
+
+
+def is_results_folder(path: Path) -> bool:
+    """A folder this tool wrote as ``--out`` (its lock, settings or ledger with its submissions), which
+    a batch ROOT may hold and which is then not a submission."""
+    layout = ResultsLayout(path)
+    return path.is_dir() and (layout.lock.is_file() or layout.settings.is_file()
+                              or (layout.records_file() is not None and (path / SUBMISSIONS_DIR).is_dir()))
 
 
 def records_path(results: str | Path) -> Path:

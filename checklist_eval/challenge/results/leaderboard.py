@@ -10,17 +10,16 @@ from exact fractions (see ``scoring``), so equal scores are bit-identical floats
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel
 
-from checklist_eval.challenge.layout import ResultsLayout, records_path
-from checklist_eval.challenge.records import Ledger, NoRecords, Record, StreamedOverrides
-from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, score_submission
+from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.results.layout import ResultsLayout
+from checklist_eval.challenge.scoring import SubmissionScore
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import loads_json
 from checklist_eval.models import ROLES, Case
 from checklist_eval.tables import Row, csv_text
 
@@ -66,42 +65,6 @@ class Failure(BaseModel):
     error: str = ""
 
 
-def scored_submissions(
-    path: str | Path, overrides: str | Path | None, summarize: Callable[[SubmissionScore, list[Record]], T],
-    *, recorded_appeals: bool = True,
-) -> list[T]:
-    """``summarize(score, records)`` of every submission of a records file, in order of first
-    appearance, with the appeal decisions applied first: those recorded beside it (``overrides.jsonl``,
-    unless ``recorded_appeals`` is False), then the ``overrides`` file. The file is read one submission
-    at a time: only the summaries are kept.
-
-    The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
-    unreadable row, then for a bad override, then for records that cannot be scored.
-    """
-    from checklist_eval.challenge.appeals import read_history, standing, with_decisions
-
-    decisions = standing(read_history(Path(path).parent)) if recorded_appeals else None
-    ledger = Ledger(path)
-    appeals = StreamedOverrides(overrides) if overrides else None
-    out: list[T] = []
-    unscorable: ScoringError | None = None  # raised once every row was read: row problems come first
-    for records in ledger.submissions():
-        if decisions:
-            records = with_decisions(records, decisions)
-        if appeals is not None:
-            records = appeals.apply(records)
-        if unscorable is None:
-            try:
-                out.append(summarize(score_submission(records[0].submission_id, records), records))
-            except ScoringError as err:
-                unscorable = err
-    if appeals is not None:
-        appeals.check()
-    if unscorable is not None:
-        raise InputError(path, str(unscorable)) from None
-    return out
-
-
 def _joined(values: Sequence[str]) -> str:
     """One value per submission normally; several (a mixed rerun) are listed, sorted."""
     return ";".join(sorted({v for v in values if v}))
@@ -128,25 +91,19 @@ def leaderboard_row(score: SubmissionScore, recs: Sequence[Record]) -> Leaderboa
 
 
 def read_failures(folder: Path) -> list[Failure]:
-    """The batch's failed submissions (``failures.jsonl``), or none when the file is absent. Lines that
-    are not a JSON object with a submission id are skipped: the list is informative, never fatal."""
+    """The batch's failed submissions (``failures.jsonl``), or none when the file is absent. A line that
+    is not a JSON object with a submission id is refused with its number (a cut file is not a shorter list)."""
+    from checklist_eval.challenge.results.ledger import json_objects
+
     path = ResultsLayout(folder).failures_jsonl
     if not path.is_file():
         return []
     out = []
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for n, line in enumerate(fh):
-                if n >= MAX_FAILURE_LINES:
-                    break
-                try:
-                    item = loads_json(line)
-                except ValueError:
-                    continue
-                if isinstance(item, dict) and str(item.get("submission_id") or "").strip():
-                    out.append(Failure(submission_id=str(item["submission_id"]), error=str(item.get("error") or "")))
-    except OSError as err:
-        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    for n, item in json_objects(path, max_lines=MAX_FAILURE_LINES):
+        if not str(item.get("submission_id") or "").strip():
+            raise InputError(path, f"line {n}: no submission_id")
+        out.append(Failure(submission_id=str(item["submission_id"]), source=str(item.get("source") or ""),
+                           error=str(item.get("error") or "")))
     return out
 
 
@@ -170,19 +127,6 @@ def rank_rows(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
         tied = ranked and ranked[-1].S == r.S
         ranked.append(r.model_copy(update={"rank": ranked[-1].rank if tied else i + 1}))
     return ranked + [r.model_copy(update={"rank": None}) for r in failed]
-
-
-def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> list[LeaderboardRow]:
-    path = records_path(results)
-    failures = read_failures(path.parent)
-    try:
-        rows = scored_submissions(path, overrides, leaderboard_row)
-    except NoRecords:
-        if not failures:
-            raise
-        rows = []  # every submission failed: the leaderboard lists them, with reasons
-    rows += failure_rows(failures, {r.submission_id for r in rows})
-    return rank_rows(rows)
 
 
 def leaderboard_csv_text(rows: Sequence[LeaderboardRow]) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from checklist_eval.challenge.layout import ResultsLayout
+from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text
 
@@ -82,20 +82,14 @@ def _shown(value: object) -> str:
     return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def check_resume(results: Path, current: RunSettings, *, new_settings: bool) -> None:
-    """Refuse (InputError, one line) a rerun whose settings differ from the folder's, unless asked."""
-    recorded = read_settings(results)
-    if recorded is None or new_settings:
-        return
+def check_resume(where: Path, current: RunSettings, recorded: RunSettings | None, *, new_settings: bool) -> bool:
+    """Whether the run replaces records made with other settings (only with ``new_settings``: else
+    refused, InputError, one line naming the flags that differ and ``where`` the settings were read)."""
+    if recorded is None:
+        return False
     diff = differences(recorded, current)
-    if diff:
-        raise InputError(settings_path(results), f"this folder's records were made with other settings: "
-                                                 f"{'; '.join(diff)}. Rerun with the recorded flags, or add "
-                                                 f"{NEW_SETTINGS_FLAG} to score the changed submissions again "
-                                                 "(new, paid requests)")  # fmt: skip
-
-
-def recorded_via(results: Path) -> str | None:
-    """The path (online, batch-api, jsonl) the folder's run took, if it recorded one."""
-    recorded = read_settings(results) if settings_path(results).is_file() else None
-    return recorded.via if recorded else None
+    if diff and not new_settings:
+        raise InputError(where, f"this folder's records were made with other settings: {'; '.join(diff)}. "
+                                f"Rerun with the recorded flags, or add {NEW_SETTINGS_FLAG} to score the changed "
+                                "submissions again (new, paid requests)")
+    return bool(diff)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from checklist_eval.challenge.layout import LOCK_NAME, ResultsLayout
+from checklist_eval.challenge.results.layout import LOCK_NAME, ResultsLayout
 from checklist_eval.errors import InputError
 
 # Storage that cannot take more: whatever was being written, everything else would fail the same way.

@@ -1,0 +1,233 @@
+"""Appeal decisions kept with the results: which verdicts ``rescore RESULTS --overrides FILE`` changed,
+from what to what, by which file and when (``RESULTS/overrides.jsonl``, one decision a line, oldest
+first), so the leaderboard, each submission's report and the organizer's browser show the same scores
+and say which override stands behind each changed verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from checklist_eval.challenge.records import Record, parse_bool
+from checklist_eval.errors import InputError
+from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.tables import read_csv_rows
+
+OVERRIDES_JSONL = "overrides.jsonl"
+MAX_HISTORY_LINES = 100_000  # a hostile or runaway file is read this far, no further
+
+Key = tuple[str, str, str]
+
+
+OVERRIDES_HELP = (
+    "Overrides (appeal decisions): a CSV with header submission_id,role,question_id,correct and "
+    "optionally note. Each row sets the verdict of one existing record: role is G, A or T, correct is "
+    "0 or 1. A row naming no existing record, or trying to make a TODO/missing answer correct, is an "
+    "error. Rows are applied before any score is computed."
+)
+
+
+class Override(BaseModel):
+    """One row of an overrides file: the verdict an appeal decided for one existing record."""
+
+    submission_id: str
+    role: str  # checked by matching a record, so a bad role reads "no record for ..."
+    question_id: str
+    correct: bool
+    note: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.submission_id, self.role, self.question_id)
+
+
+OVERRIDE_REQUIRED = [name for name, f in Override.model_fields.items() if f.is_required()]
+
+
+def apply_overrides(records: Sequence[Record], path: str | Path) -> tuple[list[Record], int]:
+    """Return (records with the overrides applied, number of overridden rows)."""
+    appeals = StreamedOverrides(path)
+    out = appeals.apply(records)
+    appeals.check()
+    return out, len(appeals.answered)
+
+
+def _refuse_conflict(path: Path, key: tuple[str, str, str], where: str, correct: str,
+                     first_rows: dict[tuple[str, str, str], tuple[str, bool]]) -> None:
+    """Two rows overriding one record with different verdicts: which one the appeal decided is not for
+    the tool to guess (it applied the last one silently), so both rows are named."""
+    value = parse_bool(correct, where, path)
+    if key in first_rows and first_rows[key][1] != value:
+        raise InputError(path, f"{first_rows[key][0]} and {where} override {'/'.join(key)} with different "
+                               "verdicts (correct 0 and 1): keep one")
+    first_rows.setdefault(key, (where, value))
+
+
+def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> list[Override]:
+    """The overrides of ``path``, each naming a record of ``index`` (else an InputError); two rows for
+    one record must agree."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "overrides file not found")
+    first_rows: dict[tuple[str, str, str], tuple[str, bool]] = {}
+    out = []
+    for i, row in enumerate(read_csv_rows(path, OVERRIDE_REQUIRED)):
+        where = f"row {i + 2}"
+        key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
+        if key not in index:
+            raise InputError(path, f"{where}: no record for {'/'.join(key)}")
+        _refuse_conflict(path, key, where, row["correct"], first_rows)
+        out.append(Override(submission_id=key[0], role=key[1], question_id=key[2],
+                            correct=parse_bool(row["correct"], where, path), note=row.get("note", "")))
+    return out
+
+
+class StreamedOverrides:
+    """The overrides of ``path`` applied to a ledger read one submission at a time (``apply``).
+
+    Their problems are raised by ``check``, once the whole ledger was read, in the order
+    ``apply_overrides`` raises them: the file's, then the first row naming no record or with a bad
+    ``correct``, then the first row making a TODO or missing answer correct."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.error: InputError | None = None
+        self.rows: list[tuple[tuple[str, str, str], str]] = []  # (key, correct as written), in file order
+        try:
+            if not self.path.is_file():
+                raise InputError(self.path, "overrides file not found")
+            table = read_csv_rows(self.path, OVERRIDE_REQUIRED)
+        except InputError as err:
+            self.error = err
+            table = []
+        for row in table:
+            key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
+            self.rows.append((key, row["correct"]))
+        self.verdicts = {key: _as_bool(correct) for key, correct in self.rows}  # the last row of a key wins
+        self.answered: dict[tuple[str, str, str], bool] = {}  # the keys found, and whether answered
+
+    def apply(self, records: Sequence[Record]) -> list[Record]:
+        out = []
+        for rec in records:
+            if rec.key in self.verdicts:
+                self.answered[rec.key] = rec.is_answered
+                correct = self.verdicts[rec.key]
+                rec = rec if correct is None else rec.model_copy(update={"correct": correct})
+            out.append(rec)
+        return out
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+        first_rows: dict[tuple[str, str, str], tuple[str, bool]] = {}
+        for i, (key, correct) in enumerate(self.rows):
+            if key not in self.answered:
+                raise InputError(self.path, f"row {i + 2}: no record for {'/'.join(key)}")
+            _refuse_conflict(self.path, key, f"row {i + 2}", correct, first_rows)
+        for i, (key, correct) in enumerate(self.rows):
+            if _as_bool(correct) and not self.answered[key]:
+                raise InputError(self.path, f"row {i + 2}: {'/'.join(key)} is TODO or missing and cannot be correct")
+
+
+def _as_bool(value: str) -> bool | None:
+    try:
+        return parse_bool(value, "", Path())
+    except InputError:
+        return None
+
+
+
+# -------------------------------------------------------------------------------- decisions kept
+
+
+class AppliedOverride(BaseModel):
+    """One appeal decision as applied: the verdict the assessor gave and the one that stands."""
+
+    submission_id: str
+    role: str
+    question_id: str
+    was_correct: bool
+    correct: bool
+    file: str  # the overrides file, by its name
+    note: str = ""
+    applied_at: str = ""
+
+    @property
+    def key(self) -> Key:
+        return (self.submission_id, self.role, self.question_id)
+
+    def describe(self) -> str:
+        def word(c: bool) -> str:
+            return "correct" if c else "incorrect"
+
+        note = f" ({self.note})" if self.note else ""
+        when = f" on {self.applied_at}" if self.applied_at else ""
+        return f"{word(self.was_correct)} \u2192 {word(self.correct)} by {self.file}{when}{note}"
+
+
+def history_path(results: str | Path) -> Path:
+    return Path(results) / OVERRIDES_JSONL
+
+
+def read_history(results: str | Path) -> list[AppliedOverride]:
+    """Every recorded decision, oldest first; none when the folder has no history. A line that is not
+    a decision is refused with its number: the history decides scores, so none is skipped."""
+    from checklist_eval.challenge.results.ledger import json_objects
+
+    path = history_path(results)
+    if not path.is_file():
+        return []
+    out = []
+    for n, obj in json_objects(path, max_lines=MAX_HISTORY_LINES):
+        try:
+            out.append(AppliedOverride.model_validate(obj))
+        except ValidationError as err:
+            raise InputError(path, f"line {n}: not an appeal decision ({_first_problem(err)})") from None
+    return out
+
+
+def _first_problem(err: ValidationError) -> str:
+    first = err.errors()[0]
+    return f"{'.'.join(str(x) for x in first['loc']) or 'value'}: {first['msg']}"
+
+
+def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:
+    """The decision that stands per record: the latest."""
+    return {entry.key: entry for entry in history}
+
+
+def with_decisions(records: Sequence[Record], decisions: dict[Key, AppliedOverride]) -> list[Record]:
+    """The records with the standing decisions applied (a TODO or missing answer stays incorrect:
+    ``Record.c`` sees to that whatever ``correct`` says)."""
+    return [r.model_copy(update={"correct": decisions[r.key].correct}) if r.key in decisions else r
+            for r in records]
+
+
+def record_decisions(results: str | Path, records: Sequence[Record], overrides: str | Path) -> list[AppliedOverride]:
+    """Apply an overrides file to a results folder's history: each row that changes what stands is
+    appended (rerunning the same file adds nothing). Returns the entries added."""
+    history = read_history(results)
+    current = standing(history)
+    index = {r.key: i for i, r in enumerate(records)}
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    added = []
+    for ov in read_overrides(overrides, index):
+        rec = records[index[ov.key]]
+        if ov.correct and not rec.is_answered:
+            raise InputError(Path(overrides), f"{'/'.join(ov.key)} is TODO or missing and cannot be correct")
+        before = current.get(ov.key)
+        if before is not None and before.correct == ov.correct and before.file == Path(overrides).name:
+            continue
+        entry = AppliedOverride(submission_id=ov.submission_id, role=ov.role, question_id=ov.question_id,
+                                was_correct=rec.correct, correct=ov.correct, file=Path(overrides).name,
+                                note=ov.note, applied_at=now)
+        added.append(entry)
+        current[ov.key] = entry
+    if added:
+        lines = [e.model_dump_json() for e in history + added]
+        atomic_write_text(history_path(results), "\n".join(lines) + "\n")
+    return added

@@ -1,0 +1,497 @@
+"""A batch results folder as one thing: the only reader of its ledgers, settings, appeals and derived
+outputs for every command and the organizer's browser, and the writer of what appeals change.
+
+What opening one checks (each refusal is one InputError naming the file):
+
+* the settings: ``run_settings.json`` and the ``settings`` of each ``result.json`` agree; when the
+  first is missing they are recovered from the second, and two that disagree are refused, both named;
+* the ledger holds whole rows: ``records.csv`` is read first; a row it cannot give (cut, ragged,
+  unreadable) sends the reader to ``records.jsonl``, which holds the same records; when neither can
+  give it, the first one's problem is raised with its row;
+* the ledger is the one the other files describe: its submissions are those of ``scores.csv``, in
+  order, and each submission's scores (with the appeals standing on it) are those its ``result.json``
+  records, with the same appeals. A folder whose files tell two stories is refused rather than shown
+  with one of them: an interrupted run or an edit, made good by rerunning ``batch`` (or ``rescore
+  --overrides``) on it.
+
+The appeals (``overrides.jsonl``) are part of the folder's state: every score read through the folder
+has them applied, and ``record_appeals`` writes them into each derived output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.results.appeals import (
+    AppliedOverride,
+    Key,
+    StreamedOverrides,
+    history_path,
+    read_history,
+    record_decisions,
+    standing,
+    with_decisions,
+)
+from checklist_eval.challenge.results.layout import SUBMISSIONS_DIR, ResultsLayout, records_path
+from checklist_eval.challenge.results.leaderboard import (
+    Failure,
+    LeaderboardRow,
+    failure_rows,
+    leaderboard_row,
+    rank_rows,
+    read_failures,
+)
+from checklist_eval.challenge.results.ledger import Ledger, NoRecords
+from checklist_eval.challenge.results.outputs import SubmissionResult, write_submission_outputs
+from checklist_eval.challenge.results.settings import RunSettings, read_settings
+from checklist_eval.challenge.scoring import PublicScore, ScoreRow, ScoringError, SubmissionScore, score_submission
+from checklist_eval.errors import InputError
+from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_text, loads_json
+from checklist_eval.tables import csv_text, read_csv_rows
+
+T = TypeVar("T")
+SCORE_FIELDS = ("case", "C_G", "C_A", "C_T", "R", "S")
+MAX_RESULT_BYTES = 256 << 20  # a result.json larger than this is not one a run wrote
+REPLACED_PREFIX = "replaced-"  # the folder a --new-settings run moves the replaced records into
+
+
+def note(text: str) -> None:
+    """A line for the person at the terminal (stderr: stdout may be JSON for a script)."""
+    from checklist_eval.redact import one_line
+
+    print(one_line(text), file=sys.stderr)
+
+
+class ResultsFolder:
+    """The results folder at ``root`` (``batch --out``), read through its invariants."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.layout = ResultsLayout(self.root)
+        self._finished: dict[str, dict[str, Any]] | None = None
+        self.settings_file = self.layout.settings  # where settings() found them
+        self.notes: list[str] = []  # what a reader recovered from, said once the read succeeded
+
+    @classmethod
+    def open(cls, root: str | Path) -> ResultsFolder:
+        """The folder, refused (InputError) when it is not a batch results folder or its settings disagree."""
+        folder = cls(root)
+        if not folder.root.is_dir():
+            raise InputError(folder.root, "not found" if not folder.root.exists() else "not a folder")
+        if folder.layout.records_file() is None and not folder.layout.failures_jsonl.is_file():
+            raise InputError(folder.root, "no records.csv or records.jsonl: not a batch results folder")
+        folder.settings()
+        return folder
+
+    # ------------------------------------------------------------------------------------ settings
+
+    def finished(self) -> dict[str, dict[str, Any]]:
+        """``result.json`` of each submission folder, as JSON (the ones that do not parse are left out:
+        a run redoes them, and the ledger is checked without them)."""
+        if self._finished is None:
+            self._finished = {}
+            base = self.root / SUBMISSIONS_DIR
+            for result in sorted(base.glob("*/result.json")) if base.is_dir() else []:
+                data = _json_file(result)
+                if isinstance(data, dict):  # what the checks need; the records stay on disk (flat memory)
+                    self._finished[result.parent.name] = {k: data.get(k) for k in ("settings", "score", "appeals")}
+        return self._finished
+
+    def settings(self) -> RunSettings | None:
+        """The settings the folder's records were made with: ``run_settings.json``, else recovered from
+        the ``result.json`` files; refused when two of them disagree."""
+        recorded = read_settings(self.root)
+        seen: tuple[str, RunSettings] | None = None
+        for sid, data in self.finished().items():
+            if not isinstance(data.get("settings"), dict):
+                continue  # a folder scored before settings were kept
+            try:
+                theirs = RunSettings.model_validate(data["settings"])
+            except ValueError:
+                raise InputError(self._result(sid), "settings: not run settings") from None
+            if recorded is not None and theirs != recorded:
+                raise InputError(self.layout.settings, f"says the records were made with {_brief(recorded)}, "
+                                                       f"{self._result(sid)} with {_brief(theirs)}: restore one")
+            if seen is not None and theirs != seen[1]:
+                raise InputError(self._result(sid), f"records made with {_brief(theirs)}, "
+                                                    f"{self._result(seen[0])} with {_brief(seen[1])}")
+            seen = seen or (sid, theirs)
+        if recorded is None and seen is not None:
+            self.settings_file = self._result(seen[0])
+            return seen[1]
+        return recorded
+
+    def _result(self, sid: str) -> Path:
+        return self.layout.submission(sid).result_json
+
+    # -------------------------------------------------------------------------------------- reading
+
+    def history(self) -> list[AppliedOverride]:
+        return read_history(self.root)
+
+    def decisions(self) -> dict[Key, AppliedOverride]:
+        return standing(self.history())
+
+    def failures(self) -> list[Failure]:
+        return read_failures(self.root)
+
+    def _ledger_groups(self) -> Iterator[list[Record]]:
+        """Each submission's records, as assessed: from records.csv, or from records.jsonl when the CSV
+        cannot give them all (then the CSV's problem is raised when the JSONL cannot either)."""
+        first = self.layout.records_file()
+        if first is None:
+            raise NoRecords(self.root, "no records.csv or records.jsonl: not a batch results folder")
+        other = self.layout.records_jsonl
+        try:
+            _read_through(first)
+        except InputError as err:
+            if first == other or not other.is_file():
+                raise
+            try:
+                _read_through(other)
+            except InputError:
+                raise err from None
+            self.notes.append(f"{err}; read {other.name} instead, which holds the same records")
+            first = other
+        yield from Ledger(first).submissions()
+
+    def submissions(self, overrides: str | Path | None = None) -> Iterator[tuple[list[Record], SubmissionScore]]:
+        """(records, score) of each submission, in ledger order, the standing appeals applied, then
+        those of ``overrides`` (a file not kept: ``leaderboard --overrides``). Checked against the
+        folder's other files as the module says."""
+        decisions = self.decisions()
+        extra = StreamedOverrides(overrides) if overrides else None
+        listed = self._scored_rows()
+        order = None if listed is None else [row["submission_id"] for row in listed]
+        by_id = {row["submission_id"]: row for row in listed or []}
+        seen: list[str] = []
+        unscorable: ScoringError | None = None
+        for assessed in self._ledger_groups():
+            sid = assessed[0].submission_id
+            seen.append(sid)
+            records = with_decisions(assessed, decisions)
+            try:
+                score = score_submission(sid, records)
+            except ScoringError as err:
+                unscorable = unscorable or err
+                continue
+            self._check_finished(sid, score, decisions)
+            if sid in by_id:
+                self._check_listed(sid, score, by_id[sid])
+            if extra is not None:
+                records = extra.apply(records)
+                score = score_submission(sid, records)
+            yield records, score
+        if extra is not None:
+            extra.check()
+        if unscorable is not None:
+            raise InputError(self.layout.records_file() or self.root, str(unscorable))
+        if order is not None and order != seen:
+            raise InputError(self.layout.scores_csv, f"lists {_few(order)} but {self._ledger_name()} holds "
+                                                     f"{_few(seen)}: an interrupted run or an edit; rerun batch")
+
+    def assessed(self) -> Iterator[list[Record]]:
+        """Each submission's records as the assessor gave them (no appeal applied: what evaluating the
+        assessor reads), once the folder passed every check ``submissions`` makes."""
+        for _checked in self.submissions():
+            pass
+        yield from self._ledger_groups()
+
+    def scored(self, summarize: Callable[[SubmissionScore, list[Record]], T],
+               overrides: str | Path | None = None) -> list[T]:
+        out = [summarize(score, records) for records, score in self.submissions(overrides)]
+        for line in dict.fromkeys(self.notes):
+            note(line)
+        return out
+
+    def leaderboard(self, overrides: str | Path | None = None) -> list[LeaderboardRow]:
+        failures = self.failures()
+        try:
+            rows = self.scored(leaderboard_row, overrides)
+        except NoRecords:
+            if not failures:
+                raise
+            rows = []  # every submission failed: the leaderboard lists them, with reasons
+        rows += failure_rows(failures, {r.submission_id for r in rows})
+        return rank_rows(rows)
+
+    def records(self, sid: str) -> list[Record]:
+        """One submission's records, the standing appeals applied ([] when it has none)."""
+        for records, _score in self.submissions():
+            if records[0].submission_id == sid:
+                return records
+        return []
+
+    def _ledger_name(self) -> str:
+        found = self.layout.records_file()
+        return found.name if found else "the ledger"
+
+    def _scored_order(self) -> list[str] | None:
+        rows = self._scored_rows()
+        return None if rows is None else [row["submission_id"] for row in rows]
+
+    def _check_listed(self, sid: str, score: SubmissionScore, row: dict[str, str]) -> None:
+        """scores.csv shows the scores the ledger and the appeals give (a stale one is not published)."""
+        computed = score.public().model_dump()
+        for k in SCORE_FIELDS:
+            if k not in row:
+                continue
+            try:
+                same = row[k] == (computed[k] or "") if k == "case" else float(row[k]) == computed[k]
+            except ValueError:
+                same = False
+            if not same:
+                raise InputError(self.layout.scores_csv, f"says {k} {row[k][:40]} for {sid}, {self._ledger_name()} "
+                                                         f"with {history_path(self.root).name} give {computed[k]}: "
+                                                         "rerun batch (or the rescore --overrides that was cut short)")
+
+    def _scored_rows(self) -> list[dict[str, str]] | None:
+        """The rows of ``scores.csv``, in order (None for a folder a batch did not write)."""
+        if not self.layout.scores_csv.is_file():
+            if self.layout.settings.is_file() or (self.root / SUBMISSIONS_DIR).is_dir():
+                # every batch writes scores.csv when it ends: its ledger is one a run left unfinished
+                raise InputError(self.layout.scores_csv, "missing: the run writing this folder did not finish "
+                                                         "(interrupted, or still running); rerun batch to finish it")
+            return None
+        return read_csv_rows(self.layout.scores_csv, ["submission_id", "S"])
+
+    def _check_finished(self, sid: str, score: SubmissionScore, decisions: dict[Key, AppliedOverride]) -> None:
+        data = self.finished().get(sid)
+        if data is None or data.get("appeals") is None:
+            return  # not finished in this folder, or written before result.json kept its appeals
+        mine = sorted(_decision_key(d) for d in decisions.values() if d.submission_id == sid)
+        where = self._result(sid)
+        if not isinstance(data["appeals"], list):
+            raise InputError(where, "appeals: not a list of decisions")
+        theirs = sorted(_decision_key(d) for d in data["appeals"] if isinstance(d, dict))
+        if mine != theirs:
+            raise InputError(where, f"holds {len(theirs)} appeal decision(s) for {sid}, {history_path(self.root).name} "
+                                    f"{len(mine)}: an interrupted or edited appeal; rerun rescore --overrides")
+        recorded: dict[str, Any] = data["score"] if isinstance(data.get("score"), dict) else {}
+        computed = score.public().model_dump()
+        differ = [k for k in SCORE_FIELDS if recorded.get(k) != computed[k]]
+        if differ:
+            k = differ[0]
+            raise InputError(where, f"says {k} {recorded.get(k)} for {sid}, its rows in {self._ledger_name()} "
+                                    f"give {computed[k]}: the files were changed after the run; restore them or "
+                                    "rerun batch")
+
+    # -------------------------------------------------------------------------------------- writing
+
+    def record_appeals(self, overrides: str | Path) -> list[AppliedOverride]:
+        """Keep the decisions of an overrides file (``overrides.jsonl``) and write them into every
+        output that shows the named submissions' scores: their result.json and report, scores.csv and
+        summary.json. Rerunning the same file adds no decision and finishes an interrupted one. Holds
+        the folder's lock (a batch writing it meanwhile is refused, and this waits for none)."""
+        from checklist_eval.challenge.results.lock import environment_error, locked_out
+
+        named = {key[0] for key, _ in StreamedOverrides(overrides).rows}
+        with locked_out(self.root):
+            try:
+                assessed = [r for group in self._ledger_groups() if group[0].submission_id in named for r in group]
+                sids = {r.submission_id for r in assessed}
+                with _undone_on_failure() as keep:  # a full disk half way leaves the folder as it was
+                    keep(history_path(self.root))
+                    added = record_decisions(self.root, assessed, overrides)
+                    self.write_scores(sids, keep)
+            except OSError as err:  # a full disk: one line naming the folder; rerunning the appeal finishes it
+                refused = environment_error(err, self.root)
+                if refused is None:
+                    raise
+                raise refused from None
+        return added
+
+    def write_scores(self, sids: set[str], keep: Callable[[Path], None] = lambda path: None) -> None:
+        """result.json and report.html of ``sids``, then scores.csv and summary.json, with the standing
+        appeals (each written atomically; ``keep`` is told each file before it is replaced)."""
+        decisions = self.decisions()
+        appeals: dict[str, list[AppliedOverride]] = {}
+        for d in decisions.values():
+            appeals.setdefault(d.submission_id, []).append(d)
+        for sid in sorted(sids):
+            result = self.result(sid)
+            if result is None:
+                continue
+            result.appeals = appeals.get(sid, [])
+            result.score = score_submission(sid, with_decisions(result.records, decisions))
+            folder = self.layout.submission(sid)
+            keep(folder.report_html)
+            keep(folder.result_json)
+            write_submission_outputs(folder.path, result)
+        self._finished = None
+        keep(self.layout.scores_csv)
+        keep(self.layout.summary_json)
+        self._write_aggregates()
+
+    def move_aside(self) -> Path | None:
+        """Move the records made with the settings a ``--new-settings`` run replaces, and every output
+        made from them, into ``RESULTS/replaced-<time>/``; None when there was nothing to move. The
+        appeals and the cache stay: the decisions are about the answers, the cache about requests."""
+        from datetime import datetime, timezone
+
+        layout = self.layout
+        names = [layout.records_csv, layout.records_jsonl, layout.scores_csv, layout.summary_json,
+                 layout.failures_jsonl, layout.settings, self.root / SUBMISSIONS_DIR]
+        present = [p for p in names if p.exists()]
+        if not present:
+            return None
+        aside = self.root / f"{REPLACED_PREFIX}{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')}"
+        aside.mkdir()
+        for path in present:
+            path.rename(aside / path.name)
+        self._finished = None
+        return aside
+
+    def replaced(self) -> list[Path]:
+        """The folders ``move_aside`` made that are still there, oldest first."""
+        return sorted(p for p in self.root.glob(f"{REPLACED_PREFIX}*") if p.is_dir()) if self.root.is_dir() else []
+
+    def result(self, sid: str) -> SubmissionResult | None:
+        from checklist_eval.challenge.results.outputs import read_result
+
+        return read_result(self._result(sid))
+
+    def _write_aggregates(self) -> None:
+        rows: list[ScoreRow] = []
+        for sid in self._scored_order() or []:  # one result.json at a time: only its scores are kept
+            result = self.result(sid)
+            if result is not None:
+                rows.append(ScoreRow.of(result.score, result.all_warnings))
+        atomic_write_text(self.layout.scores_csv, csv_text(ScoreRow, rows))
+        summary = _json_file(self.layout.summary_json)
+        if isinstance(summary, dict):
+            summary["scores"] = [PublicScore.model_validate(r.model_dump()).model_dump(mode="json") for r in rows]
+            atomic_write_text(self.layout.summary_json, json.dumps(summary, indent=1))
+
+
+def scored_submissions(path: str | Path, overrides: str | Path | None,
+                       summarize: Callable[[SubmissionScore, list[Record]], T]) -> list[T]:
+    """What ``rescore`` reads: a results folder through its invariants, or a records file as it is."""
+    path = Path(path)
+    if path.is_dir():
+        return ResultsFolder.open(path).scored(summarize, overrides)
+    return _file_scored(records_path(path), overrides, summarize)
+
+
+def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> list[LeaderboardRow]:
+    """The ranked rows of a results folder, or of a records file (with the failures beside it)."""
+    results = Path(results)
+    if results.is_dir():
+        return ResultsFolder.open(results).leaderboard(overrides)
+    path = records_path(results)
+    failures = read_failures(path.parent)
+    try:
+        rows = _file_scored(path, overrides, leaderboard_row)
+    except NoRecords:
+        if not failures:
+            raise
+        rows = []
+    rows += failure_rows(failures, {r.submission_id for r in rows})
+    return rank_rows(rows)
+
+
+def _file_scored(
+    path: str | Path, overrides: str | Path | None, summarize: Callable[[SubmissionScore, list[Record]], T],
+    *, recorded_appeals: bool = True,
+) -> list[T]:
+    """``summarize(score, records)`` of every submission of a records file given as a file, in order of first
+    appearance, with the appeal decisions applied first: those recorded beside it (``overrides.jsonl``,
+    unless ``recorded_appeals`` is False), then the ``overrides`` file. The file is read one submission
+    at a time: only the summaries are kept.
+
+    The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
+    unreadable row, then for a bad override, then for records that cannot be scored.
+    """
+    from checklist_eval.challenge.results.appeals import read_history, standing, with_decisions
+
+    decisions = standing(read_history(Path(path).parent)) if recorded_appeals else None
+    ledger = Ledger(path)
+    appeals = StreamedOverrides(overrides) if overrides else None
+    out: list[T] = []
+    unscorable: ScoringError | None = None  # raised once every row was read: row problems come first
+    for records in ledger.submissions():
+        if decisions:
+            records = with_decisions(records, decisions)
+        if appeals is not None:
+            records = appeals.apply(records)
+        if unscorable is None:
+            try:
+                out.append(summarize(score_submission(records[0].submission_id, records), records))
+            except ScoringError as err:
+                unscorable = err
+    if appeals is not None:
+        appeals.check()
+    if unscorable is not None:
+        raise InputError(path, str(unscorable)) from None
+    return out
+
+
+
+@contextmanager
+def _undone_on_failure() -> Iterator[Callable[[Path], None]]:
+    """``keep(path)`` before a file is replaced; when the block fails, every kept file is put back as it
+    was. The old versions are kept as hard links, so putting them back is a rename: it needs no space."""
+    kept: list[tuple[Path, Path | None]] = []
+
+    def keep(path: Path) -> None:
+        if not path.exists():
+            kept.append((path, None))
+            return
+        old = path.with_name(f".{path.name}.undo{TEMP_SUFFIX}")  # a temp of ours: a later run removes it
+        old.unlink(missing_ok=True)
+        os.link(path, old)
+        kept.append((path, old))
+
+    try:
+        yield keep
+    except BaseException:
+        for path, old in reversed(kept):
+            if old is not None:
+                os.replace(old, path)
+                old.unlink(missing_ok=True)  # still there when path was never replaced: rename of a link to itself
+            else:
+                path.unlink(missing_ok=True)
+        raise
+    for _path, old in kept:
+        if old is not None:
+            old.unlink(missing_ok=True)
+
+
+def _read_through(path: Path) -> None:
+    """Read the whole ledger once, so its first problem is raised before any of it is used."""
+    for _record in Ledger(path).records():
+        pass
+
+
+def _json_file(path: Path) -> Any:
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_RESULT_BYTES + 1)
+        if len(data) > MAX_RESULT_BYTES:
+            return None
+        return loads_json(data)
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _decision_key(d: AppliedOverride | dict[str, Any]) -> tuple[str, str, str, bool]:
+    if isinstance(d, dict):
+        return (str(d.get("submission_id")), str(d.get("role")), str(d.get("question_id")), bool(d.get("correct")))
+    return (d.submission_id, d.role, d.question_id, d.correct)
+
+
+def _brief(s: RunSettings) -> str:
+    parts = [s.assessor] + [f"{k} {v}" for k, v in s.model_dump().items() if k != "assessor" and v is not None]
+    return ", ".join(parts)
+
+
+def _few(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    return f"{len(ids)} submission(s) ({shown})" if ids else "no submission"

@@ -1,0 +1,72 @@
+"""What one scored submission leaves in its folder: ``result.json`` (the completion marker, written
+last) beside ``report.html``; with ``score --out``, its own records too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from checklist_eval.challenge.records import Record
+from checklist_eval.challenge.results.appeals import AppliedOverride
+from checklist_eval.challenge.results.layout import SubmissionFolder
+from checklist_eval.challenge.results.ledger import write_records
+from checklist_eval.challenge.results.settings import RunSettings
+from checklist_eval.challenge.scoring import ScoreReport, SubmissionScore
+from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.models import Case, Usage
+
+RESULT_FORMAT = 1
+
+
+class SubmissionResult(BaseModel):
+    """Everything one scored submission produced; ``result.json`` of its results folder."""
+
+    format: int = RESULT_FORMAT
+    submission_id: str
+    source: str
+    fingerprint: str
+    case: Case
+    assessor: str
+    model: str | None = None
+    prompt_version: str | None = None
+    scored_at: str
+    score: SubmissionScore
+    usage: Usage = Field(default_factory=Usage)
+    warnings: list[str] = Field(default_factory=list)
+    records: list[Record]
+    settings: RunSettings | None = None  # what the records were made with (batch runs; None in older files)
+    # The appeal decisions standing on these records when the file was written (``score`` is with them
+    # applied); None in files written before appeals were kept here, which are then not checked.
+    appeals: list[AppliedOverride] | None = None
+
+    def report(self) -> ScoreReport:
+        """What ``score --json`` prints."""
+        return ScoreReport(**self.score.public().model_dump(), warnings=self.all_warnings, usage=self.usage)
+
+    @property
+    def all_warnings(self) -> list[str]:
+        """The submission's warnings, then its score's."""
+        return self.warnings + self.score.warnings
+
+
+def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, with_records: bool = False) -> Path:
+    """report.html then result.json (the completion marker), each atomically; returns result.json."""
+    from checklist_eval.challenge.report import write_submission_report
+    from checklist_eval.challenge.results.appeals import standing, with_decisions
+
+    folder = SubmissionFolder(Path(out_dir))
+    decisions = standing(result.appeals or [])
+    write_submission_report(folder.report_html, result.score, with_decisions(result.records, decisions),
+                            usage=result.usage, overrides=decisions)
+    if with_records:
+        write_records(result.records, folder.records_csv, folder.records_jsonl)
+    return atomic_write_text(folder.result_json, result.model_dump_json(indent=1))
+
+
+def read_result(path: Path) -> SubmissionResult | None:
+    """A finished result, or None when absent or unreadable (then the submission is redone)."""
+    try:
+        return SubmissionResult.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None

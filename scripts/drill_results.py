@@ -1,0 +1,380 @@
+"""Results-folder drill: a results folder disturbed the ways storage and people disturb it, then read.
+
+    python scripts/drill_results.py                      # 6 kills of each command, 4 disk sizes, seed 0
+    python scripts/drill_results.py --kills 2 --disks 2 --json
+
+What it does, on N synthetic submissions scored by the offline assessor (``scripts/synth.py``):
+
+* kill batch: ``batch`` in a subprocess, SIGKILLed after a random delay;
+* kill rescore: ``rescore RESULTS --overrides FILE`` (an appeal) on a finished folder, SIGKILLed likewise;
+* kill serve: ``serve --results RESULTS`` taking uploads (POST /check), SIGKILLed mid-upload;
+* full disk: ``batch`` into a small tmpfs (random size), then ``rescore --overrides`` with the rest of it filled;
+* read-only: the finished, appealed folder on a tmpfs remounted read-only: every reader, ``logs``, and the
+  writers (which must refuse).
+
+After each disturbance every reader (``leaderboard --json``, ``rescore --json`` and the in-process
+``ResultsFolder``) runs on the folder as it was left. A reader's answer is *identical* when its scores
+equal those of an undisturbed run (before or after the appeal, for the appeal's rows), *refused* when
+it exits 2 with one line naming a file of the folder, and *misstated* otherwise (other scores, another
+exit, more than one line). Then the interrupted command is run again to completion: *lost* counts
+runs whose final scores differ from the undisturbed run's, or whose finished submissions were scored
+again. Every child's stderr is searched for a Python traceback. Full disk and read-only need root (to
+mount a tmpfs); without it those rows are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))
+
+from synth import build_submissions  # noqa: E402
+
+from checklist_eval.errors import ChecklistEvalError  # noqa: E402
+
+REPO = SCRIPTS.parent
+PAPER = REPO / "fixtures" / "submissions" / "team-alpha" / "genuine_sga.tex"
+SCORE_KEYS = ("submission_id", "case", "C_G", "C_A", "C_T", "R", "S")
+RUN_TIMEOUT_S = 300
+
+
+@dataclass
+class Row:
+    """One line of the drill's table."""
+
+    disturbance: str
+    runs: int = 0
+    identical: int = 0
+    refused: int = 0
+    lost: int = 0
+    misstated: int = 0
+    tracebacks: int = 0
+
+
+class Drill:
+    def __init__(self, work: Path, n: int, seed: int):
+        self.work = work
+        self.rng = random.Random(seed)
+        self.root = work / "subs"
+        build_submissions(self.root, n)
+        self.overrides = work / "appeal.csv"
+        self.env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "CHECKLIST_EVAL_CACHE": str(work / "c"),
+                    "OPENAI_API_KEY": ""}
+        self.notes: list[str] = []
+        self.tracebacks = 0
+        base = work / "base"
+        started = time.monotonic()
+        self._cli("batch", self.root, "--out", base, "--json", check=True)
+        self.batch_s = time.monotonic() - started  # kills land within an undisturbed run's time
+        first = self._scores_of(base)
+        sid = sorted(first)[0]
+        self.overrides.write_text(f"submission_id,role,question_id,correct,note\n{sid},G,1,0,drill appeal\n"
+                                  f"{sid},A,2,0,drill appeal\n")
+        self.before = first
+        self.appealed_base = work / "appealed"
+        shutil.copytree(base, self.appealed_base)
+        started = time.monotonic()
+        self._cli("rescore", self.appealed_base, "--overrides", self.overrides, "--json", check=True)
+        self.rescore_s = time.monotonic() - started
+        self.after = self._scores_of(self.appealed_base)
+        assert self.after != self.before, "the drill's appeal changes no score"
+        self.base = base
+
+    # ---------------------------------------------------------------------------------------- running
+
+    def _cli(self, *args: object, check: bool = False, timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True,
+                              text=True, env=self.env, cwd=self.work, timeout=timeout)
+        self._traceback(done.stderr)
+        if check and done.returncode != 0:
+            raise RuntimeError(f"{args[0]} failed: {done.stderr[-2000:]}")
+        return done
+
+    def _spawn(self, *args: object) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "checklist_eval", *map(str, args)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=self.env, cwd=self.work)
+
+    def _killed(self, proc: subprocess.Popen, delay: float) -> None:
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        _out, err = proc.communicate()
+        self._traceback(err)
+
+    def _traceback(self, stderr: str) -> None:
+        if "Traceback (most recent call last)" in stderr:
+            self.tracebacks += 1
+            self.notes.append(stderr[-1500:])
+
+    def _scores_of(self, folder: Path) -> dict[str, tuple]:
+        done = self._cli("leaderboard", folder, "--json", check=True)
+        return {r["submission_id"]: tuple(r[k] for k in SCORE_KEYS) for r in json.loads(done.stdout)}
+
+    # ---------------------------------------------------------------------------------------- reading
+
+    def read_all(self, folder: Path, row: Row, allowed: list[dict[str, tuple]]) -> None:
+        """Every reader on ``folder``, each answer counted in ``row``."""
+        for command in ("leaderboard", "rescore"):
+            done = self._cli(command, folder, "--json")
+            scores = None
+            if done.returncode == 0:
+                data = json.loads(done.stdout)
+                rows = data if command == "leaderboard" else data["submissions"]
+                scores = {r["submission_id"]: tuple(r[k] for k in SCORE_KEYS) for r in rows}
+            self._count(row, folder, done.returncode, done.stderr, scores, allowed, command)
+        self._count_in_process(folder, row, allowed)
+
+    def _count_in_process(self, folder: Path, row: Row, allowed: list[dict[str, tuple]]) -> None:
+        from checklist_eval.challenge.results.folder import ResultsFolder
+        from checklist_eval.challenge.results.leaderboard import leaderboard_row
+
+        try:
+            rows = ResultsFolder.open(folder).scored(leaderboard_row)
+        except ChecklistEvalError as err:
+            self._count(row, folder, 2, f"checklist-eval: error: {err}\n", None, allowed, "ResultsFolder")
+            return
+        scores = {r.submission_id: tuple(getattr(r, k) for k in SCORE_KEYS) for r in rows}
+        self._count(row, folder, 0, "", scores, allowed, "ResultsFolder")
+
+    def _count(self, row: Row, folder: Path, code: int, stderr: str, scores: dict | None,
+               allowed: list[dict[str, tuple]], who: str) -> None:
+        lines = [line for line in stderr.splitlines() if line.startswith("checklist-eval: error:")]
+        if code == 0 and scores in allowed:
+            row.identical += 1
+        elif code == 2 and len(lines) == 1 and str(folder) in lines[0]:
+            row.refused += 1
+        else:
+            row.misstated += 1
+            self.notes.append(f"{row.disturbance}: {who} exit {code}: {stderr.strip()[-400:]}")
+
+    def _lost(self, folder: Path, row: Row, want: dict[str, tuple], finished_before: set[str] | None = None,
+              resumed: int | None = None) -> None:
+        try:
+            final = self._scores_of(folder)
+        except RuntimeError as err:
+            final = {"error": (str(err),)}
+        if final != want or (finished_before is not None and resumed is not None and resumed < len(finished_before)):
+            row.lost += 1
+            self.notes.append(f"{row.disturbance}: lost (final {'same' if final == want else 'different'}, "
+                              f"resumed {resumed} of {len(finished_before or ())} finished)")
+
+    # ------------------------------------------------------------------------------------ disturbances
+
+    def kill_batch(self, kills: int) -> Row:
+        row = Row("kill batch")
+        for i in range(kills):
+            out = self.work / f"kb{i}"
+            proc = self._spawn("batch", self.root, "--out", out, "--json", "--jobs", "2")
+            self._killed(proc, self.rng.uniform(0.3, 1.0) * self.batch_s)
+            row.runs += 1
+            finished = _finished(out)
+            if out.is_dir():
+                self.read_all(out, row, [self.before])
+            done = self._cli("batch", self.root, "--out", out, "--json")
+            resumed = json.loads(done.stdout)["resumed"] if done.returncode == 0 else None
+            self._lost(out, row, self.before, finished, resumed)
+        return row
+
+    def kill_rescore(self, kills: int) -> Row:
+        row = Row("kill rescore --overrides")
+        for i in range(kills):
+            out = self.work / f"kr{i}"
+            shutil.copytree(self.base, out)
+            proc = self._spawn("rescore", out, "--overrides", self.overrides, "--json")
+            self._killed(proc, self.rng.uniform(0.5, 1.0) * self.rescore_s)
+            row.runs += 1
+            self.read_all(out, row, [self.before, self.after])
+            self._cli("rescore", out, "--overrides", self.overrides, "--json")
+            self._lost(out, row, self.after)
+        return row
+
+    def kill_serve(self, kills: int) -> Row:
+        row = Row("kill serve (uploads)")
+        for i in range(kills):
+            out = self.work / f"ks{i}"
+            shutil.copytree(self.appealed_base, out)
+            port = _free_port()
+            proc = self._spawn("serve", "--results", out, "--port", port)
+            _wait_for(port)
+            for _ in range(self.rng.randint(1, 3)):
+                _upload(port, PAPER)
+            _get(port, "/results/")
+            self._killed(proc, self.rng.uniform(0.0, 1.0))
+            row.runs += 1
+            self.read_all(out, row, [self.after])
+            self._lost(out, row, self.after)
+        return row
+
+    def full_disk(self, sizes: list[int]) -> Row:
+        row = Row("full disk")
+        for i, kb in enumerate(sizes):
+            mount = self._mount(f"fd{i}", f"size={kb}k")
+            out = mount / "results"
+            self._cli("batch", self.root, "--out", out, "--json")
+            row.runs += 1
+            if out.is_dir():
+                self.read_all(out, row, [self.before])
+            moved = self.work / f"fd{i}-moved"
+            if out.is_dir():
+                shutil.copytree(out, moved)
+            done = self._cli("batch", self.root, "--out", moved, "--json")
+            self._lost(moved, row, self.before, _finished(out) if out.is_dir() else set(),
+                       json.loads(done.stdout)["resumed"] if done.returncode == 0 else None)
+            _unmount(mount)
+        # an appeal on a full disk: refused, and the folder read as it was
+        for i in range(len(sizes)):
+            mount = self._mount(f"fa{i}", "size=4m")
+            out = mount / "results"
+            shutil.copytree(self.base, out)
+            _fill(mount, keep=self.rng.randint(0, 64) * 1024)
+            done = self._cli("rescore", out, "--overrides", self.overrides, "--json")
+            row.runs += 1
+            if done.returncode != 0:  # the appeal itself: refused in one line naming the folder
+                self._count(row, out, done.returncode, done.stderr, None, [], "rescore --overrides")
+            self.read_all(out, row, [self.before, self.after])
+            _unmount(mount)
+        return row
+
+    def read_only(self) -> Row:
+        row = Row("read-only")
+        mount = self._mount("ro", "size=8m")
+        out = mount / "results"
+        shutil.copytree(self.appealed_base, out)
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True, capture_output=True)
+        row.runs += 1
+        self.read_all(out, row, [self.after])
+        logs = self._cli("logs", "--cache", out)  # a reader too: it answers (here: no model calls), or refuses
+        self._count(row, out, logs.returncode, logs.stderr, {} if logs.returncode == 0 else None, [{}], "logs")
+        for writer in (("batch", self.root, "--out", out, "--json"),
+                       ("rescore", out, "--overrides", self.overrides, "--json")):
+            done = self._cli(*writer)  # must refuse: exit 2, one line naming the folder
+            self._count(row, out, done.returncode, done.stderr, None, [], str(writer[0]))
+        self.read_all(out, row, [self.after])  # and nothing changed
+        _unmount(mount)
+        return row
+
+    def _mount(self, name: str, options: str) -> Path:
+        where = self.work / name
+        where.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True, capture_output=True)
+        return where
+
+
+def _finished(out: Path) -> set[str]:
+    found = set()
+    for result in (out / "submissions").glob("*/result.json") if (out / "submissions").is_dir() else []:
+        try:
+            json.loads(result.read_bytes())
+            found.add(result.parent.name)
+        except ValueError:
+            pass
+    return found
+
+
+def _fill(mount: Path, keep: int) -> None:
+    """Fill the file system but ``keep`` bytes."""
+    stat = os.statvfs(mount)
+    free = stat.f_bavail * stat.f_frsize
+    with open(mount / "filler", "wb") as fh:
+        try:
+            fh.write(b"\0" * max(0, free - keep))
+        except OSError:
+            pass
+
+
+def _unmount(mount: Path) -> None:
+    subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(port: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            _get(port, "/")
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("serve did not start")
+
+
+def _get(port: int, path: str) -> bytes:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as reply:
+        return reply.read()
+
+
+def _upload(port: int, paper: Path) -> None:
+    boundary = "drillboundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"assessor\"\r\n\r\nheuristic\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{paper.name}\"\r\n"
+            "Content-Type: application/x-tex\r\n\r\n").encode()
+    body += paper.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/api/check", data=body, method="POST",
+                                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    try:
+        urllib.request.urlopen(request, timeout=30).read()
+    except OSError:
+        pass  # the drill kills the server; an answer is not what it measures
+
+
+def drill(*, n: int = 8, kills: int = 6, disks: int = 4, seed: int = 0, workdir: Path | None = None) -> dict:
+    work = Path(workdir or tempfile.mkdtemp(prefix="drill-results-"))
+    work.mkdir(parents=True, exist_ok=True)
+    d = Drill(work, n, seed)
+    rows = [d.kill_batch(kills), d.kill_rescore(kills), d.kill_serve(max(1, kills // 2))]
+    if os.geteuid() == 0:
+        rows += [d.full_disk([d.rng.choice([48, 96, 160, 240, 320, 480]) for _ in range(disks)]), d.read_only()]
+    else:
+        d.notes.append("not root: the full-disk and read-only rows are skipped (they mount a tmpfs)")
+    return {"rows": [asdict(r) for r in rows], "tracebacks": d.tracebacks, "notes": d.notes}
+
+
+def passed(result: dict) -> bool:
+    return result["tracebacks"] == 0 and all(r["lost"] == 0 and r["misstated"] == 0 for r in result["rows"])
+
+
+def print_table(result: dict) -> None:
+    head = ("disturbance", "runs", "identical", "refused", "lost", "misstated")
+    print(f"{head[0]:<26}" + "".join(f"{h:>10}" for h in head[1:]))
+    for r in result["rows"]:
+        print(f"{r['disturbance']:<26}" + "".join(f"{r[h]:>10}" for h in head[1:]))
+    print(f"tracebacks in any child's stderr: {result['tracebacks']}")
+    for note in result["notes"][:20]:
+        print("note:", note)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=8, help="submissions (default 8)")
+    parser.add_argument("--kills", type=int, default=6, help="kills of batch and of rescore each (default 6)")
+    parser.add_argument("--disks", type=int, default=4, help="full-disk runs (default 4)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    result = drill(n=args.n, kills=args.kills, disks=args.disks, seed=args.seed, workdir=args.workdir)
+    print(json.dumps(result, indent=1)) if args.json else print_table(result)
+    return 0 if passed(result) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
