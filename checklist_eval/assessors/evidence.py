@@ -86,6 +86,11 @@ _NOT_EVIDENCE = [
 ]
 
 
+def evidence_spans(body: str) -> list[tuple[int, int]]:
+    """Where the parts that are no evidence for a claim (see ``_NOT_EVIDENCE``) are in ``body``."""
+    return sorted(m.span() for rx in _NOT_EVIDENCE for m in rx.finditer(body))
+
+
 def evidence_text(body: str) -> str:
     """``body`` without the parts that are no evidence for a claim (see ``_NOT_EVIDENCE``)."""
     for rx in _NOT_EVIDENCE:

@@ -38,6 +38,7 @@ from checklist_eval.assessors.evidence import (
     titled_places,
 )
 from checklist_eval.assessors.heuristic_rules import Finding, blocking, suggestion, support, unverifiable
+from checklist_eval.assessors.heuristic_state import resting_passages
 from checklist_eval.assessors.relevance import bm25_scores, relevant_by
 from checklist_eval.assessors.topics import topic_of
 from checklist_eval.models import (
@@ -55,7 +56,7 @@ from checklist_eval.models import (
 
 __all__ = ["HeuristicAssessor", "RULES_VERSION", "findings_for", "pointers_in", "topic_of", "body_facts"]
 
-RULES_VERSION = "heuristic-rules-5"
+RULES_VERSION = "heuristic-rules-6"
 
 # Prior probability that an answer of each type is correct before any evidence is seen. A committed
 # Yes or NA is usually right; a No is often an admission the guidelines consider unacceptable.
@@ -284,6 +285,7 @@ class HeuristicAssessor(Assessor):
         p = on_verdict_side(combine(item.answer, findings), correct)
         evidence = [f.evidence for f in findings if f.evidence and f.weight > 0]
         evidence += [f.evidence for f in _by_weight(findings, "blocking", "suggestion") if f.evidence]
+        passages, state = resting_passages(paper, item, findings, verdict)
         return Assessment(
             question_id=item.id,
             answer=item.answer,
@@ -303,6 +305,8 @@ class HeuristicAssessor(Assessor):
             suggestions=_notes(findings, "suggestion"),
             unverifiable=unverified,
             verdict=verdict,
+            passages=passages,
+            state=state,
         )
 
 

@@ -105,7 +105,36 @@ def parse_latex(
         checklist=result,
         warnings=warnings,
         hidden_text=hidden,
+        places=source_places(converted.text, text, locate),
     )
+
+
+MAX_PLACES = 800  # paragraphs located in the source; beyond them a passage takes the last place found
+_WORD_RUN = re.compile(r"(?<![\\\w])[A-Za-z]{3,}(?:[ ,]+[A-Za-z]{2,}){3}")
+
+
+def source_places(body: str, source: str, locate: Callable[[int], tuple[str, int]] | None) -> list[tuple[int, str]]:
+    """Where the body's paragraphs are in the author's files: each paragraph's first run of four plain
+    words found in the flattened source (searched forward from the previous one, in a bounded window,
+    so a hostile source costs a bounded scan) and located to its file and line."""
+    if locate is None:
+        return []
+    places: list[tuple[int, str]] = []
+    pos = 0
+    for para in re.finditer(r"[^\n](?:.|\n(?![ \t]*\n))*", body):
+        run = _WORD_RUN.search(para.group(0))
+        if run is None:
+            continue
+        words = re.findall(r"[A-Za-z]+", run.group(0))
+        found = re.compile(r"\W+".join(words)).search(source, pos, pos + 200_000)
+        if found is None:
+            continue
+        file, line = locate(found.start())
+        places.append((para.start(), f"{file}:{line}"))
+        pos = found.end()
+        if len(places) >= MAX_PLACES:
+            break
+    return places
 
 
 def _item_place(locate: Callable[[int], tuple[str, int]] | None) -> Locate | None:
