@@ -19,7 +19,7 @@ from checklist_eval.challenge.appeals import read_history, standing, with_decisi
 from checklist_eval.challenge.export import build_leaderboard
 from checklist_eval.challenge.layout import ResultsLayout, records_path
 from checklist_eval.challenge.records import Ledger, Record
-from checklist_eval.challenge.report import submission_view
+from checklist_eval.challenge.report import shown_state, submission_view
 from checklist_eval.errors import ChecklistEvalError
 from checklist_eval.web.pages import page
 
@@ -91,7 +91,7 @@ def routes(root: Path) -> list[Route]:
         history = [e for e in read_history(root) if e.key == found.key]
         calls = [_call_view(c) for c in results.calls(found)]
         return page("question.html", page_title=f"{found.submission_id} {found.role} {found.question_id}",
-                    rec=found, history=history, calls=calls, here=question_url(found),
+                    rec=found, state=shown_state(found), history=history, calls=calls, here=question_url(found),
                     nav=[("Leaderboard", "/results/"), (found.submission_id, submission_url(found.submission_id)),
                          (f"{found.role} question {found.question_id}", "")])
 
