@@ -132,3 +132,32 @@ def passages_in(paper: Paper, text: str, query: str, k: int = 1) -> list[Passage
         return []
     inside = [p for _, p in ranked(paper.body, query) if start <= p.start < start + len(text)]
     return [passage(paper, p) for p in inside[:k]]
+
+
+# --------------------------------------------------------------------------------------------------
+# The passages offered to a model (assess-v4) and the ones its verdict rests on
+
+OFFERED = 3
+_TAG = re.compile(r"\[P(\d+)\]")
+
+
+def passages_block(offered: list[Passage]) -> str:
+    """The question block's passages, tagged [P1], [P2], ... for the model to cite."""
+    if not offered:
+        return "Passages of the paper ranked most relevant to this question: none found (cite [P0])."
+    lines = ["Passages of the paper ranked most relevant to this question (cite the one your verdict rests on"
+             " by its tag, or [P0] when none bears on it):"]
+    return "\n".join(lines + [f"[P{i}] ({p.where or 'paper'}) {p.quote}" for i, p in enumerate(offered, 1)])
+
+
+def offered_passages(paper: Paper, item: ChecklistItem) -> list[Passage]:
+    return best_passages(paper, item, k=OFFERED)
+
+
+def rested_on(paper: Paper, evidence: list[str], offered: list[Passage]) -> list[Passage]:
+    """The passages a model's verdict rests on: the offered ones its evidence cites by tag, then the
+    passages holding its verbatim quotes (at least four words, found in the body)."""
+    cited = [offered[int(n) - 1] for e in evidence for n in _TAG.findall(e) if 0 < int(n) <= len(offered)]
+    quoted = [passage_holding(paper, f"… {_TAG.sub('', e)} …") for e in evidence[:8]
+              if len(_TAG.sub("", e).split()) >= 4]
+    return list(dict.fromkeys([*cited, *(p for p in quoted if p is not None)]))[:3]
