@@ -66,6 +66,21 @@ _BODY_PATTERNS = {
     r"(?:available|released)",
     "llm": r"\bLLMs?\b|large language models?|\bGPT-?\d|ChatGPT|\bClaude\b|\bLlama\b|\bGemini\b",
     "references": r"\bReferences\b|\bBibliography\b|\[\d+\]|et al\.",
+    # The words of a question's guidelines and their common synonyms: weaker than the facts above (no
+    # support by themselves), but a body or justification that uses them does not lack the topic, so
+    # their absence, not the absence of the strong facts, is what refutes a Yes.
+    "stats_terms": r"variabilit\w*|\bsigma\b|σ|histograms?|box ?plots?|violin plots?|\bspread\b|\branges? of\b"
+    r"|min(?:imum)?\s*(?:and|/|-)\s*max(?:imum)?|distributions? of (?:the )?(?:results|scores|errors|runs|values)"
+    r"|random (?:seeds?|initiali[sz]ations?)|(?:different|multiple|several|independent|repeated) (?:seeds|runs|trials)"
+    r"|bootstrap\w*|percentiles?|quantiles?|variances?|significan\w*|uncertaint\w*|\bmedian\b",
+    "compute_terms": r"\b(?:GPUs?|CPUs?|TPUs?)\b|hardware|compute (?:budget|resources|time|cost)|computational"
+    r" (?:cost|budget|resources)|wall[- ]?clock|run ?times?|(?:training|inference) times?|FLOPs?|\bRAM\b"
+    r"|workstation|\bcores\b|Intel|\bAMD\b|Ryzen",
+    "licence_terms": r"licen[cs]\w*|terms of (?:use|service)|copyright|open[- ]source|publicly (?:available|released)"
+    r"|permissive|proprietary|(?:properly |duly |appropriately )?(?:credited|cited)"
+    r"|original (?:authors?|papers?|creators?)",
+    "code_terms": r"github|gitlab|repositor(?:y|ies)|open[- ]source|(?:code|data|datasets?) (?:is|are) (?:publicly )?"
+    r"available|supplementary|anonymi[sz]ed|hugging ?face|zenodo",
 }
 _CASED = {"licence_name", "theorem_numbered", "proof"}
 # Whole words only: "gated" is a safeguard, "propagated" is not; "MIT" is a licence, "MITx" is not.

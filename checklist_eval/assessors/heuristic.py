@@ -24,6 +24,7 @@ import time
 
 from checklist_eval.assessors import heuristic_rules as rules
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
+from checklist_eval.assessors.contradictions import no_affirms_subject, no_refuted_by_body, yes_denies_subject
 from checklist_eval.assessors.evidence import (
     BodyFacts,
     Layout,
@@ -101,8 +102,10 @@ def _lacking(lenient: bool, weight: float, note: str) -> Finding:
 
 def check_claims_alone(item: ChecklistItem, topic: str | None) -> list[Finding]:
     """What the checklist shows without the paper: contradictions, promises, evasions."""
+    denial = yes_denies_subject(item, topic)  # hard evidence: the Yes denies its own subject
     found = [
-        rules.contradicts_itself(item, topic),
+        denial or rules.contradicts_itself(item, topic),
+        no_affirms_subject(item, topic),
         rules.restates_question(item),
         rules.promise_instead_of_release(item, topic),
         rules.evasive_na(item, topic),
@@ -199,7 +202,9 @@ def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: Body
         return found
     if item.answer is Answer.NA:
         return rules.check_na(topic, facts)
-    return rules.check_no(topic, facts, item.justification or "")
+    found = rules.check_no(topic, facts, item.justification or "")
+    refuted = no_refuted_by_body(item, topic, facts)  # hard evidence replaces the question put on its fact
+    return [f for f in found if not refuted or f.evidence != refuted.evidence] + ([refuted] if refuted else [])
 
 
 # A title in quotes. Apostrophes are not quotes ("the method's limitations in the paper's conclusion").
