@@ -58,6 +58,20 @@ _BEFORE = re.compile(r"\b(?:only|some|all|every|each|most|certain|raw|specific|p
 _AFTER = re.compile(r"\b(?:only|except|beyond|other than|apart from|besides|for (?:the |our )?(?:raw|some|certain"
                     r"|each|every|all|individual|specific|particular|main|larger?|final|baselines?|remaining|most)"
                     r"|for (?:table|figure|section|appendix)|per )", re.I)
+_PHRASE_AFTER = re.compile(r"^\W*(?:for|in|on|of|across|over|with)\s+(?P<np>[^,;]+)", re.I)
+_THE_WORK = re.compile(r"^(?:(?:our|the|any|all|its|these|this|their)\s+)?(?:experiments?|results?|paper|work|method"
+                       r"|approach|models?|submission|study|evaluations?|analysis|proposed \w+|main text)\b", re.I)
+
+
+def _restricted(after: str) -> bool:
+    """Words after the subject that narrow it: a restriction ("only", "except") or a phrase naming a
+    part ("for the ablation", "in Table 3") rather than the whole work ("for our experiments")."""
+    if _AFTER.search(after):
+        return True
+    phrase = _PHRASE_AFTER.match(after)
+    return bool(phrase and not _THE_WORK.match(phrase.group("np").strip()))
+
+
 _WHOLE = re.compile(r"^\W*(?:(?:the|this|our) (?:current |present |proposed )?(?:paper|work|submission|study|manuscript"
                     r"|research|project)|we|it|this|there|(?:in )?(?:this|our) (?:paper|work)(?: we)?)?\W*$", re.I)
 _AFFIRM = re.compile(r"\b(?:the paper|we|our (?:paper|work)|it|this (?:paper|work))\s+(?:does |do |did )?"
@@ -83,7 +97,7 @@ def denies_subject(clause: str, topic: str | None) -> bool:
     denied += [m.group("np") for m in _NO_NP.finditer(head) if _WHOLE.match(head[: m.start()])]
     for obj in denied:
         m = subject.search(obj) or (_EXPERIMENTS.search(obj) if topic in EXPERIMENTAL else None)
-        if m and not _BEFORE.search(obj[: m.start()]) and not _AFTER.search(obj[m.end():]):
+        if m and not _BEFORE.search(obj[: m.start()]) and not _restricted(obj[m.end():]):
             return True
     return False
 
@@ -97,9 +111,8 @@ def yes_denies_subject(item: ChecklistItem, topic: str | None) -> Finding | None
     denial = next((c for c in clauses if denies_subject(c, topic)), None)
     if denial is None:
         return None
-    return blocking(-1.8, "The answer is Yes, but its justification says the paper has none of it:"
-                    f' "{_short(denial)}". A Yes cannot rest on its absence: answer No (or NA) and say why, or'
-                    " point to where it is.")
+    return blocking(-1.8, f'The answer is Yes but its own justification says the opposite: "{_short(denial)}"'
+                    " (a Yes cannot rest on the absence of what it claims, whatever follows).")
 
 
 def no_affirms_subject(item: ChecklistItem, topic: str | None) -> Finding | None:

@@ -73,12 +73,14 @@ _BODY_PATTERNS = {
     r"|min(?:imum)?\s*(?:and|/|-)\s*max(?:imum)?|distributions? of (?:the )?(?:results|scores|errors|runs|values)"
     r"|random (?:seeds?|initiali[sz]ations?)|(?:different|multiple|several|independent|repeated) (?:seeds|runs|trials)"
     r"|bootstrap\w*|percentiles?|quantiles?|variances?|significan\w*|uncertaint\w*|\bmedian\b",
-    "compute_terms": r"\b(?:GPUs?|CPUs?|TPUs?)\b|hardware|compute (?:budget|resources|time|cost)|computational"
-    r" (?:cost|budget|resources)|wall[- ]?clock|run ?times?|(?:training|inference) times?|FLOPs?|\bRAM\b"
-    r"|workstation|\bcores\b|Intel|\bAMD\b|Ryzen",
+    # Devices named in passing ("GPU kernels") are no compute report: only a device put to use counts.
+    "compute_terms": r"hardware|compute (?:budget|resources|time|cost)|computational (?:cost|budget|resources)"
+    r"|wall[- ]?clock|run ?times?|(?:training|inference) times?|FLOPs|\bRAM\b|workstation|\bcores\b|Intel|\bAMD\b"
+    r"|Ryzen|GPU[- ]?(?:memory|hours?)|on (?:a|one|two|four|eight|\d+) (?:single )?(?:GPUs?|CPUs?|TPUs?)\b",
+    # A licence question asks for the licence or terms themselves: a credit or a citation is the
+    # credits question's matter and does not count here.
     "licence_terms": r"licen[cs]\w*|terms of (?:use|service)|copyright|open[- ]source|publicly (?:available|released)"
-    r"|permissive|proprietary|(?:properly |duly |appropriately )?(?:credited|cited)"
-    r"|original (?:authors?|papers?|creators?)",
+    r"|permissive|proprietary|usage rights|redistribut\w*",
     "code_terms": r"github|gitlab|repositor(?:y|ies)|open[- ]source|(?:code|data|datasets?) (?:is|are) (?:publicly )?"
     r"available|supplementary|anonymi[sz]ed|hugging ?face|zenodo",
 }
