@@ -13,7 +13,7 @@ import pytest
 from checklist_eval.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-ITEM_KEYS = {"id", "answer", "correct", "p_correct", "review"}
+ITEM_KEYS = {"id", "answer", "correct", "p_correct", "review", "state", "passages", "justification", "location"}
 USAGE_KEYS = {"calls", "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd"}
 
 
@@ -22,7 +22,10 @@ def anchor_pdf(shared: Path, name: str = "5_genuine_DPO") -> Path:
 
 
 def assert_shape(obj: dict) -> None:
-    assert set(obj) == {"source", "checklist", "assessor", "model", "C", "items", "usage", "warnings"}
+    assert set(obj) == {"source", "checklist", "assessor", "model", "C", "items", "usage", "warnings", "states"}
+    # every answer in one evidence state, counted; only a contradicted one is incorrect (unverified keeps c_i = 1)
+    assert sum(obj["states"].values()) == len(obj["items"])
+    assert all((it["state"] == "contradicted") == (not it["correct"]) for it in obj["items"])
     assert set(obj["checklist"]) == {"id"} and isinstance(obj["checklist"]["id"], str)
     assert obj["assessor"] == "heuristic" and obj["model"] is None
     assert set(obj["usage"]) == USAGE_KEYS and obj["usage"]["calls"] == 0
