@@ -283,6 +283,11 @@ def test_json_api_returns_the_check_json_document(browser, server, tmp_path):
     assert document["C"] == expected["C"] and document["source"] == "paper.zip"
     assert [(i["id"], i["correct"], i["review"]) for i in document["items"]] == \
         [(i["id"], i["correct"], i["review"]) for i in expected["items"]]
+    # each item says its evidence state, the passages it rests on, the justification and where the answer is
+    assert [(i["state"], i["passages"], i["justification"]) for i in document["items"]] == \
+        [(i["state"], i["passages"], i["justification"]) for i in expected["items"]]
+    assert document["states"] == expected["states"] and sum(document["states"].values()) == len(document["items"])
+    assert any(i["location"] for i in document["items"])
     assert request.get(server + "/api/check/unknown").status == 404
 
 

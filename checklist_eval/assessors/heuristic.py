@@ -203,8 +203,8 @@ def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: Body
     if item.answer is Answer.NA:
         return rules.check_na(topic, facts)
     found = rules.check_no(topic, facts, item.justification or "")
-    refuted = no_refuted_by_body(item, topic, facts)  # hard evidence replaces the question put on its fact
-    return [f for f in found if not refuted or f.evidence != refuted.evidence] + ([refuted] if refuted else [])
+    hard = no_refuted_by_body(item, topic, facts)  # hard evidence replaces the question put on its fact
+    return [f for f in found if hard is None or f.evidence != hard.evidence] + ([hard] if hard else [])
 
 
 # A title in quotes. Apostrophes are not quotes ("the method's limitations in the paper's conclusion").
