@@ -458,6 +458,10 @@ def page_figures(run: Run, seeds: int) -> dict:
             "unverifiable": rate(body["unverifiable"]),
             "anchor_accuracy": {"accuracy": ours.accuracy, "items": ours.items, "papers": ours.papers},
             "reference_gpt4_accuracy": {"accuracy": gpt.accuracy, "items": gpt.items},
+            # the authors' own answers per evidence state (all papers), and the anchor PDFs' per state
+            "states": run.states.get("with body", {}).get("all", {}),
+            "states_without_body": run.states.get("without body", {}).get("all", {}),
+            "anchor_states": run.anchor_states.get("all", {}),
         },
     }
 
