@@ -207,3 +207,22 @@ def test_report_shows_the_three_states_and_passages_at_phone_and_desktop_width(s
                 assert box and box["x"] >= 0 and box["x"] + box["width"] <= width
         finally:
             context.close()
+
+
+def test_an_appeal_keeps_the_state_in_step_with_c(shared_dir, tmp_path):
+    from checklist_eval.challenge.appeals import with_decisions
+
+    paper, out = judged(shared_dir / PAPER)
+    rows = records_from_assessments("s1", "G", paper, out, case="G", scored_at="")
+    wrong = next(r for r in rows if r.state is State.CONTRADICTED)
+    right = next(r for r in rows if r.state is State.SUPPORTED)
+    assert wrong.with_correct(True).state is State.UNVERIFIED  # the appeal, not a passage, settled it
+    assert right.with_correct(False).state is State.CONTRADICTED
+    assert right.with_correct(True).state is State.SUPPORTED
+
+    class Decision:
+        def __init__(self, key, correct):
+            self.key, self.correct = key, correct
+
+    decided = with_decisions(rows, {wrong.key: Decision(wrong.key, True)})
+    assert next(r for r in decided if r.key == wrong.key).state is State.UNVERIFIED

@@ -79,7 +79,7 @@ def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:
 def with_decisions(records: Sequence[Record], decisions: dict[Key, AppliedOverride]) -> list[Record]:
     """The records with the standing decisions applied (a TODO or missing answer stays incorrect:
     ``Record.c`` sees to that whatever ``correct`` says)."""
-    return [r.model_copy(update={"correct": decisions[r.key].correct}) if r.key in decisions else r
+    return [r.with_correct(decisions[r.key].correct) if r.key in decisions else r
             for r in records]
 
 

@@ -118,6 +118,17 @@ class Record(Row):
         """The author committed to an answer (Yes/No/NA): not TODO, not missing."""
         return is_answered(self.answer)
 
+    def with_correct(self, correct: bool) -> Record:
+        """The row with ``correct`` decided elsewhere (an appeal, an override), its state kept in step:
+        made incorrect it is contradicted; made correct, a contradicted one is unverified (the decision,
+        not a passage, settled it)."""
+        row = self.model_copy(update={"correct": correct})
+        if not row.c:
+            row.state = State.CONTRADICTED
+        elif self.state is State.CONTRADICTED or self.state is None:
+            row.state = State.UNVERIFIED
+        return row
+
     @property
     def c(self) -> int:
         """c_i of the rules: 1 only for an answered question (Yes/No/NA) judged correct; TODO/missing
@@ -683,7 +694,7 @@ class StreamedOverrides:
             if rec.key in self.verdicts:
                 self.answered[rec.key] = rec.is_answered
                 correct = self.verdicts[rec.key]
-                rec = rec if correct is None else rec.model_copy(update={"correct": correct})
+                rec = rec if correct is None else rec.with_correct(correct)
             out.append(rec)
         return out
 
