@@ -308,6 +308,8 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     assert page.url.endswith(f"/results/s/team-alpha/A/{qid}")
     check_html(page.content())
     assert page.inner_text("#verdict") == "correct"
+    # made correct by the appeal, not by a passage of the paper: unverified, never "contradicted" beside "correct"
+    assert page.inner_text("dd [data-state]") == "unverified"
     assert re.fullmatch(r"adversarial_sga\.tex:\d+", page.inner_text("dd.where"))
     appeals = page.inner_text("ol >> nth=0")
     assert "incorrect → correct by appeals.csv" in appeals
