@@ -25,7 +25,7 @@ from checklist_eval.reading import checklists
 from checklist_eval.reading.parsing import load_paper
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPER = Path("corpus/papers-latex/Chieh-Yen__prism")  # development half of the corpus split
+PAPER = Path("corpus/papers-latex/k-mundinger__ramsey-fw-neurips")  # development half of the corpus split
 PDF = Path("corpus/anchor-sample/papers/1_adversarial_MetaAlbum/adversarial_MetaAlbum.pdf")
 CHECKLIST_ONLY = Path("corpus/latex/AIQ-Kitware__neurips-2025-MAGNET__paper-checklist.tex")
 CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).is_file()), None)

@@ -110,6 +110,9 @@ def parse_latex(
 
 
 MAX_PLACES = 800  # paragraphs located in the source; beyond them a passage takes the last place found
+# Paragraphs looked up, and how far ahead in the source each is searched: a hostile body of countless
+# paragraphs found nowhere costs at most MAX_TRIES bounded scans.
+MAX_TRIES, SEARCH_WINDOW = 2000, 60_000
 _WORD_RUN = re.compile(r"(?<![\\\w])[A-Za-z]{3,}(?:[ ,]+[A-Za-z]{2,}){3}")
 
 
@@ -121,12 +124,14 @@ def source_places(body: str, source: str, locate: Callable[[int], tuple[str, int
         return []
     places: list[tuple[int, str]] = []
     pos = 0
-    for para in re.finditer(r"[^\n](?:.|\n(?![ \t]*\n))*", body):
+    for tries, para in enumerate(re.finditer(r"[^\n](?:.|\n(?![ \t]*\n))*", body)):
+        if tries >= MAX_TRIES:
+            break
         run = _WORD_RUN.search(para.group(0))
         if run is None:
             continue
         words = re.findall(r"[A-Za-z]+", run.group(0))
-        found = re.compile(r"\W+".join(words)).search(source, pos, pos + 200_000)
+        found = re.compile(r"\W+".join(words)).search(source, pos, pos + SEARCH_WINDOW)
         if found is None:
             continue
         file, line = locate(found.start())
