@@ -230,6 +230,16 @@ class Paper(BaseModel):
     warnings: list[ParseWarning] = Field(default_factory=list)
     # Hidden runs found (and removed from body and justifications) in a PDF; each also has a warning.
     hidden_text: list[HiddenRun] = Field(default_factory=list)
+    # Where the body's text is in the author's files: (offset in ``body``, "paper.tex:212" or "page 7"),
+    # in body order; a passage is at the last place that starts at or before it. Empty when unknown.
+    places: list[tuple[int, str]] = Field(default_factory=list)
+
+    def place_of(self, offset: int) -> str:
+        """The file:line or page of a position in the body, or "" when the parser kept no place."""
+        import bisect
+
+        i = bisect.bisect_right(self.places, (offset, "\uffff")) - 1
+        return self.places[i][1] if i >= 0 else ""
 
 
 # A token count above this is not a count but a broken or hostile reply. Clamped to it, a call's cost
@@ -328,6 +338,34 @@ class Provenance(BaseModel):
 Verdict = Literal["correct", "incorrect", "unverifiable"]
 
 
+class State(str, Enum):
+    """What the evidence says of an answer, in every output's words. ``contradicted``: a must-fix, the
+    paper or the checklist shows the answer wrong (c_i = 0). ``supported``: a passage of the paper backs
+    the claim. ``unverified``: neither was found; the answer keeps c_i = 1 (the benefit of the doubt)."""
+
+    CONTRADICTED = "contradicted"
+    SUPPORTED = "supported"
+    UNVERIFIED = "unverified"
+
+
+STATES: tuple[State, ...] = (State.CONTRADICTED, State.SUPPORTED, State.UNVERIFIED)
+# Said wherever unverified answers are counted, so an author does not read "correct" as "checked".
+UNVERIFIED_MEANING = "unverified: no passage of the paper was found to support or contradict the answer"
+
+
+class Passage(BaseModel):
+    """A passage of the paper a verdict rests on: its words as the body has them and where an author
+    finds it ("paper.tex:212", "page 7"; "" when the parser kept no place)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    quote: str
+    where: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.quote}" if self.where else self.quote
+
+
 class Assessment(BaseModel):
     """The verdict on one checklist answer: is it correct and consistent with the paper?"""
 
@@ -346,6 +384,10 @@ class Assessment(BaseModel):
     suggestions: list[str] = Field(default_factory=list)
     unverifiable: list[str] = Field(default_factory=list)
     verdict: Verdict | None = None
+    # The passages of the paper the verdict rests on (best first), and the evidence state. A state left
+    # None (an older cache entry) is derived from the verdict and the passages: see ``state_of``.
+    passages: list[Passage] = Field(default_factory=list)
+    state: State | None = None
 
     @model_validator(mode="after")
     def _verdict_agrees_with_findings(self) -> Assessment:
@@ -354,7 +396,25 @@ class Assessment(BaseModel):
             if self.verdict != expected or self.correct != (expected != "incorrect"):
                 raise ValueError(f"verdict {self.verdict!r} / correct={self.correct} contradicts the findings"
                                  f" (expected {expected!r})")
+        if self.state is None:
+            self.state = state_of(self.correct, self.verdict, bool(self.passages))
+        elif (self.state is State.CONTRADICTED) == self.correct:
+            raise ValueError(f"state {self.state.value!r} contradicts correct={self.correct}")
         return self
+
+
+def state_of(correct: bool, verdict: str | None, has_passage: bool) -> State:
+    """The evidence state when an assessor did not set one: incorrect is contradicted; a correct answer
+    is supported only when it is graded correct (not unverifiable) and rests on a passage."""
+    if not correct:
+        return State.CONTRADICTED
+    return State.SUPPORTED if has_passage and verdict != "unverifiable" else State.UNVERIFIED
+
+
+def state_counts(states: Sequence[State | str | None]) -> dict[str, int]:
+    """How many answers are in each state, every state named (0 included), in ``STATES`` order."""
+    values = [s.value if isinstance(s, State) else (s or "") for s in states]
+    return {s.value: values.count(s.value) for s in STATES}
 
 
 def verdict_of(must_fix: list[str], unverifiable: list[str]) -> Verdict:

@@ -11,7 +11,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, model_serializer
 
-from checklist_eval.models import Answer, Assessment, Case, Paper, ParseWarning, Role, Usage
+from checklist_eval.models import (
+    Answer,
+    Assessment,
+    Case,
+    Paper,
+    ParseWarning,
+    Passage,
+    Role,
+    State,
+    Usage,
+    state_counts,
+)
 
 
 def _messages(warnings: Sequence[object]) -> list[str]:
@@ -82,6 +93,10 @@ class CheckedItem(BaseModel):
     correct: bool
     p_correct: float
     review: str
+    state: State  # contradicted / supported / unverified
+    passages: list[Passage]  # what the verdict rests on: {quote, where}
+    justification: str  # as the author wrote it
+    location: str  # where the answer is in the author's files ("checklist.tex:115", "page 12"), or ""
 
 
 class CheckUsage(BaseModel):
@@ -108,15 +123,20 @@ class CheckResult(BaseModel):
     items: list[CheckedItem]
     usage: CheckUsage
     warnings: list[ParseWarning]  # {kind, message, location}: scripts decide on the kind (e.g. no_body)
+    states: dict[str, int]  # answers per evidence state; unverified ones count as correct in C
 
     @classmethod
     def of(cls, paper: Paper, assessments: Sequence[Assessment], *, assessor: str, model: str | None,
            correctness: float, usage: Usage) -> CheckResult:
+        asked = {it.id: it for it in paper.checklist.items}
         items = [CheckedItem(id=a.question_id, answer=a.answer, correct=a.correct, p_correct=a.p_correct,
-                             review=a.review) for a in assessments]
+                             review=a.review, state=a.state or State.UNVERIFIED, passages=a.passages,
+                             justification=(asked[a.question_id].justification or "") if a.question_id in asked
+                             else "", location=asked[a.question_id].location if a.question_id in asked else "")
+                 for a in assessments]
         return cls(source=paper.source, checklist=CheckedChecklist(id=paper.checklist.id), assessor=assessor,
                    model=model, C=correctness, items=items, usage=CheckUsage.of(usage),
-                   warnings=list(paper.warnings))
+                   warnings=list(paper.warnings), states=state_counts([i.state for i in items]))
 
 
 # --------------------------------------------------------------------------------------- validate

@@ -61,6 +61,10 @@ class Run:
     parse_failures: dict[str, str] = field(default_factory=dict)
     answers_matching_reference: float | None = None
     notes: list[str] = field(default_factory=list)
+    # Evidence states: of the shared papers' own answers ("with body" / "without body" -> half -> shares),
+    # and of the anchor sample's answers with the authors' key score per state (half -> state -> figures).
+    states: dict = field(default_factory=dict)
+    anchor_states: dict = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -106,6 +110,8 @@ class Item:
     graded: bool  # correct with no finding at all, as the authors' score 1
     strict: bool  # the justification-quality suggestions counted as verdicts (what they would buy)
     signals: list[str] = field(default_factory=list)  # one name per finding, for the re-weighting readout
+    state: str = "contradicted"  # evidence state (an unparsed paper's or a missing answer: contradicted)
+    score: float = 0.0  # the authors' key score (0 / 0.5 / 1)
 
 
 def evaluate(sample: Path, checklist: str) -> Run:
@@ -133,6 +139,7 @@ def evaluate(sample: Path, checklist: str) -> Run:
                         item_figures("heuristic (ours), strict", part, count, note, lambda i: i.strict),
                         accept_everything(part, count, note)]
     run.figures.append(reweighted(items, n))
+    run.anchor_states = anchor_states(items)
     names = [name for name, _, _ in papers]
     for system, trials in references.items():
         run.figures.append(score_reference(trials, names, system, "same papers"))
@@ -180,8 +187,27 @@ def assess_sample(papers: list[tuple[str, Path, dict[str, float]]], checklist: s
                 answer=a.answer.value if a else None, p=a.p_correct if a else 0.0, correct=bool(a and a.correct),
                 graded=bool(a and a.correct and not a.suggestions and not a.unverifiable),
                 strict=bool(a and a.correct and not any(k in x for x in a.suggestions for k in JUSTIFICATION_ONLY)),
-                signals=[signal_name(f) for f in found]))
+                signals=[signal_name(f) for f in found],
+                state=a.state.value if a and a.state else "contradicted", score=float(score)))
     return items, failures
+
+
+def anchor_states(items: list[Item]) -> dict:
+    """Per half (and all): per evidence state, the share of answers in it, and the authors' key on them
+    (share scored 1, mean score)."""
+    from checklist_eval.models import STATES
+
+    out = {}
+    for half in ["all", *sorted({i.half for i in items})]:
+        part = [i for i in items if half == "all" or i.half == half]
+        out[half] = {}
+        for state in STATES:
+            mine = [i for i in part if i.state == state.value]
+            out[half][state.value] = {
+                "n": len(mine), "share": round(len(mine) / len(part), 4) if part else None,
+                "key_correct": round(sum(i.truth for i in mine) / len(mine), 4) if mine else None,
+                "key_mean": round(sum(i.score for i in mine) / len(mine), 4) if mine else None}
+    return out
 
 
 def matching_reference(items: list[Item], gpt) -> float | None:
@@ -248,9 +274,9 @@ def logistic_fit(x, y, l2: float = 0.03, steps: int = 3000):
     return w
 
 
-def honest_set(papers: list[Path], strip: bool) -> list[tuple[str | None, bool]]:
-    """(half, flagged) for every answer of the shared papers and checklists as their authors wrote them
-    (half None for a checklist outside the split: it counts in the overall figure only)."""
+def honest_set(papers: list[Path], strip: bool) -> list[tuple[str | None, bool, str]]:
+    """(half, flagged, evidence state) for every answer of the shared papers and checklists as their
+    authors wrote them (half None for a checklist outside the split: it counts in the overall figure only)."""
     from checklist_eval.adversary.attack_eval import without_body
     from checklist_eval.adversary.corpus_split import split
     from checklist_eval.assessors.heuristic import HeuristicAssessor
@@ -265,14 +291,28 @@ def honest_set(papers: list[Path], strip: bool) -> list[tuple[str | None, bool]]
             continue  # a fragment the parser cannot read is the parser's matter, not an answer to judge
         if strip:
             paper = without_body(paper)
-        out += [(split().get(folder.name), not a.correct) for a in asyncio.run(HeuristicAssessor().assess_paper(paper))
+        out += [(split().get(folder.name), not a.correct, a.state.value if a.state else "")
+                for a in asyncio.run(HeuristicAssessor().assess_paper(paper))
                 if a.answer is not None and a.answer.is_answered]
     return out
 
 
-def adversary_benchmark(papers_dir: Path, seeds: int, rounds: int, n_bootstrap: int = 1000) -> dict:
+def state_shares(honest: list[tuple[str | None, bool, str]]) -> dict:
+    """Half ("all" too) -> share of the authors' answers in each evidence state."""
+    from checklist_eval.models import STATES
+
+    out = {}
+    for half in ["all", *sorted({h for h, _, _ in honest if h})]:
+        states = [st for h, _, st in honest if half == "all" or h == half]
+        out[half] = {s.value: round(states.count(s.value) / len(states), 4) if states else None for s in STATES}
+    return out
+
+
+def adversary_benchmark(papers_dir: Path, seeds: int, rounds: int, n_bootstrap: int = 1000,
+                        states: dict | None = None) -> dict:
     """Attack every whole paper (plain, then white-box for ``rounds``), assess A with and without its
-    body, summarize per half of the fixed corpus split and per strategy."""
+    body, summarize per half of the fixed corpus split and per strategy. ``states`` receives the
+    evidence states of the authors' own answers, per body setting and half."""
     from checklist_eval.adversary import attack_eval
     from checklist_eval.assessors.heuristic import HeuristicAssessor
 
@@ -280,7 +320,10 @@ def adversary_benchmark(papers_dir: Path, seeds: int, rounds: int, n_bootstrap: 
     fragments = sorted((papers_dir.parent / "latex").glob("*.tex"))  # checklists alone, as authors wrote them
     out = {}
     for label, strip in (("with body", False), ("without body", True)):
-        honest = honest_set(papers, strip) + (honest_set(fragments, True) if strip else [])
+        judged = honest_set(papers, strip) + (honest_set(fragments, True) if strip else [])
+        honest = [(h, f) for h, f, _ in judged]
+        if states is not None:
+            states[label] = state_shares(judged)
         for kind, n in (("plain", 0), ("white-box", rounds)):
             if kind == "white-box" and not rounds:
                 continue
@@ -325,6 +368,42 @@ def print_adversary(console, adversary: dict) -> None:
     console.print(per)
 
 
+def print_halves(console, run: Run) -> None:
+    """Per half, with and without body (plain attacks): the margin over accepting everything, the
+    authors' answers flagged, AUC, and the authors' answers per evidence state."""
+    from rich.table import Table
+
+    table = Table(title="Per half of the corpus split (plain attacks; states of the authors' own answers)")
+    for col in ("body", "half", "R - accept all", "honest flagged", "AUC", "supported", "unverified", "contradicted"):
+        table.add_column(col, justify="left" if col in ("body", "half") else "right")
+    for label in ("with body", "without body"):
+        whole = run.adversary.get(f"{label}, plain")
+        if not whole:
+            continue
+        for half, s in [("all", whole), *(whole.get("halves") or {}).items()]:
+            shares = run.states.get(label, {}).get(half, {})
+            a = s["auc"]
+            table.add_row(label, half, f"{s['R_minus_accept_everything']['value']:+.3f}", _ci(s["honest_set"]),
+                          f"{a['auc']:.3f}" if a else "n/a",
+                          *(f"{shares[k]:.1%}" if shares.get(k) is not None else "n/a"
+                            for k in ("supported", "unverified", "contradicted")))
+    console.print(table)
+
+
+def print_anchor_states(console, states: dict) -> None:
+    from rich.table import Table
+
+    table = Table(title="Challenge PDFs (anchor sample): answers per evidence state and the authors' key on them")
+    for col in ("half", "state", "answers", "share", "key = 1", "mean key score"):
+        table.add_column(col, justify="left" if col in ("half", "state") else "right")
+    for half, per in states.items():
+        for state, f in per.items():
+            table.add_row(half, state, str(f["n"]), f"{f['share']:.1%}" if f["share"] is not None else "n/a",
+                          f"{f['key_correct']:.1%}" if f["key_correct"] is not None else "n/a",
+                          f"{f['key_mean']:.3f}" if f["key_mean"] is not None else "n/a")
+    console.print(table)
+
+
 def print_table(run: Run) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -346,6 +425,9 @@ def print_table(run: Run) -> None:
         console.print(f"[red]parse failure[/red] {name}: {problem}")
     if run.adversary:
         print_adversary(console, run.adversary)
+        print_halves(console, run)
+    if run.anchor_states:
+        print_anchor_states(console, run.anchor_states)
     console.print(f"{run.seconds:.1f} s")
 
 
@@ -384,6 +466,10 @@ def page_figures(run: Run, seeds: int) -> dict:
             "held_out_accuracy": {"accuracy": held_out["heuristic (ours)"].accuracy,
                                   "accept_everything": held_out["accept everything"].accuracy,
                                   "items": held_out["heuristic (ours)"].items},
+            # the authors' own answers per evidence state (all papers), and the anchor PDFs' per state
+            "states": run.states.get("with body", {}).get("all", {}),
+            "states_without_body": run.states.get("without body", {}).get("all", {}),
+            "anchor_states": run.anchor_states.get("all", {}),
         },
     }
 
@@ -408,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     papers_dir = args.shared / "corpus" / "papers-latex"
     if args.seeds > 0 and papers_dir.is_dir():
         started = time.perf_counter()
-        run.adversary = adversary_benchmark(papers_dir, args.seeds, args.rounds, args.bootstrap)
+        run.adversary = adversary_benchmark(papers_dir, args.seeds, args.rounds, args.bootstrap, run.states)
         run.seconds = round(run.seconds + time.perf_counter() - started, 2)
     if args.figures_out:
         if args.no_anchor or not run.adversary:

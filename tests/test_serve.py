@@ -283,6 +283,11 @@ def test_json_api_returns_the_check_json_document(browser, server, tmp_path):
     assert document["C"] == expected["C"] and document["source"] == "paper.zip"
     assert [(i["id"], i["correct"], i["review"]) for i in document["items"]] == \
         [(i["id"], i["correct"], i["review"]) for i in expected["items"]]
+    # each item says its evidence state, the passages it rests on, the justification and where the answer is
+    assert [(i["state"], i["passages"], i["justification"]) for i in document["items"]] == \
+        [(i["state"], i["passages"], i["justification"]) for i in expected["items"]]
+    assert document["states"] == expected["states"] and sum(document["states"].values()) == len(document["items"])
+    assert any(i["location"] for i in document["items"])
     assert request.get(server + "/api/check/unknown").status == 404
 
 
@@ -303,6 +308,8 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     assert page.url.endswith(f"/results/s/team-alpha/A/{qid}")
     check_html(page.content())
     assert page.inner_text("#verdict") == "correct"
+    # made correct by the appeal, not by a passage of the paper: unverified, never "contradicted" beside "correct"
+    assert page.inner_text("dd [data-state]") == "unverified"
     assert re.fullmatch(r"adversarial_sga\.tex:\d+", page.inner_text("dd.where"))
     appeals = page.inner_text("ol >> nth=0")
     assert "incorrect → correct by appeals.csv" in appeals

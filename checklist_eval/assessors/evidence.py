@@ -66,6 +66,23 @@ _BODY_PATTERNS = {
     r"(?:available|released)",
     "llm": r"\bLLMs?\b|large language models?|\bGPT-?\d|ChatGPT|\bClaude\b|\bLlama\b|\bGemini\b",
     "references": r"\bReferences\b|\bBibliography\b|\[\d+\]|et al\.",
+    # The words of a question's guidelines and their common synonyms: weaker than the facts above (no
+    # support by themselves), but a body or justification that uses them does not lack the topic, so
+    # their absence, not the absence of the strong facts, is what refutes a Yes.
+    "stats_terms": r"variabilit\w*|\bsigma\b|σ|histograms?|box ?plots?|violin plots?|\bspread\b|\branges? of\b"
+    r"|min(?:imum)?\s*(?:and|/|-)\s*max(?:imum)?|distributions? of (?:the )?(?:results|scores|errors|runs|values)"
+    r"|random (?:seeds?|initiali[sz]ations?)|(?:different|multiple|several|independent|repeated) (?:seeds|runs|trials)"
+    r"|bootstrap\w*|percentiles?|quantiles?|variances?|significan\w*|uncertaint\w*|\bmedian\b",
+    # Devices named in passing ("GPU kernels") are no compute report: only a device put to use counts.
+    "compute_terms": r"hardware|compute (?:budget|resources|time|cost)|computational (?:cost|budget|resources)"
+    r"|wall[- ]?clock|run ?times?|(?:training|inference) times?|FLOPs|\bRAM\b|workstation|\bcores\b|Intel|\bAMD\b"
+    r"|Ryzen|GPU[- ]?(?:memory|hours?)|on (?:a|one|two|four|eight|\d+) (?:single )?(?:GPUs?|CPUs?|TPUs?)\b",
+    # A licence question asks for the licence or terms themselves: a credit or a citation is the
+    # credits question's matter and does not count here.
+    "licence_terms": r"licen[cs]\w*|terms of (?:use|service)|copyright|open[- ]source|publicly (?:available|released)"
+    r"|permissive|proprietary|usage rights|redistribut\w*",
+    "code_terms": r"github|gitlab|repositor(?:y|ies)|open[- ]source|(?:code|data|datasets?) (?:is|are) (?:publicly )?"
+    r"available|supplementary|anonymi[sz]ed|hugging ?face|zenodo",
 }
 _CASED = {"licence_name", "theorem_numbered", "proof"}
 # Whole words only: "gated" is a safeguard, "propagated" is not; "MIT" is a licence, "MITx" is not.
@@ -84,6 +101,11 @@ _NOT_EVIDENCE = [
                r"[^\n]{0,60}:[ \t]*$[\s\S]*?(?=\n[ \t]*\n|\Z)"),
     re.compile(r"(?m)^[ \t]*(?:def |class |import |from \S+ import |return |for \w+ in |#include|\w+\s*=\s*\w+\().*$"),
 ]
+
+
+def evidence_spans(body: str) -> list[tuple[int, int]]:
+    """Where the parts that are no evidence for a claim (see ``_NOT_EVIDENCE``) are in ``body``."""
+    return sorted(m.span() for rx in _NOT_EVIDENCE for m in rx.finditer(body))
 
 
 def evidence_text(body: str) -> str:

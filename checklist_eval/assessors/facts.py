@@ -31,8 +31,16 @@ def wants_facts(prompts: PromptSet) -> bool:
 
 
 def question_for(prompts: PromptSet, paper: Paper, item: ChecklistItem) -> str:
-    """The question block as the prompt version asks it: with the offline facts when it has a slot."""
-    return question_message(prompts, item, offline_facts(paper, item) if wants_facts(prompts) else ())
+    """The question block as the prompt version asks it: with the offline facts and the ranked
+    passages when it has a slot for them."""
+    from checklist_eval.assessors.passages import offered_passages, passages_block
+
+    passages = passages_block(offered_passages(paper, item)) if wants_passages(prompts) else ""
+    return question_message(prompts, item, offline_facts(paper, item) if wants_facts(prompts) else (), passages)
+
+
+def wants_passages(prompts: PromptSet) -> bool:
+    return "{passages}" in prompts.user_question
 
 
 _TAG = re.compile(r"\[F(\d+)\]")

@@ -24,6 +24,7 @@ import time
 
 from checklist_eval.assessors import heuristic_rules as rules
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
+from checklist_eval.assessors.contradictions import no_affirms_subject, no_refuted_by_body, yes_denies_subject
 from checklist_eval.assessors.evidence import (
     BodyFacts,
     Layout,
@@ -38,6 +39,7 @@ from checklist_eval.assessors.evidence import (
     titled_places,
 )
 from checklist_eval.assessors.heuristic_rules import Finding, blocking, suggestion, support, unverifiable
+from checklist_eval.assessors.heuristic_state import resting_passages
 from checklist_eval.assessors.relevance import bm25_scores, relevant_by
 from checklist_eval.assessors.topics import topic_of
 from checklist_eval.models import (
@@ -55,7 +57,7 @@ from checklist_eval.models import (
 
 __all__ = ["HeuristicAssessor", "RULES_VERSION", "findings_for", "pointers_in", "topic_of", "body_facts"]
 
-RULES_VERSION = "heuristic-rules-5"
+RULES_VERSION = "heuristic-rules-6"
 
 # Prior probability that an answer of each type is correct before any evidence is seen. A committed
 # Yes or NA is usually right; a No is often an admission the guidelines consider unacceptable.
@@ -100,8 +102,10 @@ def _lacking(lenient: bool, weight: float, note: str) -> Finding:
 
 def check_claims_alone(item: ChecklistItem, topic: str | None) -> list[Finding]:
     """What the checklist shows without the paper: contradictions, promises, evasions."""
+    denial = yes_denies_subject(item, topic)  # hard evidence: the Yes denies its own subject
     found = [
-        rules.contradicts_itself(item, topic),
+        denial or rules.contradicts_itself(item, topic),
+        no_affirms_subject(item, topic),
         rules.restates_question(item),
         rules.promise_instead_of_release(item, topic),
         rules.evasive_na(item, topic),
@@ -198,7 +202,9 @@ def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: Body
         return found
     if item.answer is Answer.NA:
         return rules.check_na(topic, facts)
-    return rules.check_no(topic, facts, item.justification or "")
+    found = rules.check_no(topic, facts, item.justification or "")
+    hard = no_refuted_by_body(item, topic, facts)  # hard evidence replaces the question put on its fact
+    return [f for f in found if hard is None or f.evidence != hard.evidence] + ([hard] if hard else [])
 
 
 # A title in quotes. Apostrophes are not quotes ("the method's limitations in the paper's conclusion").
@@ -290,6 +296,7 @@ class HeuristicAssessor(Assessor):
         p = on_verdict_side(combine(item.answer, findings), correct)
         evidence = [f.evidence for f in findings if f.evidence and f.weight > 0]
         evidence += [f.evidence for f in _by_weight(findings, "blocking", "suggestion") if f.evidence]
+        passages, state = resting_passages(paper, item, findings, verdict)
         return Assessment(
             question_id=item.id,
             answer=item.answer,
@@ -309,6 +316,8 @@ class HeuristicAssessor(Assessor):
             suggestions=_notes(findings, "suggestion"),
             unverifiable=unverified,
             verdict=verdict,
+            passages=passages,
+            state=state,
         )
 
 

@@ -331,6 +331,9 @@ def _yes_code(facts: BodyFacts, just: str) -> list[Finding]:
         return [support(0.4, url.group(0) if url else facts.quote("url"))]
     if facts.has("supplement") or _search("supplement", just):
         return [support(0.2, _fact(facts, "supplement") or "supplement named in the justification")]
+    if facts.has("code_terms") or _search("code_terms", just):
+        return [suggestion(-0.7, "Code/data claimed available, but no URL is given: give the link (anonymized for"
+                           " review).", _fact(facts, "code_terms"))]
     return [blocking(-1.0, "Code/data claimed available, but no URL, repository or supplement is mentioned:"
                      " give the link.")]
 
@@ -339,6 +342,9 @@ def _yes_errorbars(facts: BodyFacts, just: str) -> list[Finding]:
     n = facts.counts.get("stats_strong", 0)
     if n >= 2:
         return [support(0.5, facts.quote("stats_strong"))]
+    if n == 0 and (facts.has("stats_terms") or _search("stats_terms", just)):
+        return [suggestion(-0.8, "Error bars claimed, but the body names no std, standard error or confidence"
+                           " interval: say what the bars show and over how many runs.", _fact(facts, "stats_terms"))]
     if n == 1:  # one stray "std" or "confidence interval" is not a report of error bars
         return [suggestion(-0.6, "Error bars claimed, but the body mentions variability only once: say what"
                            " the bars show (std, standard error, CI) and over how many runs.",
@@ -360,6 +366,9 @@ def _yes_compute(facts: BodyFacts, just: str) -> list[Finding]:
     if hw or tm:
         lacking = "execution time" if hw else "hardware (GPU/CPU type, memory)"
         return [suggestion(-0.6, f"Compute resources are incomplete: no {lacking} mentioned.")]
+    if facts.has("compute_terms"):
+        return [suggestion(-0.8, "Compute claimed, but the body names no specific hardware (GPU/CPU model, memory)"
+                           " or run time: give them.", facts.quote("compute_terms"))]
     return [blocking(-1.2, "Compute claimed, but no hardware (GPU/CPU/TPU) or run time is mentioned.")]
 
 
@@ -369,7 +378,7 @@ def _yes_licenses(facts: BodyFacts, just: str) -> list[Finding]:
     m = _search("licence_name", just)
     if m:  # a third-party asset's licence is a checkable fact, usually stated only here
         return [support(0.2, _snippet(just, m, 20))]
-    if not facts.has("licence_word") and not _search("licence_word", just):
+    if not any(facts.has(k) or _search(k, just) for k in ("licence_word", "licence_terms")):
         return [blocking(-1.0, "Licences claimed as stated, but neither the paper nor the justification names a"
                          " licence or terms of use: name each asset's licence.")]
     return [suggestion(-0.7, "Licence claims name no licence (MIT, Apache-2.0, CC-BY, GPL, BSD...): name"

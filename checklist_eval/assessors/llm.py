@@ -32,9 +32,10 @@ from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
 from checklist_eval.assessors.config import CHARS_PER_TOKEN, LLMConfig
-from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for
+from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for, wants_passages
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.messages import PaperPrefix, paper_text, prefix_key, prefix_messages
+from checklist_eval.assessors.passages import offered_passages, rested_on
 from checklist_eval.assessors.prompts import PromptSet, prompts_root
 from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks
 from checklist_eval.assessors.quotes import grade_verdict
@@ -70,6 +71,7 @@ from checklist_eval.models import (
     Provenance,
     StructuredOutput,
     Usage,
+    state_of,
 )
 
 __all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "RequestFailed", "prompts_root"]
@@ -348,7 +350,11 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         """The Assessment for a verdict as stored in the cache (``Verdict`` fields, p_correct final).
         Evidence quotes are checked and findings graded by ``quotes.grade_verdict``."""
         correct, p, review, graded = grade_verdict(verdict, paper_text(paper), findings=self.prompts.findings)
+        offered = offered_passages(paper, item) if wants_passages(self.prompts) else []
+        passages = rested_on(paper, list(verdict.get("evidence", [])), offered)
         return Assessment(
+            passages=passages or offered[:1],
+            state=state_of(correct, graded.get("verdict"), bool(passages)),
             question_id=item.id, answer=item.answer, correct=correct,
             p_correct=p, review=review, evidence=list(verdict.get("evidence", [])),
             provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,

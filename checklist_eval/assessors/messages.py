@@ -68,10 +68,12 @@ def facts_block(facts: Sequence[str]) -> str:
     return "\n".join([FACTS_HEAD, *(f"[F{i}] {fact}" for i, fact in enumerate(facts, 1))])
 
 
-def question_message(prompts: PromptSet, item: ChecklistItem, facts: Sequence[str] = ()) -> str:
-    """The per-question block; a prompt with a {facts} slot (assess-v3 on) gets the offline facts."""
+def question_message(prompts: PromptSet, item: ChecklistItem, facts: Sequence[str] = (), passages: str = "") -> str:
+    """The per-question block; a prompt with a {facts} slot (assess-v3 on) gets the offline facts, one
+    with a {passages} slot (assess-v4) the ranked passages of the paper to cite."""
     return prompts.user_question.format_map({
         "facts": facts_block(facts),
+        "passages": passages,
         "question_id": item.id,
         "question_title": item.title,
         "question": item.question,

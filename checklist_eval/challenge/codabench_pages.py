@@ -171,6 +171,10 @@ c_i (see the Overview):
   incorrect. Your detailed results mark such answers apart, so you know which ones a human reviewer
   could still question.
 
+Your detailed results also give each answer one evidence state: **contradicted** (a must fix, with the
+evidence), **supported** (a passage of your paper backs the answer, shown with its page or file:line)
+or **unverified** (no passage was found either way: c_i = 1, but nothing checked it), with the counts.
+
 Answers left as TODO, and questions missing from the checklist, are c_i = 0.
 
 ## Your results

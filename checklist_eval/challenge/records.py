@@ -14,10 +14,25 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_serializer, field_validator
+from pydantic import Field, field_serializer, field_validator, model_validator
 
 from checklist_eval.errors import InputError
-from checklist_eval.models import CASES, ROLES, Answer, Assessment, Case, Paper, Role, is_answered, normalize_answer
+from checklist_eval.fsutil import loads_json
+from checklist_eval.models import (
+    CASES,
+    ROLES,
+    STATES,
+    Answer,
+    Assessment,
+    Case,
+    Paper,
+    Passage,
+    Role,
+    State,
+    is_answered,
+    normalize_answer,
+    state_of,
+)
 from checklist_eval.tables import (
     Row,
     csv_text,
@@ -68,6 +83,17 @@ class Record(Row):
     seed: int | None = None
     # Where the answer is in the author's files ("checklist.tex:115", "page 12"), for the report.
     location: str = ""
+    # The evidence state (contradicted / supported / unverified) and the passages the verdict rests on
+    # (a JSON list of {"quote", "where"}). Read from a file written before they existed, the state is
+    # derived from correct and verdict (see ``models.state_of``) and the passages are none.
+    state: State | None = None
+    passages: list[Passage] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _state_known(self) -> Record:
+        if self.state is None:
+            self.state = state_of(self.c == 1, self.verdict or None, bool(self.passages))
+        return self
 
     @field_validator("case", mode="before")
     @classmethod
@@ -82,6 +108,17 @@ class Record(Row):
     def is_answered(self) -> bool:
         """The author committed to an answer (Yes/No/NA): not TODO, not missing."""
         return is_answered(self.answer)
+
+    def with_correct(self, correct: bool) -> Record:
+        """The row with ``correct`` decided elsewhere (an appeal, an override), its state kept in step:
+        made incorrect it is contradicted; made correct, a contradicted one is unverified (the decision,
+        not a passage, settled it)."""
+        row = self.model_copy(update={"correct": correct})
+        if not row.c:
+            row.state = State.CONTRADICTED
+        elif self.state is State.CONTRADICTED or self.state is None:
+            row.state = State.UNVERIFIED
+        return row
 
     @property
     def c(self) -> int:
@@ -101,6 +138,8 @@ class Record(Row):
         d["p_correct"] = "" if self.p_correct is None else repr(float(self.p_correct))
         d["cached"] = int(self.cached)
         d["cost_usd"] = repr(float(self.cost_usd))
+        d["state"] = self.state.value if self.state is not None else ""
+        d["passages"] = json.dumps([p.model_dump() for p in self.passages], ensure_ascii=False) if self.passages else ""
         return d
 
 
@@ -159,6 +198,8 @@ def records_from_assessments(
                 manipulation=flag,
                 **_provenance_columns(prov),
                 location=item.location,
+                state=a.state if a else None,
+                passages=a.passages if a else [],
             )
         )
     return rows
@@ -180,6 +221,7 @@ def _jsonl_object(r: Record) -> dict[str, Any]:
     d = r.csv_cells()
     d["answer"] = r.answer.value if r.answer is not None else None
     d["p_correct"] = r.p_correct
+    d["passages"] = [p.model_dump() for p in r.passages]
     return d
 
 
@@ -249,6 +291,34 @@ def _parse_p(value: object, where: str, path: Path) -> float | None:
     return p
 
 
+def _parse_state(value: object, where: str, path: Path) -> State | None:
+    text = "" if value is None else str(value).strip().lower()
+    if not text:
+        return None  # a file written before the column: derived from correct and verdict
+    try:
+        return State(text)
+    except ValueError:
+        raise InputError(path, f"{where}: state must be {', '.join(s.value for s in STATES)} or empty,"
+                               f" got {str(value)[:40]!r}") from None
+
+
+MAX_PASSAGES_READ = 8
+
+
+def _parse_passages(value: object, where: str, path: Path) -> list[Passage]:
+    """The passages cell: a JSON list of {"quote", "where"} (JSONL may hold the list itself)."""
+    if value is None or value == "" or value == []:
+        return []
+    try:
+        items = loads_json(value) if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise TypeError
+        return [Passage(quote=str(p["quote"])[:2000], where=str(p.get("where") or "")[:300])
+                for p in items[:MAX_PASSAGES_READ]]
+    except (json.JSONDecodeError, RecursionError, TypeError, KeyError, AttributeError):
+        raise InputError(path, f"{where}: passages must be a JSON list of {{\"quote\", \"where\"}}") from None
+
+
 def record_from_mapping(row: dict, where: str, path: Path) -> Record:
     role = str(row.get("role", "")).strip().upper()
     if role not in ROLES:
@@ -275,6 +345,8 @@ def record_from_mapping(row: dict, where: str, path: Path) -> Record:
         temperature=_parse_optional(row.get("temperature"), where, path, "temperature", float),
         seed=_parse_optional(row.get("seed"), where, path, "seed", int),
         **{k: _parse_number(row.get(k), where, path, k, int) for k in LEDGER_COUNTS},
+        state=_parse_state(row.get("state"), where, path),
+        passages=_parse_passages(row.get("passages"), where, path),
         **{
             k: text[k]
             for k in (

@@ -24,7 +24,19 @@ from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.challenge.results.layout import REPORT_HTML
 from checklist_eval.challenge.scoring import rules_parts
 from checklist_eval.fsutil import atomic_write_text
-from checklist_eval.models import MUST_FIX_TAG, ROLES, Answer, Assessment, Paper, Role, Usage, WarningKind
+from checklist_eval.models import (
+    MUST_FIX_TAG,
+    ROLES,
+    Answer,
+    Assessment,
+    Paper,
+    Passage,
+    Role,
+    State,
+    Usage,
+    WarningKind,
+    state_counts,
+)
 
 if TYPE_CHECKING:  # pandas and rich stay out of the import path of the light commands
     from rich.console import Console
@@ -93,6 +105,8 @@ class Card:
     location: str
     override: str
     link: str = ""
+    state: str = ""  # contradicted / supported / unverified, as c_i counts it (see ``shown_state``)
+    passages: Sequence[Passage] = ()
 
     @property
     def first_problem(self) -> str:
@@ -109,7 +123,16 @@ def _card(r: Record, role_prefix: str, override: Decision | None, links: Links |
                 answer=_answer_text(r.answer), justification=r.justification, verdict=verdict,
                 p=_fmt(r.p_correct, 2) if r.p_correct is not None else None, review=r.review,
                 location=r.location, override=override.describe() if override else "",
-                link=links(r) if links else "")
+                link=links(r) if links else "", state=shown_state(r), passages=r.passages)
+
+
+def shown_state(r: Record) -> str:
+    """The record's evidence state as c_i counts it: an answer an appeal made correct is no longer
+    contradicted (unverified: the appeal, not a passage, decided), one it made incorrect is."""
+    if not r.c:
+        return State.CONTRADICTED.value
+    state = r.state or State.UNVERIFIED
+    return State.UNVERIFIED.value if state is State.CONTRADICTED else state.value
 
 
 def _slug(text: str) -> str:
@@ -147,10 +170,23 @@ def _judged_by(records: Sequence[Record]) -> str:
 
 def _tally(records: Sequence[Record]) -> str:
     ok = sum(r.c for r in records)
-    unverifiable = sum(r.c and r.verdict == "unverifiable" for r in records)
-    note = (f"; {unverifiable} of them unverifiable from the text we have, given the benefit of the doubt"
-            if unverifiable else "")
-    return f"{ok} of {len(records)} answers judged correct{note}; {len(records) - ok} to fix."
+    n = state_counts([shown_state(r) for r in records])
+    return (f"{ok} of {len(records)} answers judged correct: {n['supported']} supported by a passage of the paper,"
+            f" {n['unverified']} unverified (no passage found to support or contradict them; counted correct);"
+            f" {n['contradicted']} contradicted, to fix.")
+
+
+# What the offline assessor cannot judge, said in every report it made: a green answer is one its
+# checks did not contradict, not one they proved.
+OFFLINE_LIMITS = ("The offline checks read words, not meaning. They cannot judge whether an experiment, a proof or"
+                  " a discussion is adequate, whether a linked repository or a supplement really holds what is"
+                  " claimed, or anything outside the text they were given (supplements, cited works, code). An"
+                  " unverified answer is one they could neither support with a passage nor contradict: read it"
+                  " yourself before you rely on it.")
+
+
+def limits_of(records: Sequence[Record]) -> str:
+    return OFFLINE_LIMITS if any(r.assessor == "heuristic" for r in records) else ""
 
 
 def paper_records(paper: Paper, assessments: Sequence[Assessment]) -> list[Record]:
@@ -179,6 +215,7 @@ def paper_view(paper: Paper, assessments: Sequence[Assessment], *, assessor: str
         "scores": [], "headline": f"Correctness C = {_fmt(float(correctness(records)))}", "rules": rules_parts()[:1],
         "p_legend": P_LEGEND,
         "tally": _tally(records), "must_fix": [c for c in cards if c.verdict == "incorrect"],
+        "limits": limits_of(records), "states": state_counts([c.state for c in cards]),
         "usage": usage_line(usage), "overrides": [], "score_warnings": [],
         "hidden": [describe(run) for run in paper.hidden_text], "injection": injection_passages(paper),
         "undecided": [w.location or w.message for w in paper.warnings if w.kind is WarningKind.UNDECIDED],
@@ -274,6 +311,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
         "scores": [("case", score.case)] + [(k, _fmt(getattr(score, k), 4)) for k in ("C_G", "C_A", "C_T", "R", "S")],
         "headline": f"S = {_fmt(score.S, 4)}", "tally": _tally(records), "rules": rules_parts(), "p_legend": P_LEGEND,
         "must_fix": [c for c in cards if c.verdict == "incorrect"], "usage": usage_line(usage),
+        "limits": limits_of(records), "states": state_counts([c.state for c in cards]),
         "overrides": applied, "score_warnings": list(score.warnings),
         "hidden": _manipulation_lines(by_role, HIDDEN), "injection": _manipulation_lines(by_role, INJECTION),
         "undecided": _manipulation_lines(by_role, UNDECIDED),

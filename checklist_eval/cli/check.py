@@ -122,12 +122,25 @@ def _issues(review: str, limit: int = 2) -> str:
     return "\n".join(shown)
 
 
+# The verdict cell of the table: the evidence state, with the c_i it gives (unverified keeps 1).
+_STATE_CELL = {"supported": "[green]✓ supported[/green]", "unverified": "[yellow]✓ unverified[/yellow]",
+               "contradicted": "[red]✗ contradicted[/red]"}
+
+
+def unverified_line(result: CheckResult) -> str:
+    """How many answers are in each state, the unverified ones said to count as correct."""
+    n = result.states
+    return (f"Evidence: {n['supported']} supported by a passage of the paper, {n['unverified']} unverified (no"
+            f" passage found either way; counted correct), {n['contradicted']} contradicted.")
+
+
 def print_result(paper, assessments, result: CheckResult, out_dir: str | None, usage=None) -> None:
     """The table, C, and the run's usage (``usage``: the assessor's Usage, for its reasoning tokens and
     whether its cost is known)."""
     from rich.markup import escape
     from rich.table import Table
 
+    from checklist_eval.models import State
     from checklist_eval.redact import terminal_console
 
     console = terminal_console()
@@ -140,9 +153,7 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
     table.add_column("p", justify="right")
     table.add_column("top issues", overflow="fold")
     for a in assessments:
-        verdict = "[green]✓[/green]" if a.correct else "[red]✗[/red]"
-        if a.correct and a.verdict == "unverifiable":
-            verdict = "[yellow]✓?[/yellow]"  # kept correct only because the evidence could not be checked
+        verdict = _STATE_CELL[(a.state or State.UNVERIFIED).value]
         answer = a.answer.value if a.answer is not None else "—"
         # Reviews and titles quote "[Yes]"-style text, which rich would read as markup: escape it.
         table.add_row(escape(a.question_id), escape(titles.get(a.question_id, "")), answer, verdict,
@@ -152,7 +163,12 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
     console.print(f"Correctness C = {result.C:.3f} ({n_ok} of {len(result.items)} answers judged "
                   f"correct; assessor {result.assessor}{' / ' + result.model if result.model else ''})",
                   highlight=False, markup=False)
+    console.print(unverified_line(result), highlight=False, markup=False)
     console.print(f"Paper body: {len(paper.body)} characters", highlight=False, markup=False)
+    if not paper.body.strip():
+        console.print(f"{result.states['unverified']} of {len(result.items)} answers could not be checked: only the"
+                      " checklist was read (no paper body), so nothing could support or contradict what they"
+                      " claim beyond the checklist itself.", highlight=False, markup=False)
     u = result.usage
     if u.calls:
         from checklist_eval.assessors.ledger import format_cost

@@ -58,8 +58,24 @@ def _pointer_exists(kind: str, number: str, paper: str) -> bool:
     return False
 
 
+_PASSAGE = re.compile(r"(?m)^\[P(\d+)\] ")
+
+
 def mock_verdict(messages: list[dict[str, Any]]) -> tuple[bool, float, str, list[str]]:
-    """(correct, p_correct, review, evidence) for a chat request; see the module docstring."""
+    """(correct, p_correct, review, evidence) for a chat request; see the module docstring. A question
+    block listing passages ("[P1] ...", assess-v4) gets the first one cited as its evidence's first item,
+    or "[P0]" when the justification holds "[mock:cite-none]"."""
+    correct, p, review, evidence = _verdict(messages)
+    question = text_of(messages[-1].get("content")) if messages else ""
+    asking = [text_of(m.get("content")) for m in messages if m.get("role") == "user"
+              and _ANSWER.search(text_of(m.get("content")))]
+    question = asking[-1] if asking else question
+    if _PASSAGE.search(question):
+        evidence = ["[P0]" if "[mock:cite-none]" in question else "[P1]", *evidence]
+    return correct, p, review, evidence
+
+
+def _verdict(messages: list[dict[str, Any]]) -> tuple[bool, float, str, list[str]]:
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     if not users:
         return False, 0.1, "- No question found in the request.", []

@@ -116,7 +116,7 @@ class StreamedOverrides:
             if rec.key in self.verdicts:
                 self.answered[rec.key] = rec.is_answered
                 correct = self.verdicts[rec.key]
-                rec = rec if correct is None else rec.model_copy(update={"correct": correct})
+                rec = rec if correct is None else rec.with_correct(correct)
             out.append(rec)
         return out
 
@@ -203,7 +203,7 @@ def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:
 def with_decisions(records: Sequence[Record], decisions: dict[Key, AppliedOverride]) -> list[Record]:
     """The records with the standing decisions applied (a TODO or missing answer stays incorrect:
     ``Record.c`` sees to that whatever ``correct`` says)."""
-    return [r.model_copy(update={"correct": decisions[r.key].correct}) if r.key in decisions else r
+    return [r.with_correct(decisions[r.key].correct) if r.key in decisions else r
             for r in records]
 
 

@@ -111,6 +111,7 @@ def parse_latex(
         checklist=result,
         warnings=warnings,
         hidden_text=hidden,
+        places=source_places(converted.text, text, locate),
     )
 
 
@@ -119,6 +120,39 @@ def _line_of(locate: Callable[[int], tuple[str, int]] | None) -> Callable[[int],
     if locate is None:
         return None
     return lambda pos: "{}:{}".format(*locate(pos))
+
+
+MAX_PLACES = 800  # paragraphs located in the source; beyond them a passage takes the last place found
+# Paragraphs looked up, and how far ahead in the source each is searched: a hostile body of countless
+# paragraphs found nowhere costs at most MAX_TRIES bounded scans.
+MAX_TRIES, SEARCH_WINDOW = 2000, 60_000
+_WORD_RUN = re.compile(r"(?<![\\\w])[A-Za-z]{3,}(?:[ ,]+[A-Za-z]{2,}){3}")
+
+
+def source_places(body: str, source: str, locate: Callable[[int], tuple[str, int]] | None) -> list[tuple[int, str]]:
+    """Where the body's paragraphs are in the author's files: each paragraph's first run of four plain
+    words found in the flattened source (searched forward from the previous one, in a bounded window,
+    so a hostile source costs a bounded scan) and located to its file and line."""
+    if locate is None:
+        return []
+    places: list[tuple[int, str]] = []
+    pos = 0
+    for tries, para in enumerate(re.finditer(r"[^\n](?:.|\n(?![ \t]*\n))*", body)):
+        if tries >= MAX_TRIES:
+            break
+        run = _WORD_RUN.search(para.group(0))
+        if run is None:
+            continue
+        words = re.findall(r"[A-Za-z]+", run.group(0))
+        found = re.compile(r"\W+".join(words)).search(source, pos, pos + SEARCH_WINDOW)
+        if found is None:
+            continue
+        file, line = locate(found.start())
+        places.append((para.start(), f"{file}:{line}"))
+        pos = found.end()
+        if len(places) >= MAX_PLACES:
+            break
+    return places
 
 
 def _item_place(locate: Callable[[int], tuple[str, int]] | None) -> Locate | None:

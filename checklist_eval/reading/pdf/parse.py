@@ -27,7 +27,9 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None, data: bytes | None 
     pages = clean_pages(extracted.pages)
     text = "\n".join(pages)
     region, checklist, warnings = _read_checklist(path, text, spec, _page_locator(pages))
-    body = (text[: region.start].rstrip() + "\n\n" + text[region.end:].lstrip()).strip()
+    head, tail = text[: region.start].rstrip(), text[region.end:].lstrip()
+    joined = head + "\n\n" + tail
+    body = joined.strip()
     sections = find_sections(body)
     return Paper(
         source=str(path),
@@ -40,7 +42,23 @@ def parse_pdf(path: Path, spec: ChecklistSpec | None = None, data: bytes | None 
         checklist=checklist,
         warnings=warnings + [hidden.warning(run) for run in extracted.hidden],
         hidden_text=extracted.hidden,
+        places=_page_places(pages, len(head), len(text) - len(tail), len(joined) - len(joined.lstrip())),
     )
+
+
+def _page_places(pages: list[str], head_end: int, tail_start: int, lead: int) -> list[tuple[int, str]]:
+    """Where each page starts in the body (the checklist cut out of the text between ``head_end`` and
+    ``tail_start``, ``lead`` blanks stripped from its start): the page a passage is on."""
+    places: list[tuple[int, str]] = []
+    for n, start in enumerate(itertools.accumulate((len(p) + 1 for p in pages[:-1]), initial=0), start=1):
+        if start <= head_end:
+            at = start
+        elif start >= tail_start:
+            at = head_end + 2 + start - tail_start
+        else:
+            at = head_end + 2  # a page inside the checklist: its rest starts where the body resumes
+        places.append((max(0, at - lead), f"page {n}"))
+    return places
 
 
 def _page_locator(pages: list[str]) -> Locate:

@@ -1,0 +1,228 @@
+"""Every verdict with its evidence: each answer is contradicted, supported or unverified, with the passage
+of the paper it rests on (file:line of a LaTeX source, page of a PDF), said the same way by the CLI table,
+``check --json``, the records files and the HTML report; the report read in a real headless browser at
+375 and 1280 px. And the two blind spots the offline assessor now blocks: a Yes whose justification
+denies its own subject, a No the body plainly refutes."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.challenge.records import Ledger, records_from_assessments, write_records
+from checklist_eval.models import Answer, Checklist, ChecklistItem, Paper, State
+from checklist_eval.reading import checklists
+from checklist_eval.reading.parsing import load_paper
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER = Path("corpus/papers-latex/k-mundinger__ramsey-fw-neurips")  # development half of the corpus split
+PDF = Path("corpus/anchor-sample/papers/1_adversarial_MetaAlbum/adversarial_MetaAlbum.pdf")
+CHECKLIST_ONLY = Path("corpus/latex/AIQ-Kitware__neurips-2025-MAGNET__paper-checklist.tex")
+CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).is_file()), None)
+ARTIFACTS = Path(os.environ.get("CHECKLIST_EVAL_ARTIFACTS", ROOT / "test-artifacts")) / "evidence"
+SPEC = checklists.load("neurips-2024")
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+def judged(path: Path):
+    paper = load_paper(path)
+    return paper, asyncio.run(HeuristicAssessor().assess_paper(paper))
+
+
+# -- the states and their passages on real papers ----------------------------------------------------
+
+
+def test_a_latex_papers_verdicts_rest_on_passages_at_file_and_line(shared_dir):
+    paper, out = judged(shared_dir / PAPER)
+    states = {a.state for a in out}
+    assert states == {State.CONTRADICTED, State.SUPPORTED, State.UNVERIFIED}
+    for a in out:
+        assert (a.state is State.CONTRADICTED) == (not a.correct)  # c_i unchanged: unverified counts as correct
+        if a.state is State.SUPPORTED:
+            assert a.verdict == "correct" and a.passages
+        for p in a.passages:
+            assert re.fullmatch(r"[\w/.-]+\.tex:\d+", p.where), p.where
+            file, line = p.where.rsplit(":", 1)
+            source = (shared_dir / PAPER / file).read_text(encoding="utf-8", errors="replace").splitlines()
+            # the place is where the passage's paragraph starts: its words are in the lines around it
+            words = re.findall(r"(?<![A-Za-z0-9])[a-z]{5,}(?![A-Za-z0-9])", p.quote)[:3]
+            near = " ".join(source[max(0, int(line) - 4):int(line) + 60])  # a heading may open it
+            assert all(w in near for w in words), (p.where, p.quote[:60])
+
+
+def test_a_pdfs_passages_are_located_by_page(shared_dir):
+    _, out = judged(shared_dir / PDF)
+    located = [p for a in out for p in a.passages]
+    assert located and all(re.fullmatch(r"page \d+", p.where) for p in located)
+
+
+def test_checklist_only_check_says_how_many_answers_could_not_be_checked(shared_dir):
+    run = cli("check", str(shared_dir / CHECKLIST_ONLY))
+    assert run.returncode == 0, run.stderr
+    text = " ".join(run.stdout.split())
+    n = re.search(r"(\d+) of (\d+) answers could not be checked: only the checklist was read", text)
+    assert n, text[-600:]
+    doc = json.loads(cli("check", str(shared_dir / CHECKLIST_ONLY), "--json").stdout)
+    # every answer not contradicted by the checklist itself is unverified: nothing could support it
+    assert doc["states"]["unverified"] == int(n.group(1)) == int(n.group(2)) - doc["states"]["contradicted"]
+    assert doc["states"]["supported"] == 0 and f"{n.group(1)} unverified" in text
+    assert sum(doc["states"].values()) == len(doc["items"])
+    assert all(i["state"] in ("unverified", "contradicted") and i["passages"] == [] for i in doc["items"])
+    assert all(i["location"].startswith("AIQ-Kitware") for i in doc["items"] if i["answer"])
+
+
+def test_check_json_and_table_say_the_state_of_every_answer(shared_dir):
+    doc = json.loads(cli("check", str(shared_dir / PAPER), "--json").stdout)
+    assert {i["state"] for i in doc["items"]} == {"contradicted", "supported", "unverified"}
+    assert doc["states"] == {s: sum(i["state"] == s for i in doc["items"])
+                             for s in ("contradicted", "supported", "unverified")}
+    supported = next(i for i in doc["items"] if i["state"] == "supported")
+    assert supported["passages"][0]["quote"] and supported["passages"][0]["where"]
+    assert supported["justification"] and supported["location"]
+    table = " ".join(cli("check", str(shared_dir / PAPER)).stdout.split())
+    assert f"{doc['states']['unverified']} unverified" in table and "supported" in table
+
+
+# -- records: the columns at the end, read back, and older files still read -------------------------------
+
+
+def test_records_keep_state_and_passages_and_older_files_derive_the_state(shared_dir, tmp_path):
+    paper, out = judged(shared_dir / PAPER)
+    rows = records_from_assessments("s1", "G", paper, out, case="G", scored_at="")
+    write_records(rows, tmp_path / "records.csv", tmp_path / "records.jsonl")
+    header = (tmp_path / "records.csv").read_text().splitlines()[0].split(",")
+    assert header[-2:] == ["state", "passages"]
+    for name in ("records.csv", "records.jsonl"):
+        back = [r for group in Ledger(tmp_path / name).submissions() for r in group]
+        assert [(r.state, r.passages) for r in back] == [(r.state, r.passages) for r in rows]
+    # a records file written before the columns existed: the state is derived, nothing refused
+    with (tmp_path / "records.csv").open() as fh:
+        old = [{k: v for k, v in row.items() if k not in ("state", "passages")} for row in csv.DictReader(fh)]
+    with (tmp_path / "old.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(old[0]))
+        writer.writeheader()
+        writer.writerows(old)
+    back = [r for group in Ledger(tmp_path / "old.csv").submissions() for r in group]
+    for r in back:
+        assert r.passages == []
+        assert r.state is (State.CONTRADICTED if not r.c else State.UNVERIFIED)
+
+
+# -- the two blind spots -----------------------------------------------------------------------------------
+
+BODY = ("1 Introduction\n\nWe study calibration.\n\n2 Experiments\n\nAll models are trained on 8 NVIDIA A100 GPUs"
+        " for 12 hours in total.\n\nWe report the mean and standard deviation over 5 seeds; error bars show"
+        " the standard error. Table 1: Accuracy (± std).\n\n3 Theory\n\nTheorem 1. The estimator is"
+        " consistent. Proof. By the law of large numbers.\n")
+
+
+def judge(qid: str, answer: Answer, justification: str, body: str = BODY):
+    it = ChecklistItem.for_question(SPEC.question(qid), answer, justification)
+    paper = Paper(source="p.tex", format="latex", body=body, checklist=Checklist(id=SPEC.id, items=[it]),
+                  places=[(0, "p.tex:10"), (body.find("All models"), "p.tex:20")])
+    return asyncio.run(HeuristicAssessor().assess_item(paper, it))
+
+
+@pytest.mark.parametrize("body", [BODY, ""])
+def test_a_yes_denying_its_subject_is_contradicted_whatever_follows(body):
+    for qid, just in [("7", "The paper does not report error bars, but the gains are consistent across tasks."),
+                      ("12", "The current paper does not use any existing assets, but we cite the papers we build on."),
+                      ("3", "There are no theoretical results; the analysis in Section 2 is empirical.")]:
+        res = judge(qid, Answer.YES, just, body)
+        assert not res.correct and res.state is State.CONTRADICTED and "says the opposite" in res.must_fix[0], just
+    # a denial restricted to a part of the subject is a partial gap: the Yes stands
+    for qid, just in [("7", "We do not report error bars for the ablation; Section 2 gives standard deviations."),
+                      ("12", "The raw datasets do not have licenses while the python packages do (Appendix A).")]:
+        assert judge(qid, Answer.YES, just, body).correct, just
+
+
+def test_a_no_the_body_plainly_refutes_is_contradicted_with_its_passage():
+    res = judge("8", Answer.NO, "We do not report the compute resources.")
+    assert not res.correct and res.state is State.CONTRADICTED and "plainly" not in res.review
+    assert "hardware and the run time" in res.must_fix[0]
+    assert res.passages[0].where == "p.tex:20" and "A100" in res.passages[0].quote
+    # naming the part that is missing is an honest partial gap: a question to the author, not a verdict
+    partial = judge("8", Answer.NO, "The GPU type is given, but not the total compute of the project.")
+    assert partial.correct
+    # without the body's evidence nothing refutes the No
+    assert judge("8", Answer.NO, "We do not report the compute resources.", body="1 Intro\n\nWe study it.\n").correct
+
+
+def test_a_no_whose_justification_says_the_paper_does_it_is_contradicted():
+    res = judge("8", Answer.NO, "The paper does mention the compute resources used in Section 2.")
+    assert not res.correct and "justification says the paper provides it" in res.must_fix[0]
+    assert judge("8", Answer.NO, "The paper mentions the GPU type but not the run time.").correct
+
+
+# -- the report in a browser ---------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium)")
+def test_report_shows_the_three_states_and_passages_at_phone_and_desktop_width(shared_dir, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    out = tmp_path / "out"
+    run = cli("check", str(shared_dir / PAPER), "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+            viewport={"width": 1280, "height": 900})
+        try:
+            page = context.new_page()
+            page.goto((out / "report.html").resolve().as_uri())
+            badges = page.locator("article.card [data-state]")
+            assert badges.count() == page.locator("article.card").count() >= 15
+            shown = set(badges.evaluate_all("els => els.map(e => e.dataset.state)"))
+            assert shown == {"contradicted", "supported", "unverified"}
+            # a contradicted card is the incorrect one; a supported card shows its passage and its place
+            assert page.locator("article.card.incorrect [data-state=contradicted]").count() >= 1
+            supported = page.locator("article.card:has([data-state=supported])").first
+            assert re.fullmatch(r"[\w/.-]+\.tex:\d+", supported.locator(".passage .where").first.inner_text())
+            assert supported.locator(".passage q").first.inner_text().strip()
+            summary = page.inner_text(".summary")
+            assert re.search(r"\d+ unverified", summary) and "offline checks read words, not meaning" in summary
+            for width in (375, 1280):
+                page.set_viewport_size({"width": width, "height": 900})
+                page.screenshot(path=str(ARTIFACTS / f"report-states-{width}.png"), full_page=True)
+                assert page.evaluate("document.documentElement.scrollWidth") <= width
+                assert supported.locator(".passage").first.is_visible()
+                box = supported.locator(".passage").first.bounding_box()
+                assert box and box["x"] >= 0 and box["x"] + box["width"] <= width
+        finally:
+            context.close()
+
+
+def test_an_appeal_keeps_the_state_in_step_with_c(shared_dir, tmp_path):
+    from checklist_eval.challenge.appeals import with_decisions
+
+    paper, out = judged(shared_dir / PAPER)
+    rows = records_from_assessments("s1", "G", paper, out, case="G", scored_at="")
+    wrong = next(r for r in rows if r.state is State.CONTRADICTED)
+    right = next(r for r in rows if r.state is State.SUPPORTED)
+    assert wrong.with_correct(True).state is State.UNVERIFIED  # the appeal, not a passage, settled it
+    assert right.with_correct(False).state is State.CONTRADICTED
+    assert right.with_correct(True).state is State.SUPPORTED
+
+    class Decision:
+        def __init__(self, key, correct):
+            self.key, self.correct = key, correct
+
+    decided = with_decisions(rows, {wrong.key: Decision(wrong.key, True)})
+    assert next(r for r in decided if r.key == wrong.key).state is State.UNVERIFIED
