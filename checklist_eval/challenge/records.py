@@ -78,6 +78,9 @@ class Record(Row):
     seed: int | None = None
     # Where the answer is in the author's files ("checklist.tex:115", "page 12"), for the report.
     location: str = ""
+    # Share of the paper's text the model was given: below 1 the paper was over its context and this
+    # question got the passages most relevant to it; empty for the heuristic assessor.
+    context_share: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @field_validator("case", mode="before")
     @classmethod
@@ -179,7 +182,7 @@ def _provenance_columns(prov) -> dict[str, object]:
         return {}
     strategy = prov.strategy.value if prov.strategy is not None else ""
     return {"endpoint": prov.endpoint or "", "output_strategy": "" if strategy == "none" else strategy,
-            "temperature": prov.temperature, "seed": prov.seed}
+            "temperature": prov.temperature, "seed": prov.seed, "context_share": prov.context_share}
 
 
 # ---------------------------------------------------------------------------------------------- write
