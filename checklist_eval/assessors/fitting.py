@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from checklist_eval.assessors.llm import RequestFailed, _Question
     from checklist_eval.assessors.prompts import PromptSet
     from checklist_eval.assessors.scheduler import Scheduler
+    from checklist_eval.errors import AssessorError
 
 log = logging.getLogger("checklist_eval.assessors.llm")
 
@@ -38,13 +39,14 @@ class ContextFitting:
         scheduler: Scheduler
         base_url: str | None
         model: str | None
-        _api_key: str
         _prefixes: dict[tuple[Any, ...], PaperPrefix]
         _engine_asked: asyncio.Task[EngineFacts] | None
         _engine_known: bool
 
         @property
         def _where(self) -> str: ...
+        def _client_for_loop(self) -> openai.AsyncOpenAI: ...
+        def _refused_key(self, err: openai.APIStatusError) -> AssessorError: ...
 
     def paper_prefix(self, paper: Paper, strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA,
                      item: ChecklistItem | None = None) -> PaperPrefix:
@@ -96,8 +98,11 @@ class ContextFitting:
         budget = self.window.prompt_char_budget(self.config.max_tokens)
         loop = asyncio.get_running_loop()
         if self._engine_asked is None or self._engine_asked.get_loop() is not loop:
-            self._engine_asked = loop.create_task(probe(self.base_url, self._api_key, self.model or ""))
-        facts = await asyncio.shield(self._engine_asked)
+            self._engine_asked = loop.create_task(probe(self._client_for_loop(), self.base_url, self.model or ""))
+        try:
+            facts = await asyncio.shield(self._engine_asked)
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
+            raise self._refused_key(err) from None
         if not self._engine_known:
             self._engine_known = True
             self._take_engine_facts(facts)

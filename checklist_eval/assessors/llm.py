@@ -499,6 +499,13 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         question.feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
                              {"role": "user", "content": f"{REASK_PREFIX} {why}. Reply again in the required format."}]
 
+    def _refused_key(self, err: openai.APIStatusError) -> AssessorError:
+        """The engine's probe was refused the key: the run stops as at a chat request's 401/403."""
+        usage = Usage(calls=0 if self._broken is err else 1)  # one probe, however many questions waited on it
+        self.usage = self.usage + usage
+        question = _Question(est_tokens=0, usage=usage)
+        return self._fatal(err, question)
+
     def _fatal(self, err: BaseException, question: _Question) -> AssessorError:
         """The error that ends ``question``, with what it spent; a refusal of the key or model also
         stops every request still to be sent (a 400, e.g. one paper too long, does not)."""

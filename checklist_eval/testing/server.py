@@ -71,6 +71,7 @@ class ServerStats:
     # share of prompt tokens in a prefix shared with ANY other request (the prefix a paper's questions share)
     prefix_share: float = 0.0
     arrivals: list[float] = field(default_factory=list)  # monotonic arrival time of each chat request
+    probes: int = 0  # GET /models and /props answered (a client asking what the engine is; not in by_status)
     max_queued: int = 0  # with slots: the most requests waiting at once for a busy slot
     max_busy_slots: int = 0
     auth_headers_seen: int = 0
@@ -225,6 +226,10 @@ class MockServer:
             self._stats.chat_requests += 1
         return self._chat_reply(n, body)
 
+    def _probed(self) -> None:
+        with self._lock:
+            self._stats.probes += 1
+
     def _count(self, status: int, fault: str | None = None) -> None:
         with self._lock:
             self._stats.by_status[status] = self._stats.by_status.get(status, 0) + 1
@@ -279,11 +284,13 @@ class MockServer:
                 # Echo the key the way some providers do, so tests prove the client scrubs it.
                 return error_reply(401, f"Incorrect API key provided: {given.removeprefix('Bearer ')}.",
                               "invalid_request_error", "invalid_api_key")
-        if path == "/props" and method == "GET" and self.props:
-            self._count(200)
+        if path == "/props" and method == "GET":  # llama.cpp's; any other server has no such route
+            self._probed()
+            if not self.props:
+                return error_reply(404, "File Not Found", "not_found_error")
             return props_reply(self.model, self.context_tokens, self.slot_queue.slots if self.slot_queue else None)
         if path.endswith("/models") and method == "GET":
-            self._count(200)
+            self._probed()
             return json_reply(200, {"object": "list", "data": [
                 {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
         routed = self.profile.route(method, path, query, headers)
