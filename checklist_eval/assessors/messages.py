@@ -49,11 +49,12 @@ def paper_text(paper: Paper) -> str:
     return defuse_fence("\n\n".join(p for p in parts if p))
 
 
-def checklist_message(prompts: PromptSet, paper: Paper) -> str:
+def checklist_message(prompts: PromptSet, paper: Paper, items: Sequence[ChecklistItem] | None = None) -> str:
     """Every question with its guidelines, once per paper: part of the shared prefix, so the
-    per-question block stays a few lines (and the guidelines are cached with the paper)."""
+    per-question block stays a few lines (and the guidelines are cached with the paper). ``items``:
+    only these (a paper over the context shares no prefix, and its passages need the room)."""
     blocks = []
-    for item in paper.checklist.items:
+    for item in paper.checklist.items if items is None else items:
         guidelines = "\n".join(f"  - {g}" for g in item.guidelines) or "  - (none)"
         blocks.append(f"{item.id}. {item.title}: {item.question}\n{guidelines}")
     return prompts.user_checklist.format_map({"checklist": "\n\n".join(blocks)})
@@ -102,14 +103,17 @@ def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
     """The system + paper messages; shared by every question of ``paper`` when it fits the budget.
 
     A paper that does not fit gives each question (``item``) the passages of it most relevant to that
-    question (``passages.excerpt``), and the warning says so; without ``item`` the start of the paper
-    stands in (the shares a question would get are its own). The reply-format instructions sit in the
-    system message: they are fixed per endpoint for a run, so keeping them out of the question block
-    leaves the per-question part as small as possible."""
+    question (``passages.excerpt``) and only that question's guidelines, and the warning says so;
+    without ``item`` the start of the paper stands in (the shares a question would get are its own).
+    The reply-format instructions sit in the system message: they are fixed per endpoint for a run, so
+    keeping them out of the question block leaves the per-question part as small as possible."""
     system = f"{prompts.system}\n\n{prompts.format_for(strategy)}"
     checklist = checklist_message(prompts, paper)
     budget = max(2_000, int(0.9 * (prompt_budget - len(system) - len(checklist) - QUESTION_BLOCK_CHARS)))
     full = paper_text(paper)
+    if len(full) > budget and item is not None:  # the other questions' guidelines make room for passages
+        checklist = checklist_message(prompts, paper, [item])
+        budget = max(2_000, int(0.9 * (prompt_budget - len(system) - len(checklist) - QUESTION_BLOCK_CHARS)))
     shown = excerpt(full, question_query(item) if item is not None else "", budget)
     content = prompts.user_paper.format_map({
         "source": Path(paper.source).name, "title": defuse_fence(paper.title or "(untitled)").replace('"', "'"),
