@@ -108,6 +108,10 @@ def run_scoring(bundle: Path, python: Path, workdir: Path, timeout_s: float = 36
     (app / "output").mkdir()
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "CHECKLIST_EVAL_")) and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # A worker's container starts without checklist-eval: an earlier drill's install (same version
+    # string, older code) must not stand in for this bundle's wheel. Its dependencies may stay.
+    subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", "checklist-eval"], capture_output=True,
+                   timeout=300)
     t0 = time.perf_counter()
     r = subprocess.run([str(python), str(app / "program" / "score.py"), str(app / "input"), str(app / "output")],
                        capture_output=True, text=True, timeout=timeout_s, env=env, cwd=app / "program")
