@@ -130,3 +130,15 @@ def test_check_of_a_real_paper_over_the_context_on_a_llama_cpp_engine(shared_dir
     result = json.loads(proc.stdout)
     said = [w["message"] for w in result["warnings"] if "passages most relevant" in w["message"]]
     assert len(said) == 1 and "of the text on median" in said[0]
+
+
+def test_the_engines_refusal_is_read_through_a_proxys_wrapping():
+    # LiteLLM's proxy passes llama.cpp's 400 on inside its own message, without the engine's fields.
+    from checklist_eval.assessors.context import context_refusal
+
+    said = ("litellm.BadRequestError: OpenAIException - request (9120 tokens) exceeds the available context size "
+            "(8192 tokens), try increasing it. Received Model Group=local-gemma")
+    assert context_refusal(400, {"error": {"message": said, "type": None, "param": None, "code": "400"}}, said) == (
+        9120, 8192)
+    refused = "Unsupported parameter: 'logprobs' is not supported with this model."
+    assert context_refusal(400, {"error": {"message": refused}}, refused) is None
