@@ -21,9 +21,10 @@ from typing import Any
 
 __all__ = ["BUDGET_CHARS_PER_TOKEN", "ContextWindow", "TEMPLATE_TOKENS", "context_refusal"]
 
-# Measured with the engine's own tokenizer on the 42 shared papers (scripts/bench_context.py): the
-# densest paper prompt held 3.1 characters a token under Gemma 3's tokenizer; 2.8 keeps that margin.
-BUDGET_CHARS_PER_TOKEN = 2.8
+# Measured with an engine's own chat template and tokenizer (llama.cpp, Gemma 3) on the longest prompt of
+# each of the 42 shared papers (scripts/bench_context.py): at 2.8 the densest came within 7 tokens of a
+# 128k window (about 2.5 characters a token: LaTeX), so 2.5, with the paper's 10 % margin on top.
+BUDGET_CHARS_PER_TOKEN = 2.5
 TEMPLATE_TOKENS = 64  # the chat template's role markers and separators around four messages
 MIN_CHARS_PER_TOKEN = 1.0  # no tokenizer packs less; a refusal naming fewer is not believed
 MAX_SHRINKS = 3  # a question refused as too long is rebuilt smaller at most this often
