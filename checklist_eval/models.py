@@ -333,6 +333,9 @@ class Provenance(BaseModel):
     endpoint: str | None = None  # host[:port]/path of the endpoint; never a key
     temperature: float | None = None
     seed: int | None = None
+    # Share of the paper's text the model was given (below 1: a paper over the context, cut to the
+    # passages most relevant to this question); None for an assessor that reads no prompt.
+    context_share: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 Verdict = Literal["correct", "incorrect", "unverifiable"]

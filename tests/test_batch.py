@@ -126,7 +126,9 @@ def test_rerun_scores_again_exactly_what_changed(root, tmp_path, capsys):
 
 
 def _requests(server) -> int:
-    return server.stats.requests  # every HTTP request the loopback server received
+    # every chat request the loopback server received (an engine is also asked what it is, once per run
+    # that sends anything: stats.probes)
+    return server.stats.chat_requests
 
 
 def test_resume_after_interrupt_makes_zero_repeated_requests(root, tmp_path, monkeypatch, capsys):

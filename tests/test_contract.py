@@ -146,7 +146,8 @@ def test_dry_run_plans_are_their_model(batch):
     assert list(plan) == [k for k in docs["challenge.costplan.CostPlan"] if k not in llm_only]
     assert [f["submission_id"] for f in plan["failures"]] == ["team-broken"]
     assert all(list(f) == docs["challenge.results.leaderboard.Failure"] for f in plan["failures"])
-    assert all(list(p) == [k for k in docs["challenge.costplan.PlannedPaper"] if k not in ("truncated", "reasoning_tokens")]
+    llm_paper = ("truncated", "body_share", "body_share_min", "reasoning_tokens")
+    assert all(list(p) == [k for k in docs["challenge.costplan.PlannedPaper"] if k not in llm_paper]
                for p in plan["papers"])
     llm = json.loads(cli("score", str(subs / "team-beta"), "--dry-run", "--json", "--assessor", "llm",
                          "--model", "gpt-4o-mini", cwd=tmp))

@@ -194,29 +194,36 @@ def test_401_fails_fast_without_leaking_the_key(caplog):
     assert "SECRETKEY" not in repr(info.value) and "SECRETKEY" not in caplog.text
 
 
-def test_400_context_too_long_fails_fast():
+def test_400_context_too_long_is_learned_and_the_question_sent_again_within_it():
+    # The server says nothing of its window before (no /props): its 400 names the window and the prompt's
+    # tokens, the assessor learns both and sends the passages that fit, not the same request again.
     paper = sample_paper(n_questions=1, body_chars=30_000)
     with MockServer(context_tokens=3000) as server:
-        with pytest.raises(AssessorError, match="400.*maximum context length"):
-            run(llm(server, concurrency=1), paper)
-        assert server.stats.chat_requests == 1
+        a = llm(server, concurrency=1)
+        [out] = run(a, paper)
+        assert server.stats.chat_requests == 2 and server.stats.by_status == {400: 1, 200: 1}
+    assert a.window.tokens == 3000 and a.window.source == "the endpoint's refusal"
+    assert out.provenance.context_share is not None and 0 < out.provenance.context_share < 0.5
+    assert out.provenance.attempts == 2
 
 
-def test_long_paper_is_cut_at_the_budget_with_a_warning():
+def test_long_paper_gives_each_question_its_passages_with_a_warning():
     paper = sample_paper(n_questions=3, body_chars=60_000)
     parsed = paper.model_dump()
     with MockServer(context_tokens=4000) as server:
         a = llm(server, context_tokens=4000, max_tokens=500)
         out = run(a, paper)
-        assert server.stats.by_status == {200: 3}
-        assert server.stats.prefix_share > 0.8  # the cut is identical for every question
+        assert server.stats.by_status == {200: 3}  # none refused: every prompt fits the window
     assert len(out) == 3
     assert paper.model_dump() == parsed  # the assessor says it, the paper it was given stays as parsed
     said = a.paper_warnings(paper)
     assert len(said) == 1 and said[0].kind is WarningKind.TRUNCATED and "context budget" in str(said[0])
+    assert "passages most relevant" in str(said[0]) and "of the text on median" in str(said[0])
     sent = a.messages_for(paper, paper.checklist.items[0], StructuredOutput.JSON_SCHEMA)
-    assert sum(len(m["content"]) for m in sent) < a.config.prompt_char_budget == 4 * (4000 - 500)
-    assert "paper truncated" in sent[1]["content"]
+    assert sum(len(m["content"]) for m in sent) < a.config.prompt_char_budget
+    assert "characters of the paper not shown ...]" in sent[1]["content"]
+    shares = [x.provenance.context_share for x in out]
+    assert all(s is not None and 0 < s < 0.3 for s in shares)
 
 
 def test_concurrency_bound_is_respected():

@@ -48,7 +48,7 @@ def test_batch_dry_run_plans_every_paper_and_sends_nothing(subs, tmp_path):
         assert "passes --max-cost $0.0010" in " ".join(capped.stdout.split())
         assert not out.exists()
         real = cli("batch", str(subs), "--out", str(out), "--quiet", *llm(server))
-        sent = server.stats.requests
+        sent = server.stats.chat_requests
     assert proc.returncode == text.returncode == real.returncode == 0
     plan = json.loads(proc.stdout)
     # Identical requests (team-gamma's G is team-beta's G) are planned, and sent, once.
@@ -104,7 +104,7 @@ def test_max_cost_stops_before_the_cap_and_resumes_without_repeating_a_call(subs
     cap = 0.02
     with MockServer() as server:
         first = cli("batch", str(subs), "--out", str(out), "--quiet", *llm(server), "--max-cost", str(cap))
-        n1 = server.stats.requests
+        n1 = server.stats.chat_requests
         assert first.returncode == 3, first.stderr
         message = first.stderr.strip().splitlines()[-1]
         assert "--max-cost" in message and "rerun" in message and "Traceback" not in first.stderr
@@ -116,7 +116,7 @@ def test_max_cost_stops_before_the_cap_and_resumes_without_repeating_a_call(subs
         assert left["already_cached"] == len({k for _, k, _ in run1}) > 0 and left["calls"] > 0
         second = cli("batch", str(subs), "--out", str(out), "--quiet", "--json", *llm(server), "--max-cost", "5")
         assert second.returncode == 0, second.stderr
-        n2 = server.stats.requests - n1
+        n2 = server.stats.chat_requests - n1
     run2 = _logged_calls(out / "cache.sqlite")[len(run1):]
     assert len(run2) == n2 == left["calls"]
     assert not {k for _, k, _ in run1} & {k for _, k, _ in run2}  # nothing answered in run 1 is asked again
@@ -162,7 +162,9 @@ def test_records_carry_provenance_and_logs_show_the_exchange_without_the_key(sub
     assert proc.returncode == 0, proc.stderr
     recs = pd.read_csv(out / "records.csv", dtype=str, keep_default_na=False)
     answered = recs[recs["answer"].isin(["Yes", "No", "NA"])]
-    assert list(recs.columns)[-5:] == ["endpoint", "output_strategy", "temperature", "seed", "location"]
+    assert list(recs.columns)[-6:] == ["endpoint", "output_strategy", "temperature", "seed", "location",
+                                       "context_share"]
+    assert set(answered["context_share"]) == {"1.0"}  # every paper fits gpt-4o-mini's window whole
     assert set(answered["endpoint"]) == {f"127.0.0.1:{port}/v1"}
     assert set(answered["output_strategy"]) == {"json_schema"}
     assert set(answered["temperature"]) == {"0.3"} and set(answered["seed"]) == {"7"}

@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
+from checklist_eval.assessors.context import ContextWindow
 from checklist_eval.errors import AssessorError
 from checklist_eval.redact import public_url
 
@@ -121,15 +122,22 @@ class LLMConfig(LLMSettings):
 
     @property
     def context_window(self) -> int:
+        return self.window().tokens
+
+    def window(self) -> ContextWindow:
+        """The context window known before the endpoint says anything: ``--context-tokens``, else the
+        model table, else the default (the LLM assessor then asks the engine; see ``engine.probe``)."""
         if self.context_tokens:
-            return self.context_tokens
+            return ContextWindow(self.context_tokens, "--context-tokens")
         matches = [name for name in CONTEXT_TOKENS if self.model.startswith(name)]
-        return CONTEXT_TOKENS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_TOKENS
+        if matches:
+            return ContextWindow(CONTEXT_TOKENS[max(matches, key=len)], "model table")
+        return ContextWindow(DEFAULT_CONTEXT_TOKENS, "default")
 
     @property
     def prompt_char_budget(self) -> int:
-        """Characters the whole prompt may hold (see the ``llm`` module docstring)."""
-        return CHARS_PER_TOKEN * (self.context_window - self.max_tokens)
+        """Characters the whole prompt may hold (see ``context.ContextWindow``)."""
+        return self.window().prompt_char_budget(self.max_tokens)
 
 
 class AssessorConfig(LLMSettings):

@@ -14,7 +14,7 @@ from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.messages import prefix_messages
 from checklist_eval.assessors.prompts import PromptSet
 from checklist_eval.assessors.structured import chain_from
-from checklist_eval.models import Paper, StructuredOutput, Usage
+from checklist_eval.models import ChecklistItem, Paper, StructuredOutput, Usage
 
 __all__ = ["estimate_run"]
 
@@ -38,23 +38,29 @@ class _Planner:
     prompt_chars: int = 0
 
     def plan_paper(self, paper: Paper) -> dict[str, Any]:
-        prefix, warning = prefix_messages(self.prompts, paper, self.prompt_budget)
-        prefix_chars = sum(len(m["content"]) for m in prefix)
-        questions = self._questions_to_send(paper, digest_messages(prefix))
+        whole = prefix_messages(self.prompts, paper, self.prompt_budget)
+        questions = self._questions_to_send(paper, digest_messages(whole.messages))
+        prefixes = [whole if whole.share >= 1.0 else prefix_messages(self.prompts, paper, self.prompt_budget, item=item)
+                    for item, _ in questions]
         n = len(questions)
-        paper_chars = sum(prefix_chars + len(q) for q in questions)
+        paper_chars = sum(_chars(p.messages) + len(q) for p, (_, q) in zip(prefixes, questions, strict=True))
         self.calls += n
         self.prompt_chars += paper_chars
-        prefix_tokens = prefix_chars // CHARS_PER_TOKEN
+        prefix_tokens = _chars(whole.messages) // CHARS_PER_TOKEN
+        shares = sorted(p.share for p in prefixes) or [whole.share]
         return {
-            "source": paper.source, "calls": n, "truncated": warning is not None,
+            "source": paper.source, "calls": n, "truncated": whole.warning is not None,
+            # of the paper's text each question is given: a paper over the context gives the passages
+            # most relevant to the question (median and least over its questions)
+            "body_share": round(shares[len(shares) // 2], 4), "body_share_min": round(shares[0], 4),
             "prompt_tokens": paper_chars // CHARS_PER_TOKEN,
             # Providers cache a shared prefix of at least PREFIX_CACHE_MIN_TOKENS after its first use.
-            "cached_tokens": prefix_tokens * max(0, n - 1) if prefix_tokens >= PREFIX_CACHE_MIN_TOKENS else 0,
+            "cached_tokens": (prefix_tokens * max(0, n - 1)
+                              if prefix_tokens >= PREFIX_CACHE_MIN_TOKENS and whole.share >= 1.0 else 0),
             "completion_tokens": n * self.completion_tokens,
         }
 
-    def _questions_to_send(self, paper: Paper, digest: str) -> list[str]:
+    def _questions_to_send(self, paper: Paper, digest: str) -> list[tuple[ChecklistItem, str]]:
         out = []
         digests: dict[StructuredOutput, str] = {}
         for item in paper.checklist.items:
@@ -68,16 +74,20 @@ class _Planner:
             if self._cached(paper, question, digests):
                 self.answered_before += 1
                 continue
-            out.append(question)
+            out.append((item, question))
         return out
 
     def _cached(self, paper: Paper, question: str, digests: dict[StructuredOutput, str]) -> bool:
         if self.in_cache is None:
             return False
         if not digests:  # the prefix of every strategy a cached answer may have been asked in
-            digests.update({s: digest_messages(prefix_messages(self.prompts, paper, self.prompt_budget, s)[0])
+            digests.update({s: digest_messages(prefix_messages(self.prompts, paper, self.prompt_budget, s).messages)
                             for s in chain_from(StructuredOutput.JSON_SCHEMA)})
         return any(self.in_cache(s.value, d, question) for s, d in digests.items())
+
+
+def _chars(messages: list[dict[str, str]]) -> int:
+    return sum(len(m["content"]) for m in messages)
 
 
 def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]:
@@ -108,5 +118,6 @@ def estimate_run(papers: list[Paper], options: dict[str, Any]) -> dict[str, Any]
         "cost_usd": round(cost, 6),
         "priced": bool(model) and prices.lookup(model) is not None,
         "papers": per_paper,
+        "context_tokens": cfg.context_window,
         "note": "tokens ~ characters/4; cost assumes no provider prefix-cache discount (an upper estimate)",
     }

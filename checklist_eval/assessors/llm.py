@@ -31,10 +31,12 @@ from checklist_eval import redact
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
-from checklist_eval.assessors.config import CHARS_PER_TOKEN, LLMConfig
+from checklist_eval.assessors.config import LLMConfig
+from checklist_eval.assessors.engine import EngineFacts
 from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for, wants_passages
+from checklist_eval.assessors.fitting import ContextFitting
 from checklist_eval.assessors.ledger import PriceTable
-from checklist_eval.assessors.messages import PaperPrefix, paper_text, prefix_key, prefix_messages
+from checklist_eval.assessors.messages import PaperPrefix, paper_text
 from checklist_eval.assessors.passages import offered_passages, rested_on
 from checklist_eval.assessors.prompts import PromptSet, prompts_root
 from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks
@@ -48,6 +50,7 @@ from checklist_eval.assessors.retry import (
     RetryPolicy,
     check_completion,
     fatal_error,
+    is_overload,
 )
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.spending import SpendingAndEvidence
@@ -67,7 +70,6 @@ from checklist_eval.models import (
     Assessment,
     ChecklistItem,
     Paper,
-    ParseWarning,
     Provenance,
     StructuredOutput,
     Usage,
@@ -100,12 +102,15 @@ class RequestFailed(Exception):
     """A request that failed for good (the error is ``cause``), with what it sent: the assessor bills its
     attempts, learns from a refused parameter and sends it again, or reports the cause."""
 
-    def __init__(self, cause: BaseException, *, attempts: int, sent: EndpointQuirks, params: dict[str, Any]):
+    def __init__(self, cause: BaseException, *, attempts: int, sent: EndpointQuirks, params: dict[str, Any],
+                 budget: int = 0, chars: int = 0):
         super().__init__(str(cause))
         self.cause = cause
         self.attempts = attempts
         self.sent = sent  # the quirks the last attempt was sent with
         self.params = params  # its parameters (model and messages left out)
+        self.budget = budget  # the prompt's character budget it was built for
+        self.chars = chars  # the characters of its messages
 
 
 @dataclass
@@ -115,9 +120,12 @@ class _Sending:
     sent: EndpointQuirks
     params: dict[str, Any] = field(default_factory=dict)
     attempts: int = 0
+    budget: int = 0
+    chars: int = 0
 
     def failed(self, cause: BaseException) -> RequestFailed:
-        return RequestFailed(cause, attempts=self.attempts, sent=self.sent, params=self.params)
+        return RequestFailed(cause, attempts=self.attempts, sent=self.sent, params=self.params, budget=self.budget,
+                             chars=self.chars)
 
 
 @dataclass
@@ -143,7 +151,7 @@ def _open_cache(config: LLMConfig) -> Cache:
     return Cache(config.cache_path, CacheMode.REFRESH if config.refresh else CacheMode.USE)
 
 
-class LLMAssessor(SpendingAndEvidence, Assessor):
+class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
     name: ClassVar[str] = "llm"
     needs_network: ClassVar[bool] = True
 
@@ -156,7 +164,10 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         self.base_url = config.resolved_base_url
         self.endpoint = endpoint_identity(self.base_url)
         self._api_key = self._read_key()
-        self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm)
+        self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload)
+        self.window = config.window()  # what the engine says (``_learn_engine``) and refuses may lower it
+        self._engine_asked: asyncio.Task[EngineFacts] | None = None
+        self._engine_known = False
         self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
                                  maximum=config.backoff_max, on_retry_after=self.scheduler.pause,
                                  breaker=CircuitBreaker(max(BREAKER_FAILURES, config.concurrency)))
@@ -224,32 +235,6 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
 
     # -- messages ---------------------------------------------------------------------------------
 
-    def paper_prefix(self, paper: Paper, strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA) -> PaperPrefix:
-        key = prefix_key(paper, strategy)
-        cached = self._prefixes.get(key)
-        if cached is not None:
-            return cached
-        messages, warning = prefix_messages(self.prompts, paper, self.config.prompt_char_budget, strategy)
-        tokens = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
-        prefix = PaperPrefix(messages, tokens, warning)
-        if warning and strategy is StructuredOutput.JSON_SCHEMA:  # said once per paper, not per strategy
-            log.warning("%s: %s", paper.source, warning)
-        if len(self._prefixes) > 256:  # a batch of hundreds of papers: keep memory flat
-            self._prefixes.clear()
-        self._prefixes[key] = prefix
-        return prefix
-
-    def paper_warnings(self, paper: Paper) -> list[ParseWarning]:
-        """That the paper was cut to fit the context budget, when it was (and any question was asked)."""
-        if not any(item.is_answered for item in paper.checklist.items):
-            return []
-        warning = self.paper_prefix(paper).warning
-        return [warning] if warning else []
-
-    def messages_for(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput) -> list[dict[str, str]]:
-        prefix = self.paper_prefix(paper, strategy)
-        return [*prefix.messages, {"role": "user", "content": question_for(self.prompts, paper, item)}]
-
     def _params(self, strategy: StructuredOutput, quirks: EndpointQuirks) -> dict[str, Any]:
         """The request parameters, as this endpoint takes them (what it refused left out or renamed)."""
         params: dict[str, Any] = {"temperature": self.config.temperature}
@@ -277,7 +262,9 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
 
         What the endpoint taught us is left out: a refusal is a property of (endpoint, model), both in the
         key, so the same asked-for parameters always become the same sent ones there; keying on what was
-        learned would make a rerun miss until it had relearned. Transport knobs are left out too."""
+        learned would make a rerun miss until it had relearned. Transport knobs are left out too. A paper
+        over the context is keyed by its whole prefix at this budget: the passages a question gets follow
+        from it and the question, both in the key."""
         params: dict[str, Any] = {"temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
         if self.config.seed is not None:
             params["seed"] = self.config.seed
@@ -310,7 +297,9 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                 raise self._broken
             self.retry.breaker.check()  # an endpoint failing every request: queued ones are not sent
             sending.sent = dataclasses.replace(quirks)
+            sending.budget = self.window.prompt_char_budget(self.config.max_tokens)
             body = self.request_body(paper, item, sending.sent, feedback)
+            sending.chars = sum(len(m["content"]) for m in body["messages"])
             held = await self._reserve(body["messages"])
             sending.params = {k: v for k, v in body.items() if k not in ("model", "messages")}
             sending.attempts += 1
@@ -361,7 +350,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                                   strategy=strategy, usage=usage, latency_s=latency_s, cached=cached,
                                   attempts=usage.calls, quirks=list(verdict.get("quirks") or []),
                                   endpoint=self.endpoint, temperature=self.config.temperature,
-                                  seed=self.config.seed),
+                                  seed=self.config.seed, context_share=verdict.get("context_share")),
             **graded,
         )
 
@@ -382,6 +371,8 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         started = time.perf_counter()
         quirks = self.quirks()
         hit = self._from_cache(paper, item, quirks)
+        if hit is None and await self._learn_engine():  # the engine's window changes the prompt: look again
+            hit = self._from_cache(paper, item, quirks)
         if hit is not None:
             return hit
         # Two papers can put the very same question (a GT submission's A is T's paper with G's answers):
@@ -395,7 +386,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
 
     async def _judge_fresh(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, started: float,
                            shared: asyncio.Future) -> Assessment:
-        question = _Question(est_tokens=self.paper_prefix(paper).tokens + 400 + self.config.max_tokens)
+        question = _Question(est_tokens=self.paper_prefix(paper, item=item).tokens + 400 + self.config.max_tokens)
         try:
             verdict, p_correct, strategy = await self._ask_until_usable(paper, item, quirks, question)
         except BaseException:
@@ -408,7 +399,8 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
         # redact_obj maps a dict to a dict; its signature says object because it takes any JSON value.
         stored = cast("dict[str, Any]", redact.redact_obj(verdict.model_dump())) | {
-            "p_correct": p_correct, "quirks": list(quirks.learned)}
+            "p_correct": p_correct, "quirks": list(quirks.learned),
+            "context_share": round(self.paper_prefix(paper, strategy, item).share, 4)}
         shared.set_result((stored, strategy))
         if self.cache.writes:
             key = self._cache_key(paper, question_for(self.prompts, paper, item), strategy)
@@ -472,6 +464,8 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         except RequestFailed as failed:
             question.add(Usage(calls=failed.attempts))
             err = failed.cause
+            if self._shrunk_after_refusal(paper, item, failed, question):
+                return None
             if (isinstance(err, openai.BadRequestError) and question.relearned < MAX_RELEARN
                     and quirks.learn_from_refusal(err, auto=self.config.structured == "auto", sent=failed.sent,
                                                   sent_params=failed.params, where=self._where)):
@@ -510,6 +504,13 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         log.info("question %s: %s; asking again (%d/%d)", item.id, why, question.invalid, self.config.reask)
         question.feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
                              {"role": "user", "content": f"{REASK_PREFIX} {why}. Reply again in the required format."}]
+
+    def _refused_key(self, err: openai.APIStatusError) -> AssessorError:
+        """The engine's probe was refused the key: the run stops as at a chat request's 401/403."""
+        usage = Usage(calls=0 if self._broken is err else 1)  # one probe, however many questions waited on it
+        self.usage = self.usage + usage
+        question = _Question(est_tokens=0, usage=usage)
+        return self._fatal(err, question)
 
     def _fatal(self, err: BaseException, question: _Question) -> AssessorError:
         """The error that ends ``question``, with what it spent; a refusal of the key or model also

@@ -5,11 +5,11 @@
     [user]    every question with its guidelines (once per paper, so part of the shared prefix)
     [user]    the question block              the only part that changes per question
 
-Context budget: the prompt may hold ``4 * (context_tokens - max_tokens)`` characters (4 characters per
-token, the usual English ratio); the paper gets what the system message, the checklist message and
-``QUESTION_BLOCK_CHARS`` for the question block leave, less a 10 % margin for text that tokenizes
-denser (LaTeX, numbers). A longer paper is cut there, and the cut is said in a warning. The cut is the
-same for every question of a paper, so the shared prefix stays shared.
+Context budget: the prompt may hold the characters ``context.ContextWindow.prompt_char_budget`` allows;
+the paper gets what the system message, the checklist message and ``QUESTION_BLOCK_CHARS`` for the
+question block leave, less a 10 % margin. A paper that fits is the same for every question, so the
+shared prefix stays shared; a longer one gives each question the passages most relevant to it
+(``passages.py``), what share of the paper that was travels with the verdict, and a warning says so.
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checklist_eval.assessors.cache import digest_messages
+from checklist_eval.assessors.excerpts import excerpt
 from checklist_eval.models import ChecklistItem, Paper, ParseWarning, StructuredOutput, WarningKind
 
 if TYPE_CHECKING:
     from checklist_eval.assessors.prompts import PromptSet
 
-__all__ = ["PaperPrefix", "QUESTION_BLOCK_CHARS", "checklist_message", "cut_paper", "defuse_fence", "paper_text",
-           "prefix_key", "prefix_messages", "question_message"]
+__all__ = ["PaperPrefix", "Prefix", "QUESTION_BLOCK_CHARS", "checklist_message", "defuse_fence", "paper_text",
+           "prefix_key", "prefix_messages", "question_message", "question_query"]
 
 QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long justification
 
@@ -48,11 +49,12 @@ def paper_text(paper: Paper) -> str:
     return defuse_fence("\n\n".join(p for p in parts if p))
 
 
-def checklist_message(prompts: PromptSet, paper: Paper) -> str:
+def checklist_message(prompts: PromptSet, paper: Paper, items: Sequence[ChecklistItem] | None = None) -> str:
     """Every question with its guidelines, once per paper: part of the shared prefix, so the
-    per-question block stays a few lines (and the guidelines are cached with the paper)."""
+    per-question block stays a few lines (and the guidelines are cached with the paper). ``items``:
+    only these (a paper over the context shares no prefix, and its passages need the room)."""
     blocks = []
-    for item in paper.checklist.items:
+    for item in paper.checklist.items if items is None else items:
         guidelines = "\n".join(f"  - {g}" for g in item.guidelines) or "  - (none)"
         blocks.append(f"{item.id}. {item.title}: {item.question}\n{guidelines}")
     return prompts.user_checklist.format_map({"checklist": "\n\n".join(blocks)})
@@ -82,38 +84,51 @@ def question_message(prompts: PromptSet, item: ChecklistItem, facts: Sequence[st
     })
 
 
-def cut_paper(text: str, budget: int) -> tuple[str, bool]:
-    if len(text) <= budget:
-        return text, False
-    cut = text.rfind("\n", 0, budget)
-    cut = cut if cut > budget * 0.9 else budget
-    return text[:cut] + f"\n[... paper truncated: {cut} of {len(text)} characters shown ...]", True
+def question_query(item: ChecklistItem) -> str:
+    """What a question's passages are ranked against: the question and the answer's justification."""
+    return f"{item.title} {item.question} {item.justification or ''}"
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """The messages before the question block, the warning when the paper did not fit whole, and the
+    share of the paper's text they give (1.0: all of it)."""
+
+    messages: list[dict[str, str]]
+    warning: ParseWarning | None
+    share: float = 1.0
 
 
 def prefix_messages(prompts: PromptSet, paper: Paper, prompt_budget: int,
                     strategy: StructuredOutput = StructuredOutput.JSON_SCHEMA,
-                    ) -> tuple[list[dict[str, str]], ParseWarning | None]:
-    """The system + paper messages shared by every question of ``paper``; a warning when cut.
+                    item: ChecklistItem | None = None) -> Prefix:
+    """The system + paper messages; shared by every question of ``paper`` when it fits the budget.
 
-    The reply-format instructions sit in the system message: they are fixed per endpoint for a run,
-    so keeping them out of the question block leaves the per-question part as small as possible."""
+    A paper that does not fit gives each question (``item``) the passages of it most relevant to that
+    question (``passages.excerpt``) and only that question's guidelines, and the warning says so;
+    without ``item`` the start of the paper stands in (the shares a question would get are its own).
+    The reply-format instructions sit in the system message: they are fixed per endpoint for a run, so
+    keeping them out of the question block leaves the per-question part as small as possible."""
     system = f"{prompts.system}\n\n{prompts.format_for(strategy)}"
     checklist = checklist_message(prompts, paper)
     budget = max(2_000, int(0.9 * (prompt_budget - len(system) - len(checklist) - QUESTION_BLOCK_CHARS)))
     full = paper_text(paper)
-    text, truncated = cut_paper(full, budget)
+    if len(full) > budget and item is not None:  # the other questions' guidelines make room for passages
+        checklist = checklist_message(prompts, paper, [item])
+        budget = max(2_000, int(0.9 * (prompt_budget - len(system) - len(checklist) - QUESTION_BLOCK_CHARS)))
+    shown = excerpt(full, question_query(item) if item is not None else "", budget)
     content = prompts.user_paper.format_map({
         "source": Path(paper.source).name, "title": defuse_fence(paper.title or "(untitled)").replace('"', "'"),
-        "paper": text,
+        "paper": shown.text,
     })
     warning = None
-    if truncated:
+    if shown.share < 1.0:
         warning = ParseWarning(kind=WarningKind.TRUNCATED, location=paper.source,
                                message=f"paper text ({len(full)} characters) exceeds the model's context budget "
-                                       f"({budget} characters); the assessor saw only the first part")
-    return [{"role": "system", "content": system}, {"role": "user", "content": content},
-            {"role": "user", "content": checklist}], warning
-
+                                       f"({budget} characters); each question was given the passages most "
+                                       "relevant to it")
+    return Prefix([{"role": "system", "content": system}, {"role": "user", "content": content},
+                   {"role": "user", "content": checklist}], warning, shown.share)
 
 
 @dataclass
@@ -121,6 +136,7 @@ class PaperPrefix:
     messages: list[dict[str, str]]
     tokens: int
     warning: ParseWarning | None = None
+    share: float = 1.0  # of the paper's text given (below 1: the passages relevant to one question)
     digest: str = ""  # sha256 of the messages, computed once: the cache key's stand-in for them
 
     def __post_init__(self) -> None:

@@ -24,25 +24,35 @@ def terms(text: str) -> list[str]:
     return [w[:6] for w in re.findall(r"[a-z][a-z0-9-]+", text.lower()) if w not in _STOP and len(w) > 2]
 
 
+class Bm25:
+    """BM25 over a fixed list of documents, their term counts computed once for any number of queries."""
+
+    def __init__(self, documents: list[str]):
+        self.docs = [Counter(terms(d)) for d in documents]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.avg = (sum(self.lengths) / len(self.docs)) if self.docs else 1.0
+
+    def scores(self, query: str) -> list[float]:
+        """The BM25 score of every document for ``query`` (0 for an empty query or corpus)."""
+        docs, q = self.docs, set(terms(query))
+        if not docs or not q:
+            return [0.0] * len(docs)
+        n, avg = len(docs), self.avg or 1.0
+        idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t in q for df in [sum(t in d for d in docs)]}
+        scores = []
+        for d, length in zip(docs, self.lengths, strict=True):
+            s = 0.0
+            for t in q:
+                f = d.get(t, 0)
+                if f:
+                    s += idf[t] * f * (K1 + 1) / (f + K1 * (1 - B + B * length / avg))
+            scores.append(s)
+        return scores
+
+
 def bm25_scores(query: str, documents: list[str]) -> list[float]:
     """The BM25 score of every document for ``query`` (0 for an empty query or corpus)."""
-    docs = [Counter(terms(d)) for d in documents]
-    q = set(terms(query))
-    if not docs or not q:
-        return [0.0] * len(docs)
-    lengths = [sum(d.values()) for d in docs]
-    avg = (sum(lengths) / len(docs)) or 1.0
-    n = len(docs)
-    idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t in q for df in [sum(t in d for d in docs)]}
-    scores = []
-    for d, length in zip(docs, lengths, strict=True):
-        s = 0.0
-        for t in q:
-            f = d.get(t, 0)
-            if f:
-                s += idf[t] * f * (K1 + 1) / (f + K1 * (1 - B + B * length / avg))
-        scores.append(s)
-    return scores
+    return Bm25(documents).scores(query)
 
 
 def relevant(query: str, documents: list[str], index: int, top: int = 3, share: float = 0.5) -> bool:

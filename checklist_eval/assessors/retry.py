@@ -33,7 +33,7 @@ from checklist_eval.models import Usage
 T = TypeVar("T")
 
 __all__ = ["CircuitBreaker", "EndpointDown", "EndpointFault", "MalformedResponse", "ResponseTooLarge", "RetryPolicy",
-           "check_completion", "is_retryable",
+           "check_completion", "is_overload", "is_retryable",
            "parse_retry_after", "fatal_error", "scrub"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -97,6 +97,17 @@ def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
     return False
+
+
+OVERLOAD_STATUS = frozenset({502, 503, 504})
+
+
+def is_overload(exc: BaseException) -> bool:
+    """A failure that says the endpoint has more than it can take now: a timeout, a refused or dropped
+    connection, a 502/503/504 (a gateway's or an engine's "busy"). The scheduler takes fewer in flight."""
+    if isinstance(exc, openai.APIConnectionError):
+        return not isinstance(exc.__cause__, ResponseTooLarge)
+    return isinstance(exc, openai.APIStatusError) and exc.status_code in OVERLOAD_STATUS
 
 
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:

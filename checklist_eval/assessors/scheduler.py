@@ -1,5 +1,6 @@
 """One asyncio scheduler per assessor: every model call passes through it, so a batch over hundreds of
-papers shares one concurrency bound and one pair of rate limits.
+papers shares one concurrency bound, adapted to what the engine takes (``Scheduler``), and one pair of
+rate limits.
 
     async with scheduler.slot(tokens=est):
         ... one HTTP request ...
@@ -14,11 +15,16 @@ pauses the whole scheduler (``pause``), not only the refused request.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+from collections import deque
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from dataclasses import dataclass
+from typing import AsyncIterator, Callable
 
-__all__ = ["Pacer", "Scheduler", "PACING_MARGIN"]
+__all__ = ["Pacer", "Scheduler", "PACING_MARGIN", "Ticket"]
+
+log = logging.getLogger("checklist_eval.assessors.llm")
 
 # Aim 3 % under a stated limit: a request sent late (event-loop or network jitter) lets the next one
 # arrive early, and the margin absorbs that (1.8 s of slack in a provider's 60 s window), while a run
@@ -46,28 +52,83 @@ class Pacer:
         self._next = max(self._next, until)
 
 
+@dataclass
+class Ticket:
+    """One request's place: when it was sent and under which limit (``epoch``), for the adaptation."""
+
+    sent: float
+    epoch: int
+
+
 class Scheduler:
-    def __init__(self, concurrency: int = 8, rpm: float | None = None, tpm: float | None = None):
+    """At most ``limit`` requests in flight, paced by the rate limits. ``concurrency`` (``--concurrency``)
+    is the ceiling; the limit follows what the engine can take:
+
+    - an engine that says how many requests it runs at once (llama.cpp's ``total_slots``, see
+      ``engine.probe``) gets exactly that many (``set_slots``): nothing waits in its queue, so a
+      request's deadline runs while the engine works on it, and every slot stays busy;
+    - otherwise additive increase, multiplicative decrease: a request that fails from overload (a
+      timeout, 502/503/504, a refused connection: ``congestion``) lowers the limit, once per round,
+      to half of what the engine finished while that request waited (Little's law: a queue the engine
+      clears in half a deadline), and ``limit`` answers in a row raise it by one, up to the ceiling.
+    """
+
+    def __init__(self, concurrency: int = 8, rpm: float | None = None, tpm: float | None = None,
+                 congestion: Callable[[BaseException], bool] | None = None):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.concurrency = concurrency
+        self.limit = concurrency
+        self.slots: int | None = None
         self.rpm = rpm
         self.tpm = tpm
-        self._sem: asyncio.Semaphore | None = None
+        self._congestion = congestion
+        self._waiters: deque[asyncio.Future[None]] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._requests = Pacer(rpm * PACING_MARGIN / 60.0) if rpm else None
         self._tokens = Pacer(tpm * PACING_MARGIN / 60.0) if tpm else None
         self._paused_until = 0.0
+        self._epoch = 0
+        self._streak = 0  # answers since the limit last changed
+        self._answered: deque[float] = deque(maxlen=4096)  # when recent answers came back
         self.in_flight = 0
         self.max_in_flight = 0
+        self.decreases = 0
 
-    def _semaphore(self) -> asyncio.Semaphore:
-        # A semaphore belongs to one event loop; a CLI that runs asyncio.run twice gets a fresh one.
+    async def _acquire(self) -> None:
         loop = asyncio.get_running_loop()
-        if self._sem is None or self._loop is not loop:
-            self._sem = asyncio.Semaphore(self.concurrency)
-            self._loop = loop
-        return self._sem
+        if self._loop is not loop:  # a CLI that runs asyncio.run twice: the old loop's waiters are gone
+            self._loop, self._waiters, self.in_flight = loop, deque(), 0
+        while self.in_flight >= self.limit:
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake()  # pass on the place this cancelled task was given
+                raise
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _release(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake as many waiters as there are free places (each checks again when it runs)."""
+        free = self.limit - self.in_flight
+        while free > 0 and self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                free -= 1
+
+    def set_slots(self, slots: int) -> None:
+        """The engine runs ``slots`` requests at once: keep that many in flight (at most the ceiling)."""
+        self.slots = max(1, slots)
+        self.limit = min(self.concurrency, self.slots)
+        self._wake()
 
     def pause(self, seconds: float) -> None:
         """Hold every request that has not started yet for ``seconds`` (a server said Retry-After)."""
@@ -87,14 +148,41 @@ class Scheduler:
         if delay > 0:
             await asyncio.sleep(delay)
 
+    def _answered_ok(self, ticket: Ticket) -> None:
+        self._answered.append(time.monotonic())
+        if self.slots is not None or self.limit >= self.concurrency:
+            return
+        self._streak += 1
+        if self._streak >= self.limit:
+            self.limit += 1
+            self._streak = 0
+            self._wake()
+
+    def _overloaded(self, ticket: Ticket) -> None:
+        if self.slots is not None or ticket.epoch != self._epoch:
+            return  # the engine said its slots; or the limit already fell since this request left
+        finished = sum(1 for t in self._answered if t >= ticket.sent)
+        self.limit = max(1, min(self.limit // 2, finished // 2))
+        self._epoch += 1
+        self._streak = 0
+        self.decreases += 1
+        log.warning("the endpoint is overloaded (a request failed after %.0f s); at most %d request(s) in flight "
+                    "from now on", time.monotonic() - ticket.sent, self.limit)
+
     @asynccontextmanager
-    async def slot(self, tokens: int = 0) -> AsyncIterator[None]:
-        """Hold one of ``concurrency`` places, after waiting for the rate limits' turn."""
-        async with self._semaphore():
+    async def slot(self, tokens: int = 0) -> AsyncIterator[Ticket]:
+        """Hold one of ``limit`` places, after waiting for the rate limits' turn; what happens inside
+        (an answer, an overload) adapts the limit."""
+        await self._acquire()
+        try:
             await self._wait_turn(tokens)
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            ticket = Ticket(time.monotonic(), self._epoch)
             try:
-                yield
-            finally:
-                self.in_flight -= 1
+                yield ticket
+            except BaseException as exc:
+                if self._congestion is not None and isinstance(exc, Exception) and self._congestion(exc):
+                    self._overloaded(ticket)
+                raise
+            self._answered_ok(ticket)
+        finally:
+            self._release()

@@ -30,7 +30,11 @@ class PlannedPaper(OptionalParts):
     prompt_tokens: int
     cached_tokens: int
     completion_tokens: int
-    truncated: bool | None = None  # LLM: the paper is cut to the model's context
+    truncated: bool | None = None  # LLM: the paper is over the model's context
+    # LLM: share of the paper's text a question is given (median, least); below 1 the paper is over the
+    # context and each question gets the passages most relevant to it
+    body_share: float | None = None
+    body_share_min: float | None = None
     reasoning_tokens: int | None = None  # LLM: the estimated part of completion_tokens spent reasoning
     cost_usd: float | None  # None: the model has no price
     items_judged_offline: int | None = None  # heuristic: answers judged without any call
@@ -102,7 +106,8 @@ def plan_papers(labelled: list[tuple[str, Paper]], config: AssessorConfig) -> Co
     prices = PriceTable.load(config.prices)
     price = prices.lookup(config.model)
     options: dict[str, Any] = {"model": config.model, "prompt_version": config.prompt_version,
-                               "prices": config.prices, "reasoning_effort": config.reasoning_effort}
+                               "prices": config.prices, "reasoning_effort": config.reasoning_effort,
+                               "context_tokens": config.context_tokens, "max_tokens": config.max_tokens}
     db = _open_cache(cache_read_by(config))
     try:
         if db is not None:
@@ -116,7 +121,9 @@ def plan_papers(labelled: list[tuple[str, Paper]], config: AssessorConfig) -> Co
         cost = None if price is None else round(price.cost(
             per["prompt_tokens"], per["completion_tokens"], per["cached_tokens"]), 6)
         rows.append(PlannedPaper(paper=label, source=paper.source, **{k: per[k] for k in TOKEN_FIELDS},
-                                 truncated=per["truncated"], reasoning_tokens=per["reasoning_tokens"], cost_usd=cost))
+                                 truncated=per["truncated"], body_share=per["body_share"],
+                                 body_share_min=per["body_share_min"], reasoning_tokens=per["reasoning_tokens"],
+                                 cost_usd=cost))
     return _plan(config.assessor, config.model, rows, priced=price is not None, max_cost=config.max_cost,
                  already_cached=est["already_cached"], reasoning_per_call=est["reasoning_per_call"])
 
@@ -147,6 +154,12 @@ def cache_read_by(config: AssessorConfig) -> Path | None:
     return config.cache_path
 
 
+def _share(r: PlannedPaper) -> str:
+    if r.body_share is None or r.body_share_min is None:
+        return ""
+    return "all" if r.body_share_min >= 1.0 else f"{r.body_share:.0%} ({r.body_share_min:.0%})"
+
+
 def usd(cost: float | None) -> str:
     """A cost for people: "price unknown" when the model has no price, never $0."""
     return PRICE_UNKNOWN if cost is None else f"${cost:.4f}"
@@ -167,11 +180,20 @@ def print_plan(plan: CostPlan) -> None:
     table.add_column("paper", overflow="fold")
     for col in ("calls", "prompt tokens", "cached", "completion", "cost"):
         table.add_column(col, justify="right")
+    cut = [r for r in plan.papers if r.body_share is not None and r.body_share < 1.0]
+    if cut:
+        table.add_column("text sent", justify="right")
     for r in plan.papers:
-        table.add_row(r.paper, *(f"{getattr(r, k):,}" for k in TOKEN_FIELDS), usd(r.cost_usd))
-    table.add_row("total", *(f"{getattr(plan, k):,}" for k in TOKEN_FIELDS), usd(plan.cost_usd), style="bold")
+        table.add_row(r.paper, *(f"{getattr(r, k):,}" for k in TOKEN_FIELDS), usd(r.cost_usd),
+                      *([_share(r)] if cut else []))
+    table.add_row("total", *(f"{getattr(plan, k):,}" for k in TOKEN_FIELDS), usd(plan.cost_usd), *([""] if cut else []),
+                  style="bold")
     console = terminal_console()
     console.print(table)
+    if cut:
+        console.print(f"{len(cut)} paper(s) over the model's context: each question is given the passages most "
+                      "relevant to it; 'text sent' is the share of the paper's text (median, least)",
+                      markup=False, highlight=False)
     for f in plan.failures or []:
         console.print(f"not planned: {f.submission_id}: {f.error}", markup=False, highlight=False)
     if plan.already_cached:

@@ -94,6 +94,9 @@ class Record(Row):
         if self.state is None:
             self.state = state_of(self.c == 1, self.verdict or None, bool(self.passages))
         return self
+    # Share of the paper's text the model was given: below 1 the paper was over its context and this
+    # question got the passages most relevant to it; empty for the heuristic assessor.
+    context_share: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @field_validator("case", mode="before")
     @classmethod
@@ -210,7 +213,7 @@ def _provenance_columns(prov) -> dict[str, object]:
         return {}
     strategy = prov.strategy.value if prov.strategy is not None else ""
     return {"endpoint": prov.endpoint or "", "output_strategy": "" if strategy == "none" else strategy,
-            "temperature": prov.temperature, "seed": prov.seed}
+            "temperature": prov.temperature, "seed": prov.seed, "context_share": prov.context_share}
 
 
 # ---------------------------------------------------------------------------------------------- write

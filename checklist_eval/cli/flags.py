@@ -36,12 +36,14 @@ _MAX_ATTEMPTS = number("--max-attempts", kind=int, low=1, high=100)
 _TEMPERATURE = number("--temperature", low=0, high=2)
 _SEED = number("--seed", kind=int, low=-(2**63))
 _MAX_COST = number("--max-cost", low=0, high=1e9)
+_CONTEXT_TOKENS = number("--context-tokens", kind=int, low=512, high=100_000_000)
 _PARSE_TIMEOUT = number("--parse-timeout", low=0, low_open=True, high=MAX_TIMEOUT_S)
 _PARSE_MEMORY = number("--parse-memory", kind=int, low=0, high=2**40)
 
 # Flags that map one to one onto a setting of the same name.
 _SETTING_FLAGS = ("model", "base_url", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "max_attempts",
-                  "structured", "prompt_version", "prices", "temperature", "max_cost", "reasoning_effort")
+                  "structured", "prompt_version", "prices", "temperature", "max_cost", "reasoning_effort",
+                  "context_tokens")
 
 
 def add_assessor_args(parser: argparse.ArgumentParser) -> None:
@@ -56,11 +58,16 @@ def add_assessor_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key-env", default=None, metavar="NAME",
                    help=f"environment variable holding the API key (default {d('api_key_env')})")
     g.add_argument("--concurrency", type=_CONCURRENCY, default=None, metavar="N",
-                   help=f"requests in flight at most (default {d('concurrency')})")
+                   help=f"requests in flight at most (default {d('concurrency')}); fewer when the engine says "
+                        "its slots (llama.cpp /props) or answers timeouts/503s")
     g.add_argument("--rpm", type=_RPM, default=None, metavar="N", help="requests per minute limit")
     g.add_argument("--tpm", type=_TPM, default=None, metavar="N", help="tokens per minute limit")
     g.add_argument("--timeout", type=_TIMEOUT, default=None, metavar="S",
                    help=f"per-request timeout (s) (default {d('timeout'):g})")
+    g.add_argument("--context-tokens", type=_CONTEXT_TOKENS, default=None, metavar="N",
+                   help="the model's context window per request, in tokens (default: what the engine says "
+                        "(llama.cpp /props, vLLM /v1/models), else the model table, else 128000); a paper "
+                        "over it gives each question the passages most relevant to it")
     g.add_argument("--max-attempts", type=_MAX_ATTEMPTS, default=None, metavar="N",
                    help=f"attempts per request on 429/5xx/timeouts (default {d('max_attempts')})")
     g.add_argument("--structured", choices=STRUCTURED_CHOICES, default=None,

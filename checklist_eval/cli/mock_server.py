@@ -30,7 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-json-schema", action="store_true", help="refuse response_format json_schema")
     p.add_argument("--refuse-logprobs", action="store_true",
                    help="answer requests for logprobs with a 400 (as OpenAI's reasoning models do)")
-    p.add_argument("--context-tokens", type=int, default=128_000)
+    p.add_argument("--context-tokens", type=int, default=128_000, help="the context of one request (one slot)")
+    p.add_argument("--slots", type=int, default=None, metavar="N",
+                   help="work on at most N chat requests at once, queueing the rest (as llama.cpp's slots)")
+    p.add_argument("--props", action="store_true", help="serve llama.cpp's GET /props (n_ctx, total_slots)")
+    p.add_argument("--context-error", default="openai", choices=("openai", "llama.cpp"),
+                   help="the words of the 400 for a prompt over the context (default openai)")
     p.add_argument("--batch-delay", type=float, default=0.0, metavar="S",
                    help="seconds from batch creation to completion (/v1/batches)")
     p.add_argument("--batch-failure-rate", type=float, default=0.0, metavar="R",
@@ -76,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     server = MockServer(latency=args.latency, faults=faults, seed=args.seed, rpm_limit=args.rpm,
                         supports_json_schema=not args.no_json_schema, refuse_logprobs=args.refuse_logprobs,
                         context_tokens=args.context_tokens, host=args.host, port=args.port, profile=args.profile,
-                        misbehave=_misbehave_mode(args.misbehave))
+                        misbehave=_misbehave_mode(args.misbehave), slots=args.slots, props=args.props,
+                        context_error=args.context_error)
     server.batches.delay = args.batch_delay
     server.batches.failure_rate = args.batch_failure_rate
     server.batches.expire = args.batch_expire

@@ -23,6 +23,7 @@ from checklist_eval.testing.batches import BatchService
 from checklist_eval.testing.completions import completions_reply
 from checklist_eval.testing.profiles import get_profile
 from checklist_eval.testing.replies import Reply, Request, error_reply, json_reply
+from checklist_eval.testing.slots import CONTEXT_ERRORS, SlotQueue, context_exceeded, props_reply
 from checklist_eval.testing.transport import serve_connection
 from checklist_eval.testing.verdicts import (
     FAKE_QUOTE,
@@ -70,6 +71,9 @@ class ServerStats:
     # share of prompt tokens in a prefix shared with ANY other request (the prefix a paper's questions share)
     prefix_share: float = 0.0
     arrivals: list[float] = field(default_factory=list)  # monotonic arrival time of each chat request
+    probes: int = 0  # GET /models and /props answered (a client asking what the engine is; not in by_status)
+    max_queued: int = 0  # with slots: the most requests waiting at once for a busy slot
+    max_busy_slots: int = 0
     auth_headers_seen: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,10 +89,17 @@ class MockServer:
                  supports_json_object: bool = True, supports_logprobs: bool = True,
                  refuse_logprobs: bool = False, context_tokens: int = 128_000, require_api_key: str | None = None,
                  rpm_window: float = 60.0, host: str = "127.0.0.1", port: int = 0,
-                 model: str = "mock-model", profile: str = "openai-chat", misbehave: str | None = None):
+                 model: str = "mock-model", profile: str = "openai-chat", misbehave: str | None = None,
+                 slots: int | None = None, props: bool = False, context_error: str = "openai"):
         if misbehave is not None and misbehave not in misbehaviour.MODES:
             raise ValueError(f"unknown misbehaviour {misbehave!r}; one of {', '.join(misbehaviour.MODES)}")
         self.misbehave = misbehave  # see checklist_eval.testing.misbehave
+        if context_error not in CONTEXT_ERRORS:
+            raise ValueError(f"unknown context error wording {context_error!r}; one of {', '.join(CONTEXT_ERRORS)}")
+        # llama.cpp's slots, /props and context overflow (see checklist_eval.testing.slots)
+        self.slot_queue = SlotQueue(slots) if slots else None
+        self.props = props
+        self.context_error = context_error
         self.latency = latency
         self.faults = faults or FaultConfig()
         self.seed = seed
@@ -186,6 +197,8 @@ class MockServer:
             self._reused_tokens = 0
             self._chat_counter = 0
             self._window: deque[float] = deque()
+            if self.slot_queue is not None:
+                self.slot_queue.max_waiting = self.slot_queue.max_busy = 0
 
     @property
     def stats(self) -> ServerStats:
@@ -201,6 +214,8 @@ class MockServer:
                 shared += min(n, k * BLOCK)
             snap.prefix_share = shared / total if total else 0.0
             snap.prefix_reuse = self._reused_tokens / total if total else 0.0
+            if self.slot_queue is not None:
+                snap.max_queued, snap.max_busy_slots = self.slot_queue.max_waiting, self.slot_queue.max_busy
         return snap
 
     def answer_batch_line(self, body: bytes) -> Reply:
@@ -210,6 +225,10 @@ class MockServer:
             n = self._chat_counter
             self._stats.chat_requests += 1
         return self._chat_reply(n, body)
+
+    def _probed(self) -> None:
+        with self._lock:
+            self._stats.probes += 1
 
     def _count(self, status: int, fault: str | None = None) -> None:
         with self._lock:
@@ -265,8 +284,13 @@ class MockServer:
                 # Echo the key the way some providers do, so tests prove the client scrubs it.
                 return error_reply(401, f"Incorrect API key provided: {given.removeprefix('Bearer ')}.",
                               "invalid_request_error", "invalid_api_key")
+        if path == "/props" and method == "GET":  # llama.cpp's; any other server has no such route
+            self._probed()
+            if not self.props:
+                return error_reply(404, "File Not Found", "not_found_error")
+            return props_reply(self.model, self.context_tokens, self.slot_queue.slots if self.slot_queue else None)
         if path.endswith("/models") and method == "GET":
-            self._count(200)
+            self._probed()
             return json_reply(200, {"object": "list", "data": [
                 {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
         routed = self.profile.route(method, path, query, headers)
@@ -334,6 +358,12 @@ class MockServer:
             self._stats.in_flight += 1
             self._stats.max_in_flight = max(self._stats.max_in_flight, self._stats.in_flight)
         try:
+            if self.slot_queue is not None:
+                async with self.slot_queue:  # a refused request frees its slot at once, as llama.cpp's does
+                    reply = self._chat_reply(n, body, deployment)
+                    if reply.status == 200 and self.latency > 0:
+                        await asyncio.sleep(self.latency)
+                    return reply
             if self.latency > 0:
                 await asyncio.sleep(self.latency)
             return self._chat_reply(n, body, deployment)
@@ -456,9 +486,7 @@ class MockServer:
             return refused
         if len(prompt) > self.context_tokens:
             self._count(400)
-            return error_reply(400, f"This model's maximum context length is {self.context_tokens} tokens. However, "
-                          f"your messages resulted in {len(prompt)} tokens.", "invalid_request_error",
-                          "context_length_exceeded")
+            return context_exceeded(self.context_error, len(prompt), self.context_tokens)
         return None
 
     def _completion(self, n: int, model: str, choice: dict, prompt: int, completion: int, cached: int,

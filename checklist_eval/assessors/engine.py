@@ -1,0 +1,98 @@
+"""What a serving engine says about itself before it is sent any work: its context window per request
+and how many requests it runs at once.
+
+    facts = await probe(client, base_url, model)   # EngineFacts(context_tokens, slots, source)
+
+- ``GET {base_url}/models``: the entry of ``model`` (else the only entry) may carry its window: vLLM's
+  ``max_model_len``, OpenRouter's and LM Studio's ``context_length`` / ``max_context_length``. A 401 or
+  403 here is the key's refusal: it is raised, and the run stops as a chat request's would.
+- ``GET {server root}/props``: llama.cpp's server; ``default_generation_settings.n_ctx`` is the window of
+  one slot (the ``-c`` it was started with divided by its parallel slots) and ``total_slots`` how many
+  requests it runs at once. A request beyond its slots waits in the engine's queue, where our timeout
+  would run out for nothing; the scheduler keeps no more than that in flight (``Scheduler.set_slots``).
+
+Both go through the assessor's own client (its bounded transport, the key only to its own host); any
+other failure or unreadable reply is simply no fact.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx2
+import openai
+
+from checklist_eval.fsutil import loads_json
+
+__all__ = ["EngineFacts", "facts_of_props", "probe", "props_url", "window_of_models"]
+
+log = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 10.0
+_WINDOW_FIELDS = ("max_model_len", "context_length", "max_context_length", "context_window", "n_ctx")
+MAX_SANE_TOKENS = 100_000_000  # a window or slot count beyond this is garbage, not a fact
+
+
+@dataclass(frozen=True)
+class EngineFacts:
+    context_tokens: int | None = None
+    slots: int | None = None
+    source: str = ""  # where the window was read ("engine /props", "engine /v1/models")
+
+
+def props_url(base_url: str) -> str:
+    """llama.cpp's /props sits at the server root, beside the /v1 of its OpenAI-compatible routes."""
+    parts = urlsplit(base_url.rstrip("/"))
+    path = parts.path[:-3] if parts.path.endswith("/v1") else parts.path
+    return urlunsplit((parts.scheme, parts.netloc, f"{path}/props", "", ""))
+
+
+def _count(value: Any) -> int | None:
+    return value if type(value) is int and 0 < value < MAX_SANE_TOKENS else None
+
+
+def window_of_models(listing: Any, model: str) -> int | None:
+    """The window a /v1/models listing gives ``model`` (or its only entry), else None."""
+    data = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(data, list):
+        return None
+    entries = [e for e in data if isinstance(e, dict)]
+    mine = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
+    for entry in mine[:1]:
+        for key in _WINDOW_FIELDS:
+            found = _count(entry.get(key))
+            if found:
+                return found
+    return None
+
+
+def facts_of_props(props: Any) -> tuple[int | None, int | None]:
+    """(window per slot, slots) from llama.cpp's /props."""
+    if not isinstance(props, dict):
+        return None, None
+    settings = props.get("default_generation_settings")
+    n_ctx = _count(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    return n_ctx, _count(props.get("total_slots"))
+
+
+async def _get_json(client: openai.AsyncOpenAI, url: str) -> Any:
+    try:
+        response = await client.get(url, cast_to=httpx2.Response, options={"timeout": PROBE_TIMEOUT_S})
+        return loads_json(response.content)
+    except (openai.AuthenticationError, openai.PermissionDeniedError):
+        raise
+    except (openai.APIError, ValueError, RecursionError) as err:  # no answer is no fact
+        log.debug("probe %s: %s", url.split("?")[0], type(err).__name__)
+        return None
+
+
+async def probe(client: openai.AsyncOpenAI, base_url: str, model: str) -> EngineFacts:
+    """The engine's facts (see the module docstring); an empty ``EngineFacts`` when it says nothing."""
+    window, source = window_of_models(await _get_json(client, "/models"), model), "engine /v1/models"
+    n_ctx, slots = facts_of_props(await _get_json(client, props_url(base_url)))
+    if n_ctx:  # the window one request really gets, where /models may give the model's trained one
+        window, source = n_ctx, "engine /props"
+    return EngineFacts(context_tokens=window, slots=slots, source=source if window else "")

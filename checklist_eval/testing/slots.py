@@ -1,0 +1,81 @@
+"""llama.cpp's server as the loopback server plays it: a fixed number of slots, a context per slot, and
+what it says about both.
+
+    MockServer(slots=2, props=True, context_tokens=8192, context_error="llama.cpp", latency=0.5)
+
+- **Slots.** At most ``slots`` chat requests are worked on at once (each holds its slot for the
+  server's ``latency``); the others wait in a queue, in arrival order, as llama.cpp's task queue does.
+  A client that keeps more in flight than there are slots sees its requests' time spent waiting there,
+  so its own timeout can run out before the engine has even started on them.
+- **/props.** ``GET /props`` answers what llama.cpp's does for these fields:
+  ``default_generation_settings.n_ctx`` (the context of one slot) and ``total_slots``.
+- **Context overflow.** A prompt over the context gets llama.cpp's 400, its exact body (type
+  ``exceed_context_size_error`` with ``n_prompt_tokens`` and ``n_ctx``), as ``llama-server`` b6000+ sends
+  it; ``context_error="openai"`` keeps OpenAI's ``context_length_exceeded``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from checklist_eval.testing.replies import Reply, error_reply, json_reply
+
+__all__ = ["CONTEXT_ERRORS", "SlotQueue", "context_exceeded", "props_reply"]
+
+CONTEXT_ERRORS = ("openai", "llama.cpp")
+
+
+def context_exceeded(wording: str, prompt_tokens: int, context_tokens: int) -> Reply:
+    """The 400 of a prompt over the context, in the engine's own words."""
+    if wording == "llama.cpp":
+        return json_reply(400, {"error": {
+            "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt_tokens, "n_ctx": context_tokens,
+            "message": f"request ({prompt_tokens} tokens) exceeds the available context size ({context_tokens} "
+                       "tokens), try increasing it"}})
+    return error_reply(400, f"This model's maximum context length is {context_tokens} tokens. However, your messages "
+                            f"resulted in {prompt_tokens} tokens.", "invalid_request_error", "context_length_exceeded")
+
+
+def props_reply(model: str, context_tokens: int, slots: int | None) -> Reply:
+    """llama.cpp's ``GET /props`` (the fields a client reads; the real one has many more)."""
+    return json_reply(200, {"default_generation_settings": {"n_ctx": context_tokens, "params": {}},
+                            "total_slots": slots or 1, "model_path": f"/models/{model}.gguf",
+                            "chat_template": "", "build_info": "b0000-checklist-eval-loopback"})
+
+
+class SlotQueue:
+    """``slots`` places worked on at once; the rest wait in arrival order. Counts the deepest queue
+    (``max_waiting``: requests that found every slot busy) and the most slots busy at once."""
+
+    def __init__(self, slots: int):
+        self.slots = slots
+        self._sem: asyncio.Semaphore | None = None
+        self.waiting = 0
+        self.max_waiting = 0
+        self.busy = 0
+        self.max_busy = 0
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.slots)
+        return self._sem
+
+    async def __aenter__(self) -> SlotQueue:
+        sem = self._semaphore()
+        if not sem.locked():
+            await sem.acquire()  # a free slot: taken at once (no await point before it is held)
+        else:
+            self.waiting += 1
+            self.max_waiting = max(self.max_waiting, self.waiting)
+            try:
+                await sem.acquire()
+            finally:
+                self.waiting -= 1
+        self.busy += 1
+        self.max_busy = max(self.max_busy, self.busy)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.busy -= 1
+        self._semaphore().release()

@@ -1,0 +1,144 @@
+"""A local engine as llama.cpp's server is one (a context per slot, a few slots, /props, its own words for a
+prompt over the context), played by the loopback server, driven through the real ``openai`` client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import assess_and_close
+
+from checklist_eval.assessors import make_assessor
+from checklist_eval.assessors.llm import LLMAssessor
+from checklist_eval.testing import MockServer, sample_paper
+
+KEY = "sk-test-SECRETKEY-0123456789abcdef"
+ROOT = Path(__file__).resolve().parents[1]
+BIG = "Jason-Wang313__stereology"  # the longest paper of the shared corpus: ~217k characters of LaTeX
+
+
+@pytest.fixture(autouse=True)
+def _api_key(monkeypatch):
+    monkeypatch.setenv("CE_TEST_KEY", KEY)
+
+
+def llm(server: MockServer, **config) -> LLMAssessor:
+    options = dict(model="gemma-3-270m", base_url=server.base_url, api_key_env="CE_TEST_KEY", no_cache=True,
+                   backoff_initial=0.01)
+    options.update(config)
+    return make_assessor("llm", **options)
+
+
+def llama_cpp(**kw) -> MockServer:
+    """llama-server -c 2*ctx --parallel 2, as it answers (its default flags but the context)."""
+    return MockServer(props=True, context_error="llama.cpp", **{"slots": 2, "context_tokens": 4096, **kw})
+
+
+def test_a_paper_over_the_context_sends_no_request_the_engine_must_refuse():
+    paper = sample_paper(n_questions=6, body_chars=80_000)
+    with llama_cpp() as server:
+        a = llm(server)
+        out = assess_and_close(a, paper)
+        stats = server.stats
+    assert len(out) == 6 and stats.by_status == {200: 6}  # not one 400: the window was known before sending
+    assert stats.probes == 2  # /v1/models and /props, once for the run
+    assert a.window.tokens == 4096 and a.window.source == "engine /props"
+    shares = [x.provenance.context_share for x in out]
+    assert all(s is not None and 0.02 < s < 0.3 for s in shares)
+    [warning] = a.paper_warnings(paper)
+    assert "passages most relevant" in warning.message and "4096 tokens, from engine /props" in warning.message
+
+
+def test_llama_cpp_400_for_a_prompt_over_the_context_is_a_context_answer():
+    # No /props: the engine's window is learned from its refusal, in llama.cpp's exact words.
+    paper = sample_paper(n_questions=4, body_chars=60_000)
+    with MockServer(context_tokens=4096, context_error="llama.cpp") as server:
+        a = llm(server, concurrency=1)
+        out = assess_and_close(a, paper)
+        stats = server.stats
+    assert len(out) == 4
+    assert stats.by_status == {400: 1, 200: 4}  # refused once, never resent as it was
+    assert a.window.tokens == 4096 and a.window.source == "the endpoint's refusal"
+    assert all(x.provenance.context_share is not None and x.provenance.context_share < 0.3 for x in out)
+
+
+def test_in_flight_never_exceeds_the_engines_slots_and_keeps_them_busy():
+    paper = sample_paper(n_questions=16)
+    with llama_cpp(latency=0.1, context_tokens=64_000) as server:
+        a = llm(server)  # the default --concurrency (64)
+        assess_and_close(a, paper)
+        stats = server.stats
+    assert stats.max_in_flight == 2 and stats.max_queued == 0  # nothing waited in the engine's queue
+    assert stats.max_busy_slots == 2
+    assert a.scheduler.limit == 2 and a.scheduler.slots == 2
+
+
+def test_a_batch_finishes_without_timeouts_against_a_slow_two_slot_engine():
+    # 24 questions of 0.4 s each on 2 slots: 4.8 s of work. Queued 64 deep behind the engine's slots, most
+    # requests would wait past the 2 s deadline; held to its 2 slots, none waits at all.
+    paper = sample_paper(n_questions=24)
+    with llama_cpp(latency=0.4, context_tokens=64_000) as server:
+        a = llm(server, timeout=2.0)
+        out = assess_and_close(a, paper)
+        stats = server.stats
+    assert len(out) == 24 and stats.by_status == {200: 24} and stats.chat_requests == 24
+    assert a.retries == 0 and stats.max_queued == 0
+
+
+def test_an_engine_that_does_not_say_its_slots_is_given_fewer_requests_after_it_overloads():
+    # The same engine behind a proxy that hides /props: the first wave queues in the engine and times out;
+    # the limit falls to what the engine finished meanwhile, and the run finishes.
+    paper = sample_paper(n_questions=16)
+    with MockServer(slots=2, latency=0.3, context_tokens=64_000) as server:
+        a = llm(server, timeout=1.5, max_attempts=6)
+        out = assess_and_close(a, paper)
+        stats = server.stats
+    assert len(out) == 16
+    assert stats.max_queued > 2  # the first wave did queue in the engine
+    assert a.scheduler.decreases >= 1 and a.scheduler.limit < 16
+    assert stats.by_status[200] >= 16
+
+
+def test_dry_run_says_what_share_of_the_paper_each_question_is_given(shared_dir, tmp_path):
+    paper = shared_dir / "corpus" / "papers-latex" / BIG
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    base = [sys.executable, "-m", "checklist_eval", "check", str(paper), "--dry-run", "--assessor", "llm",
+            "--model", "gemma-3-270m", "--context-tokens", "8192"]
+    js = subprocess.run([*base, "--json"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    text = subprocess.run(base, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert js.returncode == 0 and text.returncode == 0, js.stderr
+    [planned] = json.loads(js.stdout)["papers"]
+    assert planned["truncated"] is True and 0 < planned["body_share_min"] <= planned["body_share"] < 0.2
+    assert "text sent" in text.stdout and "passages most" in " ".join(text.stdout.split())
+
+
+def test_check_of_a_real_paper_over_the_context_on_a_llama_cpp_engine(shared_dir, tmp_path):
+    paper = shared_dir / "corpus" / "papers-latex" / BIG
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env["OPENAI_API_KEY"] = KEY
+    with llama_cpp(context_tokens=8192) as server:
+        proc = subprocess.run([sys.executable, "-m", "checklist_eval", "check", str(paper), "--json", "--quiet",
+                               "--assessor", "llm", "--model", "gemma-3-270m", "--base-url", server.base_url,
+                               "--no-cache"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+        stats = server.stats
+    assert proc.returncode == 0, proc.stderr
+    assert 400 not in stats.by_status and stats.max_in_flight <= 2
+    result = json.loads(proc.stdout)
+    said = [w["message"] for w in result["warnings"] if "passages most relevant" in w["message"]]
+    assert len(said) == 1 and "of the text on median" in said[0]
+
+
+def test_the_engines_refusal_is_read_through_a_proxys_wrapping():
+    # LiteLLM's proxy passes llama.cpp's 400 on inside its own message, without the engine's fields.
+    from checklist_eval.assessors.context import context_refusal
+
+    said = ("litellm.BadRequestError: OpenAIException - request (9120 tokens) exceeds the available context size "
+            "(8192 tokens), try increasing it. Received Model Group=local-gemma")
+    assert context_refusal(400, {"error": {"message": said, "type": None, "param": None, "code": "400"}}, said) == (
+        9120, 8192)
+    refused = "Unsupported parameter: 'logprobs' is not supported with this model."
+    assert context_refusal(400, {"error": {"message": refused}}, refused) is None
