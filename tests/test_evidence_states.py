@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from checklist_eval.assessors.heuristic import HeuristicAssessor
-from checklist_eval.challenge.records import Ledger, records_from_assessments, write_records
+from checklist_eval.challenge.records import records_from_assessments
+from checklist_eval.challenge.results.ledger import Ledger, write_records
 from checklist_eval.models import Answer, Checklist, ChecklistItem, Paper, State
 from checklist_eval.reading import checklists
 from checklist_eval.reading.parsing import load_paper
@@ -210,7 +211,7 @@ def test_report_shows_the_three_states_and_passages_at_phone_and_desktop_width(s
 
 
 def test_an_appeal_keeps_the_state_in_step_with_c(shared_dir, tmp_path):
-    from checklist_eval.challenge.appeals import with_decisions
+    from checklist_eval.challenge.results.appeals import with_decisions
 
     paper, out = judged(shared_dir / PAPER)
     rows = records_from_assessments("s1", "G", paper, out, case="G", scored_at="")

@@ -23,7 +23,7 @@ import pytest
 
 from checklist_eval.challenge.codabench_options import BundleOptions
 from checklist_eval.challenge.codabench_pages import pages
-from checklist_eval.challenge.records import read_records
+from checklist_eval.challenge.results.ledger import read_records
 from checklist_eval.challenge.report import render_submission_report
 from checklist_eval.challenge.scoring import rules_markdown, score_submission
 
