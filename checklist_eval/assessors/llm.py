@@ -6,10 +6,14 @@ One request per answered checklist item, built from the versioned prompt files i
 
 Every request goes through the assessor's one ``Scheduler`` (concurrency, rpm, tpm) and the one
 ``RetryPolicy`` (429/5xx/timeouts only). The structured-output strategy starts at ``json_schema`` in
-``auto`` mode and steps down (json_object, then text) when the endpoint refuses it with a 400; the
-choice is remembered per (endpoint, model) for the run and recorded in ``Provenance.strategy``. Any other
-parameter the endpoint refuses (temperature, max_tokens, logprobs, reasoning_effort ...) is learned the same
-way (``quirks.py``) and recorded in ``Provenance.quirks``.
+``auto`` mode and steps down (json_object, then text) when the endpoint refuses it (a 400, 422 or 5xx naming
+it); the choice is remembered per (endpoint, model), in the response cache for later runs too, and recorded in
+``Provenance.strategy``. Any other parameter the endpoint refuses (temperature, max_tokens, logprobs,
+reasoning_effort ...) is learned the same way (``quirks.py``) and recorded in ``Provenance.quirks``.
+
+p_correct is the probability of the verdict the model gave, from the verdict token's log-probabilities, or
+from the verdict alone when they are absent or unusable: always on the verdict's side
+(``structured.on_verdict_side``).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.messages import PaperPrefix, paper_text, prefix_key, prefix_messages
 from checklist_eval.assessors.prompts import PromptSet, prompts_root
-from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks
+from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks, avoiding_flag, is_refusal_status
 from checklist_eval.assessors.quotes import grade_verdict
 from checklist_eval.assessors.replies import Choice, first_choice, spent_reasoning, token_usage
 from checklist_eval.assessors.retry import (
@@ -56,6 +60,7 @@ from checklist_eval.assessors.structured import (
     chain_from,
     check_findings,
     logprob_p_correct,
+    on_verdict_side,
     parse,
     response_format,
 )
@@ -92,6 +97,16 @@ class _Outcome:
     completion: Any
     attempts: int
     strategy: StructuredOutput
+
+
+class CapabilityRefusal(Exception):
+    """The endpoint refused a parameter this attempt sent (``param``; the reply is ``error``): an answer about
+    what the endpoint can do, so neither retried nor counted by the circuit breaker, but learned."""
+
+    def __init__(self, error: openai.APIStatusError, param: str):
+        super().__init__(str(error))
+        self.error = error
+        self.param = param
 
 
 class RequestFailed(Exception):
@@ -165,7 +180,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         self.cache = _open_cache(config)
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
         self._prefixes: dict[tuple[Any, ...], PaperPrefix] = {}
-        self._broken: openai.APIStatusError | None = None  # a refusal that holds for every request
+        self._broken: Exception | None = None  # a refusal that holds for every request
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -213,7 +228,11 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         if key not in self._quirks:
             start = (StructuredOutput.JSON_SCHEMA if self.config.structured == "auto"
                      else StructuredOutput(self.config.structured))
-            self._quirks[key] = EndpointQuirks(strategy=start, logprobs=self.config.logprobs)
+            quirks = EndpointQuirks(strategy=start, logprobs=self.config.logprobs != "off")
+            if self.cache.mode != CacheMode.OFF:
+                quirks.restore(self.cache.capabilities(*key), auto=self.config.structured == "auto",
+                               logprobs_auto=self.config.logprobs == "auto", where=self._where)
+            self._quirks[key] = quirks
         return self._quirks[key]
 
     @property
@@ -314,7 +333,13 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             sending.attempts += 1
             if sending.attempts > 1:
                 self.retries += 1
-            response = await self._post(client, body, held)
+            try:
+                response = await self._post(client, body, held)
+            except openai.APIStatusError as err:
+                param = sending.sent.refusal_of(err, sending.params) if is_refusal_status(err.status_code) else None
+                if param is not None:
+                    raise CapabilityRefusal(err, param) from err
+                raise
         try:
             completion = loads_json(response.content)
         except (ValueError, RecursionError):
@@ -434,8 +459,9 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                 continue
             if self._ignores_facts(paper, item, verdict, choice.text, question):
                 continue
-            p_logprob = logprob_p_correct(choice.text, choice.logprobs)
-            return verdict, (verdict.p_correct if p_logprob is None else p_logprob), outcome.strategy
+            p_correct = on_verdict_side(verdict.correct, logprob_p_correct(choice.text, choice.logprobs),
+                                        verdict.p_correct)
+            return verdict, p_correct, outcome.strategy
 
     def _ignores_facts(self, paper: Paper, item: ChecklistItem, verdict: Verdict, text: str,
                        question: _Question) -> bool:
@@ -466,14 +492,34 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         except RequestFailed as failed:
             question.add(Usage(calls=failed.attempts))
             err = failed.cause
-            if (isinstance(err, openai.BadRequestError) and question.relearned < MAX_RELEARN
-                    and quirks.learn_from_refusal(err, auto=self.config.structured == "auto", sent=failed.sent,
-                                                  sent_params=failed.params, where=self._where)):
-                question.relearned += 1
-                return None
+            if isinstance(err, CapabilityRefusal):
+                if question.relearned < MAX_RELEARN and self._learn(quirks, err.error, failed):
+                    question.relearned += 1
+                    return None
+                raise self._cannot_avoid(err, question) from None
             if isinstance(err, (openai.APIError, EndpointFault)):
                 raise self._fatal(err, question) from None
             raise err from None
+
+    def _learn(self, quirks: EndpointQuirks, err: openai.APIStatusError, failed: RequestFailed) -> bool:
+        """Learn what ``err`` refused (True: send again); the lesson is kept in the cache for later runs."""
+        before = quirks.remembered()
+        learned = quirks.learn_from_refusal(err, auto=self.config.structured == "auto", sent=failed.sent,
+                                            sent_params=failed.params, where=self._where,
+                                            logprobs_auto=self.config.logprobs == "auto")
+        if learned and quirks.remembered() != before:
+            self.cache.remember_capabilities(self.endpoint, self.model or "", quirks.remembered())
+        return learned
+
+    def _cannot_avoid(self, refusal: CapabilityRefusal, question: _Question) -> AssessorError:
+        """A refusal of what a flag forces: every request would meet it, so none is sent after this one."""
+        self._broken = refusal
+        err = refusal.error
+        detail = " ".join(str(fatal_error(err, endpoint=self.endpoint, model=self.model,
+                                          api_key_env=self.config.api_key_env, secrets=self._secrets)).split())
+        return AssessorError(f"{detail}; the endpoint refuses {refusal.param}: run with {avoiding_flag(refusal.param)}",
+                             endpoint=self.endpoint, model=self.model, status=err.status_code,
+                             attempts=question.usage.calls, usage=question.usage)
 
     def _may_think_longer(self, choice: Choice, completion: Any, quirks: EndpointQuirks) -> bool:
         """A reasoning model thought through its whole budget and said nothing: ask with a bigger one."""

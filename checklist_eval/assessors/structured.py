@@ -4,9 +4,10 @@
     json_object  -> response_format {"type": "json_object"}; tolerant JSON parse (first {...}, aliases)
     text         -> no response_format; "Verdict: correct" / "Score: 1" / "Confidence: 0.8" lines
 
-``FALLBACK`` gives the order ``auto`` walks when an endpoint refuses a format with a 400. The verdict
-confidence comes from token logprobs when the endpoint returns them (``logprob_p_correct``), else from
-the model's self-reported ``p_correct``.
+``FALLBACK`` gives the order ``auto`` walks when an endpoint refuses a format. p_correct is the probability
+of the verdict the model gave, from the verdict token's logprobs when the endpoint returns usable ones
+(``logprob_p_correct``), else the model's self-reported ``p_correct`` where it agrees with the verdict, else
+the verdict alone; always on the verdict's side of 0.5 (``on_verdict_side``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "chain_from",
     "is_format_unsupported",
     "logprob_p_correct",
+    "on_verdict_side",
     "parse",
     "response_format",
 ]
@@ -95,6 +97,21 @@ def is_format_unsupported(message: str) -> bool:
 
 
 # --- parsers ---------------------------------------------------------------------------------------
+
+
+VERDICT_ONLY = 0.75  # p_correct of a "correct" verdict with no usable probability (0.25 for "incorrect")
+
+
+def on_verdict_side(correct: bool, from_logprobs: float | None, stated: float) -> float:
+    """p_correct for a verdict: the probability the logprobs give it when that agrees with the verdict, else the
+    model's stated confidence when that does, else the verdict alone. A probability against the verdict the
+    model gave is not the probability of that verdict (a grammar or a sampler chose the token, or the model
+    contradicts itself), so it is never reported with it: a "correct" verdict gets p >= 0.5, an "incorrect"
+    one p < 0.5."""
+    for p in (from_logprobs, stated):
+        if p is not None and math.isfinite(p) and 0.0 <= p <= 1.0 and (p >= 0.5) == correct:
+            return p
+    return VERDICT_ONLY if correct else 1.0 - VERDICT_ONLY
 
 
 def _clamp(p: Any, correct: bool) -> float:
@@ -270,7 +287,8 @@ def logprob_p_correct(text: str, content: list[Any] | None) -> float | None:
     ``content`` is the OpenAI ``choices[0].logprobs.content`` list (objects or dicts with ``token``,
     ``logprob``, ``top_logprobs``). The token covering the verdict value ("true"/"false" in JSON,
     "correct"/"incorrect" after "Verdict:") is found by character offset; p = exp(lp) normalized over
-    the true/false alternatives among its top_logprobs. When only one side appears, the rest of the
+    the true/false alternatives among its top_logprobs and the chosen token itself (llama.cpp's server lists
+    alternatives without the token a grammar forced). When only one side appears, the rest of the
     probability mass is taken as the other side.
     """
     if not content or not isinstance(content, list):
@@ -307,12 +325,15 @@ def _logprob(value: Any) -> float | None:
 def _normalize(entry: Any) -> float | None:
     mass = {True: 0.0, False: 0.0}
     alternatives = _get(entry, "top_logprobs")
-    if not isinstance(alternatives, list) or not alternatives:
-        alternatives = [entry]
-    for alt in alternatives:
-        side = _polarity(str(_get(alt, "token") or ""))
+    if not isinstance(alternatives, list):
+        alternatives = []
+    seen: set[str] = set()
+    for alt in [entry, *alternatives]:
+        token = str(_get(alt, "token") or "")
+        side = _polarity(token)
         lp = _logprob(_get(alt, "logprob"))
-        if side is not None and lp is not None:
+        if side is not None and lp is not None and token not in seen:  # the chosen token is listed once
+            seen.add(token)
             mass[side] += math.exp(lp)
     if mass[True] == 0.0 and mass[False] == 0.0:
         return None
