@@ -266,19 +266,18 @@ def parse(strategy: StructuredOutput, text: str | None) -> Verdict:
 
 _JSON_VERDICT = re.compile(r'"correct"\s*:\s*(true|false)')
 _TEXT_VERDICT = re.compile(r"verdict\s*:\s*\**\s*(correct|incorrect)", re.I)
-_POSITIVE = ("true", "correct", "yes")
-_NEGATIVE = ("false", "incorrect", "in", "no", "wrong")
+# The spellings the verdict's value can take in each format: a token counts for a side only as (a piece of)
+# one of them. "True" or "yes" among the alternatives is not a verdict a JSON reply could give (a grammar
+# forbids it), so it says nothing about which verdict the model gave.
+_JSON_SIDES = {True: "true", False: "false"}
+_TEXT_SIDES = {True: "correct", False: "incorrect"}
 
 
-def _polarity(token: str) -> bool | None:
-    word = token.strip().strip('"*').lower()
-    if not word:
-        return None
-    if any(word.startswith(n) for n in _NEGATIVE[:2]) or word in _NEGATIVE:
-        return False
-    if any(word.startswith(p) for p in _POSITIVE):
-        return True
-    return None
+def _polarity(token: str, sides: dict[bool, str], fold: bool) -> bool | None:
+    word = token.strip().strip('"*')
+    word = word.lower() if fold else word
+    found = [side for side, spelling in sides.items() if word and spelling.startswith(word)]
+    return found[0] if len(found) == 1 else None
 
 
 def logprob_p_correct(text: str, content: list[Any] | None) -> float | None:
@@ -288,20 +287,22 @@ def logprob_p_correct(text: str, content: list[Any] | None) -> float | None:
     ``logprob``, ``top_logprobs``). The token covering the verdict value ("true"/"false" in JSON,
     "correct"/"incorrect" after "Verdict:") is found by character offset; p = exp(lp) normalized over
     the true/false alternatives among its top_logprobs and the chosen token itself (llama.cpp's server lists
-    alternatives without the token a grammar forced). When only one side appears, the rest of the
-    probability mass is taken as the other side.
+    the model's own top tokens, before a grammar or sampler chose, so the chosen one may be missing). When
+    only one side appears, the rest of the probability mass is taken as the other side.
     """
     if not content or not isinstance(content, list):
         return None
-    m = _JSON_VERDICT.search(text) or _TEXT_VERDICT.search(text)
+    json_m = _JSON_VERDICT.search(text)
+    m = json_m or _TEXT_VERDICT.search(text)
     if not m:
         return None
+    sides, fold = (_JSON_SIDES, False) if json_m else (_TEXT_SIDES, True)
     target = m.start(1)
     offset = 0
     for entry in content:
         token = _get(entry, "token") or ""
         if offset + len(token) > target:
-            return _normalize(entry)
+            return _normalize(entry, sides, fold)
         offset += len(token)
     return None
 
@@ -322,7 +323,7 @@ def _logprob(value: Any) -> float | None:
     return lp if math.isfinite(lp) and lp <= 1e-6 else None
 
 
-def _normalize(entry: Any) -> float | None:
+def _normalize(entry: Any, sides: dict[bool, str], fold: bool) -> float | None:
     mass = {True: 0.0, False: 0.0}
     alternatives = _get(entry, "top_logprobs")
     if not isinstance(alternatives, list):
@@ -330,7 +331,7 @@ def _normalize(entry: Any) -> float | None:
     seen: set[str] = set()
     for alt in [entry, *alternatives]:
         token = str(_get(alt, "token") or "")
-        side = _polarity(token)
+        side = _polarity(token, sides, fold)
         lp = _logprob(_get(alt, "logprob"))
         if side is not None and lp is not None and token not in seen:  # the chosen token is listed once
             seen.add(token)
