@@ -224,6 +224,7 @@ class Context:
     work: Path
     cache: Path
     log: Callable[[str], None]
+    variant: str = ""  # the engine's extra flags, when it was started with some
 
     def cli(self, *args: str, base_url: str | None = None,
             timeout: float = RUN_TIMEOUT_S) -> tuple[int, str, str, float]:
@@ -398,9 +399,56 @@ def run_membership(ctx: Context, base_url: str | None = None, n: int = 12) -> Ro
     return row
 
 
+# --- the engine's own replies, for the loopback server's profiles -----------------------------------
+
+PROBES = {  # what each probe adds to a minimal chat request (the reply to the bare one is "reply")
+    "json_schema": {"response_format": {"type": "json_schema", "json_schema": {"name": "v", "schema": {
+        "type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"]}}}},
+    "json_object": {"response_format": {"type": "json_object"}},
+    "logprobs": {"logprobs": True, "top_logprobs": 5},
+    "seed": {"seed": 1},
+}
+
+
+def _post(url: str, body: dict[str, Any] | None, timeout: float = 600.0) -> tuple[int, Any]:
+    data = json.dumps(body).encode("utf-8") if body is not None else None
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            status, raw = reply.status, reply.read()
+    except urllib.error.HTTPError as err:
+        status, raw = err.code, err.read()
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, raw.decode("utf-8", "replace")[:2000]
+
+
+def run_capture(ctx: Context) -> Row:
+    """The engine's replies to a minimal chat request and to each probe, its completions endpoint with an
+    echoed prompt (alone and as a list of two), and /props: what the loopback server's profile reproduces."""
+    t0 = time.perf_counter()
+    base = ctx.running.base_url
+    chat = {"model": ctx.running.model, "temperature": 0.0, "max_tokens": 24,
+            "messages": [{"role": "user", "content": "Answer: [Yes]\nJustification: See Section 1."}]}
+    out: dict[str, Any] = {"reply": _post(f"{base}/chat/completions", chat)}
+    for name, extra in PROBES.items():
+        out[name] = _post(f"{base}/chat/completions", chat | extra)
+    prompt = {"model": ctx.running.model, "echo": True, "logprobs": 2, "max_tokens": 1,
+              "prompt": "The quick brown fox jumps over the lazy dog."}
+    out["completions_echo"] = _post(f"{base}/completions", prompt)
+    out["completions_list"] = _post(f"{base}/completions", prompt | {"prompt": [prompt["prompt"], "Hello world"]})
+    out["props"] = _post(base.removesuffix("/v1") + "/props", None)
+    path = ctx.work / f"replies{'-' + ctx.variant.strip('-').replace(' ', '-') if ctx.variant else ''}.json"
+    path.write_text(json.dumps(out, indent=2), encoding="utf-8")
+    statuses = " ".join(f"{k}={v[0]}" for k, v in out.items())
+    return Row(ctx.engine, f"capture {ctx.variant}".strip(), 0, wall_s=time.perf_counter() - t0,
+               note=f"{statuses} -> {path}")
+
+
 RUNS: dict[str, Callable[[Context], Row]] = {
     "check": run_check, "dry-run": run_dry_run, "score": run_score, "batch": run_batch,
-    "contamination": run_contamination,
+    "contamination": run_contamination, "capture": run_capture,
 }
 
 
@@ -417,12 +465,12 @@ def drill_engine(engine: Engine, env: EngineEnv, runs: list[str], checkout: Path
         for name in runs:
             if name in RUNS:
                 rows.append(RUNS[name](ctx))
-    if "membership" in runs or "contamination" in runs:
-        if engine.prompt_logprob_flags is None:
-            return rows
+    if {"membership", "contamination", "capture"} & set(runs) and engine.prompt_logprob_flags is not None:
         with serving(engine, env, work, engine.prompt_logprob_flags) as running:
-            ctx = Context(engine.name, checkout, running, work, cache, log)
             flags = " ".join(engine.prompt_logprob_flags)
+            ctx = Context(engine.name, checkout, running, work, cache, log, variant=flags)
+            if "capture" in runs:
+                rows.append(run_capture(ctx))
             if "contamination" in runs:
                 row = _contamination(ctx, f"contamination ({flags})", None)
                 rows.append(row)
@@ -478,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"cached engine environment (default ${ENGINES_ENV} or ~/.cache/checklist-eval/engines)")
     ap.add_argument("--engine", choices=[*ENGINES, "all"], default="all")
     ap.add_argument("--runs", default="check,dry-run,score,batch,contamination,membership",
-                    help="comma-separated, from check,dry-run,score,batch,contamination,membership")
+                    help="comma-separated, from check,dry-run,score,batch,contamination,membership,capture")
     ap.add_argument("--checkout", type=Path, default=ROOT, help="the checklist-eval code to drill (default: this one)")
     ap.add_argument("--work", type=Path, default=None, help="keep the runs' outputs and engine logs here")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")

@@ -22,9 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LLAMA_CPP_PYTHON_FORMAT_ERROR", "LOGITS_ALL_ERROR", "llama_cpp_python_completions",
-           "llama_cpp_python_error", "llama_cpp_python_refusal", "llama_server_props", "shape_llama_cpp_python",
-           "shape_llama_server"]
+__all__ = ["LLAMA_CPP_PYTHON_DOCS", "LLAMA_CPP_PYTHON_FORMAT_ERROR", "LLAMA_SERVER_DOCS", "LOGITS_ALL_ERROR",
+           "llama_cpp_python_completions", "llama_cpp_python_error", "llama_cpp_python_format_refusal",
+           "llama_cpp_python_list_refusal", "llama_cpp_python_refusal", "llama_server_props",
+           "shape_llama_cpp_python", "shape_llama_server"]
+
+LLAMA_CPP_PYTHON_DOCS = ("https://github.com/abetlen/llama-cpp-python",
+                         "https://llama-cpp-python.readthedocs.io/en/latest/server/")
+LLAMA_SERVER_DOCS = ("https://github.com/ggml-org/llama.cpp/tree/master/tools/server",)
 
 Rejection = tuple[int, Any]
 
@@ -39,25 +44,36 @@ def llama_cpp_python_error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "internal_server_error", "param": None, "code": None}}
 
 
-def llama_cpp_python_refusal(req: dict[str, Any]) -> Rejection | None:
+def llama_cpp_python_format_refusal(req: dict[str, Any]) -> Rejection | None:
+    """Its chat request model takes ``response_format`` of type text or json_object only."""
     fmt = req.get("response_format")
     if isinstance(fmt, dict) and fmt.get("type") not in (None, "text", "json_object"):
         return 500, llama_cpp_python_error(LLAMA_CPP_PYTHON_FORMAT_ERROR)
-    if req.get("logprobs"):
+    return None
+
+
+def llama_cpp_python_refusal(req: dict[str, Any]) -> Rejection | None:
+    """Default flags: the format as above, and no logprobs without all logits kept."""
+    refused = llama_cpp_python_format_refusal(req)
+    if refused is None and req.get("logprobs"):
         return 500, llama_cpp_python_error(LOGITS_ALL_ERROR)
+    return refused
+
+
+def llama_cpp_python_list_refusal(req: Any) -> Rejection | None:
+    """``/v1/completions`` with a list of more than one prompt: an ``assert len(body.prompt) <= 1`` fails."""
+    prompt = req.get("prompt") if isinstance(req, dict) else None
+    if isinstance(prompt, list) and len(prompt) > 1:
+        return 500, llama_cpp_python_error("")
     return None
 
 
 def llama_cpp_python_completions(req: Any) -> Rejection | None:
-    """What llama-cpp-python's ``/v1/completions`` refuses before running the model."""
-    if not isinstance(req, dict):
-        return None
-    prompt = req.get("prompt")
-    if isinstance(prompt, list) and len(prompt) > 1:  # an ``assert len(body.prompt) <= 1`` in its route
-        return 500, llama_cpp_python_error("")
-    if req.get("logprobs") is not None:
+    """Default flags: a list refused as above, and no log-probabilities without all logits kept."""
+    refused = llama_cpp_python_list_refusal(req)
+    if refused is None and isinstance(req, dict) and req.get("logprobs") is not None:
         return 500, llama_cpp_python_error(LOGITS_ALL_ERROR)
-    return None
+    return refused
 
 
 def _usage(t: dict[str, int]) -> dict[str, int]:
@@ -94,7 +110,7 @@ def shape_llama_server(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any
     return body
 
 
-def llama_server_props(model_path: str, n_ctx: int, slots: int) -> dict[str, Any]:
+def llama_server_props(model: str) -> dict[str, Any]:
     """``GET /props``: the context per slot and the number of slots (requests served at once)."""
-    return {"default_generation_settings": {"n_ctx": n_ctx, "params": {"n_probs": 0, "temperature": 0.8}},
-            "total_slots": slots, "model_path": model_path, "chat_template": "", "build_info": "b11434-mock"}
+    return {"default_generation_settings": {"n_ctx": 8192, "params": {"n_probs": 0, "temperature": 0.8}},
+            "total_slots": 4, "model_path": model, "chat_template": "", "build_info": "b11434-mock"}

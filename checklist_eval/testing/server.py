@@ -265,6 +265,9 @@ class MockServer:
                 # Echo the key the way some providers do, so tests prove the client scrubs it.
                 return error_reply(401, f"Incorrect API key provided: {given.removeprefix('Bearer ')}.",
                               "invalid_request_error", "invalid_api_key")
+        if path == "/props" and method == "GET" and self.profile.props is not None:
+            self._count(200)
+            return json_reply(200, self.profile.props(self.model))
         if path.endswith("/models") and method == "GET":
             self._count(200)
             return json_reply(200, {"object": "list", "data": [
@@ -297,7 +300,8 @@ class MockServer:
             req = json.loads(body)
         except ValueError:
             req = None
-        status, obj = completions_reply(req, self.model)
+        refused = self.profile.completions_refusal(req)
+        status, obj = refused if refused is not None else completions_reply(req, self.model)
         self._count(status)
         return json_reply(status, obj)
 
