@@ -250,9 +250,12 @@ def _last_line(stderr: str) -> str:
     return lines[-1][:240] if lines else ""
 
 
+ANSWERED = ("Yes", "No", "NA")
+
+
 def _fill_from_records(row: Row, records: list[dict[str, Any]]) -> None:
     """Verdicts, calls, tokens, lessons and p_correct consistency from the records of a run."""
-    answered = [r for r in records if r.get("answer") not in (None, "")]
+    answered = [r for r in records if r.get("answer") in ANSWERED]
     judged = [r for r in answered if r.get("assessor") == "llm"]
     row.asked = len(answered)
     row.verdicts = len(judged)
@@ -261,12 +264,12 @@ def _fill_from_records(row: Row, records: list[dict[str, Any]]) -> None:
     row.real_prompt_tokens = sum(int(r.get("prompt_tokens") or 0) for r in judged)
     lessons: list[str] = []
     for r in judged:
-        for lesson in str(r.get("quirks") or "").split(" | " if " | " in str(r.get("quirks")) else "; "):
+        for lesson in str(r.get("quirks") or "").split("; "):
             if lesson.strip() and lesson.strip() not in lessons:
                 lessons.append(lesson.strip())
     row.learned = lessons
     row.wrong_side = sum(1 for r in judged if r.get("p_correct") is not None
-                         and (r["p_correct"] < 0.5 if r.get("correct") else r["p_correct"] > 0.5))
+                         and (r["p_correct"] >= 0.5) != bool(r.get("correct")))
 
 
 def _records_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -275,27 +278,28 @@ def _records_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _check_records(check_json: Path) -> list[dict[str, Any]]:
-    """check.json's assessments in the records' terms (answer, assessor, cached, calls, tokens, quirks)."""
+def _fill_from_check(row: Row, check_json: Path, stderr: str) -> None:
+    """check.json holds a verdict per item and the run's usage (no per-item provenance): the lessons are the
+    warning lines the run printed. Every answer counts as fresh unless the run made no call at all."""
     if not check_json.is_file():
-        return []
+        return
     doc = json.loads(check_json.read_text(encoding="utf-8"))
-    out = []
-    for a in doc.get("assessments") or []:
-        prov = a.get("provenance") or {}
-        usage = prov.get("usage") or {}
-        out.append({"answer": a.get("answer"), "assessor": prov.get("assessor"), "cached": prov.get("cached"),
-                    "calls": usage.get("calls", 0), "prompt_tokens": usage.get("prompt_tokens", 0),
-                    "quirks": "; ".join(prov.get("quirks") or []), "correct": a.get("correct"),
-                    "p_correct": a.get("p_correct")})
-    return out
+    answered = [it for it in doc.get("items") or [] if it.get("answer") in ANSWERED]
+    usage = doc.get("usage") or {}
+    row.asked = row.verdicts = len(answered)
+    row.calls = int(usage.get("calls") or 0)
+    row.fresh = row.asked if row.calls else 0
+    row.real_prompt_tokens = int(usage.get("prompt_tokens") or 0)
+    row.learned = [line.split("): ", 1)[-1] for line in stderr.splitlines()
+                   if " refused" in line or "earlier run learned" in line]
+    row.wrong_side = sum(1 for it in answered if (it["p_correct"] >= 0.5) != bool(it["correct"]))
 
 
 def run_check(ctx: Context) -> Row:
     out = ctx.work / "check"
     code, _, err, wall = ctx.cli("check", str(FIXTURES / "papers" / "genuine"), "--assessor", "llm", "--out", str(out))
     row = Row(ctx.engine, "check", code, wall_s=wall, note="" if code == 0 else _last_line(err))
-    _fill_from_records(row, _check_records(out / "check.json"))
+    _fill_from_check(row, out / "check.json", err)
     return row
 
 
