@@ -88,25 +88,35 @@ def shape_llama_cpp_python(body: dict[str, Any], t: dict[str, int]) -> dict[str,
     return body
 
 
+def _token_id(token: str) -> int:
+    return sum(token.encode("utf-8")) % 262_144  # a stand-in for the vocabulary id
+
+
 def shape_llama_server(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
-    """llama-server's chat.completion: ``system_fingerprint`` (its build), ``timings``, and logprobs whose
-    alternatives are the model's own top tokens: at the verdict, the spelling a JSON grammar forbids
-    ("True") ranks first and the value the grammar let through may be absent."""
-    body["usage"] = _usage(t)
+    """llama-server's chat.completion (tools/server/server-task.cpp): ``system_fingerprint`` (its build),
+    ``timings``, cached prompt tokens in ``prompt_tokens_details``, no ``logprobs`` key unless asked for, and
+    logprobs whose alternatives are the model's own top tokens: at the verdict, a spelling a JSON grammar
+    forbids ("True") ranks first and the value the grammar let through may be absent."""
+    body["usage"] = _usage(t) | {"prompt_tokens_details": {"cached_tokens": t["cached"]}}
     body["system_fingerprint"] = "b11434-mock"
-    body["timings"] = {"prompt_n": t["prompt"], "predicted_n": t["completion"]}
-    body["choices"][0]["message"].pop("refusal", None)
-    content = (body["choices"][0].get("logprobs") or {}).get("content") or []
+    body["timings"] = {"cache_n": t["cached"], "prompt_n": t["prompt"], "prompt_ms": 1.0,
+                       "prompt_per_token_ms": 0.01, "prompt_per_second": 280.0, "predicted_n": t["completion"],
+                       "predicted_ms": 1.0, "predicted_per_token_ms": 0.05, "predicted_per_second": 20.0}
+    choice = body["choices"][0]
+    choice["message"].pop("refusal", None)
+    logprobs = choice.pop("logprobs", None)
+    if logprobs is None:
+        return body
+    content = logprobs.get("content") or []
     for entry in content:
-        entry["id"] = sum(entry["token"].encode("utf-8")) % 262_144
-        for alt in entry.get("top_logprobs") or []:
-            alt["id"] = sum(alt["token"].encode("utf-8")) % 262_144
+        entry["id"] = _token_id(entry["token"])
         tops = entry.get("top_logprobs") or []
         if len(tops) == 2 and {a["token"].strip() for a in tops} == {"true", "false"}:
             lead = entry["token"][: len(entry["token"]) - len(entry["token"].lstrip())]
-            # before the grammar: a capitalised spelling first, then the chosen value's rival only
             rival = [a for a in tops if a["token"].strip() != entry["token"].strip()]
-            entry["top_logprobs"] = [{"id": 1, "token": f"{lead}True", "logprob": -0.05, "bytes": []}, *rival]
+            tops = [{"token": f"{lead}True", "logprob": -0.05, "bytes": list(f"{lead}True".encode())}, *rival]
+        entry["top_logprobs"] = [{"id": _token_id(a["token"]), **a} for a in tops]
+    choice["logprobs"] = {"content": content}
     return body
 
 

@@ -300,7 +300,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             reports_cached=False, error=llama_cpp_python_error, docs=LLAMA_CPP_PYTHON_DOCS),
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
-            refusal=lambda req: None, reports_cached=False, props=llama_server_props, docs=LLAMA_SERVER_DOCS),
+            refusal=lambda req: None, props=llama_server_props, docs=LLAMA_SERVER_DOCS),
 )}
 
 
