@@ -178,3 +178,10 @@ def test_the_drill_on_the_loopback_engine_reports_what_the_run_did(tmp_path):
                                                                               N_QUESTIONS, 0)
     assert row.calls == N_QUESTIONS + 2 and len(row.learned) == 2
     assert "check" in drill.table(rows) and row.real_prompt_tokens and row.real_prompt_tokens > 0
+
+
+def test_contamination_on_llama_server_says_in_one_line_that_it_scores_no_prompt(tmp_path):
+    with MockServer(profile="llama.cpp-server") as server:
+        done = cli(server, "contamination", str(PAPER), cache=tmp_path / "cache.sqlite")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no prompt log-probabilities" in done.stderr.strip().splitlines()[-1]

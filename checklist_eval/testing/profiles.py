@@ -202,6 +202,7 @@ class Profile:
     # What /v1/completions refuses before running the model (None: the request is answered).
     completions_refusal: Callable[[Any], Rejection | None] = field(default=lambda req: None)
     props: Callable[[str], dict[str, Any]] | None = None  # GET /props (llama.cpp's server), given the model
+    prompt_logprobs: bool = True  # /v1/completions honours echo (and vLLM's prompt_logprobs)
 
     def route(self, method: str, path: str, query: str, headers: dict[str, str]) -> Rejection | str | None:
         """None when the request is not a chat completion here, a Rejection when it is refused before it is
@@ -300,7 +301,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             reports_cached=False, error=llama_cpp_python_error, docs=LLAMA_CPP_PYTHON_DOCS),
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
-            refusal=lambda req: None, props=llama_server_props, docs=LLAMA_SERVER_DOCS),
+            refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, docs=LLAMA_SERVER_DOCS),
 )}
 
 

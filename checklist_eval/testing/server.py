@@ -300,6 +300,8 @@ class MockServer:
             req = json.loads(body)
         except ValueError:
             req = None
+        if isinstance(req, dict) and not self.profile.prompt_logprobs:  # the prompt is never scored
+            req = {k: v for k, v in req.items() if k not in ("echo", "prompt_logprobs")}
         refused = self.profile.completions_refusal(req)
         status, obj = refused if refused is not None else completions_reply(req, self.model)
         self._count(status)
