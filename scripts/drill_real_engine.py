@@ -397,13 +397,13 @@ def membership_set(n: int, lo: int = 40, hi: int = 80) -> tuple[list[str], list[
     return members[:n], non[:n]
 
 
-def run_membership(ctx: Context, base_url: str | None = None, n: int = 12) -> Row:
+def run_membership(ctx: Context, n: int = 12, label: str = "membership") -> Row:
     members, non = membership_set(n)
     data = ctx.work / "membership.jsonl"
     data.write_text("".join(json.dumps({"input": t, "label": 1}) + "\n" for t in members)
                     + "".join(json.dumps({"input": t, "label": 0}) + "\n" for t in non), encoding="utf-8")
-    code, stdout, err, wall = ctx.cli("contamination-eval", str(data), "--json", base_url=base_url)
-    row = Row(ctx.engine, "membership", code, wall_s=wall, note="" if code == 0 else _last_line(err))
+    code, stdout, err, wall = ctx.cli("contamination-eval", str(data), "--json")
+    row = Row(ctx.engine, label, code, wall_s=wall, note="" if code == 0 else _last_line(err))
     row.extra["set"] = f"{len(members)} licence paragraphs vs {len(non)} paragraphs of 2026 papers"
     if code == 0:
         doc = json.loads(stdout)
@@ -503,16 +503,11 @@ def drill_engine(engine: Engine, env: EngineEnv, runs: list[str], checkout: Path
         extra: dict[str, Callable[[Context], Row]] = {
             "capture": run_capture,
             "contamination": lambda c: _contamination(c, f"contamination ({flags})", None),
-            "membership": lambda c: _labelled(run_membership(c), f"membership ({flags})")}
+            "membership": lambda c: run_membership(c, label=f"membership ({flags})")}
         with serving(engine, env, work, engine.prompt_logprob_flags) as running:
             ctx = Context(engine.name, checkout, running, work, work / "cache.sqlite", log, variant=flags)
             rows += _each_checkout(ctx, checkouts, runs, extra)
     return rows
-
-
-def _labelled(row: Row, run: str) -> Row:
-    row.run = run
-    return row
 
 
 # --- the table -------------------------------------------------------------------------------------
