@@ -13,9 +13,11 @@ recognise into HTTP 500 with the exception's text:
   ``logits_all=False``;
 - a completions request with a list of more than one prompt fails an assertion: a 500 with an empty message.
 
-llama.cpp's server takes json_schema (a grammar) and returns logprobs, but the log-probabilities it lists are
-the model's own, before the grammar chose: the token the grammar forced may be missing from ``top_logprobs``,
-which hold spellings the grammar forbids. It says how many requests it serves at once in ``GET /props``.
+llama.cpp's server (captured: the reply shape, json_schema/json_object/logprobs/seed all answered 200, no
+prompt log-probabilities from /v1/completions with echo, ``/props`` with total_slots 4 and n_ctx 32768) takes
+json_schema (a grammar) and returns logprobs, but the log-probabilities it lists are the model's own, before the
+grammar chose (``get_token_probabilities`` in its server-context.cpp): at a value the grammar forced, the
+alternatives may be spellings the grammar forbids ("True"), which the profile reproduces at the verdict.
 """
 
 from __future__ import annotations
@@ -122,5 +124,5 @@ def shape_llama_server(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any
 
 def llama_server_props(model: str) -> dict[str, Any]:
     """``GET /props``: the context per slot and the number of slots (requests served at once)."""
-    return {"default_generation_settings": {"n_ctx": 8192, "params": {"n_probs": 0, "temperature": 0.8}},
+    return {"default_generation_settings": {"n_ctx": 32768, "params": {"n_probs": 0, "temperature": 0.8}},
             "total_slots": 4, "model_path": model, "chat_template": "", "build_info": "b11434-mock"}
