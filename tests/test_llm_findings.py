@@ -83,5 +83,5 @@ def test_a_quote_not_in_the_paper_is_named_and_lowers_p():
         clean = run(llm(server), honest)[0]
     assert faked.correct and faked.verdict == "unverifiable"
     assert FAKE_QUOTE in faked.unverifiable[0] and "not found in the paper" in faked.review
-    assert faked.p_correct < clean.p_correct
+    assert 0.5 <= faked.p_correct < clean.p_correct  # less sure of the verdict, never against it
     assert not clean.unverifiable and clean.verdict == "correct"

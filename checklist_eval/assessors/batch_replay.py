@@ -26,10 +26,11 @@ from typing import Any, Final
 import httpx2
 import openai
 
+from checklist_eval.assessors.asking import Outcome, RequestFailed
 from checklist_eval.assessors.cache import endpoint_identity
 from checklist_eval.assessors.config import LLMConfig
 from checklist_eval.assessors.facts import question_for
-from checklist_eval.assessors.llm import LLMAssessor, RequestFailed, _Outcome
+from checklist_eval.assessors.llm import LLMAssessor
 from checklist_eval.assessors.quirks import EndpointQuirks
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Usage
@@ -125,7 +126,7 @@ class BatchAssessor(LLMAssessor):
     # -- the transport ------------------------------------------------------------------------------
 
     async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
-                       feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
+                       feedback: Sequence[dict[str, str]] = ()) -> Outcome:
         sent = dataclasses.replace(quirks)
         key = self._cache_key(paper, question_for(self.prompts, paper, item), sent.strategy)
         stored = self._answer_for(key)
@@ -133,7 +134,7 @@ class BatchAssessor(LLMAssessor):
             state, status, body, error = stored
             if state == "ok":
                 self.served += 1
-                return _Outcome(_BatchCompletion(body or {}), 1, sent.strategy)
+                return Outcome(_BatchCompletion(body or {}), 1, sent.strategy)
             if status == 400:
                 raise self._refusal(paper, item, sent, body, error)
         if self.retry_via == "online":

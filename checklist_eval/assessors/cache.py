@@ -6,7 +6,8 @@ message), sampling parameters (temperature, max_tokens, seed), structured-output
 version. Transport knobs (timeout, concurrency, attempts), what the endpoint taught the run (logprobs
 refused, the max-tokens parameter's name) and anything secret are not in the key; the stored row holds
 the parsed verdict and the usage of the call that produced it. Every reply is also kept as received in
-the call log (``calls``, see ``calllog``) for ``checklist-eval logs``.
+the call log (``calls``, see ``calllog``) for ``checklist-eval logs``, and what each (endpoint, model)
+refused in ``capabilities`` (``quirks``), so a later run starts from what works.
 
 Schema changes are named migrations applied once each and recorded in ``_migrations`` (the style of
 simonw/llm), so an old cache file upgrades in place.
@@ -179,11 +180,19 @@ def _m004_call_log(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE IF NOT EXISTS prompts (digest TEXT PRIMARY KEY, messages_json TEXT NOT NULL)")
 
 
+def _m005_capabilities(db: sqlite3.Connection) -> None:
+    # What each (endpoint, model) was found to refuse (``quirks.EndpointQuirks.remembered``): the next run
+    # starts from what works instead of meeting every refusal again.
+    db.execute("CREATE TABLE IF NOT EXISTS capabilities (endpoint TEXT NOT NULL, model TEXT NOT NULL, "
+               "updated REAL NOT NULL, quirks_json TEXT NOT NULL, PRIMARY KEY (endpoint, model))")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_responses", _m001_responses),
     ("m002_model_index", _m002_model_index),
     ("m003_batch_jobs", _m003_batch_jobs),
     ("m004_call_log", _m004_call_log),
+    ("m005_capabilities", _m005_capabilities),
 ]
 
 
@@ -316,6 +325,28 @@ class Cache:
              prompt_version, strategy, json.dumps(call.params, ensure_ascii=False), call.prefix_digest,
              call.question, call.response_text(), call.outcome),
         )
+
+    def capabilities(self, endpoint: str, model: str) -> Any:
+        """What an earlier run learned about (endpoint, model), as it stored it (None: nothing). Read in
+        refresh mode too: it is about the endpoint, not an answer."""
+        if self._db is None:
+            return None
+        with self._lock:
+            row = self._db.execute("SELECT quirks_json FROM capabilities WHERE endpoint=? AND model=?",
+                                   (endpoint, model)).fetchone()
+        try:
+            return json.loads(row[0]) if row else None
+        except ValueError:  # a damaged row is forgotten, not fatal: the endpoint teaches it again
+            return None
+
+    def remember_capabilities(self, endpoint: str, model: str, quirks: dict[str, Any]) -> None:
+        if not self.writes or self._db is None:
+            return
+        with self._lock:
+            self._db.execute("INSERT INTO capabilities (endpoint, model, updated, quirks_json) VALUES (?, ?, ?, ?) "
+                             "ON CONFLICT(endpoint, model) DO UPDATE SET updated=excluded.updated, "
+                             "quirks_json=excluded.quirks_json",
+                             (endpoint, model, time.time(), redact.redact(json.dumps(quirks, ensure_ascii=False))))
 
     def count(self) -> int:
         if self._db is None:

@@ -22,9 +22,12 @@ from checklist_eval.redact import public_url
 AssessorName = Literal["heuristic", "llm"]
 Structured = Literal["auto", "json_schema", "json_object", "text"]
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+# auto: asked for, dropped where the endpoint refuses them; on: a refusal stops the run; off: never asked
+Logprobs = Literal["auto", "on", "off"]
 ASSESSORS: tuple[str, ...] = get_args(AssessorName)
 STRUCTURED_CHOICES: tuple[str, ...] = get_args(Structured)
 REASONING_EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
+LOGPROBS_CHOICES: tuple[str, ...] = get_args(Logprobs)
 
 # High enough that one G/A/T triplet (about 45 calls) is in flight at once: the wall time of a
 # triplet is then about one model latency. Rate limits belong to rpm/tpm, not to this bound.
@@ -64,7 +67,7 @@ class LLMSettings(BaseModel):
     temperature: float = 0.0
     max_tokens: int = 800
     seed: int | None = None
-    logprobs: bool = True
+    logprobs: Logprobs = "auto"  # token log-probabilities of the verdict (p_correct from them when usable)
     reask: int = 3  # extra requests when the model's reply holds no usable verdict (cut off, not parseable)
     context_tokens: int | None = None
     backoff_initial: float = 0.5
@@ -161,6 +164,8 @@ def _check(options: dict[str, Any]) -> None:
     structured = options.get("structured", "auto")
     if structured not in STRUCTURED_CHOICES:
         raise AssessorError(f"unknown structured-output strategy {structured!r}")
+    if options.get("logprobs", "auto") not in LOGPROBS_CHOICES:
+        raise AssessorError(f"unknown --logprobs {options['logprobs']!r}; choose one of: {', '.join(LOGPROBS_CHOICES)}")
     effort = options.get("reasoning_effort")
     if effort is not None and effort not in REASONING_EFFORTS:
         raise AssessorError(f"unknown reasoning effort {effort!r}; choose one of: {', '.join(REASONING_EFFORTS)}")

@@ -22,8 +22,8 @@ from checklist_eval.assessors.messages import PaperPrefix, prefix_key, prefix_me
 from checklist_eval.models import ChecklistItem, Paper, ParseWarning, StructuredOutput
 
 if TYPE_CHECKING:
+    from checklist_eval.assessors.asking import Question, RequestFailed
     from checklist_eval.assessors.config import LLMConfig
-    from checklist_eval.assessors.llm import RequestFailed, _Question
     from checklist_eval.assessors.prompts import PromptSet
     from checklist_eval.assessors.scheduler import Scheduler
     from checklist_eval.errors import AssessorError
@@ -121,7 +121,7 @@ class ContextFitting:
                      else "no slot count given: requests in flight adapt to its answers")
 
     def _shrunk_after_refusal(self, paper: Paper, item: ChecklistItem, failed: RequestFailed,
-                              question: _Question) -> bool:
+                              question: Question) -> bool:
         """A request refused as longer than the context is an answer about the context, not a fault: the
         window and tokenizer density it names are learned, and the question is rebuilt within them."""
         err = failed.cause

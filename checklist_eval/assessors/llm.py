@@ -6,10 +6,14 @@ One request per answered checklist item, built from the versioned prompt files i
 
 Every request goes through the assessor's one ``Scheduler`` (concurrency, rpm, tpm) and the one
 ``RetryPolicy`` (429/5xx/timeouts only). The structured-output strategy starts at ``json_schema`` in
-``auto`` mode and steps down (json_object, then text) when the endpoint refuses it with a 400; the
-choice is remembered per (endpoint, model) for the run and recorded in ``Provenance.strategy``. Any other
-parameter the endpoint refuses (temperature, max_tokens, logprobs, reasoning_effort ...) is learned the same
-way (``quirks.py``) and recorded in ``Provenance.quirks``.
+``auto`` mode and steps down (json_object, then text) when the endpoint refuses it (a 400, 422 or 5xx naming
+it); the choice is remembered per (endpoint, model), in the response cache for later runs too, and recorded in
+``Provenance.strategy``. Any other parameter the endpoint refuses (temperature, max_tokens, logprobs,
+reasoning_effort ...) is learned the same way (``quirks.py``) and recorded in ``Provenance.quirks``.
+
+p_correct is the probability of the verdict the model gave, from the verdict token's log-probabilities, or
+from the verdict alone when they are absent or unusable: always on the verdict's side
+(``structured.on_verdict_side``).
 """
 
 from __future__ import annotations
@@ -21,13 +25,13 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 import httpx2
 import openai
 
 from checklist_eval import redact
+from checklist_eval.assessors.asking import CapabilityRefusal, FirstRequest, Outcome, Question, RequestFailed, Sending
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
@@ -39,7 +43,7 @@ from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.messages import PaperPrefix, paper_text
 from checklist_eval.assessors.passages import offered_passages, rested_on
 from checklist_eval.assessors.prompts import PromptSet, prompts_root
-from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks
+from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks, avoiding_flag, is_refusal_status
 from checklist_eval.assessors.quotes import grade_verdict
 from checklist_eval.assessors.replies import Choice, first_choice, spent_reasoning, token_usage
 from checklist_eval.assessors.retry import (
@@ -60,6 +64,7 @@ from checklist_eval.assessors.structured import (
     chain_from,
     check_findings,
     logprob_p_correct,
+    on_verdict_side,
     parse,
     response_format,
 )
@@ -76,7 +81,7 @@ from checklist_eval.models import (
     state_of,
 )
 
-__all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "RequestFailed", "prompts_root"]
+__all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "prompts_root"]
 
 log = logging.getLogger(__name__)
 
@@ -89,60 +94,6 @@ REASK_PREFIX = "Your previous reply could not be used:"
 
 
 # --- the assessor ----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Outcome:
-    completion: Any
-    attempts: int
-    strategy: StructuredOutput
-
-
-class RequestFailed(Exception):
-    """A request that failed for good (the error is ``cause``), with what it sent: the assessor bills its
-    attempts, learns from a refused parameter and sends it again, or reports the cause."""
-
-    def __init__(self, cause: BaseException, *, attempts: int, sent: EndpointQuirks, params: dict[str, Any],
-                 budget: int = 0, chars: int = 0):
-        super().__init__(str(cause))
-        self.cause = cause
-        self.attempts = attempts
-        self.sent = sent  # the quirks the last attempt was sent with
-        self.params = params  # its parameters (model and messages left out)
-        self.budget = budget  # the prompt's character budget it was built for
-        self.chars = chars  # the characters of its messages
-
-
-@dataclass
-class _Sending:
-    """One logical request so far: the attempts sent and what the last of them asked with."""
-
-    sent: EndpointQuirks
-    params: dict[str, Any] = field(default_factory=dict)
-    attempts: int = 0
-    budget: int = 0
-    chars: int = 0
-
-    def failed(self, cause: BaseException) -> RequestFailed:
-        return RequestFailed(cause, attempts=self.attempts, sent=self.sent, params=self.params, budget=self.budget,
-                             chars=self.chars)
-
-
-@dataclass
-class _Question:
-    """One question's way to a usable verdict: what it spent (readable even when it fails), the last
-    reply (for the call log), the re-asks and relearned parameters used, and what a re-ask sends back."""
-
-    est_tokens: int
-    usage: Usage = field(default_factory=Usage)
-    reply: Any = None
-    invalid: int = 0
-    relearned: int = 0
-    facts_reasked: bool = False  # a verdict that ignored an offline fact is asked again once
-    feedback: list[dict[str, str]] = field(default_factory=list)  # the last unusable reply and why
-
-    def add(self, usage: Usage) -> None:
-        self.usage = self.usage + usage
 
 
 def _open_cache(config: LLMConfig) -> Cache:
@@ -177,8 +128,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> verdict of the request in flight
         self.cache = _open_cache(config)
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
+        self._first = FirstRequest()  # settled at once when the cache remembers this endpoint (``quirks``)
         self._prefixes: dict[tuple[Any, ...], PaperPrefix] = {}
-        self._broken: openai.APIStatusError | None = None  # a refusal that holds for every request
+        self._broken: Exception | None = None  # a refusal that holds for every request
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -226,7 +178,13 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         if key not in self._quirks:
             start = (StructuredOutput.JSON_SCHEMA if self.config.structured == "auto"
                      else StructuredOutput(self.config.structured))
-            self._quirks[key] = EndpointQuirks(strategy=start, logprobs=self.config.logprobs)
+            quirks = EndpointQuirks(strategy=start, logprobs=self.config.logprobs != "off")
+            remembered = self.cache.capabilities(*key) if self.cache.mode != CacheMode.OFF else None
+            if remembered is not None:
+                quirks.restore(remembered, auto=self.config.structured == "auto",
+                               logprobs_auto=self.config.logprobs == "auto", where=self._where)
+                self._first.settled = True
+            self._quirks[key] = quirks
         return self._quirks[key]
 
     @property
@@ -277,19 +235,19 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
     # -- one request, through the scheduler and the retry policy -----------------------------------
 
     async def _request(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, est_tokens: int,
-                       feedback: Sequence[dict[str, str]] = ()) -> _Outcome:
+                       feedback: Sequence[dict[str, str]] = ()) -> Outcome:
         """One logical request, retried per the policy; ``RequestFailed`` when it fails for good."""
         client = self._client_for_loop()
-        sending = _Sending(dataclasses.replace(quirks))
+        sending = Sending(dataclasses.replace(quirks))
         try:
             completion = await self.retry.run(
                 functools.partial(self._attempt, client, paper, item, quirks, est_tokens, feedback, sending))
         except Exception as err:
             raise sending.failed(err) from err
-        return _Outcome(completion, sending.attempts, sending.sent.strategy)
+        return Outcome(completion, sending.attempts, sending.sent.strategy)
 
     async def _attempt(self, client: openai.AsyncOpenAI, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
-                       est_tokens: int, feedback: Sequence[dict[str, str]], sending: _Sending) -> Any:
+                       est_tokens: int, feedback: Sequence[dict[str, str]], sending: Sending) -> Any:
         """One attempt. The strategy and parameters are read once a slot is held, so requests queued
         behind a refused format already use the fallback."""
         async with self.scheduler.slot(est_tokens):
@@ -305,7 +263,13 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             sending.attempts += 1
             if sending.attempts > 1:
                 self.retries += 1
-            response = await self._post(client, body, held)
+            try:
+                response = await self._post(client, body, held)
+            except openai.APIStatusError as err:
+                param = sending.sent.refusal_of(err, sending.params) if is_refusal_status(err.status_code) else None
+                if param is not None:
+                    raise CapabilityRefusal(err, param) from err
+                raise
         try:
             completion = loads_json(response.content)
         except (ValueError, RecursionError):
@@ -386,7 +350,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
 
     async def _judge_fresh(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, started: float,
                            shared: asyncio.Future) -> Assessment:
-        question = _Question(est_tokens=self.paper_prefix(paper, item=item).tokens + 400 + self.config.max_tokens)
+        question = Question(est_tokens=self.paper_prefix(paper, item=item).tokens + 400 + self.config.max_tokens)
+        first = await self._first.wait()
         try:
             verdict, p_correct, strategy = await self._ask_until_usable(paper, item, quirks, question)
         except BaseException:
@@ -394,6 +359,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             if question.usage.calls:
                 self.usage = self.usage + question.usage
             raise
+        finally:
+            if first:
+                self._first.release()
         usage = question.usage
         # The transport already redacted the reply; this second pass guards what is stored and shown.
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
@@ -412,7 +380,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
                                 latency_s=time.perf_counter() - started)
 
     async def _ask_until_usable(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
-                                question: _Question) -> tuple[Verdict, float, StructuredOutput]:
+                                question: Question) -> tuple[Verdict, float, StructuredOutput]:
         """Requests until a reply holds a usable verdict: transport faults are the retry policy's, a
         refused parameter or output format is learned and the request sent again, a reasoning model out
         of budget gets a bigger one, unusable output is re-asked (each bounded)."""
@@ -432,11 +400,12 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
                 continue
             if self._ignores_facts(paper, item, verdict, choice.text, question):
                 continue
-            p_logprob = logprob_p_correct(choice.text, choice.logprobs)
-            return verdict, (verdict.p_correct if p_logprob is None else p_logprob), outcome.strategy
+            p_correct = on_verdict_side(verdict.correct, logprob_p_correct(choice.text, choice.logprobs),
+                                        verdict.p_correct)
+            return verdict, p_correct, outcome.strategy
 
     def _ignores_facts(self, paper: Paper, item: ChecklistItem, verdict: Verdict, text: str,
-                       question: _Question) -> bool:
+                       question: Question) -> bool:
         """A verdict that leaves an offline fact unaddressed is asked again, once, with the facts it
         ignored named; the second verdict is kept whatever it says."""
         n = facts_in(question_for(self.prompts, paper, item))
@@ -456,7 +425,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         return True
 
     async def _request_or_relearn(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
-                                  question: _Question) -> _Outcome | None:
+                                  question: Question) -> Outcome | None:
         """The request's outcome; None when the endpoint refused something it sent and it has been
         learned (send again). Any other failure is raised, its attempts billed to the question."""
         try:
@@ -466,14 +435,37 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             err = failed.cause
             if self._shrunk_after_refusal(paper, item, failed, question):
                 return None
-            if (isinstance(err, openai.BadRequestError) and question.relearned < MAX_RELEARN
-                    and quirks.learn_from_refusal(err, auto=self.config.structured == "auto", sent=failed.sent,
-                                                  sent_params=failed.params, where=self._where)):
-                question.relearned += 1
-                return None
+            if isinstance(err, openai.APIStatusError) and is_refusal_status(err.status_code):
+                param = failed.sent.refusal_of(err, failed.params)  # a refusal read back from a batch's answers
+                err = CapabilityRefusal(err, param) if param is not None else err
+            if isinstance(err, CapabilityRefusal):
+                if question.relearned < MAX_RELEARN and self._learn(quirks, err.error, failed):
+                    question.relearned += 1
+                    return None
+                raise self._cannot_avoid(err, question) from None
             if isinstance(err, (openai.APIError, EndpointFault)):
                 raise self._fatal(err, question) from None
             raise err from None
+
+    def _learn(self, quirks: EndpointQuirks, err: openai.APIStatusError, failed: RequestFailed) -> bool:
+        """Learn what ``err`` refused (True: send again); the lesson is kept in the cache for later runs."""
+        before = quirks.remembered()
+        learned = quirks.learn_from_refusal(err, auto=self.config.structured == "auto", sent=failed.sent,
+                                            sent_params=failed.params, where=self._where,
+                                            logprobs_auto=self.config.logprobs == "auto")
+        if learned and quirks.remembered() != before:
+            self.cache.remember_capabilities(self.endpoint, self.model or "", quirks.remembered())
+        return learned
+
+    def _cannot_avoid(self, refusal: CapabilityRefusal, question: Question) -> AssessorError:
+        """A refusal of what a flag forces: every request would meet it, so none is sent after this one."""
+        self._broken = refusal
+        err = refusal.error
+        detail = " ".join(str(fatal_error(err, endpoint=self.endpoint, model=self.model,
+                                          api_key_env=self.config.api_key_env, secrets=self._secrets)).split())
+        return AssessorError(f"{detail}; the endpoint refuses {refusal.param}: run with {avoiding_flag(refusal.param)}",
+                             endpoint=self.endpoint, model=self.model, status=err.status_code,
+                             attempts=question.usage.calls, usage=question.usage)
 
     def _may_think_longer(self, choice: Choice, completion: Any, quirks: EndpointQuirks) -> bool:
         """A reasoning model thought through its whole budget and said nothing: ask with a bigger one."""
@@ -490,7 +482,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         return verdict
 
     def _reask(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, text: str, why: str,
-               question: _Question) -> None:
+               question: Question) -> None:
         """Log the unusable reply and prepare the re-ask; give up when the re-asks are used up. As
         instructor does, the model sees its reply and the validation error, so a re-ask at temperature 0
         is not the identical request that produced the bad reply."""
@@ -509,10 +501,10 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         """The engine's probe was refused the key: the run stops as at a chat request's 401/403."""
         usage = Usage(calls=0 if self._broken is err else 1)  # one probe, however many questions waited on it
         self.usage = self.usage + usage
-        question = _Question(est_tokens=0, usage=usage)
+        question = Question(est_tokens=0, usage=usage)
         return self._fatal(err, question)
 
-    def _fatal(self, err: BaseException, question: _Question) -> AssessorError:
+    def _fatal(self, err: BaseException, question: Question) -> AssessorError:
         """The error that ends ``question``, with what it spent; a refusal of the key or model also
         stops every request still to be sent (a 400, e.g. one paper too long, does not)."""
         if isinstance(err, openai.APIStatusError) and err.status_code in (401, 403, 404):

@@ -1,16 +1,24 @@
-"""What an (endpoint, model) refuses, learned from its 400s, so that every provider works with default flags.
+"""What an (endpoint, model) refuses, learned from its replies, so that every provider works with default flags.
 
-A 400 that names a request parameter we sent (OpenAI's ``param`` field; else the message, quoted or not,
-next to words such as "unsupported" or "unknown name") is a learn-and-resend, not a failure:
+A refusal (HTTP 400, 422 or 5xx) that names a request parameter we sent (OpenAI's ``param`` field; else the
+message, quoted or not, next to words such as "unsupported", "unknown name" or "input should be") is an
+answer about the endpoint, not a fault: never retried, never counted by the circuit breaker, it is learned
+and the request sent again at once:
 
     response_format       -> the structured-output strategy steps down (json_schema, json_object, text)
     max_tokens            -> renamed max_completion_tokens (the same budget, so not in the cache key)
-    logprobs/top_logprobs -> dropped together; the confidence is the model's self-report
+    logprobs/top_logprobs -> dropped together; p_correct from the verdict alone (``structured.on_verdict_side``)
     anything else we sent -> dropped (temperature, top_p, seed, reasoning_effort ...): the provider's default
 
-Each lesson is learned once per (endpoint, model), announced once as one warning line, and recorded in the
-provenance of every verdict after it. A parameter can only be learned while it is still being sent, so the
-resend loop ends after at most one round per parameter.
+llama-cpp-python's server, for one, answers HTTP 500 to ``response_format`` of type json_schema ("Input
+should be 'text' or 'json_object'") and to ``logprobs`` when its model was loaded without all logits.
+
+Each lesson is learned once per (endpoint, model), announced once as one warning line, recorded in the
+provenance of every verdict after it, and kept in the response cache (``remembered``/``restore``) so the
+next run starts from what works. A parameter can only be learned while it is still being sent, so the
+resend loop ends after at most one round per parameter. A refusal of what a flag forces (``--structured
+json_schema``, ``--logprobs on``) cannot be learned: it stops the run at once, naming the flag that avoids it
+(``avoiding_flag``).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from typing import Any
 from checklist_eval.assessors.structured import chain_from, is_format_unsupported
 from checklist_eval.models import StructuredOutput
 
-__all__ = ["EndpointQuirks", "refused_parameter"]
+__all__ = ["EndpointQuirks", "avoiding_flag", "is_refusal_status", "refused_parameter"]
 
 log = logging.getLogger("checklist_eval.assessors.llm")
 
@@ -34,11 +42,24 @@ NEVER_DROPPED = frozenset({"model", "messages"})  # without these there is no re
 # Words that make a 400 mentioning a parameter a refusal of that parameter (not, say, "too long").
 _REFUSAL = re.compile(r"unsupported|not\s+supported|does\s+not\s+support|unknown\s+(?:name|parameter|field)|"
                       r"unrecognized|not\s+allowed|not\s+permitted|extra\s+(?:inputs|fields)|cannot\s+find\s+field|"
-                      r"only\s+the\s+default|invalid\s+(?:parameter|value)|is\s+not\s+available", re.I)
+                      r"only\s+the\s+default|invalid\s+(?:parameter|value)|is\s+not\s+available|"
+                      r"input\s+should\s+be|must\s+be\s+one\s+of", re.I)
 _REFUSAL_CODES = frozenset({"unsupported_parameter", "unsupported_value", "invalid_value", "unknown_parameter"})
 BUDGET_GROWTH = 4  # a reasoning model that spent the whole budget thinking gets 4x more, up to the cap
 BUDGET_CAP = 32_000
 MAX_RELEARN = 12  # learn-and-resend rounds per question: each parameter once, plus the format chain
+LOGPROBS_LESSON = "logprobs refused: p_correct from the verdict alone"
+
+
+def is_refusal_status(status: int) -> bool:
+    """The statuses a refusal of a parameter comes with: 400 and 422 (OpenAI, vLLM, Ollama), and 5xx from
+    servers that raise on what they cannot do (llama-cpp-python answers 500)."""
+    return status in (400, 422) or status >= 500
+
+
+def avoiding_flag(param: str) -> str:
+    """The flag that stops the run from sending ``param`` when only a flag forces it."""
+    return "--logprobs off" if param in LOGPROB_PARAMS else "--structured auto"
 
 
 def _error_fields(err: Any) -> tuple[str | None, str | None, str]:
@@ -94,7 +115,7 @@ class EndpointQuirks:
         if param in LOGPROB_PARAMS:
             if self.logprobs:
                 self.logprobs = False
-                self._note("logprobs refused: confidence is the model's self-report", where)
+                self._note(LOGPROBS_LESSON, where)
         elif param == "max_tokens":
             if self.max_tokens_param == "max_tokens":
                 self.max_tokens_param = "max_completion_tokens"
@@ -113,28 +134,64 @@ class EndpointQuirks:
             self.strategy = fallback
             self._note(f"response_format {refused.value} refused: using {fallback.value}", where)
 
-    def learn_from_refusal(self, err: Any, *, auto: bool, sent: EndpointQuirks, sent_params: dict[str, Any],
-                           where: str) -> bool:
-        """After a 400 ``err``: True if the request should be sent again without what the endpoint refused.
+    def refusal_of(self, err: Any, sent_params: dict[str, Any]) -> str | None:
+        """The parameter a request sent with these quirks and ``sent_params`` that the refusal ``err`` names:
+        "response_format" for a refused output format, else a name from ``sent_params``; None for none."""
+        _, _, text = _error_fields(err)
+        if "response_format" in sent_params and self.strategy is not StructuredOutput.TEXT \
+                and is_format_unsupported(text):
+            return "response_format"
+        return refused_parameter(err, sent_params)
 
-        ``sent`` and ``sent_params`` are what THIS request sent. With several requests in flight, the first 400
-        changes these quirks; the others, refused for the same parameter, find it already learned and are simply
-        sent again with the current setting. A parameter that was not sent cannot be learned, so an endpoint
-        that keeps refusing makes the question fail instead of looping."""
-        message = str(err.message if hasattr(err, "message") else err)
-        if auto and is_format_unsupported(message) and sent.strategy is not StructuredOutput.TEXT:
-            self.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where)
-            return True
-        param = refused_parameter(err, sent_params)
+    def learn_from_refusal(self, err: Any, *, auto: bool, sent: EndpointQuirks, sent_params: dict[str, Any],
+                           where: str, logprobs_auto: bool = True) -> bool:
+        """After a refusal ``err``: True if the request should be sent again without what the endpoint refused.
+
+        ``sent`` and ``sent_params`` are what THIS request sent. With several requests in flight, the first
+        refusal changes these quirks; the others, refused for the same parameter, find it already learned and
+        are simply sent again with the current setting. A parameter that was not sent cannot be learned, so an
+        endpoint that keeps refusing makes the question fail instead of looping; nor can what a flag forces
+        (``auto``: the output format is ours to choose; ``logprobs_auto``: so are log-probabilities)."""
+        param = sent.refusal_of(err, sent_params)
         if param is None:
             return False
         if param == "response_format":
-            if not auto or sent.strategy is StructuredOutput.TEXT:
+            if not auto:
                 return False
             self.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where)
             return True
+        if param in LOGPROB_PARAMS and not logprobs_auto:
+            return False
         self.learn_parameter(param, sent_params.get(param), where)
         return True
+
+    # -- kept in the response cache between runs ---------------------------------------------------
+
+    def remembered(self) -> dict[str, Any]:
+        """What the next run against this (endpoint, model) should start from (JSON)."""
+        return {"strategy": self.strategy.value, "logprobs": self.logprobs, "max_tokens_param": self.max_tokens_param,
+                "dropped": sorted(self.dropped), "learned": list(self.learned)}
+
+    def restore(self, saved: Any, *, auto: bool, logprobs_auto: bool, where: str) -> None:
+        """Start from what an earlier run learned (``saved``: ``remembered()`` read back from the cache file,
+        so checked field by field): a lesson about what a flag forces is left out, the flag decides."""
+        if not isinstance(saved, dict):
+            return
+        lessons = [str(line) for line in saved.get("learned") or [] if isinstance(line, str)]
+        if auto and saved.get("strategy") in {s.value for s in chain_from(self.strategy)}:
+            self.strategy = StructuredOutput(saved["strategy"])
+        if logprobs_auto and saved.get("logprobs") is False:
+            self.logprobs = False
+        if saved.get("max_tokens_param") in ("max_completion_tokens", None) and "max_tokens_param" in saved:
+            self.max_tokens_param = saved["max_tokens_param"]
+        dropped = saved.get("dropped")
+        if isinstance(dropped, list):
+            self.dropped = frozenset(p for p in dropped if isinstance(p, str) and p not in NEVER_DROPPED)
+        kept = [ln for ln in lessons if (auto or not ln.startswith("response_format"))
+                and (logprobs_auto or ln != LOGPROBS_LESSON)]
+        self.learned = tuple(kept)
+        if kept:
+            log.warning("%s: starting from what an earlier run learned: %s", where, "; ".join(kept))
 
     def grow_budget(self, current: int, where: str) -> bool:
         """After a reply cut off while reasoning: a bigger budget, once per size. False at the cap."""

@@ -8,6 +8,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from checklist_eval.assessors.structured import on_verdict_side
 from checklist_eval.models import compose_review, verdict_of
 
 MIN_QUOTE_WORDS = 4  # shorter items are section names or single terms, not quotes to check
@@ -55,7 +56,7 @@ def missing_quotes(evidence: list[str], paper_text: str) -> list[str]:
     return out
 
 
-QUOTE_MISSING_FACTOR = 0.7  # p_correct is multiplied by this for each evidence quote not in the paper
+QUOTE_MISSING_FACTOR = 0.7  # p_correct's distance from 0.5 shrinks by this for each evidence quote not in the paper
 
 
 def grade_verdict(verdict: dict[str, Any], paper_text: str, *, findings: bool) -> tuple[bool, float, str, dict]:
@@ -67,7 +68,8 @@ def grade_verdict(verdict: dict[str, Any], paper_text: str, *, findings: bool) -
     correct = bool(verdict["correct"])
     missing = missing_quotes(list(verdict.get("evidence", [])), paper_text)
     unverified = [f'Evidence quote not found in the paper: "{q[:120]}"' for q in missing]
-    p = min(1.0, max(0.0, float(verdict["p_correct"]) * QUOTE_MISSING_FACTOR ** len(missing)))
+    # Each missing quote takes p_correct toward 0.5, never past it: the verdict still holds, less surely.
+    p = 0.5 + (min(1.0, max(0.0, float(verdict["p_correct"]))) - 0.5) * QUOTE_MISSING_FACTOR ** len(missing)
     review = verdict.get("review", "")
     graded: dict[str, Any] = {"unverifiable": unverified}
     if findings:
@@ -79,4 +81,4 @@ def grade_verdict(verdict: dict[str, Any], paper_text: str, *, findings: bool) -
         correct = not must_fix
     elif unverified:
         review = "\n".join([review, *(f"- {u}" for u in unverified)]).strip()
-    return correct, p, review, graded
+    return correct, on_verdict_side(correct, None, p), review, graded  # a row cached before the rule, too

@@ -4,9 +4,10 @@
     json_object  -> response_format {"type": "json_object"}; tolerant JSON parse (first {...}, aliases)
     text         -> no response_format; "Verdict: correct" / "Score: 1" / "Confidence: 0.8" lines
 
-``FALLBACK`` gives the order ``auto`` walks when an endpoint refuses a format with a 400. The verdict
-confidence comes from token logprobs when the endpoint returns them (``logprob_p_correct``), else from
-the model's self-reported ``p_correct``.
+``FALLBACK`` gives the order ``auto`` walks when an endpoint refuses a format. p_correct is the probability
+of the verdict the model gave, from the verdict token's logprobs when the endpoint returns usable ones
+(``logprob_p_correct``), else the model's self-reported ``p_correct`` where it agrees with the verdict, else
+the verdict alone; always on the verdict's side of 0.5 (``on_verdict_side``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "chain_from",
     "is_format_unsupported",
     "logprob_p_correct",
+    "on_verdict_side",
     "parse",
     "response_format",
 ]
@@ -95,6 +97,21 @@ def is_format_unsupported(message: str) -> bool:
 
 
 # --- parsers ---------------------------------------------------------------------------------------
+
+
+VERDICT_ONLY = 0.75  # p_correct of a "correct" verdict with no usable probability (0.25 for "incorrect")
+
+
+def on_verdict_side(correct: bool, from_logprobs: float | None, stated: float) -> float:
+    """p_correct for a verdict: the probability the logprobs give it when that agrees with the verdict, else the
+    model's stated confidence when that does, else the verdict alone. A probability against the verdict the
+    model gave is not the probability of that verdict (a grammar or a sampler chose the token, or the model
+    contradicts itself), so it is never reported with it: a "correct" verdict gets p >= 0.5, an "incorrect"
+    one p < 0.5."""
+    for p in (from_logprobs, stated):
+        if p is not None and math.isfinite(p) and 0.0 <= p <= 1.0 and (p >= 0.5) == correct:
+            return p
+    return VERDICT_ONLY if correct else 1.0 - VERDICT_ONLY
 
 
 def _clamp(p: Any, correct: bool) -> float:
@@ -249,19 +266,18 @@ def parse(strategy: StructuredOutput, text: str | None) -> Verdict:
 
 _JSON_VERDICT = re.compile(r'"correct"\s*:\s*(true|false)')
 _TEXT_VERDICT = re.compile(r"verdict\s*:\s*\**\s*(correct|incorrect)", re.I)
-_POSITIVE = ("true", "correct", "yes")
-_NEGATIVE = ("false", "incorrect", "in", "no", "wrong")
+# The spellings the verdict's value can take in each format: a token counts for a side only as (a piece of)
+# one of them. "True" or "yes" among the alternatives is not a verdict a JSON reply could give (a grammar
+# forbids it), so it says nothing about which verdict the model gave.
+_JSON_SIDES = {True: "true", False: "false"}
+_TEXT_SIDES = {True: "correct", False: "incorrect"}
 
 
-def _polarity(token: str) -> bool | None:
-    word = token.strip().strip('"*').lower()
-    if not word:
-        return None
-    if any(word.startswith(n) for n in _NEGATIVE[:2]) or word in _NEGATIVE:
-        return False
-    if any(word.startswith(p) for p in _POSITIVE):
-        return True
-    return None
+def _polarity(token: str, sides: dict[bool, str], fold: bool) -> bool | None:
+    word = token.strip().strip('"*')
+    word = word.lower() if fold else word
+    found = [side for side, spelling in sides.items() if word and spelling.startswith(word)]
+    return found[0] if len(found) == 1 else None
 
 
 def logprob_p_correct(text: str, content: list[Any] | None) -> float | None:
@@ -270,20 +286,23 @@ def logprob_p_correct(text: str, content: list[Any] | None) -> float | None:
     ``content`` is the OpenAI ``choices[0].logprobs.content`` list (objects or dicts with ``token``,
     ``logprob``, ``top_logprobs``). The token covering the verdict value ("true"/"false" in JSON,
     "correct"/"incorrect" after "Verdict:") is found by character offset; p = exp(lp) normalized over
-    the true/false alternatives among its top_logprobs. When only one side appears, the rest of the
-    probability mass is taken as the other side.
+    the true/false alternatives among its top_logprobs and the chosen token itself (llama.cpp's server lists
+    the model's own top tokens, before a grammar or sampler chose, so the chosen one may be missing). When
+    only one side appears, the rest of the probability mass is taken as the other side.
     """
     if not content or not isinstance(content, list):
         return None
-    m = _JSON_VERDICT.search(text) or _TEXT_VERDICT.search(text)
+    json_m = _JSON_VERDICT.search(text)
+    m = json_m or _TEXT_VERDICT.search(text)
     if not m:
         return None
+    sides, fold = (_JSON_SIDES, False) if json_m else (_TEXT_SIDES, True)
     target = m.start(1)
     offset = 0
     for entry in content:
         token = _get(entry, "token") or ""
         if offset + len(token) > target:
-            return _normalize(entry)
+            return _normalize(entry, sides, fold)
         offset += len(token)
     return None
 
@@ -304,15 +323,18 @@ def _logprob(value: Any) -> float | None:
     return lp if math.isfinite(lp) and lp <= 1e-6 else None
 
 
-def _normalize(entry: Any) -> float | None:
+def _normalize(entry: Any, sides: dict[bool, str], fold: bool) -> float | None:
     mass = {True: 0.0, False: 0.0}
     alternatives = _get(entry, "top_logprobs")
-    if not isinstance(alternatives, list) or not alternatives:
-        alternatives = [entry]
-    for alt in alternatives:
-        side = _polarity(str(_get(alt, "token") or ""))
+    if not isinstance(alternatives, list):
+        alternatives = []
+    seen: set[str] = set()
+    for alt in [entry, *alternatives]:
+        token = str(_get(alt, "token") or "")
+        side = _polarity(token, sides, fold)
         lp = _logprob(_get(alt, "logprob"))
-        if side is not None and lp is not None:
+        if side is not None and lp is not None and token not in seen:  # the chosen token is listed once
+            seen.add(token)
             mass[side] += math.exp(lp)
     if mass[True] == 0.0 and mass[False] == 0.0:
         return None

@@ -18,6 +18,7 @@ from typing import Any
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.config import (
     ASSESSORS,
+    LOGPROBS_CHOICES,
     REASONING_EFFORTS,
     STRUCTURED_CHOICES,
     AssessorConfig,
@@ -43,7 +44,7 @@ _PARSE_MEMORY = number("--parse-memory", kind=int, low=0, high=2**40)
 # Flags that map one to one onto a setting of the same name.
 _SETTING_FLAGS = ("model", "base_url", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "max_attempts",
                   "structured", "prompt_version", "prices", "temperature", "max_cost", "reasoning_effort",
-                  "context_tokens")
+                  "context_tokens", "logprobs")
 
 
 def add_assessor_args(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +74,10 @@ def add_assessor_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--structured", choices=STRUCTURED_CHOICES, default=None,
                    help=f"structured-output strategy (default {d('structured')}: json_schema, falling back "
                         "as the endpoint needs)")
+    g.add_argument("--logprobs", choices=LOGPROBS_CHOICES, default=None,
+                   help=f"token log-probabilities of the verdict, p_correct's source where usable (default "
+                        f"{d('logprobs')}: asked for, left out where the endpoint refuses them; on: a refusal "
+                        "stops the run; off: never asked, p_correct from the verdict alone)")
     g.add_argument("--reasoning-effort", choices=REASONING_EFFORTS, default=None,
                    help="reasoning effort for models that take it (gpt-5, o-series, Gemini 2.5); "
                         "default: the model's own. An endpoint that refuses it is sent none")

@@ -9,7 +9,13 @@ as vLLM builds it).
 
 The n-gram references of the perplexity-slope method (each token given only its n preceding tokens)
 go to the same endpoint as a batch of short prompts, one per token, in requests of at most
-:data:`BATCH` prompts.
+:data:`BATCH` prompts. A server that refuses a list of prompts (llama-cpp-python's answers HTTP 500) is
+sent one prompt per request from then on.
+
+A text longer than :data:`MAX_WORDS` words is asked for in pieces of that many words, and the pieces'
+tokens put back together: a server keeping every prompt token's logits (llama-cpp-python started with
+``--logits_all true`` needs about 1 MB per token for a 262k vocabulary) then holds one piece at a time,
+and no request outgrows a small context.
 
 Hosted OpenAI cannot do this (its chat models give log-probabilities of generated tokens only, and no
 completions model there echoes prompt log-probabilities any more): :func:`refuse_hosted_openai`
@@ -29,9 +35,10 @@ import numpy as np
 from checklist_eval import redact
 from checklist_eval.assessors.cache import endpoint_identity
 from checklist_eval.errors import AssessorError, InputError
-from checklist_eval.membership.contamination import TokenText
+from checklist_eval.membership.contamination import TokenText, chunk_words
 
 BATCH = 256
+MAX_WORDS = 256  # words per echo request (about 350 tokens): see the module docstring
 # A reply's size cap: a paper chunk with top-20 log-probabilities, or 256 n-gram prompts, is well under
 # 1 MiB (vLLM's prompt_logprobs format is the largest); past this a reply is refused, never buffered.
 MAX_REPLY_BYTES = 16 * 2**20
@@ -96,9 +103,24 @@ class LogprobClient:
             self._loop.close()
 
     def _request(self, prompt, k: int):
+        import openai
+
+        from checklist_eval.assessors.quirks import is_refusal_status, refused_parameter
         from checklist_eval.assessors.retry import MalformedResponse
 
         async def attempt():
+            try:
+                return await ask()
+            except openai.APIStatusError as err:  # a refusal is an answer about the server: not retried
+                if not is_refusal_status(err.status_code):
+                    raise
+                if isinstance(prompt, list):
+                    raise ListPromptRefused(str(err)) from err
+                if refused_parameter(err, ("logprobs", "echo", "prompt_logprobs", "max_tokens")):
+                    raise ParameterRefused(err) from err
+                raise
+
+        async def ask():
             if self._vllm_prompt_logprobs:
                 reply = await self._client.completions.create(model=self.model, prompt=prompt, max_tokens=1,
                                                               extra_body={"prompt_logprobs": k})  # fmt: skip
@@ -119,17 +141,29 @@ class LogprobClient:
         try:
             try:
                 return self._request(prompt, k)
-            except openai.BadRequestError as err:
-                # some server versions refuse max_tokens=0: one generated token, dropped below
-                if self._max_tokens or self._vllm_prompt_logprobs or "max_tokens" not in str(err):
-                    raise
-                self._max_tokens = 1
-                return self._request(prompt, k)
+            except ParameterRefused as refused:
+                refusal: openai.APIStatusError = refused.error
+            except openai.BadRequestError as bad:
+                refusal = bad
+            # some server versions refuse max_tokens=0: one generated token, dropped below
+            if self._max_tokens or self._vllm_prompt_logprobs or "max_tokens" not in str(refusal):
+                raise refusal
+            self._max_tokens = 1
+            return self._request(prompt, k)
         except (openai.APIError, EndpointFault) as err:
             raise fatal_error(err, endpoint=endpoint_identity(self.base_url), model=self.model,
                               api_key_env=self.api_key_env, secrets=(self._key,)) from None
 
     def _views(self, prompts: list[str], k: int) -> list[PromptView | None]:
+        if len(prompts) > 1:
+            try:
+                return self._listed_views(prompts, k)
+            except ListPromptRefused:
+                self.batch = 1  # this server takes one prompt per request: so it is sent from now on
+            return [view for p in prompts for view in self._listed_views([p], k)]
+        return self._listed_views(prompts, k)
+
+    def _listed_views(self, prompts: list[str], k: int) -> list[PromptView | None]:
         choices = sorted(self._create(prompts if len(prompts) > 1 else prompts[0], k).choices or [],
                          key=lambda c: c.index)  # fmt: skip
         # Matched by index, not by position: a reply missing a choice must not shift the others onto
@@ -145,7 +179,11 @@ class LogprobClient:
     def fetch(self, text_id: str, text: str, ngram: int = 0) -> TokenText:
         """The text's tokens with log-probabilities and top-k alternatives (the first token, which has
         no prediction, dropped); with ``ngram`` > 0 also each token's log-probability given only its
-        ``ngram`` preceding tokens."""
+        ``ngram`` preceding tokens. A text past :data:`MAX_WORDS` words is asked for in pieces."""
+        pieces = chunk_words(text, MAX_WORDS) if len(text.split()) > MAX_WORDS else [text]
+        return joined(text_id, [self._fetch_piece(text_id, piece, ngram) for piece in pieces])
+
+    def _fetch_piece(self, text_id: str, text: str, ngram: int) -> TokenText:
         views = self._views([text], self.top_k)
         if (not views or views[0] is None) and not self._vllm_prompt_logprobs:
             self._vllm_prompt_logprobs = True  # the echo carried none: ask the vLLM way
@@ -181,6 +219,31 @@ class LogprobClient:
             for j, view in enumerate(views[:len(prompts) - b]):
                 out[b + j] = _target_logprob(view, bounds[b + j])
         return out
+
+
+class ParameterRefused(Exception):
+    """The server refused a parameter of the request (``error``): reported at once, not retried."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+class ListPromptRefused(Exception):
+    """The server refused a request holding several prompts (not retried: sent one per request instead)."""
+
+
+def joined(text_id: str, parts: list[TokenText]) -> TokenText:
+    """One text's scored tokens from those of its pieces, in order."""
+    if len(parts) == 1:
+        return parts[0]
+    out = TokenText(id=text_id, tokens=[t for p in parts for t in p.tokens],
+                    logprobs=np.concatenate([p.logprobs for p in parts]))
+    if all(p.top_logprobs is not None for p in parts):
+        out.top_logprobs = [t for p in parts for t in (p.top_logprobs or [])]
+    if all(p.ngram_logprobs is not None for p in parts):
+        out.ngram_logprobs = np.concatenate([p.ngram_logprobs for p in parts if p.ngram_logprobs is not None])
+    return out
 
 
 def _echo_view(lp, generated: int) -> PromptView | None:

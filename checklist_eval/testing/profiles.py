@@ -17,6 +17,19 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from checklist_eval.testing.engines import (
+    LLAMA_CPP_PYTHON_DOCS,
+    LLAMA_SERVER_DOCS,
+    llama_cpp_python_completions,
+    llama_cpp_python_error,
+    llama_cpp_python_format_refusal,
+    llama_cpp_python_list_refusal,
+    llama_cpp_python_refusal,
+    llama_server_props,
+    shape_llama_cpp_python,
+    shape_llama_server,
+)
+
 __all__ = ["PROFILES", "Profile", "get_profile"]
 
 # A reply the server should send instead of answering: (status, JSON body).
@@ -186,6 +199,10 @@ class Profile:
     key_header: str = "authorization"  # where the key travels ("api-key" on Azure)
     strict_paths: bool = True  # only base_path/chat/completions (and /models) are served
     error: Callable[[str], Any] = field(default=lambda m: openai_error(m, None, None))
+    # What /v1/completions refuses before running the model (None: the request is answered).
+    completions_refusal: Callable[[Any], Rejection | None] = field(default=lambda req: None)
+    props: Callable[[str], dict[str, Any]] | None = None  # GET /props (llama.cpp's server), given the model
+    prompt_logprobs: bool = True  # /v1/completions honours echo (and vLLM's prompt_logprobs)
 
     def route(self, method: str, path: str, query: str, headers: dict[str, str]) -> Rejection | str | None:
         """None when the request is not a chat completion here, a Rejection when it is refused before it is
@@ -271,6 +288,20 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             refusal=lambda req: None, ignores_response_format=True, logprobs=False, reports_cached=False,
             error=lambda m: {"type": "error", "error": {"type": "invalid_request_error", "message": m}},
             docs=("https://platform.claude.com/docs/en/api/openai-sdk",)),
+    # Local engines, as captured from the real ones by scripts/drill_real_engine.py (see testing/engines.py).
+    # llama-cpp-python's server with default flags: json_schema and logprobs answered with HTTP 500.
+    Profile("llama-cpp-python", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_cpp_python,
+            refusal=llama_cpp_python_refusal, completions_refusal=llama_cpp_python_completions,
+            response_formats=frozenset({"json_object"}), reports_cached=False, error=llama_cpp_python_error,
+            docs=LLAMA_CPP_PYTHON_DOCS),
+    # ... started with --logits_all true: logprobs (and prompt logprobs) returned; a list of prompts still a 500.
+    Profile("llama-cpp-python-logits-all", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1",
+            shape=shape_llama_cpp_python, refusal=llama_cpp_python_format_refusal,
+            completions_refusal=llama_cpp_python_list_refusal, response_formats=frozenset({"json_object"}),
+            reports_cached=False, error=llama_cpp_python_error, docs=LLAMA_CPP_PYTHON_DOCS),
+    # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
+    Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
+            refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, docs=LLAMA_SERVER_DOCS),
 )}
 
 

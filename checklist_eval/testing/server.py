@@ -284,15 +284,8 @@ class MockServer:
                 # Echo the key the way some providers do, so tests prove the client scrubs it.
                 return error_reply(401, f"Incorrect API key provided: {given.removeprefix('Bearer ')}.",
                               "invalid_request_error", "invalid_api_key")
-        if path == "/props" and method == "GET":  # llama.cpp's; any other server has no such route
-            self._probed()
-            if not self.props:
-                return error_reply(404, "File Not Found", "not_found_error")
-            return props_reply(self.model, self.context_tokens, self.slot_queue.slots if self.slot_queue else None)
-        if path.endswith("/models") and method == "GET":
-            self._probed()
-            return json_reply(200, {"object": "list", "data": [
-                {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
+        if method == "GET" and (path == "/props" or path.endswith("/models")):
+            return self._probe_reply(path)
         routed = self.profile.route(method, path, query, headers)
         if isinstance(routed, tuple):  # the provider refuses the URL or the key header
             self._count(routed[0])
@@ -315,13 +308,29 @@ class MockServer:
         self._count(404)
         return error_reply(404, f"no route {method} {path}", "invalid_request_error")
 
+    def _probe_reply(self, path: str) -> Reply:
+        """What a client asking about the engine gets: ``/props`` (llama.cpp's; other servers have no
+        such route) and the model list."""
+        self._probed()
+        if path.endswith("/models"):
+            return json_reply(200, {"object": "list", "data": [
+                {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
+        if self.props:  # the slots and window this server was started with
+            return props_reply(self.model, self.context_tokens, self.slot_queue.slots if self.slot_queue else None)
+        if self.profile.props is not None:  # the figures captured from the real engine
+            return json_reply(200, self.profile.props(self.model))
+        return error_reply(404, "File Not Found", "not_found_error")
+
     def _completions(self, body: bytes) -> Reply:
         """Legacy completions with prompt log-probabilities (see checklist_eval.testing.completions)."""
         try:
             req = json.loads(body)
         except ValueError:
             req = None
-        status, obj = completions_reply(req, self.model)
+        if isinstance(req, dict) and not self.profile.prompt_logprobs:  # the prompt is never scored
+            req = {k: v for k, v in req.items() if k not in ("echo", "prompt_logprobs")}
+        refused = self.profile.completions_refusal(req)
+        status, obj = refused if refused is not None else completions_reply(req, self.model)
         self._count(status)
         return json_reply(status, obj)
 

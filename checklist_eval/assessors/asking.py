@@ -1,0 +1,107 @@
+"""One question's way through the endpoint: what a request sent and spent, how it failed, and the gate that
+sends the first request of a run alone while the endpoint's capabilities are still unknown."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from checklist_eval.assessors.quirks import EndpointQuirks
+from checklist_eval.models import StructuredOutput, Usage
+
+__all__ = ["CapabilityRefusal", "FirstRequest", "Outcome", "Question", "RequestFailed", "Sending"]
+
+
+@dataclass
+class Outcome:
+    completion: Any
+    attempts: int
+    strategy: StructuredOutput
+
+
+class CapabilityRefusal(Exception):
+    """The endpoint refused a parameter this attempt sent (``param``; the reply is ``error``): an answer about
+    what the endpoint can do, so neither retried nor counted by the circuit breaker, but learned."""
+
+    def __init__(self, error: openai.APIStatusError, param: str):
+        super().__init__(str(error))
+        self.error = error
+        self.param = param
+
+
+class RequestFailed(Exception):
+    """A request that failed for good (the error is ``cause``), with what it sent: the assessor bills its
+    attempts, learns from a refused parameter and sends it again, or reports the cause."""
+
+    def __init__(self, cause: BaseException, *, attempts: int, sent: EndpointQuirks, params: dict[str, Any],
+                 budget: int = 0, chars: int = 0):
+        super().__init__(str(cause))
+        self.cause = cause
+        self.attempts = attempts
+        self.budget = budget  # the prompt's character budget it was built for
+        self.chars = chars  # the characters of its messages
+        self.sent = sent  # the quirks the last attempt was sent with
+        self.params = params  # its parameters (model and messages left out)
+
+
+@dataclass
+class Sending:
+    """One logical request so far: the attempts sent and what the last of them asked with."""
+
+    sent: EndpointQuirks
+    params: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 0
+    budget: int = 0
+    chars: int = 0
+
+    def failed(self, cause: BaseException) -> RequestFailed:
+        return RequestFailed(cause, attempts=self.attempts, sent=self.sent, params=self.params, budget=self.budget,
+                             chars=self.chars)
+
+
+@dataclass
+class Question:
+    """One question's way to a usable verdict: what it spent (readable even when it fails), the last
+    reply (for the call log), the re-asks and relearned parameters used, and what a re-ask sends back."""
+
+    est_tokens: int
+    usage: Usage = field(default_factory=Usage)
+    reply: Any = None
+    invalid: int = 0
+    relearned: int = 0
+    facts_reasked: bool = False  # a verdict that ignored an offline fact is asked again once
+    feedback: list[dict[str, str]] = field(default_factory=list)  # the last unusable reply and why
+
+    def add(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+
+
+class FirstRequest:
+    """While nothing is known of what the endpoint accepts (nothing remembered in the cache, nothing learned
+    yet), the first question goes alone and the others wait for its answer: every refusal it meets (a format,
+    logprobs, a parameter) is then learned once, instead of once by every request in flight. After that
+    question (answered or failed) every question goes at once."""
+
+    def __init__(self, settled: bool = False):
+        self.settled = settled
+        self._done: asyncio.Future | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def wait(self) -> bool:
+        """True when the caller is the first question (it must call ``release`` when done)."""
+        if self.settled:
+            return False
+        loop = asyncio.get_running_loop()
+        if self._done is None or self._loop is not loop:  # a new event loop (a second asyncio.run) starts afresh
+            self._done, self._loop = loop.create_future(), loop
+            return True
+        await asyncio.shield(self._done)
+        return False
+
+    def release(self) -> None:
+        self.settled = True
+        if self._done is not None and not self._done.done():
+            self._done.set_result(None)

@@ -1,0 +1,187 @@
+"""The two local engines as a user meets them, held in CI without them: the loopback server's profiles
+``llama-cpp-python`` and ``llama.cpp-server`` answer with the status codes, error bodies and logprobs the real
+engines gave (``checklist_eval/testing/engines.py``, captured by ``scripts/drill_real_engine.py``), and the CLI
+runs as typed (only ``--assessor llm --model --base-url --api-key-env``) through the real ``openai`` client.
+
+Tests marked ``real_engine`` run the drill's runs against the real engines; they skip when the engines'
+cached environment (``~/.cache/checklist-eval/engines`` or $CHECKLIST_EVAL_ENGINES) is absent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checklist_eval.testing import MockServer
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER = ROOT / "fixtures" / "papers" / "genuine"
+OTHER_PAPER = ROOT / "fixtures" / "submissions" / "team-gamma" / "genuine_sga.tex"
+KEY_ENV = "LOCAL_ENGINE_KEY"
+N_QUESTIONS = 16
+
+
+def cli(server: MockServer, *args: str, cache: Path) -> subprocess.CompletedProcess:
+    """``checklist-eval ARGS`` as typed, with the user's default cache file at ``cache``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env[KEY_ENV] = "local"
+    env["CHECKLIST_EVAL_CACHE"] = str(cache)
+    endpoint = ["--model", server.model, "--base-url", server.base_url, "--api-key-env", KEY_ENV]
+    return subprocess.run([sys.executable, "-m", "checklist_eval", *args, *endpoint], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, env=env)
+
+
+def check(server: MockServer, *extra: str, cache: Path, paper: Path = PAPER):
+    done = cli(server, "check", str(paper), "--assessor", "llm", "--json", *extra, cache=cache)
+    return done, (json.loads(done.stdout) if done.returncode == 0 else None)
+
+
+def on_verdict_side(items: list[dict]) -> bool:
+    return all((it["p_correct"] >= 0.5) == it["correct"] for it in items)
+
+
+def test_llama_cpp_python_default_flags_learns_format_and_logprobs_once(tmp_path):
+    cache = tmp_path / "cache.sqlite"
+    with MockServer(profile="llama-cpp-python") as server:
+        done, result = check(server, cache=cache)
+        first = server.stats
+        server.reset_stats()
+        again, other = check(server, paper=OTHER_PAPER, cache=cache)
+        second = server.stats
+    assert done.returncode == 0, done.stderr
+    items = result["items"]
+    assert len(items) == N_QUESTIONS and on_verdict_side(items)
+    # The 500 to json_schema and the 500 to logprobs are answers about the server: each met once (the first
+    # question goes alone), never retried, and every other question costs one call.
+    assert first.by_status == {500: 2, 200: N_QUESTIONS}, first.by_status
+    assert result["usage"]["calls"] == N_QUESTIONS + 2
+    lessons = [line for line in done.stderr.splitlines() if " refused" in line]
+    assert len(lessons) == 2 and "response_format json_schema refused: using json_object" in lessons[0]
+    assert "logprobs refused: p_correct from the verdict alone" in lessons[1]
+    # The next run starts from what works (kept in the cache), says so once, and is refused nothing.
+    assert again.returncode == 0, again.stderr
+    assert set(second.by_status) == {200} and other["usage"]["calls"] == second.chat_requests > 0
+    assert on_verdict_side([it for it in other["items"] if it["answer"] in ("Yes", "No", "NA")])
+    assert "starting from what an earlier run learned" in again.stderr
+
+
+def test_a_refusal_of_what_a_flag_forces_stops_at_once_naming_the_flag(tmp_path):
+    with MockServer(profile="llama-cpp-python") as server:
+        schema, _ = check(server, "--structured", "json_schema", cache=tmp_path / "a.sqlite")
+        schema_calls = server.stats.chat_requests
+        server.reset_stats()
+        logprobs, _ = check(server, "--structured", "json_object", "--logprobs", "on", cache=tmp_path / "b.sqlite")
+        logprob_calls = server.stats.chat_requests
+    for done, flag in ((schema, "--structured auto"), (logprobs, "--logprobs off")):
+        assert done.returncode == 2, done.stderr
+        last = done.stderr.strip().splitlines()[-1]
+        assert "HTTP 500" in last and f"run with {flag}" in last and "Traceback" not in done.stderr
+    # One refusal is enough: not 64 identical attempts.
+    assert schema_calls == 1 and logprob_calls == 1
+
+
+def test_logprobs_off_sends_none_and_p_correct_is_on_the_verdicts_side(tmp_path):
+    with MockServer(profile="llama-cpp-python") as server:
+        done, result = check(server, "--logprobs", "off", cache=tmp_path / "cache.sqlite")
+        stats = server.stats
+    assert done.returncode == 0, done.stderr
+    assert stats.by_status == {500: 1, 200: N_QUESTIONS}  # the json_schema refusal only
+    assert on_verdict_side(result["items"])
+
+
+def test_llama_server_logprobs_before_the_grammar_never_contradict_the_verdict(tmp_path):
+    # llama.cpp's server lists the model's own top tokens at the verdict ("True" first, which a JSON grammar
+    # forbids; the value it let through may be missing): p_correct used to land on the other side of 0.5.
+    with MockServer(profile="openai-chat") as plain:
+        _, reference = check(plain, cache=tmp_path / "a.sqlite")
+    with MockServer(profile="llama.cpp-server") as server:
+        done, result = check(server, cache=tmp_path / "b.sqlite")
+        stats = server.stats
+    assert done.returncode == 0, done.stderr
+    items = result["items"]
+    assert [it["correct"] for it in items] == [it["correct"] for it in reference["items"]]
+    assert on_verdict_side(items)
+    assert stats.by_status == {200: N_QUESTIONS} and result["usage"]["calls"] == N_QUESTIONS
+
+
+def test_llama_server_says_its_slots_and_context_in_props():
+    import urllib.request
+
+    with MockServer(profile="llama.cpp-server") as server:
+        with urllib.request.urlopen(f"http://{server.host}:{server.port}/props", timeout=10) as reply:
+            props = json.loads(reply.read())
+    assert props["total_slots"] >= 1 and props["default_generation_settings"]["n_ctx"] > 0
+
+
+# --- contamination ---------------------------------------------------------------------------------
+
+
+def test_contamination_on_llama_cpp_python_one_prompt_per_request(tmp_path):
+    # Its /v1/completions answers 500 to a list of prompts: the n-gram references go one per request, and the
+    # scores are those of a server that takes lists.
+    with MockServer(profile="llama-cpp-python-logits-all") as server:
+        done = cli(server, "contamination", str(PAPER), "--json", "--max-chunks", "2", cache=tmp_path / "a.sqlite")
+        stats = server.stats
+    with MockServer() as lists:
+        want = cli(lists, "contamination", str(PAPER), "--json", "--max-chunks", "2", cache=tmp_path / "b.sqlite")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["paper_scores"] == json.loads(want.stdout)["paper_scores"]
+    assert stats.by_status.get(500) == 1  # the list refused once, not retried
+
+
+def test_contamination_on_llama_cpp_python_default_flags_says_why_in_one_line(tmp_path):
+    with MockServer(profile="llama-cpp-python") as server:
+        done = cli(server, "contamination", str(PAPER), cache=tmp_path / "cache.sqlite")
+        stats = server.stats
+    assert done.returncode == 2
+    assert "logits_all=False" in done.stderr.strip().splitlines()[-1] and "Traceback" not in done.stderr
+    assert stats.requests <= 3  # refused at once, not retried
+
+
+# --- the real engines ------------------------------------------------------------------------------
+
+
+def _engines():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import drill_real_engine
+
+    env = drill_real_engine.EngineEnv(drill_real_engine.default_engines_dir())
+    if not env.python.exists() or not env.model.exists() or not env.installed():
+        pytest.skip(f"no engines in {env.root} (scripts/drill_real_engine.py installs them)")
+    return drill_real_engine, env
+
+
+@pytest.mark.real_engine
+@pytest.mark.parametrize("engine", ["llama.cpp-server", "llama-cpp-python"])
+def test_check_on_the_real_engine_with_default_flags(engine, tmp_path):
+    drill, env = _engines()
+    rows = drill.drill_engine(drill.ENGINES[engine], env, ["check"], ROOT, tmp_path, lambda msg: None)
+    row = rows[0]
+    assert row.exit == 0, row.note
+    assert row.verdicts == row.asked == N_QUESTIONS and row.wrong_side == 0
+    assert row.calls <= 1.25 * row.fresh
+
+
+def test_the_drill_on_the_loopback_engine_reports_what_the_run_did(tmp_path):
+    # scripts/drill_real_engine.py's own plumbing, against the loopback server answering as llama-cpp-python.
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import drill_real_engine as drill
+
+    engine = drill.LOOPBACK["loopback:llama-cpp-python"]
+    rows = drill.drill_engine(engine, drill.EngineEnv(tmp_path), ["check"], ROOT, tmp_path, lambda msg: None)
+    (row,) = rows
+    assert (row.exit, row.verdicts, row.asked, row.fresh, row.wrong_side) == (0, N_QUESTIONS, N_QUESTIONS,
+                                                                              N_QUESTIONS, 0)
+    assert row.calls == N_QUESTIONS + 2 and len(row.learned) == 2
+    assert "check" in drill.table(rows) and row.real_prompt_tokens and row.real_prompt_tokens > 0
+
+
+def test_contamination_on_llama_server_says_in_one_line_that_it_scores_no_prompt(tmp_path):
+    with MockServer(profile="llama.cpp-server") as server:
+        done = cli(server, "contamination", str(PAPER), cache=tmp_path / "cache.sqlite")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no prompt log-probabilities" in done.stderr.strip().splitlines()[-1]
