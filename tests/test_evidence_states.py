@@ -106,7 +106,7 @@ def test_records_keep_state_and_passages_and_older_files_derive_the_state(shared
     rows = records_from_assessments("s1", "G", paper, out, case="G", scored_at="")
     write_records(rows, tmp_path / "records.csv", tmp_path / "records.jsonl")
     header = (tmp_path / "records.csv").read_text().splitlines()[0].split(",")
-    assert header[-2:] == ["state", "passages"]
+    assert header[-3:] == ["state", "passages", "context_share"]
     for name in ("records.csv", "records.jsonl"):
         back = [r for group in Ledger(tmp_path / name).submissions() for r in group]
         assert [(r.state, r.passages) for r in back] == [(r.state, r.passages) for r in rows]

@@ -23,6 +23,7 @@ RELEASED = {
     "assess-v1": "acc4ec0fd245bc5ccaed94bc897d5cad7109203ac0f4f834531d5bb3d14912fb",
     "assess-v2": "d59c7c3b8789ad84fec1f2dd357e5a8371130e7a20ee70cdc693d93289f8b186",
     "assess-v3": "dca8b899fa2a7d86cd9a1ab5b71eceeb3bdc190f05a992360bfce54b60b352d1",
+    "assess-v4": "63b31f45f61c50ab6878092832379183aabc61c4ae7748ad52c65e4a39c30eb1",
 }
 
 

@@ -16,7 +16,7 @@ from checklist_eval.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures" / "submissions"
-APPEAL = "submission_id,role,question_id,correct,note\nteam-alpha,G,1,0,appeal upheld\n"
+APPEAL = "submission_id,role,question_id,correct,note\nteam-beta,G,1,0,appeal upheld\n"
 
 
 @pytest.fixture(scope="module")
@@ -150,17 +150,17 @@ def test_appeals_reach_every_output_and_a_rerun_keeps_them(work, capsys):
     (work / "appeal.csv").write_text(APPEAL)
     assert main(["rescore", str(results), "--overrides", str(work / "appeal.csv"), "--json"]) == 0
     after = board(capsys, results)
-    assert after["team-alpha"] != before["team-alpha"]
+    assert after["team-beta"] != before["team-beta"]
 
     def written() -> dict[str, object]:
         scores = {r["submission_id"]: float(r["S"]) for r in csv.DictReader((results / "scores.csv").open())}
         summary = {s["submission_id"]: s["S"] for s in json.loads((results / "summary.json").read_text())["scores"]}
-        result = json.loads((results / "submissions" / "team-alpha" / "result.json").read_text())
-        report = (results / "submissions" / "team-alpha" / "report.html").read_text()
+        result = json.loads((results / "submissions" / "team-beta" / "result.json").read_text())
+        report = (results / "submissions" / "team-beta" / "report.html").read_text()
         return {"scores": scores, "summary": summary, "result": result["score"]["S"],
                 "appeals": len(result["appeals"]), "report": "appeal.csv" in report}
 
-    want = {"scores": after, "summary": after, "result": after["team-alpha"], "appeals": 1, "report": True}
+    want = {"scores": after, "summary": after, "result": after["team-beta"], "appeals": 1, "report": True}
     assert written() == want
     assert rescored(capsys, results) == after
     assert main(["batch", str(work / "subs"), "--out", str(results), "--quiet", "--json"]) == 0
@@ -170,7 +170,7 @@ def test_appeals_reach_every_output_and_a_rerun_keeps_them(work, capsys):
 def test_an_interrupted_appeal_is_refused_then_finished_by_rerunning_it(work, capsys):
     results = work / "results"
     (work / "appeal.csv").write_text(APPEAL)
-    result_json = results / "submissions" / "team-alpha" / "result.json"
+    result_json = results / "submissions" / "team-beta" / "result.json"
     untouched = result_json.read_bytes()
     assert main(["rescore", str(results), "--overrides", str(work / "appeal.csv"), "--json"]) == 0
     after = board(capsys, results)
@@ -197,7 +197,7 @@ def test_new_settings_move_the_replaced_records_aside_until_the_new_ones_are_com
     err = capsys.readouterr().err
     (aside,) = results.glob("replaced-*")
     assert code in (2, 4) and f"kept in {aside}" in err, err
-    assert (aside / "records.csv").read_bytes() == records and (aside / "submissions" / "team-alpha").is_dir()
+    assert (aside / "records.csv").read_bytes() == records and (aside / "submissions" / "team-beta").is_dir()
     with MockServer(port=port) as server:
         capsys.readouterr()
         code = main(["batch", str(work / "subs"), "--out", str(results), *llm, "--base-url", server.base_url])

@@ -166,7 +166,9 @@ class Scheduler:
         self._epoch += 1
         self._streak = 0
         self.decreases += 1
-        log.warning("the endpoint is overloaded (a request failed after %.0f s); at most %d request(s) in flight "
+        # info, not warning: a run that then fails must still end in one error line (the count of
+        # decreases is kept in ``decreases`` for whoever reports the run)
+        log.info("the endpoint is overloaded (a request failed after %.0f s); at most %d request(s) in flight "
                     "from now on", time.monotonic() - ticket.sent, self.limit)
 
     @asynccontextmanager
