@@ -54,7 +54,8 @@ LESSONS = {
 
 def refusals(stats) -> int:
     """Requests the endpoint refused (a 400, or the 500 llama-cpp-python answers with)."""
-    return sum(n for status, n in stats.by_status.items() if status != 200)
+    # a 404 is the engine probe's /props on a provider that has none (Azure's, Gemini's), not a refusal
+    return sum(n for status, n in stats.by_status.items() if status not in (200, 404))
 N_QUESTIONS = 16
 
 

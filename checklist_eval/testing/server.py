@@ -284,7 +284,7 @@ class MockServer:
                 # Echo the key the way some providers do, so tests prove the client scrubs it.
                 return error_reply(401, f"Incorrect API key provided: {given.removeprefix('Bearer ')}.",
                               "invalid_request_error", "invalid_api_key")
-        if method == "GET" and (path.endswith("/props") or path.endswith("/models")):
+        if method == "GET" and (path == "/props" or path.endswith("/models")):
             return self._probe_reply(path)
         routed = self.profile.route(method, path, query, headers)
         if isinstance(routed, tuple):  # the provider refuses the URL or the key header
@@ -315,8 +315,6 @@ class MockServer:
         if path.endswith("/models"):
             return json_reply(200, {"object": "list", "data": [
                 {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
-        if path != "/props":  # llama.cpp serves it at the root only; a provider's deeper path has none
-            return error_reply(404, "File Not Found", "not_found_error")
         if self.props:  # the slots and window this server was started with
             return props_reply(self.model, self.context_tokens, self.slot_queue.slots if self.slot_queue else None)
         if self.profile.props is not None:  # the figures captured from the real engine
