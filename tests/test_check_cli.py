@@ -13,7 +13,8 @@ import pytest
 from checklist_eval.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-ITEM_KEYS = {"id", "answer", "correct", "p_correct", "review", "state", "passages", "justification", "location"}
+ITEM_KEYS = {"id", "answer", "correct", "p_correct", "review", "state", "passages", "justification", "location",
+             "context_share"}
 USAGE_KEYS = {"calls", "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd"}
 
 

@@ -165,6 +165,11 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
                   highlight=False, markup=False)
     console.print(unverified_line(result), highlight=False, markup=False)
     console.print(f"Paper body: {len(paper.body)} characters", highlight=False, markup=False)
+    cut = sorted(it.context_share for it in result.items if it.context_share is not None and it.context_share < 1)
+    if cut:
+        console.print(f"The paper outgrew the model's context: for {len(cut)} of {len(result.items)} answers the "
+                      f"model read only the passages most relevant to the question ({cut[len(cut) // 2]:.0%} of "
+                      f"the body at the median, {cut[0]:.0%} at least).", highlight=False, markup=False)
     if not paper.body.strip():
         console.print(f"{result.states['unverified']} of {len(result.items)} answers could not be checked: only the"
                       " checklist was read (no paper body), so nothing could support or contradict what they"
