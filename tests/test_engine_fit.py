@@ -142,3 +142,29 @@ def test_the_engines_refusal_is_read_through_a_proxys_wrapping():
         9120, 8192)
     refused = "Unsupported parameter: 'logprobs' is not supported with this model."
     assert context_refusal(400, {"error": {"message": refused}}, refused) is None
+
+
+def test_a_dead_engine_is_given_up_on_after_a_few_attempts_under_the_fallen_limit():
+    # Every reply drips past the deadline. Once the limit has fallen to one request in flight, the breaker
+    # follows it: a few timeouts in a row end the run, not as many as the ceiling of 64.
+    paper = sample_paper(n_questions=16)
+    with MockServer(misbehave="drip") as server:
+        a = llm(server, timeout=0.5, max_attempts=6)
+        with pytest.raises(Exception, match="attempts in a row failed the same way"):
+            assess_and_close(a, paper)
+        stats = server.stats
+    assert a.scheduler.limit == 1
+    assert stats.chat_requests <= 8, stats.chat_requests
+
+
+def test_timeouts_of_requests_sent_before_the_limit_fell_do_not_stop_the_run():
+    # 24 questions sent 12 at a time to an engine with 2 slots that hides them: the first wave queues and
+    # times out together, after the limit already fell. Those are the overload the limit answered; the
+    # run goes on at the lower limit and every question gets its verdict.
+    paper = sample_paper(n_questions=24)
+    with MockServer(slots=2, latency=0.3, context_tokens=64_000) as server:
+        a = llm(server, timeout=1.0, max_attempts=6, concurrency=12)
+        out = assess_and_close(a, paper)
+        stats = server.stats
+    assert len(out) == 24
+    assert stats.by_status.get(200, 0) >= 24 and a.scheduler.decreases >= 1

@@ -127,7 +127,7 @@ def test_an_endpoint_dripping_every_reply_stops_the_run_once_it_failed_the_same_
                for f in failures), failures
     with MockServer(misbehave="drip") as server:
         check = run(tmp_path, "check", PAPER, *llm(server, "--no-cache", "--timeout", "5", "--max-attempts", "2",
-                                                   "--concurrency", "8"), hang_guard_s=60)  # timeouts one at a time once the adaptive limit fell to 1
+                                                   "--concurrency", "8"), hang_guard_s=45)  # once the limit fell to 1, the breaker follows it: 5 timeouts, not 8
     one_error_line(check, "within the 5 s deadline")
 
 

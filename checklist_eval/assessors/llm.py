@@ -121,7 +121,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self._engine_known = False
         self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
                                  maximum=config.backoff_max, on_retry_after=self.scheduler.pause,
-                                 breaker=CircuitBreaker(max(BREAKER_FAILURES, config.concurrency)))
+                                 breaker=CircuitBreaker(lambda: self.scheduler.breaker_threshold(BREAKER_FAILURES)),
+                                 stale_failure=self.scheduler.last_failure_stale)
         self.prices = PriceTable.load(config.prices)
         self.budget = Budget(config.max_cost, self.prices, self.model) if config.max_cost is not None else None
         self.retries = 0  # attempts beyond the first, over the run (for the progress display)

@@ -11,7 +11,8 @@ the API key. A 400 that refuses a parameter the request sent is not retried here
 learns it (``quirks.refused_parameter``), stops sending it and sends the request once more; a parameter
 can be learned only while it is sent, so that never loops. The SDK's own retries are off (``max_retries=0``) so
 the two layers do not multiply. A circuit breaker (``CircuitBreaker``) ends the run's requests once
-attempts in a row (at least ``BREAKER_FAILURES``, and as many as are in flight) have failed the same way.
+attempts in a row (at least ``BREAKER_FAILURES``, and as many as the scheduler now lets fly) have failed
+the same way.
 """
 
 from __future__ import annotations
@@ -211,18 +212,26 @@ def _failure_kind(exc: BaseException) -> tuple[str, ...] | None:
 
 
 class CircuitBreaker:
-    """Counts attempts that failed the same way in a row (any success resets it); at ``limit`` it opens
+    """Counts attempts that failed the same way in a row (any success resets it); at its threshold it opens
     and every later attempt fails at once with ``EndpointDown``, naming what kept failing. Without it,
     an endpoint that drips every reply holds a run for (questions / concurrency) x attempts x timeout.
-    The LLM assessor sets ``limit`` to its concurrency (at least ``BREAKER_FAILURES``): every request in
-    flight has then failed, so a short outage that the retries would ride out does not open it."""
+    The threshold is ``limit``: a number, or a callable the LLM assessor points at its scheduler, so it
+    follows the requests allowed in flight now (at least ``BREAKER_FAILURES``): every request in flight
+    has then failed, so a short outage that the retries would ride out does not open it, and once the
+    adaptive limit has fallen to one request a dead endpoint is given up on after a few attempts, not
+    after as many as the ceiling. A failure ``failed(exc, stale=True)`` (sent under a limit that has
+    since fallen) neither counts nor resets: it belongs to the overload the limit already answered."""
 
-    def __init__(self, limit: int = BREAKER_FAILURES):
+    def __init__(self, limit: int | Callable[[], int] = BREAKER_FAILURES):
         self.limit = limit
         self._kind: tuple[str, ...] | None = None
         self._count = 0
         self._last = ""
         self.open = False
+
+    @property
+    def threshold(self) -> int:
+        return self.limit() if callable(self.limit) else self.limit
 
     def check(self) -> None:
         if self.open:
@@ -232,16 +241,16 @@ class CircuitBreaker:
     def succeeded(self) -> None:
         self._kind, self._count = None, 0
 
-    def failed(self, exc: BaseException) -> None:
+    def failed(self, exc: BaseException, stale: bool = False) -> None:
         kind = _failure_kind(exc)
-        if kind is None or isinstance(exc, EndpointDown):
+        if kind is None or stale or isinstance(exc, EndpointDown):
             return
         self._count = self._count + 1 if kind == self._kind else 1
         self._kind = kind
         cause = exc.__cause__
         detail = f" ({cause})" if cause is not None and str(cause) and str(cause) not in str(exc) else ""
         self._last = " ".join(f"{type(exc).__name__}: {exc}{detail}".split())[:300]
-        if self._count >= self.limit:
+        if self._count >= self.threshold:
             self.open = True
 
 
@@ -259,6 +268,9 @@ class RetryPolicy:
     on_retry_after: Callable[[float], None] | None = None
     rng: random.Random | None = None
     breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
+    # whether the attempt that just failed is a stale one (see ``CircuitBreaker``); the LLM assessor's
+    # scheduler knows, other callers send one request at a time and have none
+    stale_failure: Callable[[], bool] | None = None
 
     def wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -287,7 +299,7 @@ class RetryPolicy:
             try:
                 result: T = await attempt()
             except Exception as exc:
-                self.breaker.failed(exc)
+                self.breaker.failed(exc, stale=self.stale_failure is not None and self.stale_failure())
                 raise
             self.breaker.succeeded()
             return result

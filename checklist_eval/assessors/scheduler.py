@@ -15,6 +15,7 @@ pauses the whole scheduler (``pause``), not only the refused request.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections import deque
@@ -54,10 +55,17 @@ class Pacer:
 
 @dataclass
 class Ticket:
-    """One request's place: when it was sent and under which limit (``epoch``), for the adaptation."""
+    """One request's place: when it was sent and under which limit (``epoch``), for the adaptation.
+    ``stale``: it failed after the limit had already fallen below the one it was sent under."""
 
     sent: float
     epoch: int
+    stale: bool = False
+
+
+# The ticket of the calling task's last request: the retry policy's circuit breaker reads it after an
+# attempt failed (the attempt runs in the same task, inside ``slot``), to leave out stale failures.
+_last_ticket: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("last_ticket", default=None)
 
 
 class Scheduler:
@@ -171,6 +179,17 @@ class Scheduler:
         log.info("the endpoint is overloaded (a request failed after %.0f s); at most %d request(s) in flight "
                     "from now on", time.monotonic() - ticket.sent, self.limit)
 
+    def last_failure_stale(self) -> bool:
+        """Whether the calling task's request that just failed was sent under a higher limit than the one
+        in force when it failed: a request of the overload the limit already answered, which says nothing
+        about whether the engine takes what is sent now."""
+        ticket = _last_ticket.get()
+        return ticket is not None and ticket.stale
+
+    def breaker_threshold(self, floor: int) -> int:
+        """Failures in a row that mean every request sent under the present limit failed (at least ``floor``)."""
+        return max(floor, self.limit)
+
     @asynccontextmanager
     async def slot(self, tokens: int = 0) -> AsyncIterator[Ticket]:
         """Hold one of ``limit`` places, after waiting for the rate limits' turn; what happens inside
@@ -179,9 +198,11 @@ class Scheduler:
         try:
             await self._wait_turn(tokens)
             ticket = Ticket(time.monotonic(), self._epoch)
+            _last_ticket.set(ticket)
             try:
                 yield ticket
             except BaseException as exc:
+                ticket.stale = ticket.epoch != self._epoch
                 if self._congestion is not None and isinstance(exc, Exception) and self._congestion(exc):
                     self._overloaded(ticket)
                 raise
