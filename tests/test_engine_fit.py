@@ -168,3 +168,15 @@ def test_timeouts_of_requests_sent_before_the_limit_fell_do_not_stop_the_run():
         stats = server.stats
     assert len(out) == 24
     assert stats.by_status.get(200, 0) >= 24 and a.scheduler.decreases >= 1
+
+
+def test_slots_on_shared_cores_are_given_fewer_requests_when_they_run_past_the_deadline():
+    # llama.cpp's server on a CPU says 4 slots, but they share the cores: 4 prompts at once take 4 x 0.5 s
+    # each, past the 1.5 s deadline, while one at a time each takes 0.5 s. The limit falls below the
+    # slots and the run finishes; without that every wave timed out together until the attempts ran out.
+    paper = sample_paper(n_questions=12)
+    with llama_cpp(slots=4, latency=0.5, context_tokens=64_000, slots_share_cores=True) as server:
+        a = llm(server, timeout=1.5, max_attempts=4)
+        out = assess_and_close(a, paper)
+    assert len(out) == 12
+    assert a.scheduler.slots == 4 and a.scheduler.decreases >= 1 and a.scheduler.limit < 4

@@ -73,10 +73,13 @@ class Scheduler:
     is the ceiling; the limit follows what the engine can take:
 
     - an engine that says how many requests it runs at once (llama.cpp's ``total_slots``, see
-      ``engine.probe``) gets exactly that many (``set_slots``): nothing waits in its queue, so a
-      request's deadline runs while the engine works on it, and every slot stays busy;
-    - otherwise additive increase, multiplicative decrease: a request that fails from overload (a
-      timeout, 502/503/504, a refused connection: ``congestion``) lowers the limit, once per round,
+      ``engine.probe``) gets that many (``set_slots``): nothing waits in its queue, so a request's
+      deadline runs while the engine works on it, and every slot stays busy. Its slots are a second
+      ceiling, not a promise: on a CPU the slots share the cores, so four 6k-token prompts at once each
+      take four times as long as one (measured on llama.cpp's server with 2 cores and a loaded machine:
+      every request of the first wave ran past the 120 s deadline, alone each took under 30 s);
+    - additive increase, multiplicative decrease under the ceiling: a request that fails from overload
+      (a timeout, 502/503/504, a refused connection: ``congestion``) lowers the limit, once per round,
       to half of what the engine finished while that request waited (Little's law: a queue the engine
       clears in half a deadline), and ``limit`` answers in a row raise it by one, up to the ceiling.
     """
@@ -156,9 +159,14 @@ class Scheduler:
         if delay > 0:
             await asyncio.sleep(delay)
 
+    @property
+    def ceiling(self) -> int:
+        """The most requests ever in flight: ``--concurrency``, and the engine's slots where it says them."""
+        return min(self.concurrency, self.slots) if self.slots is not None else self.concurrency
+
     def _answered_ok(self, ticket: Ticket) -> None:
         self._answered.append(time.monotonic())
-        if self.slots is not None or self.limit >= self.concurrency:
+        if self.limit >= self.ceiling:
             return
         self._streak += 1
         if self._streak >= self.limit:
@@ -167,8 +175,8 @@ class Scheduler:
             self._wake()
 
     def _overloaded(self, ticket: Ticket) -> None:
-        if self.slots is not None or ticket.epoch != self._epoch:
-            return  # the engine said its slots; or the limit already fell since this request left
+        if ticket.epoch != self._epoch:
+            return  # the limit already fell since this request left
         finished = sum(1 for t in self._answered if t >= ticket.sent)
         self.limit = max(1, min(self.limit // 2, finished // 2))
         self._epoch += 1

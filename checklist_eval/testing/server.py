@@ -90,14 +90,15 @@ class MockServer:
                  refuse_logprobs: bool = False, context_tokens: int = 128_000, require_api_key: str | None = None,
                  rpm_window: float = 60.0, host: str = "127.0.0.1", port: int = 0,
                  model: str = "mock-model", profile: str = "openai-chat", misbehave: str | None = None,
-                 slots: int | None = None, props: bool = False, context_error: str = "openai"):
+                 slots: int | None = None, props: bool = False, context_error: str = "openai",
+                 slots_share_cores: bool = False):
         if misbehave is not None and misbehave not in misbehaviour.MODES:
             raise ValueError(f"unknown misbehaviour {misbehave!r}; one of {', '.join(misbehaviour.MODES)}")
         self.misbehave = misbehave  # see checklist_eval.testing.misbehave
         if context_error not in CONTEXT_ERRORS:
             raise ValueError(f"unknown context error wording {context_error!r}; one of {', '.join(CONTEXT_ERRORS)}")
         # llama.cpp's slots, /props and context overflow (see checklist_eval.testing.slots)
-        self.slot_queue = SlotQueue(slots) if slots else None
+        self.slot_queue = SlotQueue(slots, slots_share_cores) if slots else None
         self.props = props
         self.context_error = context_error
         self.latency = latency
@@ -371,7 +372,7 @@ class MockServer:
                 async with self.slot_queue:  # a refused request frees its slot at once, as llama.cpp's does
                     reply = self._chat_reply(n, body, deployment)
                     if reply.status == 200 and self.latency > 0:
-                        await asyncio.sleep(self.latency)
+                        await self.slot_queue.work(self.latency)
                     return reply
             if self.latency > 0:
                 await asyncio.sleep(self.latency)
