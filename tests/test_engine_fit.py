@@ -150,7 +150,7 @@ def test_a_dead_engine_is_given_up_on_after_a_few_attempts_under_the_fallen_limi
     paper = sample_paper(n_questions=16)
     with MockServer(misbehave="drip") as server:
         a = llm(server, timeout=0.5, max_attempts=6)
-        with pytest.raises(Exception, match="attempts in a row failed the same way"):
+        with pytest.raises(Exception, match="attempts in a row failed the same way.*may need more"):
             assess_and_close(a, paper)
         stats = server.stats
     assert a.scheduler.limit == 1

@@ -235,8 +235,10 @@ class CircuitBreaker:
 
     def check(self) -> None:
         if self.open:
+            hint = (" (each request waits at most --timeout seconds: an engine on a busy CPU may need more)"
+                    if self._kind is not None and self._kind[0] == "APITimeoutError" else "")
             raise EndpointDown(f"stopped: {self._count} attempts in a row failed the same way; the last: "
-                               f"{self._last}")
+                               f"{self._last}{hint}")
 
     def succeeded(self) -> None:
         self._kind, self._count = None, 0
