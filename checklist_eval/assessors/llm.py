@@ -36,11 +36,13 @@ from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
 from checklist_eval.assessors.config import LLMConfig
+from checklist_eval.assessors.context import BUDGET_CHARS_PER_TOKEN
 from checklist_eval.assessors.engine import EngineFacts
 from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for, wants_passages
 from checklist_eval.assessors.fitting import ContextFitting
 from checklist_eval.assessors.ledger import PriceTable
 from checklist_eval.assessors.messages import PaperPrefix, paper_text
+from checklist_eval.assessors.pace import Pace, is_local_endpoint
 from checklist_eval.assessors.passages import offered_passages, rested_on
 from checklist_eval.assessors.prompts import PromptSet, prompts_root
 from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks, avoiding_flag, is_refusal_status
@@ -116,6 +118,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self.endpoint = endpoint_identity(self.base_url)
         self._api_key = self._read_key()
         self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload)
+        # a local engine left at the default --timeout gets deadlines at its own pace (see assessors/pace.py)
+        self.pace = Pace(config.timeout, "timeout" not in config.model_fields_set and is_local_endpoint(self.base_url))
         self.window = config.window()  # what the engine says (``_learn_engine``) and refuses may lower it
         self._engine_asked: asyncio.Task[EngineFacts] | None = None
         self._engine_known = False
@@ -260,12 +264,15 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             body = self.request_body(paper, item, sending.sent, feedback)
             sending.chars = sum(len(m["content"]) for m in body["messages"])
             held = await self._reserve(body["messages"])
+            deadline = self.pace.deadline(int(sending.chars / BUDGET_CHARS_PER_TOKEN), self.config.max_tokens,
+                                          self.scheduler.limit)
             sending.params = {k: v for k, v in body.items() if k not in ("model", "messages")}
             sending.attempts += 1
             if sending.attempts > 1:
                 self.retries += 1
+            started = time.monotonic()
             try:
-                response = await self._post(client, body, held)
+                response = await self._post(client, body, held, deadline)
             except openai.APIStatusError as err:
                 param = sending.sent.refusal_of(err, sending.params) if is_refusal_status(err.status_code) else None
                 if param is not None:
@@ -276,15 +283,18 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         except (ValueError, RecursionError):
             raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
         check_completion(completion)
+        self.pace.observe(completion, time.monotonic() - started)
         return completion
 
-    async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any], held: float) -> httpx2.Response:
+    async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any], held: float,
+                    deadline: float) -> httpx2.Response:
         """Send ``body``; the spending cap's reservation ``held`` is settled at what the reply cost.
         client.post skips the SDK's per-call TypedDict walk of the body (a few ms of CPU for a paper-sized
         prompt); auth, base URL, timeouts and status errors are the SDK's own."""
         actual = 0.0
         try:
-            response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body)
+            response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body,
+                                         options={"timeout": deadline})
             actual = self._cost_of_body(response.content)
         finally:
             if self.budget is not None:

@@ -21,7 +21,7 @@ import asyncio
 import ssl
 import zlib
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -42,12 +42,20 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         self.deadline = deadline
         self.max_bytes = max_bytes
 
+    def _deadline_of(self, request: httpx2.Request) -> float:
+        """The request's own timeout where its sender set one (the LLM assessor does, per request: see
+        ``assessors/pace.py``), else the client's."""
+        timeout = request.extensions.get("timeout")
+        read: Any = timeout.get("read") if isinstance(timeout, dict) else None
+        return float(read) if isinstance(read, (int, float)) and read > 0 else self.deadline
+
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         request.headers["Accept-Encoding"] = "gzip, deflate"  # the encodings _capped_body can bound
+        deadline = self._deadline_of(request)
         try:  # wait_for rather than asyncio.timeout: Python 3.10 is supported
-            status, headers, body, extensions = await asyncio.wait_for(self._exchange(request), self.deadline)
+            status, headers, body, extensions = await asyncio.wait_for(self._exchange(request), deadline)
         except asyncio.TimeoutError:
-            raise httpx2.ReadTimeout(f"no complete reply within the {self.deadline:g} s deadline",
+            raise httpx2.ReadTimeout(f"no complete reply within the {deadline:g} s deadline",
                                      request=request) from None
         return httpx2.Response(status, headers=headers, content=redact.redact_bytes(body),
                                extensions=extensions, request=request)
