@@ -283,7 +283,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         except (ValueError, RecursionError):
             raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
         check_completion(completion)
-        self.pace.observe(completion, time.monotonic() - started)
+        self.pace.observe(completion, time.monotonic() - started, self.scheduler.in_flight + 1)
         return completion
 
     async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any], held: float,

@@ -13,7 +13,9 @@ So for a *local* engine (a loopback or private address) left at the default
 - before any answer, a slow CPU's pace is assumed (``PROMPT_FLOOR`` and ``GENERATION_FLOOR`` tokens/s),
   times the requests allowed in flight (a CPU's slots share its cores);
 - after answers, the engine's own pace: llama.cpp's ``timings`` (prompt and generation apart), else the
-  reply's wall time over its tokens; the slowest of the recent answers, times ``SAFETY``.
+  reply's wall time over its tokens, per request in flight when it was measured (slots sharing the cores
+  and an engine that serves one request at a time both make each take that many times longer); the slowest
+  of the recent answers, times ``SAFETY``, times the requests in flight now.
 
 Never below ``--timeout``, never above ``MAX_DEADLINE_S``. A ``--timeout`` the user gave is kept exactly.
 """
@@ -59,22 +61,24 @@ class Pace:
     adaptive: bool  # a local engine left at the default --timeout
     _seen: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=RECENT))
 
-    def observe(self, completion: Any, latency_s: float) -> None:
-        """Learn from one answer: llama.cpp's ``timings`` when it sends them, else wall time over tokens."""
+    def observe(self, completion: Any, latency_s: float, in_flight: int = 1) -> None:
+        """Learn from one answer, given while ``in_flight`` requests were out: llama.cpp's ``timings`` when
+        it sends them, else wall time over tokens."""
         if not self.adaptive or not isinstance(completion, dict):
             return
+        share = max(1, in_flight)
         timings = completion.get("timings")
         if isinstance(timings, dict):
             per_prompt = self._per_token(timings.get("prompt_ms"), timings.get("prompt_n"))
             per_gen = self._per_token(timings.get("predicted_ms"), timings.get("predicted_n"))
             if per_prompt is not None and per_gen is not None:
-                self._seen.append((per_prompt, per_gen))
+                self._seen.append((per_prompt / share, per_gen / share))
                 return
         raw = completion.get("usage")
         usage: dict[str, Any] = raw if isinstance(raw, dict) else {}
         tokens = (_number(usage.get("prompt_tokens")) or 0.0) + (_number(usage.get("completion_tokens")) or 0.0)
         if tokens > 0 and latency_s > 0:
-            per_token = latency_s / tokens  # generation is the dearer part: this under-rates it, hence SAFETY
+            per_token = latency_s / tokens / share  # generation is the dearer part: under-rated, hence SAFETY
             self._seen.append((per_token, per_token))
 
     @staticmethod
@@ -91,5 +95,6 @@ class Pace:
             per_gen = max(g for _, g in self._seen)
             need = SAFETY * (prompt_tokens * per_prompt + max_tokens * per_gen)
         else:
-            need = (prompt_tokens / PROMPT_FLOOR + max_tokens / GENERATION_FLOOR) * max(1, in_flight)
+            need = prompt_tokens / PROMPT_FLOOR + max_tokens / GENERATION_FLOOR
+        need *= max(1, in_flight)
         return min(MAX_DEADLINE_S, max(self.timeout, need))
