@@ -76,3 +76,20 @@ def test_the_transport_holds_each_request_to_its_own_deadline():
             _post(server, client_timeout=0.4, request_timeout=None)
         reply = _post(server, client_timeout=0.4, request_timeout=5.0)
     assert isinstance(reply, httpx2.Response) and reply.status_code == 200
+
+
+@pytest.mark.parametrize("flags, adaptive", [
+    (["--base-url", "http://127.0.0.1:8080/v1"], True),  # a local engine at the default --timeout
+    (["--base-url", "http://127.0.0.1:8080/v1", "--timeout", "30"], False),  # the user's own deadline
+    (["--base-url", "https://api.openai.com/v1"], False)])  # a hosted API answers within the default
+def test_the_flags_as_typed_decide_whether_deadlines_follow_the_engines_pace(flags, adaptive, monkeypatch):
+    import argparse
+
+    from checklist_eval.assessors.llm import LLMAssessor
+    from checklist_eval.cli.flags import add_assessor_args, assessor_config
+
+    monkeypatch.setenv("CE_TEST_KEY", "k")
+    parser = argparse.ArgumentParser()
+    add_assessor_args(parser)
+    args = parser.parse_args(["--assessor", "llm", "--model", "m", "--api-key-env", "CE_TEST_KEY", *flags])
+    assert LLMAssessor(assessor_config(args).llm_config()).pace.adaptive is adaptive

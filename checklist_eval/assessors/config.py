@@ -35,6 +35,8 @@ DEFAULT_CONCURRENCY = 64
 DEFAULT_PROMPT_VERSION = "assess-v1"
 
 CHARS_PER_TOKEN = 4
+# --timeout's default; left at it, a local engine's deadlines follow its pace (assessors/pace.py)
+DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_CONTEXT_TOKENS = 128_000
 CONTEXT_TOKENS = {  # longest-prefix match; anything else gets DEFAULT_CONTEXT_TOKENS or context_tokens
     "gpt-4o": 128_000,
@@ -56,7 +58,7 @@ class LLMSettings(BaseModel):
     concurrency: int = DEFAULT_CONCURRENCY
     rpm: float | None = None
     tpm: float | None = None
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT_S
     max_attempts: int = 6
     structured: Structured = "auto"
     prompt_version: str = DEFAULT_PROMPT_VERSION

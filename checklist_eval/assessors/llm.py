@@ -35,7 +35,7 @@ from checklist_eval.assessors.asking import CapabilityRefusal, FirstRequest, Out
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
-from checklist_eval.assessors.config import LLMConfig
+from checklist_eval.assessors.config import DEFAULT_TIMEOUT_S, LLMConfig
 from checklist_eval.assessors.context import BUDGET_CHARS_PER_TOKEN
 from checklist_eval.assessors.engine import EngineFacts
 from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for, wants_passages
@@ -119,7 +119,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self._api_key = self._read_key()
         self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload)
         # a local engine left at the default --timeout gets deadlines at its own pace (see assessors/pace.py)
-        self.pace = Pace(config.timeout, "timeout" not in config.model_fields_set and is_local_endpoint(self.base_url))
+        self.pace = Pace(config.timeout, config.timeout == DEFAULT_TIMEOUT_S and is_local_endpoint(self.base_url))
         self.window = config.window()  # what the engine says (``_learn_engine``) and refuses may lower it
         self._engine_asked: asyncio.Task[EngineFacts] | None = None
         self._engine_known = False

@@ -7,8 +7,8 @@ generation at 20-30 and 1.5-2.3 tokens/s. A 25k-token prompt (a long paper cut t
 90 s quiet and ten minutes busy: the fixed deadline cancelled every attempt of work the engine was doing
 (five in a row, and the run stopped) although the engine was healthy.
 
-So for a *local* engine (a loopback or private address) left at the default
-``--timeout``, each request's deadline follows what its prompt needs at the engine's pace:
+So for a *local* engine (a loopback or private address) left at the default ``--timeout`` (any other
+value is kept exactly), each request's deadline follows what its prompt needs at the engine's pace:
 
 - before any answer, a slow CPU's pace is assumed (``PROMPT_FLOOR`` and ``GENERATION_FLOOR`` tokens/s),
   times the requests allowed in flight (a CPU's slots share its cores);
@@ -17,7 +17,7 @@ So for a *local* engine (a loopback or private address) left at the default
   and an engine that serves one request at a time both make each take that many times longer); the slowest
   of the recent answers, times ``SAFETY``, times the requests in flight now.
 
-Never below ``--timeout``, never above ``MAX_DEADLINE_S``. A ``--timeout`` the user gave is kept exactly.
+Never below ``--timeout``, never above ``MAX_DEADLINE_S``.
 """
 
 from __future__ import annotations
