@@ -34,6 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--context-tokens", type=int, default=128_000, help="the context of one request (one slot)")
     p.add_argument("--slots", type=int, default=None, metavar="N",
                    help="work on at most N chat requests at once, queueing the rest (as llama.cpp's slots)")
+    p.add_argument("--slots-share-cores", action="store_true",
+                   help="the slots take turns on one processor, as llama.cpp's do on a CPU: k busy slots each "
+                        "take k times --latency")
     p.add_argument("--props", action="store_true", help="serve llama.cpp's GET /props (n_ctx, total_slots)")
     p.add_argument("--context-error", default="openai", choices=("openai", "llama.cpp"),
                    help="the words of the 400 for a prompt over the context (default openai)")
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
                         supports_json_schema=not args.no_json_schema, refuse_logprobs=args.refuse_logprobs,
                         context_tokens=args.context_tokens, host=args.host, port=args.port, profile=args.profile,
                         misbehave=_misbehave_mode(args.misbehave), slots=args.slots, props=args.props,
-                        context_error=args.context_error)
+                        context_error=args.context_error, slots_share_cores=args.slots_share_cores)
     server.batches.delay = args.batch_delay
     server.batches.failure_rate = args.batch_failure_rate
     server.batches.expire = args.batch_expire
