@@ -192,6 +192,7 @@ class Profile:
     shape: Callable[[dict[str, Any], dict[str, int]], dict[str, Any]] = shape_openai
     response_formats: frozenset[str] = frozenset({"json_schema", "json_object"})
     ignores_response_format: bool = False  # the field is accepted and ignored (Anthropic)
+    grammar_whitespace: bool = False  # JSON replies padded as a grammar lets a small model pad them (llama.cpp)
     logprobs: bool = True  # returned when asked for
     reports_cached: bool = True  # prompt-prefix cache hits reported in usage
     reasoning: bool = False  # reasoning tokens spent (and reported) per answer
@@ -301,7 +302,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             reports_cached=False, error=llama_cpp_python_error, docs=LLAMA_CPP_PYTHON_DOCS),
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
-            refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, docs=LLAMA_SERVER_DOCS),
+            refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, grammar_whitespace=True,
+            docs=LLAMA_SERVER_DOCS),
 )}
 
 

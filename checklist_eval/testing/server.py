@@ -27,6 +27,7 @@ from checklist_eval.testing.slots import CONTEXT_ERRORS, SlotQueue, context_exce
 from checklist_eval.testing.transport import serve_connection
 from checklist_eval.testing.verdicts import (
     FAKE_QUOTE,
+    grammar_padded,
     mock_findings,
     mock_rewrite,
     mock_verdict,
@@ -475,6 +476,8 @@ class MockServer:
                                                                 mock_findings(messages, correct, review))
         if "[mock:fake-quote]" in text_of(messages[-1].get("content")):  # evidence the paper does not hold
             text = text.replace('"evidence": [', f'"evidence": ["{FAKE_QUOTE}", ', 1)
+        if self.profile.grammar_whitespace and fmt in ("json_schema", "json_object"):
+            text = grammar_padded(text)
         return text, correct, p
 
     @staticmethod

@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 __all__ = ["FAKE_QUOTE", "mock_findings", "mock_rewrite", "mock_verdict", "render_reply", "sample_paper",
-           "text_of", "tokenize", "unit_interval", "verdict_logprobs"]
+           "grammar_padded", "text_of", "tokenize", "unit_interval", "verdict_logprobs"]
 
 _TOKEN = re.compile(r"[ ]?[A-Za-z]{1,10}|[ ]?\d{1,3}|[ ]?[^\sA-Za-z\d]|\s+")
 
@@ -174,6 +174,24 @@ def render_reply(fmt: str, correct: bool, p: float, review: str, evidence: list[
                           for head, items in (("Must fix", findings[0]), ("Suggestions", findings[1])))
     return (f"Review:\n{review}\nEvidence: {'; '.join(evidence) or '-'}\n"
             f"Verdict: {'correct' if correct else 'incorrect'}\nConfidence: {p:.2f}")
+
+# What llama.cpp's JSON grammar lets a small model write between tokens, as the real llama-server with Gemma 3
+# 270M wrote it: a newline and ten " \t" before every key, colon, value and closing brace. Over half the
+# reply's tokens were this whitespace.
+GRAMMAR_PAD = "\n" + " \t" * 10
+
+
+def grammar_padded(text: str) -> str:
+    """A JSON object reply re-written with the whitespace a grammar-constrained small model fills it with."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(obj, dict):
+        return text
+    members = [f"{json.dumps(k)}{GRAMMAR_PAD}:{GRAMMAR_PAD}{json.dumps(v)}" for k, v in obj.items()]
+    return "{" + GRAMMAR_PAD + f",{GRAMMAR_PAD}".join(members) + GRAMMAR_PAD + "}"
+
 
 def verdict_logprobs(tokens: list[str], text: str, correct: bool, p: float, top: int) -> dict[str, Any]:
     m = re.search(r'"correct"\s*:\s*(true|false)|Verdict:\s*(correct|incorrect)', text)
