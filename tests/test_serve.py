@@ -298,9 +298,14 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     page = browser.new_page()
     page.goto(server + "/results/")
     check_html(page.content())
+    # each row counts the submission's unverified answers, the appeal applied, as its page counts them
+    listed = page.locator("table.leaderboard tr", has_text="team-alpha").locator("td.unverified").inner_text()
     page.click("text=team-alpha")
     assert page.url.endswith("/results/s/team-alpha")
     check_html(page.content())
+    tally = re.search(r"\d+ of (\d+) answers judged correct: \d+ supported by a passage of the paper, (\d+)"
+                      r" unverified", " ".join(page.inner_text("body").split()))
+    assert tally and listed == f"{tally.group(2)} of {tally.group(1)}", listed
     card = page.locator(f"#q-A-{qid}")
     assert card.locator(".chip.override").count() == 1
     assert "appeal granted: see Table 2" in card.inner_text()
