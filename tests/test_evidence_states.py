@@ -182,6 +182,25 @@ def test_a_yes_denying_a_kind_of_compute_is_not_contradicted_but_one_denying_com
         assert res.state is State.CONTRADICTED and "says the opposite" in res.must_fix[0], just
 
 
+@pytest.mark.parametrize("body", [BODY, ""])
+def test_a_denial_of_the_experiments_denies_what_only_experiments_have(body):
+    # settings, error bars, compute and what reproduces the results exist only with experiments
+    for qid, just in [("4", "The work has no experiments, but the framework is documented in Section 3."),
+                      ("4", "We do not give the details needed to reproduce our numbers."),
+                      ("8", "This paper is a theoretical study, and does not include experiments."),
+                      ("6", "Our work proposes a taxonomy and has no experiments; the categories are in Table 1.")]:
+        res = judge(qid, Answer.YES, just, body)
+        assert res.state is State.CONTRADICTED and "says the opposite" in res.must_fix[0], (qid, just)
+    # code and data are artefacts a paper can release without experiments: the Yes rests on the repository
+    for just in ["There is no experimental evaluation, but the full implementation is at https://github.com/x/y.",
+                 "The paper runs no experiments; our simulator and its data are released in the supplement."]:
+        res = judge("5", Answer.YES, just, body)
+        assert res.state is not State.CONTRADICTED and not any("opposite" in m for m in res.must_fix), just
+    # the code itself denied still is
+    res = judge("5", Answer.YES, "We do not release our code, but the method is simple to implement.", body)
+    assert res.state is State.CONTRADICTED and "says the opposite" in res.must_fix[0]
+
+
 def _checklist_with_compute_answer(tmp_path: Path, shared_dir: Path, answer: str, justification: str) -> Path:
     """The shared checklist-only file with its compute question answered as given."""
     text = (shared_dir / CHECKLIST_ONLY).read_text()

@@ -39,9 +39,16 @@ _SUBJECTS: dict[str, str] = {
     "limitations": r"limitations",
     "safeguards": r"safeguards",
     "details": r"hyper-?parameters|(?:training|experimental) (?:details|settings?)",
+    "reproducibility": r"reproducib\w*|(?:experimental|implementation) details|(?:details|information|instructions)"
+                       r" (?:needed |required )?to reproduce",
 }
 SUBJECTS = {topic: re.compile(rf"\b(?:{rx})\b", re.I) for topic, rx in _SUBJECTS.items()}
 _EXPERIMENTS = re.compile(r"\b(?:experiments?|empirical (?:results|evaluation)|experimental results)\b", re.I)
+# Questions whose subject is a property of the experiments (their settings, error bars, compute, what
+# reproduces them): a paper without experiments has none of it. Code and data are artefacts a paper can
+# release without experiments ("no experiments to reproduce, but we link the repository"): denying the
+# experiments does not deny them.
+_OF_EXPERIMENTS = EXPERIMENTAL - {"code"}
 # Words that restrict a denial to a part of its subject: before it ("no FORMAL proofs", "not ALL error
 # bars"), or after it ("no licence FOR THE RAW data", "error bars ONLY for Table 1", "BEYOND sketches").
 _BEFORE = re.compile(r"\b(?:only|some|all|every|each|most|certain|raw|specific|particular|individual|separate"
@@ -69,6 +76,18 @@ def _restricted(after: str) -> bool:
 
 _WHOLE = re.compile(r"^\W*(?:(?:the|this|our) (?:current |present |proposed )?(?:paper|work|submission|study|manuscript"
                     r"|research|project)|we|it|this|there|(?:in )?(?:this|our) (?:paper|work)(?: we)?)?\W*$", re.I)
+# The whole work's second predicate: "This paper is a position paper, and does not include experiments".
+_WHOLE_AND = re.compile(r"^\W*(?:the|this|our) (?:current |present |proposed )?(?:paper|work|submission|study"
+                        r"|manuscript|research|project)\s+(?:is|was|presents?|proposes?|studies|focuses|introduces?"
+                        r"|describes?|offers?)\b[^;]*?,?\s+and\s*$", re.I)
+
+
+def _said_of_the_whole(before: str) -> bool:
+    """Is a denial starting after ``before`` said of the whole work: its subject is the paper, we, there
+    (nothing before the verb but them), or the paper's second predicate after "and"?"""
+    return bool(_WHOLE.match(before) or _WHOLE_AND.match(before))
+
+
 _AFFIRM = re.compile(r"\b(?:the paper|we|our (?:paper|work)|it|this (?:paper|work))\s+(?:does |do |did )?"
                      r"(?:mentions?|mentioned|reports?|reported|provides?|provided|includes?|included|describes?"
                      r"|described|states?|stated|gives?|lists?|listed|discuss(?:es)?|discussed|presents?"
@@ -91,11 +110,11 @@ def denies_subject(clause: str, topic: str | None) -> bool:
     head = _ADVERSATIVE.split(clause, maxsplit=1)[0]
     # Said of the whole work ("The paper does not...", "We do not...", "There are no..."): a denial said
     # of a part ("The raw datasets do not have licences") names a partial gap.
-    denied = [(m.group("object"), "") for m in VERB_DENIAL.finditer(head) if _WHOLE.match(head[: m.start()])]
+    denied = [(m.group("object"), "") for m in VERB_DENIAL.finditer(head) if _said_of_the_whole(head[: m.start()])]
     denied += [(m.group("np"), _SAME_PHRASE.split(head[m.end():])[0]) for m in NO_NP.finditer(head)
-               if _WHOLE.match(head[: m.start()])]
+               if _said_of_the_whole(head[: m.start()])]
     for obj, rest in denied:
-        m = subject.search(obj) or (_EXPERIMENTS.search(obj) if topic in EXPERIMENTAL else None)
+        m = subject.search(obj) or (_EXPERIMENTS.search(obj) if topic in _OF_EXPERIMENTS else None)
         if m is None:
             continue
         # The subject itself, not a kind of it: "no multi-GPU or cluster compute" denies the qualifier.
