@@ -151,6 +151,84 @@ def test_a_yes_denying_its_subject_is_contradicted_whatever_follows(body):
         assert judge(qid, Answer.YES, just, body).correct, just
 
 
+# A denial of a kind of the subject (its qualifier) is not a denial of the subject: the compute it qualifies
+# is presupposed. The subject itself denied, however worded, still contradicts the Yes.
+HONEST_COMPUTE = [
+    "No multi-GPU or cluster compute was used.",
+    "Training took about 5 hours on one RTX 3090; no multi-GPU or cluster compute was used.",
+    "We did not use distributed or cloud compute: every run finished within an hour on a laptop CPU.",
+    "We did not use cluster or multi-GPU compute.",
+    "There is no GPU compute involved; everything runs on a CPU in minutes (Section 4).",
+    "We did not use multiple GPUs; each model trains in 2 hours on a single V100 (Appendix B).",
+    "No compute was needed beyond a single workstation.",
+    "No compute other than one desktop machine was used (Section 5).",
+]
+DENYING_COMPUTE = [
+    "The paper does not report compute resources.",
+    "No compute resources are reported, but the method is cheap.",
+    "We do not describe the computational resources; the method is cheap anyway.",
+    "We do not report how much compute was used.",
+    "The paper reports no run times or hardware.",
+]
+
+
+@pytest.mark.parametrize("body", [BODY, ""])
+def test_a_yes_denying_a_kind_of_compute_is_not_contradicted_but_one_denying_compute_is(body):
+    for just in HONEST_COMPUTE:
+        res = judge("8", Answer.YES, just, body)
+        assert res.state is not State.CONTRADICTED and not any("opposite" in m for m in res.must_fix), just
+    for just in DENYING_COMPUTE:
+        res = judge("8", Answer.YES, just, body)
+        assert res.state is State.CONTRADICTED and "says the opposite" in res.must_fix[0], just
+
+
+@pytest.mark.parametrize("body", [BODY, ""])
+def test_a_denial_of_the_experiments_denies_what_only_experiments_have(body):
+    # settings, error bars, compute and what reproduces the results exist only with experiments
+    for qid, just in [("4", "The work has no experiments, but the framework is documented in Section 3."),
+                      ("4", "We do not give the details needed to reproduce our numbers."),
+                      ("8", "This paper is a theoretical study, and does not include experiments."),
+                      ("6", "Our work proposes a taxonomy and has no experiments; the categories are in Table 1.")]:
+        res = judge(qid, Answer.YES, just, body)
+        assert res.state is State.CONTRADICTED and "says the opposite" in res.must_fix[0], (qid, just)
+    # code and data are artefacts a paper can release without experiments: the Yes rests on the repository
+    for just in ["There is no experimental evaluation, but the full implementation is at https://github.com/x/y.",
+                 "The paper runs no experiments; our simulator and its data are released in the supplement."]:
+        res = judge("5", Answer.YES, just, body)
+        assert res.state is not State.CONTRADICTED and not any("opposite" in m for m in res.must_fix), just
+    # the code itself denied still is
+    res = judge("5", Answer.YES, "We do not release our code, but the method is simple to implement.", body)
+    assert res.state is State.CONTRADICTED and "says the opposite" in res.must_fix[0]
+
+
+def _checklist_with_compute_answer(tmp_path: Path, shared_dir: Path, answer: str, justification: str) -> Path:
+    """The shared checklist-only file with its compute question answered as given."""
+    text = (shared_dir / CHECKLIST_ONLY).read_text()
+    start = text.index("{\\bf Experiments compute resources}")
+    end = text.index("\\item[] Guidelines:", start)
+    item = re.sub(r"\\answer\w+\{\}", lambda _: f"\\answer{answer}{{}}", text[start:end], count=1)
+    item = re.sub(r"(Justification:).*", lambda m: f"{m.group(1)} {justification}\n", item, count=1, flags=re.S)
+    out = tmp_path / "checklist.tex"
+    out.write_text(text[:start] + item + text[end:])
+    return out
+
+
+@pytest.mark.parametrize(("justification", "contradicted"), [
+    (HONEST_COMPUTE[0], False), (HONEST_COMPUTE[2], False), (HONEST_COMPUTE[6], False),
+    (DENYING_COMPUTE[0], True), (DENYING_COMPUTE[3], True),
+])
+def test_check_on_a_real_checklist_reads_a_denied_qualifier_apart_from_a_denied_subject(
+        shared_dir, tmp_path, justification, contradicted):
+    path = _checklist_with_compute_answer(tmp_path, shared_dir, "Yes", justification)
+    run = cli("check", str(path), "--json")
+    assert run.returncode == 0, run.stderr
+    item = next(i for i in json.loads(run.stdout)["items"] if "compute" in i["justification"].lower()
+                and i["answer"] == "Yes")
+    assert item["justification"].strip() == justification
+    assert (item["state"] == "contradicted") is contradicted, item["review"]
+    assert ("says the opposite" in item["review"]) is contradicted
+
+
 def test_a_no_the_body_plainly_refutes_is_contradicted_with_its_passage():
     res = judge("8", Answer.NO, "We do not report the compute resources.")
     assert not res.correct and res.state is State.CONTRADICTED and "plainly" not in res.review

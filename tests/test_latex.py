@@ -213,3 +213,61 @@ def test_fixtures_parse_with_expected_answers(fixtures_dir):
     assert "A100" in genuine.body and "A100" not in adversarial.body
     assert "Appendix C" in genuine.anchors and "Section 7" not in adversarial.anchors
     assert genuine.checklist.item("7").justification.startswith("Table 1 and Figure 1 report")
+
+
+# A document that restyles its run-in headings the way papers do (\@startsection with its spacing and font)
+# and defines a heading command of its own name: every heading renders as its title, nothing of the style.
+RESTYLED = r"""\documentclass{article}
+\makeatletter
+\renewcommand{\paragraph}{\@startsection{paragraph}{4}{\z@}%
+  {2pt plus 1pt minus 1pt}{-1em}%
+  {\normalfont\normalsize\bfseries}}
+\renewcommand\subparagraph{\@startsection{subparagraph}{5}{\parindent}{1ex}{-1em}{\itshape}}
+\newcommand{\clause}{\@startsection{subsection}{2}{\z@}{1ex}{1ex}{\bfseries}}
+\makeatother
+\begin{document}
+\section{Method}
+We fit a bound.
+\section{Experiments}
+It ranks variants.
+\section{Discussion}
+\paragraph{Scope and limitations.} The bound holds for frozen heads only.
+\paragraph*{Starred run-in.} A starred one.
+\subparagraph[Short]{Finer point} With a short title.
+\clause{Own heading}
+Text under it.
+""" + new_style({"2": "\\answerYes{}\n    \\item[] Justification: See the paragraph \"Scope and limitations\" in"
+                      " Section~1."}) + "\n\\end{document}\n"
+
+
+def test_restyled_sectioning_commands_render_as_their_titles():
+    paper = parse_latex(strip_dead(RESTYLED), "r.tex")
+    body = paper.body
+    for title in ("Scope and limitations.", "Starred run-in.", "Finer point.", "3.1 Own heading"):
+        assert title in body, (title, body[:400])
+    for leak in ("paragraph4", "-1em", "startsection", "bfseries", "1ex", "subparagraph5", "Short"):
+        assert leak not in body, leak
+    assert [s.title for s in paper.sections] == ["Method", "Experiments", "Discussion", "Own heading"]
+
+
+def test_a_paragraph_title_a_justification_quotes_is_found():
+    import asyncio
+
+    from checklist_eval.assessors.heuristic import HeuristicAssessor
+
+    paper = parse_latex(strip_dead(RESTYLED), "r.tex")
+    verdict = next(v for v in asyncio.run(HeuristicAssessor().assess_paper(paper)) if v.question_id == "2")
+    assert verdict.answer is not None and "does not have" not in verdict.review, verdict.review
+
+
+def test_a_shared_paper_restyling_paragraph_reads_its_paragraph_titles(shared_dir):
+    """Chieh-Yen__prism redefines \\paragraph with \\@startsection; its "Scope and limitations" paragraph
+    is the one its checklist's limitations answer points to."""
+    from checklist_eval.assessors.evidence import title_in_paper
+
+    paper = load_paper(shared_dir / "corpus/papers-latex/Chieh-Yen__prism")
+    assert "paragraph4" not in paper.body and "-1em" not in paper.body
+    for title in ("Scope and limitations.", "Feature error", "Head error", "Catastrophic forgetting under"
+                  " parameter-efficient fine-tuning."):
+        assert f"\n\n{title}" in paper.body, title
+    assert title_in_paper(paper, "Scope and limitations") is True

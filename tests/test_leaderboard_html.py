@@ -4,6 +4,7 @@ with their reason, and text from submissions is shown as text, never as markup."
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,11 @@ def test_leaderboard_page_links_every_report_and_lists_failures_in_a_browser(tmp
     proc = cli("leaderboard", str(out), "--html", str(page))
     assert proc.returncode == 0, proc.stderr
 
+    # the page shows more than the file: the CSV keeps the organizers' columns, status last
+    csv_file = tmp_path / "leaderboard.csv"
+    assert cli("leaderboard", str(out), "--csv", str(csv_file)).returncode == 0
+    assert csv_file.read_text().splitlines()[0] == ("rank,submission_id,case,C_G,C_A,C_T,R,S,questions,assessor,model,"
+                                                    "prompt_version,scored_at,manipulation,status")
     dom = parse(rendered_dom(page))
     text = " ".join(" ".join(dom.text).split())
     links = dict((t, h) for h, t in dom.links)
@@ -89,10 +95,18 @@ def test_leaderboard_page_links_every_report_and_lists_failures_in_a_browser(tmp
     ranked = [t for t in text.split() if t.startswith("team-")]
     assert ranked.index("team-evil") > max(ranked.index(s) for s in ("team-alpha", "team-beta", "team-gamma"))
 
+    # each ranked row counts its unverified answers, as the report it links counts them
+    html = rendered_dom(page)
+    shown = {sid: (int(n), int(of)) for sid, n, of in re.findall(
+        r'<tr>.*?>(team-\w+)</a>.*?<td class="num opt unverified">(\d+) of (\d+)</td>', html)}
+    assert set(shown) == set(links)
     for sid, href in links.items():
         target = Path(unquote(urlparse(urljoin(page.resolve().as_uri(), href)).path))
         assert target == (out / "submissions" / sid / "report.html").resolve() and target.is_file()
         report = " ".join(" ".join(parse(rendered_dom(target)).text).split())
+        tally = re.search(r"\d+ of (\d+) answers judged correct: \d+ supported by a passage of the paper, (\d+)"
+                          r" unverified", report)
+        assert tally and shown[sid] == (int(tally.group(2)), int(tally.group(1))), (sid, shown[sid])
         assert f"Submission {sid}" in report
         assert "assessor heuristic" in report and f"rules {RULES_VERSION}" in report and "prompt heuristic" not in report
         assert "model (none)" not in report and " · model " not in report  # the offline assessor ran none

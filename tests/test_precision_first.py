@@ -66,6 +66,11 @@ def test_negation_scope():
     assert not denied_on_topic("No hyperparameter sweep was performed", "details")
     assert not denied_on_topic("reproducing the artifact does not require specialized compute", "compute")
     assert not denied_on_topic("no model training is performed beyond the frozen linear probe", "details")
+    # a kind of the thing denied, not the thing: the qualifier is what the negation falls on
+    assert not denied_on_topic("No multi-GPU or cluster compute was used", "compute")
+    assert not denied_on_topic("we did not use distributed or cloud compute", "compute")
+    assert denied_on_topic("No compute was used", "compute")
+    assert denied_on_topic("We do not report the standard deviations", "errorbars")
     assert denied_on_topic("No theoretical results", "theory")
     assert denied_on_topic("The paper involves no human subjects", "human")
     assert denied_on_topic("We did not release the code", "code")

@@ -262,6 +262,37 @@ def test_oversized_and_hostile_uploads_are_refused_in_one_line_and_the_server_go
     page.close()
 
 
+def test_progress_page_says_each_answer_s_evidence_state_as_it_comes(browser, server, mock_endpoint, tmp_path):
+    """While the model is asked, the page an author waits on names each judged answer's state in the
+    report's words (contradicted / supported / unverified), never the old verdict words."""
+    page = browser.new_page()
+    mock_endpoint.latency = 1.0  # slow replies: the page is read while some questions wait
+    try:
+        assert upload(page, server, latex_zip(tmp_path), assessor="llm").status == 303
+        url, seen = page.url, None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and page.locator("#must-fix, #error").count() == 0:
+            badges = page.locator("ol.progress [data-state]")
+            waiting = page.locator("ol.progress .muted").count()
+            if badges.count() and waiting:
+                seen = (badges.all_inner_texts(), page.inner_text("#status"), page.locator("ol.progress li").count(),
+                        page.inner_text("ol.progress"))
+                break
+            time.sleep(0.2)
+            page.goto(url)
+    finally:
+        mock_endpoint.latency = 0.0
+    assert seen is not None, "no page showed some answers judged and some waiting"
+    states, status, questions, listed = seen
+    assert set(states) <= {"contradicted", "supported", "unverified"}, states
+    counts = {s: states.count(s) for s in ("contradicted", "supported", "unverified")}
+    assert f"Judged {len(states)} of {questions} questions" in status
+    assert "So far " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "." in status
+    assert not re.search(r"\b(?:correct|incorrect|unverifiable)\b", listed)
+    wait_for_report(page)
+    page.close()
+
+
 def test_json_api_returns_the_check_json_document(browser, server, tmp_path):
     from checklist_eval.summaries import CheckResult
 
@@ -298,9 +329,14 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     page = browser.new_page()
     page.goto(server + "/results/")
     check_html(page.content())
+    # each row counts the submission's unverified answers, the appeal applied, as its page counts them
+    listed = page.locator("table.leaderboard tr", has_text="team-alpha").locator("td.unverified").inner_text()
     page.click("text=team-alpha")
     assert page.url.endswith("/results/s/team-alpha")
     check_html(page.content())
+    tally = re.search(r"\d+ of (\d+) answers judged correct: \d+ supported by a passage of the paper, (\d+)"
+                      r" unverified", " ".join(page.inner_text("body").split()))
+    assert tally and listed == f"{tally.group(2)} of {tally.group(1)}", listed
     card = page.locator(f"#q-A-{qid}")
     assert card.locator(".chip.override").count() == 1
     assert "appeal granted: see Table 2" in card.inner_text()

@@ -17,16 +17,8 @@ from __future__ import annotations
 import re
 
 from checklist_eval.assessors.evidence import BodyFacts
-from checklist_eval.assessors.heuristic_rules import (
-    _CLAUSES,
-    _CONTRAST,
-    _NEGATION,
-    _NO_NP,
-    _VERB_DENIAL,
-    Finding,
-    _short,
-    blocking,
-)
+from checklist_eval.assessors.heuristic_rules import Finding, _short, blocking
+from checklist_eval.assessors.negation import CLAUSES, CONTRAST, NEGATION, NO_NP, VERB_DENIAL, narrowing_words
 from checklist_eval.assessors.topics import EXPERIMENTAL
 from checklist_eval.models import Answer, ChecklistItem
 
@@ -47,9 +39,16 @@ _SUBJECTS: dict[str, str] = {
     "limitations": r"limitations",
     "safeguards": r"safeguards",
     "details": r"hyper-?parameters|(?:training|experimental) (?:details|settings?)",
+    "reproducibility": r"reproducib\w*|(?:experimental|implementation) details|(?:details|information|instructions)"
+                       r" (?:needed |required )?to reproduce",
 }
 SUBJECTS = {topic: re.compile(rf"\b(?:{rx})\b", re.I) for topic, rx in _SUBJECTS.items()}
 _EXPERIMENTS = re.compile(r"\b(?:experiments?|empirical (?:results|evaluation)|experimental results)\b", re.I)
+# Questions whose subject is a property of the experiments (their settings, error bars, compute, what
+# reproduces them): a paper without experiments has none of it. Code and data are artefacts a paper can
+# release without experiments ("no experiments to reproduce, but we link the repository"): denying the
+# experiments does not deny them.
+_OF_EXPERIMENTS = EXPERIMENTAL - {"code"}
 # Words that restrict a denial to a part of its subject: before it ("no FORMAL proofs", "not ALL error
 # bars"), or after it ("no licence FOR THE RAW data", "error bars ONLY for Table 1", "BEYOND sketches").
 _BEFORE = re.compile(r"\b(?:only|some|all|every|each|most|certain|raw|specific|particular|individual|separate"
@@ -58,6 +57,9 @@ _BEFORE = re.compile(r"\b(?:only|some|all|every|each|most|certain|raw|specific|p
 _AFTER = re.compile(r"\b(?:only|except|beyond|other than|apart from|besides|for (?:the |our )?(?:raw|some|certain"
                     r"|each|every|all|individual|specific|particular|main|larger?|final|baselines?|remaining|most)"
                     r"|for (?:table|figure|section|appendix)|per )", re.I)
+# An exception after a "no ..." phrase restricts it up to the next comma or parenthesis.
+_SAME_PHRASE = re.compile(r"[,(]")
+_ADVERSATIVE = re.compile(r"\b(?:but|however|although|though|yet|while|whereas|instead)\b", re.I)
 _PHRASE_AFTER = re.compile(r"^\W*(?:for|in|on|of|across|over|with)\s+(?P<np>[^,;]+)", re.I)
 _THE_WORK = re.compile(r"^(?:(?:our|the|any|all|its|these|this|their)\s+)?(?:experiments?|results?|paper|work|method"
                        r"|approach|models?|submission|study|evaluations?|analysis|proposed \w+|main text)\b", re.I)
@@ -74,6 +76,18 @@ def _restricted(after: str) -> bool:
 
 _WHOLE = re.compile(r"^\W*(?:(?:the|this|our) (?:current |present |proposed )?(?:paper|work|submission|study|manuscript"
                     r"|research|project)|we|it|this|there|(?:in )?(?:this|our) (?:paper|work)(?: we)?)?\W*$", re.I)
+# The whole work's second predicate: "This paper is a position paper, and does not include experiments".
+_WHOLE_AND = re.compile(r"^\W*(?:the|this|our) (?:current |present |proposed )?(?:paper|work|submission|study"
+                        r"|manuscript|research|project)\s+(?:is|was|presents?|proposes?|studies|focuses|introduces?"
+                        r"|describes?|offers?)\b[^;]*?,?\s+and\s*$", re.I)
+
+
+def _said_of_the_whole(before: str) -> bool:
+    """Is a denial starting after ``before`` said of the whole work: its subject is the paper, we, there
+    (nothing before the verb but them), or the paper's second predicate after "and"?"""
+    return bool(_WHOLE.match(before) or _WHOLE_AND.match(before))
+
+
 _AFFIRM = re.compile(r"\b(?:the paper|we|our (?:paper|work)|it|this (?:paper|work))\s+(?:does |do |did )?"
                      r"(?:mentions?|mentioned|reports?|reported|provides?|provided|includes?|included|describes?"
                      r"|described|states?|stated|gives?|lists?|listed|discuss(?:es)?|discussed|presents?"
@@ -86,18 +100,26 @@ def subject_of(topic: str | None) -> re.Pattern[str] | None:
 
 def denies_subject(clause: str, topic: str | None) -> bool:
     """Does the clause, up to its first contrast, deny the question's whole subject? The object of a
-    denying verb or the "no ..." noun phrase must name the subject with no word restricting its scope."""
+    denying verb or the "no ..." noun phrase must name the subject with no word restricting its scope and
+    no modifier narrowing it to a kind ("no cluster compute", "no distributed training runs")."""
     subject = subject_of(topic)
     if subject is None:
         return False
-    head = _CONTRAST.split(clause, maxsplit=1)[0]
+    # What follows a "but" is another statement (the denial stands whatever it says); an exception
+    # ("no compute was needed beyond a laptop") stays with the denial it restricts.
+    head = _ADVERSATIVE.split(clause, maxsplit=1)[0]
     # Said of the whole work ("The paper does not...", "We do not...", "There are no..."): a denial said
     # of a part ("The raw datasets do not have licences") names a partial gap.
-    denied = [m.group("object") for m in _VERB_DENIAL.finditer(head) if _WHOLE.match(head[: m.start()])]
-    denied += [m.group("np") for m in _NO_NP.finditer(head) if _WHOLE.match(head[: m.start()])]
-    for obj in denied:
-        m = subject.search(obj) or (_EXPERIMENTS.search(obj) if topic in EXPERIMENTAL else None)
-        if m and not _BEFORE.search(obj[: m.start()]) and not _restricted(obj[m.end():]):
+    denied = [(m.group("object"), "") for m in VERB_DENIAL.finditer(head) if _said_of_the_whole(head[: m.start()])]
+    denied += [(m.group("np"), _SAME_PHRASE.split(head[m.end():])[0]) for m in NO_NP.finditer(head)
+               if _said_of_the_whole(head[: m.start()])]
+    for obj, rest in denied:
+        m = subject.search(obj) or (_EXPERIMENTS.search(obj) if topic in _OF_EXPERIMENTS else None)
+        if m is None:
+            continue
+        # The subject itself, not a kind of it: "no multi-GPU or cluster compute" denies the qualifier.
+        before = obj[: m.start()]
+        if not _BEFORE.search(before) and not narrowing_words(before) and not _restricted(obj[m.end():] + rest):
             return True
     return False
 
@@ -107,7 +129,7 @@ def yes_denies_subject(item: ChecklistItem, topic: str | None) -> Finding | None
     just = (item.justification or "").strip()
     if item.answer is not Answer.YES or not just:
         return None
-    clauses = [c.strip() for c in _CLAUSES.findall(just) if c.strip()]
+    clauses = [c.strip() for c in CLAUSES.findall(just) if c.strip()]
     denial = next((c for c in clauses if denies_subject(c, topic)), None)
     if denial is None:
         return None
@@ -121,9 +143,9 @@ def no_affirms_subject(item: ChecklistItem, topic: str | None) -> Finding | None
     subject = subject_of(topic)
     if item.answer is not Answer.NO or not just or subject is None:
         return None
-    if _NEGATION.search(just) or _CONTRAST.search(just) or re.search(r"n't\b|\bnot\b|\bno\b|\black", just, re.I):
+    if NEGATION.search(just) or CONTRAST.search(just) or re.search(r"n't\b|\bnot\b|\bno\b|\black", just, re.I):
         return None
-    for clause in _CLAUSES.findall(just):
+    for clause in CLAUSES.findall(just):
         m = _AFFIRM.search(clause)
         if m and subject.search(clause[m.end():]):
             return blocking(-1.6, "The answer is No, but its justification says the paper provides it:"
@@ -148,7 +170,7 @@ def no_refuted_by_body(item: ChecklistItem, topic: str | None, facts: BodyFacts)
     needed = [c for c in (first, second) if c is not None]
     if not all(facts.counts.get(key, 0) >= least for key, least in needed):
         return None
-    clauses = [c.strip() for c in _CLAUSES.findall(item.justification or "") if c.strip()]
-    if not any(denies_subject(c, topic) for c in clauses) or any(_CONTRAST.search(c) for c in clauses):
+    clauses = [c.strip() for c in CLAUSES.findall(item.justification or "") if c.strip()]
+    if not any(denies_subject(c, topic) for c in clauses) or any(CONTRAST.search(c) for c in clauses):
         return None
     return blocking(-1.6, f"The answer is No, yet {shows}: answer Yes and point to it.", facts.quote(first[0]))

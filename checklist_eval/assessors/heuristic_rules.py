@@ -25,6 +25,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from checklist_eval.assessors.evidence import BodyFacts, _search, _snippet, has_vague_pointer, pointers_in
+from checklist_eval.assessors.negation import (
+    BARE_DENIAL,
+    CLAUSES,
+    CONTRAST,
+    NEGATION,
+    PARTS,
+    VERB_DENIAL,
+    denied_on_topic,
+)
 from checklist_eval.assessors.topics import EXPERIMENTAL, TOPIC_WORDS
 from checklist_eval.models import Answer, ChecklistItem
 
@@ -117,90 +126,16 @@ _EVASIVE_WORDS = frozenset(
 )
 
 
-# A denial whose scope is what the question asks about. Verbs that deny the paper holds or did something
-# ("does not report compute", "we did not release the code"); "require", "need" and the like deny a
-# property of the thing, not its presence ("does not require specialized compute" is no denial).
-_VERB_DENIAL = re.compile(
-    r"\b(?:(?:does|do|did|is|are|was|were|has|have) not|doesn't|don't|didn't|never|cannot|can't)\s+(?:be\s+)?"
-    r"(?:include|contain|involve|report|provide|release|present|discuss|describe|state|apply|give|share|conduct"
-    r"|perform|run|have|make|offer|publish|list|specify|disclose|cover|address|obtain|use|collect|recruit)\w*"
-    r"\s+(?P<object>[^,.;:]{0,80})",
-    re.I,
-)
-# "no NP": the noun phrase up to its verb or the clause's end; its head (last word) is what is denied,
-# so "No hyperparameter sweep was performed" denies a sweep, not the hyperparameters.
-_NO_NP = re.compile(
-    r"(?:^|\b(?:there (?:is|are|was|were)|includes?|contains?|involves?|has|have|reports?|provides?|uses?|makes?"
-    r"|presents?|with)\s+)no\s+(?P<np>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:is|are|was|were|has|have|had|can|could"
-    r"|will|would|of|in|for|to|on|from|that|which|beyond|other|besides|except)\b|\s*$|\s*[,;:()])",
-    re.I,
-)
-_CONTRAST = re.compile(r"\b(?:but|however|although|though|yet|except|beyond|other than|besides|apart from|instead"
-                       r"|only|while|whereas)\b", re.I)
-_CLAUSES = re.compile(r"[^.;:!?\n]+")
-_PARTS = re.compile(r",|\b(?:but|however|although|though|yet|while|whereas|and)\b", re.I)
-
-
-# Heads that take their topic from a modifier ("no theoretical results", "no error bars").
-_GENERIC_HEADS = frozenset(
-    "results result details information resources analysis analyses guarantees statements bars intervals"
-    " discussion section description subjects participants study studies experiments assets documentation"
-    " approval statistics proofs proof claims code data models release research".split()
-)
-_BARE_DENIAL = re.compile(r"^\W*(?:no|none|not applicable|n/?a|not relevant)\W*$", re.I)
-
-
-def _denial_words(topic: str | None) -> re.Pattern[str] | None:
-    """What a denial must name to deny the question's topic: its words, and for an experimental question
-    the experiments themselves ("the paper does not include experiments" denies every detail of them)."""
-    words = TOPIC_WORDS.get(topic or "")
-    if words is None or topic not in EXPERIMENTAL:
-        return words
-    return re.compile(rf"{words.pattern}|\bexperiment", re.I)
-
-
-# "IRB approval is not applicable": the subject of the clause is what is denied.
-_NOT_APPLICABLE = re.compile(r"^(?P<subject>[^,]{0,80}?)\b(?:is|are)\s+not\s+(?:applicable|relevant)\b", re.I)
-
-
-def denied_on_topic(clause: str, topic: str | None) -> bool:
-    """Does this clause deny the thing the question is about? Read with negation scope: the object of
-    a denying verb, the head of a "no ..." noun phrase, or the subject of "... is not applicable" must be
-    on topic, and a contrast after it ("no training beyond the linear probe") takes the denial back."""
-    words = _denial_words(topic)
-    if words is None:
-        return False
-    clause = clause.strip()
-    if _BARE_DENIAL.match(clause):
-        return True
-    applicable = _NOT_APPLICABLE.match(clause)
-    if applicable and words.search(applicable.group("subject")):
-        return True
-    for m in _VERB_DENIAL.finditer(clause):
-        obj = _CONTRAST.split(m.group("object"))[0]
-        if words.search(obj):
-            return True
-    for m in _NO_NP.finditer(clause):
-        np = m.group("np").split()
-        rest = clause[m.end():]
-        if _CONTRAST.search(rest[:60]):
-            continue
-        if words.search(" ".join(np)) and (np[-1].lower() in _GENERIC_HEADS or words.search(np[-1])):
-            return True
-    return False
-
-
 def _supports(clause: str, topic: str | None) -> bool:
     """A clause that states something on topic without denying it, or gives a URL. A pointer alone ("See
     Section 3.", "This is addressed in the paper.") says nothing that could stand against a denial."""
     words = TOPIC_WORDS.get(topic or "")
     if _search("url", clause) or (pointers_in(clause) and not _only_a_pointer(clause)):
         return True
-    negated = _VERB_DENIAL.search(clause) or _NEGATION.search(clause)
+    negated = VERB_DENIAL.search(clause) or NEGATION.search(clause)
     return bool(words and words.search(clause) and not negated)
 
 
-_NEGATION = re.compile(r"(?:^|\s)no\s|\bnot\b|\bnone\b|\bnor\b|\bwithout\b|\brather than\b|\binstead of\b", re.I)
 
 
 _POINTING_WORDS = frozenset(
@@ -224,15 +159,15 @@ def contradicts_itself(item: ChecklistItem, topic: str | None) -> Finding | None
     just = (item.justification or "").strip()
     if item.answer is not Answer.YES or not just or topic not in _CONTAINMENT:
         return None
-    if _BARE_DENIAL.match(just):  # "NA" alone in the field often means "no justification" (told elsewhere)
+    if BARE_DENIAL.match(just):  # "NA" alone in the field often means "no justification" (told elsewhere)
         return None
-    clauses = [c.strip() for c in _CLAUSES.findall(just) if c.strip()]
+    clauses = [c.strip() for c in CLAUSES.findall(just) if c.strip()]
     denials = [c for c in clauses if denied_on_topic(c, topic)]
     if not denials:
         return None
     # A denial with a contrast in it names a partial gap ("no licence for the raw data, while the
     # packages' licences are listed in the appendix"); another sentence may state what the paper has.
-    partial = any(_CONTRAST.search(c) for c in denials)
+    partial = any(CONTRAST.search(c) for c in denials)
     if partial or any(_supports(c, topic) for c in clauses if c not in denials):
         return suggestion(-0.9, f'The answer is Yes, but its justification also says "{_short(denials[0])}":'
                           " make clear what the paper does provide.")
@@ -601,7 +536,7 @@ _QUALIFIED = re.compile(r"\b(?:but|however|although|though|while|whereas|except|
 def _admits_part(just: str, topic: str | None) -> bool:
     if _QUALIFIED.search(just):
         return True
-    parts = [p.strip() for c in _CLAUSES.findall(just) for p in _PARTS.split(c) if p and p.strip()]
+    parts = [p.strip() for c in CLAUSES.findall(just) for p in PARTS.split(c) if p and p.strip()]
     return any(_supports(p, topic) for p in parts if not denied_on_topic(p, topic))
 
 

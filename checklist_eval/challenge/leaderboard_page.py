@@ -3,18 +3,22 @@ then the submissions that could not be scored with their reason.
 
 Everything that came from a submission (ids, reasons, model names) is escaped; links are relative
 paths, percent-encoded, to report files that exist, so the page works when the results folder is
-copied or served as is. No scripts, fonts or images.
+copied or served as is. No scripts, fonts or images. Beside the scores, each submission's count of
+unverified answers (the CSV's columns stay the organizers').
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from checklist_eval.challenge.report import render
 from checklist_eval.challenge.results.layout import ResultsLayout
+from checklist_eval.challenge.results.leaderboard import LeaderboardRow
+from checklist_eval.models import State
 
 SCORE_COLUMNS = ("C_G", "C_A", "C_T", "R", "S")
 
@@ -34,6 +38,13 @@ def report_links(results_folder: Path, page: Path, submission_ids: list[str]) ->
         rel = os.path.relpath(report.resolve(), base)
         links[sid] = "/".join(quote(part) for part in Path(rel).parts)
     return links
+
+
+def page_rows(rows: Sequence[LeaderboardRow]) -> list[dict[str, Any]]:
+    """The rows as the page shows them: the leaderboard's columns, and how many of the submission's
+    answers were unverified (no passage found either way; counted correct) out of how many."""
+    return [{**r.model_dump(mode="json"), "unverified": r.states.get(State.UNVERIFIED.value),
+             "answers": sum(r.states.values()) if r.states else None} for r in rows]
 
 
 def render_leaderboard(rows: list[dict[str, Any]], links: dict[str, str], *, title: str = "Leaderboard") -> str:

@@ -124,6 +124,15 @@ class Record(Row):
         return row
 
     @property
+    def shown_state(self) -> State:
+        """The evidence state as c_i counts it: an answer an appeal made correct is no longer contradicted
+        (unverified: the appeal, not a passage, decided), one it made incorrect is."""
+        if not self.c:
+            return State.CONTRADICTED
+        state = self.state or State.UNVERIFIED
+        return State.UNVERIFIED if state is State.CONTRADICTED else state
+
+    @property
     def c(self) -> int:
         """c_i of the rules: 1 only for an answered question (Yes/No/NA) judged correct; TODO/missing
         are 0 whatever the ``correct`` column says (a hand-edited ledger cannot make a TODO count)."""

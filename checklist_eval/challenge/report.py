@@ -32,7 +32,6 @@ from checklist_eval.models import (
     Paper,
     Passage,
     Role,
-    State,
     Usage,
     WarningKind,
     state_counts,
@@ -127,12 +126,8 @@ def _card(r: Record, role_prefix: str, override: Decision | None, links: Links |
 
 
 def shown_state(r: Record) -> str:
-    """The record's evidence state as c_i counts it: an answer an appeal made correct is no longer
-    contradicted (unverified: the appeal, not a passage, decided), one it made incorrect is."""
-    if not r.c:
-        return State.CONTRADICTED.value
-    state = r.state or State.UNVERIFIED
-    return State.UNVERIFIED.value if state is State.CONTRADICTED else state.value
+    """The record's evidence state as c_i counts it (``Record.shown_state``)."""
+    return r.shown_state.value
 
 
 def _slug(text: str) -> str:

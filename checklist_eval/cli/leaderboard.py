@@ -86,11 +86,10 @@ def _print_table(args: argparse.Namespace, rows) -> None:
 def _write_html(args: argparse.Namespace, rows) -> None:
     from pathlib import Path
 
-    from checklist_eval.challenge.leaderboard_page import render_leaderboard, report_links
-    from checklist_eval.challenge.results.leaderboard import leaderboard_json
+    from checklist_eval.challenge.leaderboard_page import page_rows, render_leaderboard, report_links
     from checklist_eval.fsutil import atomic_write_text
 
     given = Path(args.results)
     folder = given if given.is_dir() else given.parent  # a records file: the reports beside it
     links = report_links(folder, Path(args.html), [r.submission_id for r in rows])
-    atomic_write_text(args.html, render_leaderboard(leaderboard_json(rows), links))
+    atomic_write_text(args.html, render_leaderboard(page_rows(rows), links))

@@ -178,7 +178,7 @@ async def api_result(request: Request) -> Response:
         return api({"id": job.id, "status": "failed", "error": job.error}, 422)
     if job.status != "done":
         return api({"id": job.id, "status": job.status, "questions": len(job.questions),
-                    "judged": len(job.verdicts)}, 202)
+                    "judged": len(job.states)}, 202)
     return api(job.document.model_dump(mode="json"))
 
 

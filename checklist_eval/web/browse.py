@@ -63,9 +63,10 @@ def routes(root: Path) -> list[Route]:
     results = Results(root)
 
     async def leaderboard(request: Request) -> Response:
-        rows = [r.model_dump() for r in results.folder().leaderboard()]
+        from checklist_eval.challenge.leaderboard_page import SCORE_COLUMNS, judged_by, page_rows, reason
+
+        rows = page_rows(results.folder().leaderboard())
         links = {str(r["submission_id"]): submission_url(str(r["submission_id"])) for r in rows}
-        from checklist_eval.challenge.leaderboard_page import SCORE_COLUMNS, judged_by, reason
 
         return page("leaderboard.html", page_title="Leaderboard", title=f"Leaderboard: {root.name}", links=links,
                     columns=SCORE_COLUMNS, scored=[r for r in rows if r.get("status") == "scored"],

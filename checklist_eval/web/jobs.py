@@ -17,7 +17,7 @@ from typing import Any
 from checklist_eval.assessors import AssessorConfig, build_assessor
 from checklist_eval.assessors.base import gather_all, with_assessor_warnings
 from checklist_eval.errors import ChecklistEvalError
-from checklist_eval.models import Paper
+from checklist_eval.models import Paper, State, state_counts
 from checklist_eval.reading.isolation import ParseLimits, ParserPool
 from checklist_eval.web.hosts import LOOPBACK_NAMES
 
@@ -50,7 +50,8 @@ class Job:
     created: float = field(default_factory=time.monotonic)
     status: str = "queued"  # queued, parsing, assessing, done, failed
     questions: list[tuple[str, str]] = field(default_factory=list)  # (id, title) in checklist order
-    verdicts: dict[str, str] = field(default_factory=dict)  # question id -> verdict, as they come
+    # question id -> evidence state (contradicted / supported / unverified), as the verdicts come
+    states: dict[str, str] = field(default_factory=dict)
     error: str = ""
     document: Any = None  # the check --json (or score --json) document when done
     html: str = ""
@@ -58,6 +59,11 @@ class Job:
     @property
     def finished(self) -> bool:
         return self.status in ("done", "failed")
+
+    @property
+    def tally(self) -> dict[str, int]:
+        """The answers judged so far per evidence state, every state named."""
+        return state_counts(list(self.states.values()))
 
 
 def safe_name(filename: str) -> str:
@@ -146,7 +152,7 @@ class Checker:
 
             async def judge(item):
                 assessment = await assessor.assess_item(paper, item)
-                job.verdicts[item.id] = assessment.verdict or ("correct" if assessment.correct else "incorrect")
+                job.states[item.id] = (assessment.state or State.UNVERIFIED).value
                 return assessment
 
             assessments = await gather_all(*(judge(it) for it in paper.checklist.items))

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.challenge.scoring import SubmissionScore
 from checklist_eval.errors import InputError
-from checklist_eval.models import ROLES, Case
+from checklist_eval.models import ROLES, Case, state_counts
 from checklist_eval.tables import Row, csv_text
 
 T = TypeVar("T")
@@ -48,10 +48,17 @@ class LeaderboardRow(Row):
     # Roles whose paper is flagged, with the kinds ("A:hidden_text"): see manipulation.py.
     manipulation: str | None = None
     status: str = "scored"
+    # Answers per evidence state, shown by the HTML page and not a column: the CSV's columns are the
+    # organizers' (its last stays ``status``) and the JSON list keeps its shape.
+    _states: dict[str, int] = PrivateAttr(default_factory=dict)
 
     @property
     def scored(self) -> bool:
         return self.status == "scored"
+
+    @property
+    def states(self) -> dict[str, int]:
+        return dict(self._states)
 
 
 LEADERBOARD_COLUMNS = LeaderboardRow.columns()
@@ -78,8 +85,8 @@ def _manipulation(recs: Sequence[Record]) -> str:
 
 
 def leaderboard_row(score: SubmissionScore, recs: Sequence[Record]) -> LeaderboardRow:
-    """A scored submission's row; assessor/model/prompt/time come from its records."""
-    return LeaderboardRow(
+    """A scored submission's row; assessor/model/prompt/time and the answers' states come from its records."""
+    row = LeaderboardRow(
         **score.public().model_dump(),
         questions=score.questions,
         assessor=_joined([r.assessor for r in recs]),
@@ -88,6 +95,8 @@ def leaderboard_row(score: SubmissionScore, recs: Sequence[Record]) -> Leaderboa
         scored_at=max((r.scored_at for r in recs), default=""),
         manipulation=_manipulation(recs),
     )
+    row._states = state_counts([r.shown_state for r in recs])
+    return row
 
 
 def read_failures(folder: Path) -> list[Failure]:

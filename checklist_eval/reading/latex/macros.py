@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from checklist_eval.reading.latex.lexer import group_end
+from checklist_eval.reading.latex.numbering import SECTION_LEVELS
 
 _NEWCOMMAND = re.compile(
     r"\\(?:re)?newcommand\*?\s*(?:\{\s*(\\[a-zA-Z@]+)\s*\}|(\\[a-zA-Z@]+))\s*(?:\[(\d)\])?\s*(\[[^\]]*\])?\s*\{"
@@ -15,13 +16,32 @@ _NEWCOMMAND = re.compile(
 )
 
 
+# The sectioning commands the renderer reads as headings. A document's (re)definition of one restyles the
+# heading (``\\@startsection``'s spacing and font), never makes it something else: expanding the new body
+# would print its arguments ("paragraph4-1em") where the title belongs.
+HEADINGS = (*SECTION_LEVELS, "paragraph", "subparagraph")
+# ``\\@startsection{name}{level}...``: a heading command of the level its counter names (or its number says).
+_STARTSECTION = re.compile(r"^\s*\\@startsection\s*\{\s*([a-zA-Z]+)\s*\}\s*\{\s*(\d)\s*\}")
+_HEADING_AT_LEVEL = {"1": "section", "2": "subsection", "3": "subsubsection", "4": "paragraph", "5": "subparagraph"}
+
+
+def heading_alias(body: str) -> str | None:
+    """The sectioning command a macro defined by ``\\@startsection`` stands for, if its body is one."""
+    m = _STARTSECTION.match(body)
+    if m is None:
+        return None
+    return m.group(1) if m.group(1) in HEADINGS else _HEADING_AT_LEVEL.get(m.group(2), "paragraph")
+
+
 @dataclass
 class Macros:
     """Macros the document defines that change what a reader sees: zero-argument text macros
-    (``\\newcommand{\\ours}{NeuroVeil}``) and one-argument reference wrappers (``\\secref``)."""
+    (``\\newcommand{\\ours}{NeuroVeil}``), one-argument reference wrappers (``\\secref``) and heading
+    commands of the document's own (``\\newcommand{\\clause}{\\@startsection{subsection}...}``)."""
 
     text: dict[str, str] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)  # name -> body with #1
+    headings: dict[str, str] = field(default_factory=dict)  # name -> the sectioning command it stands for
 
 
 def collect_macros(text: str) -> Macros:
@@ -33,6 +53,11 @@ def collect_macros(text: str) -> Macros:
         body = text[body_start + 1 : group_end(text, body_start) - 1]
         if name.startswith("\\answer") or name.startswith("\\justification"):
             continue  # answers are read from the macro name, whatever the preamble makes them print
+        if name[1:] in HEADINGS:
+            continue  # restyled, still the heading the renderer reads
+        if (alias := heading_alias(body)) is not None:
+            macros.headings[name[1:]] = alias  # a heading command of the document's own name
+            continue
         if nargs == "0" and "#" not in body and len(body) < 200 and "\\def" not in body:
             macros.text[name[1:]] = body
         elif nargs == "1" and re.search(r"\\(?:[cC]ref|ref|autoref)\*?\{#1\}", body):

@@ -193,6 +193,8 @@ class Converter:
         if base in self.macros.text:
             out.append(self._expand(base))
             return pos
+        if base in self.macros.headings:
+            return self._heading(self.macros.headings[base], star, text, pos, out)
         handler = _STRUCTURE_HANDLERS.get(base)
         if handler is None:
             handler = self._reference_handler(base) or _TEXT_HANDLERS.get(base)
