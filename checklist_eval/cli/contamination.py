@@ -209,7 +209,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.bootstrap < 0:
         raise InputError(None, f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.plot:
-        from checklist_eval.detection.nist import require_plotting
+        from checklist_eval.detection.plots import require_plotting
 
         require_plotting()
     fetch, client = _fetcher(args, methods)
