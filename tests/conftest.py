@@ -26,6 +26,14 @@ def submissions_copy(tmp_path: Path) -> Path:
     return dst
 
 
+@pytest.fixture()
+def mock_key(monkeypatch) -> str:
+    """The key ``helpers.mock_llm`` reads (CE_TEST_KEY), set for one test."""
+    key = "sk-test-SECRETKEY-0123456789abcdef"
+    monkeypatch.setenv("CE_TEST_KEY", key)
+    return key
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not (SHARED / "README.md").is_file():
