@@ -10,7 +10,7 @@ import pytest
 
 from checklist_eval.assessors.evidence import body_facts, evidence_text
 from checklist_eval.assessors.heuristic import HeuristicAssessor
-from checklist_eval.assessors.denials import denied_on_topic
+from checklist_eval.assessors.heuristic_rules import denied_on_topic
 from checklist_eval.assessors.relevance import bm25_scores, relevant
 from checklist_eval.assessors.topics import TOPIC_WORDS
 from checklist_eval.models import Answer, Checklist, ChecklistItem, Paper, Section

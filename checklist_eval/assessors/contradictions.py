@@ -16,9 +16,17 @@ from __future__ import annotations
 
 import re
 
-from checklist_eval.assessors.denials import _CLAUSES, _CONTRAST, _NEGATION, _NO_NP, _VERB_DENIAL
 from checklist_eval.assessors.evidence import BodyFacts
-from checklist_eval.assessors.heuristic_rules import Finding, _short, blocking
+from checklist_eval.assessors.heuristic_rules import (
+    _CLAUSES,
+    _CONTRAST,
+    _NEGATION,
+    _NO_NP,
+    _VERB_DENIAL,
+    Finding,
+    _short,
+    blocking,
+)
 from checklist_eval.assessors.topics import EXPERIMENTAL
 from checklist_eval.models import Answer, ChecklistItem
 
