@@ -26,6 +26,14 @@ def submissions_copy(tmp_path: Path) -> Path:
     return dst
 
 
+@pytest.fixture()
+def mock_key(monkeypatch) -> str:
+    """The key ``helpers.mock_llm`` reads (CE_TEST_KEY), set for one test."""
+    key = "sk-test-SECRETKEY-0123456789abcdef"
+    monkeypatch.setenv("CE_TEST_KEY", key)
+    return key
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not (SHARED / "README.md").is_file():
@@ -33,10 +41,24 @@ def shared_dir() -> Path:
     return SHARED
 
 
+def _builds_a_shared_fixture(item: pytest.Item) -> bool:
+    """Does the test use a module- or session-scoped fixture its own file defines (a batch run, parsed
+    PDFs, a built wheel)? Such a file's tests run on one xdist worker, so the fixture is built once."""
+    here = item.nodeid.split("::")[0]
+    infos = getattr(item, "_fixtureinfo", None)
+    return infos is not None and any(
+        d.scope in ("module", "session") and d.baseid == here for defs in infos.name2fixturedefs.values() for d in defs
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Markers from what a test uses, so no test file has to carry them: ``shared_material`` for
-    tests that need ``../shared``, ``drill`` for the fault and crash drills (scripts/drill_*.py)."""
+    tests that need ``../shared``, ``drill`` for the fault and crash drills (scripts/drill_*.py), and
+    ``xdist_group`` for the tests of a file that builds a shared fixture."""
     for item in items:
+        if _builds_a_shared_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
         if "shared_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.shared_material)
         if item.path.name == "test_drills.py":

@@ -42,6 +42,19 @@ def one_error_line(run, *words: str) -> str:
     return lines[0]
 
 
+def error_bars_paper(justification: str):
+    """A two-question sample paper whose first item is a Yes on error bars with ``justification``: the
+    item the LLM tests steer with the loopback server's ``[mock:...]`` markers."""
+    from checklist_eval.models import Answer
+    from checklist_eval.testing import sample_paper
+
+    paper = sample_paper(n_questions=2)
+    item = paper.checklist.items[0]
+    item.title, item.question = "Experiment statistical significance", "Does the paper report error bars?"
+    item.answer, item.justification = Answer.YES, justification.strip()
+    return paper
+
+
 def mock_llm(server, **config):
     """The LLM assessor against a loopback server: key from CE_TEST_KEY, no cache, fast retries."""
     from checklist_eval.assessors import make_assessor

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -26,9 +27,9 @@ def root(submissions_copy):
     return submissions_copy
 
 
-@pytest.fixture()
-def prices(tmp_path):
-    path = tmp_path / "prices.json"
+@pytest.fixture(scope="module")
+def prices(tmp_path_factory):
+    path = tmp_path_factory.mktemp("prices") / "prices.json"
     path.write_text(json.dumps({"models": {MODEL: {"input": 2.0, "output": 8.0, "batch_input": 1.0,
                                                    "batch_output": 4.0}}}))
     return path
@@ -59,12 +60,17 @@ def scores(out):
     return pd.read_csv(out / "scores.csv", dtype={"submission_id": str}).drop(columns=["warnings"])
 
 
-@pytest.fixture()
-def online(root, tmp_path, server, prices):
-    out = tmp_path / "online"
-    r = cli("batch", root, "--out", out, "--quiet", *llm_flags(server, prices))
+@pytest.fixture(scope="module")
+def online(tmp_path_factory, fixtures_dir, prices):
+    """The online run the other paths are compared with, made once and only read: on a server of its own
+    (the loopback server's verdicts follow from the request alone, and a test's server counts only its
+    own requests)."""
+    tmp = tmp_path_factory.mktemp("online")
+    shutil.copytree(fixtures_dir / "submissions", tmp / "subs")
+    out = tmp / "online"
+    with MockServer() as server:
+        r = cli("batch", tmp / "subs", "--out", out, "--quiet", *llm_flags(server, prices))
     assert r.returncode == 0, r.stderr
-    server.reset_stats()
     return out
 
 

@@ -71,3 +71,26 @@ def test_leaderboard_from_jsonl_and_missing_dir(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["leaderboard", str(tmp_path / "empty")]) == 2
     assert "not a batch results folder" in capsys.readouterr().err
+
+
+def test_failed_submission_reason_names_its_path_relative_to_the_input_root(tmp_path, capsys):
+    """Organizers publish the leaderboard: a failure's reason names the upload as it sits in the batch
+    root, never where the organizer keeps the root on disk (given absolute, as cron jobs do)."""
+    root = tmp_path / "uploads"
+    root.mkdir()
+    (root / "team9_GAT.zip").write_text("not a zip")
+    (root / "team8_GAT").mkdir()
+    (root / "team8_GAT" / "main.tex").write_text("\\documentclass{article}\\begin{document}hi\\end{document}")
+    results = tmp_path / "results"
+    assert main(["batch", str(root.resolve()), "--out", str(results)]) == 4
+    capsys.readouterr()
+    assert str(root) in (results / "failures.jsonl").read_text()  # the organizer's own file keeps it whole
+    csv_path, html_path = tmp_path / "lb.csv", tmp_path / "lb.html"
+    assert main(["leaderboard", str(results), "--csv", str(csv_path), "--html", str(html_path)]) == 0
+    df = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
+    status = dict(zip(df["submission_id"], df["status"]))
+    assert status["team9_GAT"].startswith("failed: team9_GAT.zip: unreadable zip archive")
+    assert status["team8_GAT"].startswith("failed: team8_GAT: 'main.tex' is not named genuine_*")
+    assert "not scored: team9_GAT: failed: team9_GAT.zip: unreadable zip" in " ".join(capsys.readouterr().out.split())
+    for published in (csv_path, html_path):
+        assert str(tmp_path) not in published.read_text()

@@ -5,27 +5,17 @@ once. Against the loopback server through the real openai client."""
 from __future__ import annotations
 
 import pytest
-from helpers import assess_and_close, mock_llm
+from helpers import assess_and_close, error_bars_paper, mock_llm
 
 from checklist_eval.assessors.facts import ignored_facts, offline_facts
-from checklist_eval.models import Answer
-from checklist_eval.testing import MockServer, sample_paper
+from checklist_eval.testing import MockServer
 
-KEY = "sk-test-SECRETKEY-0123456789abcdef"
-
-
-@pytest.fixture(autouse=True)
-def _api_key(monkeypatch):
-    monkeypatch.setenv("CE_TEST_KEY", KEY)
+pytestmark = pytest.mark.usefixtures("mock_key")
 
 
 def contradicting_paper(marker: str = ""):
     """A Yes on error bars whose own justification denies them: a blocking offline finding."""
-    paper = sample_paper(n_questions=2)
-    item = paper.checklist.items[0]
-    item.title, item.question = "Experiment statistical significance", "Does the paper report error bars?"
-    item.answer, item.justification = Answer.YES, f"We do not report error bars for any experiment. {marker}".strip()
-    return paper
+    return error_bars_paper(f"We do not report error bars for any experiment. {marker}")
 
 
 def test_blocking_findings_become_tagged_facts_in_the_question_block():

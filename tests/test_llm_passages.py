@@ -6,28 +6,20 @@ the real openai client."""
 from __future__ import annotations
 
 import pytest
-from helpers import assess_and_close, mock_llm
+from helpers import assess_and_close, error_bars_paper, mock_llm
 
 from checklist_eval.assessors.passages import offered_passages
-from checklist_eval.models import Answer, Paper, State
-from checklist_eval.testing import MockServer, sample_paper
+from checklist_eval.models import Paper, State
+from checklist_eval.testing import MockServer
 
-KEY = "sk-test-SECRETKEY-0123456789abcdef"
-
-
-@pytest.fixture(autouse=True)
-def _api_key(monkeypatch):
-    monkeypatch.setenv("CE_TEST_KEY", KEY)
+pytestmark = pytest.mark.usefixtures("mock_key")
 
 
 def paper_with_places(marker: str = "") -> Paper:
     """A sample paper whose body has places (as a parsed PDF has pages) and one answer the mock judges
     correct from its pointer (Section 2 exists)."""
-    paper = sample_paper(n_questions=2)
+    paper = error_bars_paper(f"Error bars are reported, see Section 2. {marker}")
     paper.places = [(0, "page 1"), (len(paper.body) // 2, "page 2")]
-    item = paper.checklist.items[0]
-    item.title, item.question = "Experiment statistical significance", "Does the paper report error bars?"
-    item.answer, item.justification = Answer.YES, f"Error bars are reported, see Section 2. {marker}".strip()
     return paper
 
 

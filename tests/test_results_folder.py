@@ -131,6 +131,30 @@ def test_files_telling_two_stories_are_refused_naming_them(work, capsys):
     refused(capsys, ["rescore", str(results)], "scores.csv", "records.csv")
 
 
+def test_a_hand_edited_summary_is_refused_naming_it_and_a_rerun_mends_it(work, capsys):
+    """summary.json's scores are a copy of the ledger's too: an edit that misstates one, or drops one,
+    is refused like a stale scores.csv, not published beside the ledger's own figures."""
+    results, summary = work / "results", work / "results" / "summary.json"
+    before = board(capsys, results)
+    original = json.loads(summary.read_text())
+    edited = json.loads(summary.read_text())
+    beta = next(s for s in edited["scores"] if s["submission_id"] == "team-beta")
+    beta["S"] = 0.99
+    summary.write_text(json.dumps(edited, indent=1))
+    for command in ("leaderboard", "rescore"):
+        refused(capsys, [command, str(results)], "summary.json", "says S 0.99 for team-beta", "records.csv")
+    edited["scores"] = [s for s in original["scores"] if s["submission_id"] != "team-beta"]
+    summary.write_text(json.dumps(edited, indent=1))
+    refused(capsys, ["leaderboard", str(results)], "summary.json", "but records.csv holds")
+    summary.write_text(json.dumps({**original, "scores": "all fine"}))
+    refused(capsys, ["leaderboard", str(results)], "summary.json", "not a batch summary")
+    summary.unlink()  # as a run killed between scores.csv and summary.json leaves it
+    refused(capsys, ["leaderboard", str(results)], "summary.json", "did not finish")
+    assert main(["batch", str(work / "subs"), "--out", str(results), "--quiet", "--json"]) == 0
+    assert board(capsys, results) == before
+    assert json.loads(summary.read_text())["scores"] == original["scores"]
+
+
 def test_a_batch_that_did_not_finish_is_refused_until_a_rerun_finishes_it(work, capsys):
     results = work / "results"
     before = board(capsys, results)

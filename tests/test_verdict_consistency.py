@@ -33,27 +33,25 @@ def assert_agrees(a: Assessment, where: str) -> None:
         assert "No problems found" in a.review or a.suggestions or a.unverifiable or "paper contains" in a.review
 
 
-def assess_all(paths: list[Path], **kw) -> int:
-    n = 0
+def assess_all(paths: list[Path], **kw) -> tuple[int, int]:
+    """The verdicts checked, and every question of each paper's checklist version (answered or not),
+    from one parse of each paper."""
+    from checklist_eval.reading import checklists
+
+    n = questions = 0
     for path in paths:
         paper = load_paper(path, **kw)
+        questions += len(checklists.load(paper.checklist.id).ids)
         for a in asyncio.run(HeuristicAssessor().assess_paper(paper)):
             assert_agrees(a, f"{path.name} {a.question_id}")
             n += 1
-    return n
-
-
-def questions_of(paths: list[Path]) -> int:
-    """Every question of each paper's checklist version, answered or not."""
-    from checklist_eval.reading import checklists
-
-    return sum(len(checklists.load(load_paper(p).checklist.id).ids) for p in paths)
+    return n, questions
 
 
 def test_fixture_papers(fixtures_dir):
     papers = sorted((fixtures_dir / "papers").iterdir())
     papers += sorted(p for sub in (fixtures_dir / "submissions").iterdir() for p in sub.iterdir())
-    assert assess_all(papers) > 50
+    assert assess_all(papers)[0] > 50
 
 
 def test_whole_real_papers(shared_dir):
@@ -62,13 +60,13 @@ def test_whole_real_papers(shared_dir):
     # Chieh-Yen__prism keeps its checklist in the branch its arXiv switch skips: read as written, and said.
     prism = load_paper(next(p for p in papers if p.name == "Chieh-Yen__prism"))
     assert any(w.kind.value == "undecided" and "TeX does not take" in w.message for w in prism.warnings)
-    assert assess_all(papers) == questions_of(papers) == 682  # every question of each paper's checklist version
+    assert assess_all(papers) == (682, 682)  # a verdict for every question of each paper's checklist version
 
 
 def test_anchor_sample(shared_dir):
     pdfs = sorted((shared_dir / "corpus" / "anchor-sample" / "papers").glob("*/*.pdf"))
     assert len(pdfs) == 22
-    assert assess_all(pdfs, checklist="neurips-2024") == 330
+    assert assess_all(pdfs, checklist="neurips-2024")[0] == 330
 
 
 def test_records_written_by_score_agree(tmp_path, fixtures_dir):

@@ -276,29 +276,7 @@ def _host_path(container_path: str) -> str:
 def organizer_page(options: BundleOptions, *, wheel: str, credential: str) -> str:
     """``ORGANIZER.md``: how this bundle runs, for whoever uploads it (not shown to participants)."""
     phases = ", ".join(options.phases)
-    if not options.model:
-        llm = "The phases use the offline assessor: no model, no key, no cost."
-    elif credential == "bundle":
-        llm = (f"The phases use `{options.model}` at `{options.base_url or 'https://api.openai.com/v1'}` with "
-               f"the capped key written in each phase's `reference_data/api_key`. **Spending cap: "
-               f"{options.spend_cap_usd:g} USD** (the cap you set on that key; the proxy refuses calls past it). "
-               "Anyone who can download the bundle or the reference data (co-organizers, Codabench admins) "
-               "can use the key up to that cap: revoke it when the competition ends.")
-    else:
-        llm = (f"The phases use `{options.model}` at `{options.base_url or 'https://api.openai.com/v1'}`, on your "
-               f"own Codabench queue `{options.queue}`. No key is in the bundle: the scoring program reads it from "
-               f"`{options.worker_key_path}` inside the container. Codabench's compute worker starts the scoring "
-               "container with no environment of yours (only PYTHONUNBUFFERED); what it does mount, read-only "
-               "at `/app/data`, is the folder `data` under the worker's HOST_DIRECTORY. Put the key there, on "
-               "every worker host of the queue, readable by the user the containers run as:\n\n"
-               f"    install -m 0644 key.txt \"$HOST_DIRECTORY/data/{_host_path(options.worker_key_path)}\"\n\n"
-               "The key never leaves your machines. "
-               + (f"**Spending cap: {options.spend_cap_usd:g} USD.**" if options.spend_cap_usd is not None
-                  else "Cap its spending at your provider or proxy: the bundle states no cap."))
-    if options.endpoint_url:
-        llm += ("\n\nThe endpoint's address as you gave it carries credentials or a query: the files above show "
-                "it without them, and the whole address is in each phase's `reference_data/endpoint_url` "
-                "(beside `config.json`), nowhere else in the bundle.")
+    llm = _model_paragraph(options, credential)
     return f"""# For the organizer (not shown to participants)
 
 Phases: {phases}. Image: `{options.docker_image}`.
@@ -347,3 +325,32 @@ The reply's `key` (an `sk-...` string) goes into a file, and the export is
 --key-is-capped --spend-cap 50`. A key shaped like a provider's own (OpenAI `sk-proj-...`, Anthropic
 `sk-ant-...`, Google `AIza...`) is refused unless `--key-is-capped` says it is capped.
 """
+
+
+def _model_paragraph(options: BundleOptions, credential: str) -> str:
+    """Which model the phases use and where its key is: none, the capped key in the bundle, or the
+    organizer's own queue reading it from the worker host."""
+    if not options.model:
+        llm = "The phases use the offline assessor: no model, no key, no cost."
+    elif credential == "bundle":
+        llm = (f"The phases use `{options.model}` at `{options.base_url or 'https://api.openai.com/v1'}` with "
+               f"the capped key written in each phase's `reference_data/api_key`. **Spending cap: "
+               f"{options.spend_cap_usd:g} USD** (the cap you set on that key; the proxy refuses calls past it). "
+               "Anyone who can download the bundle or the reference data (co-organizers, Codabench admins) "
+               "can use the key up to that cap: revoke it when the competition ends.")
+    else:
+        llm = (f"The phases use `{options.model}` at `{options.base_url or 'https://api.openai.com/v1'}`, on your "
+               f"own Codabench queue `{options.queue}`. No key is in the bundle: the scoring program reads it from "
+               f"`{options.worker_key_path}` inside the container. Codabench's compute worker starts the scoring "
+               "container with no environment of yours (only PYTHONUNBUFFERED); what it does mount, read-only "
+               "at `/app/data`, is the folder `data` under the worker's HOST_DIRECTORY. Put the key there, on "
+               "every worker host of the queue, readable by the user the containers run as:\n\n"
+               f"    install -m 0644 key.txt \"$HOST_DIRECTORY/data/{_host_path(options.worker_key_path)}\"\n\n"
+               "The key never leaves your machines. "
+               + (f"**Spending cap: {options.spend_cap_usd:g} USD.**" if options.spend_cap_usd is not None
+                  else "Cap its spending at your provider or proxy: the bundle states no cap."))
+    if options.endpoint_url:
+        llm += ("\n\nThe endpoint's address as you gave it carries credentials or a query: the files above show "
+                "it without them, and the whole address is in each phase's `reference_data/endpoint_url` "
+                "(beside `config.json`), nowhere else in the bundle.")
+    return llm

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot and not args.prevalence_sweep:
         raise InputError(None, "--plot FILE draws the prevalence sweep: add --prevalence-sweep")
     if args.plot:
-        from checklist_eval.detection.nist import require_plotting
+        from checklist_eval.detection.plots import require_plotting
 
         require_plotting()
     systems = [ev.load_record_trials(p, args.ground_truth, args.threshold) for p in args.inputs]
@@ -197,7 +197,7 @@ def _write_out(args, systems, results, reports) -> None:
     if not curves:
         return
     try:
-        from checklist_eval.detection.nist import plot_det, plot_roc
+        from checklist_eval.detection.plots import plot_det, plot_roc
 
         plot_roc(curves, out / "roc.png", far_stop=args.far_stop, title="Assessor ROC (target = untruthful)")
         plot_det(curves, out / "det.png", title="Assessor DET")

@@ -138,52 +138,18 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
     """The table, C, and the run's usage (``usage``: the assessor's Usage, for its reasoning tokens and
     whether its cost is known)."""
     from rich.markup import escape
-    from rich.table import Table
 
-    from checklist_eval.models import State
     from checklist_eval.redact import terminal_console
 
     console = terminal_console()
-    titles = {it.id: it.title for it in paper.checklist.items}
-    table = Table(title=escape(f"{paper.title or paper.source} — checklist {paper.checklist.id}"), show_lines=True)
-    table.add_column("#", justify="right")
-    table.add_column("question")
-    table.add_column("answer")
-    table.add_column("verdict", justify="center")
-    table.add_column("p", justify="right")
-    table.add_column("top issues", overflow="fold")
-    for a in assessments:
-        verdict = _STATE_CELL[(a.state or State.UNVERIFIED).value]
-        answer = a.answer.value if a.answer is not None else "—"
-        # Reviews and titles quote "[Yes]"-style text, which rich would read as markup: escape it.
-        table.add_row(escape(a.question_id), escape(titles.get(a.question_id, "")), answer, verdict,
-                      f"{a.p_correct:.2f}", escape(_issues(a.review)))
-    console.print(table)
+    console.print(_verdict_table(paper, assessments))
     n_ok = sum(1 for it in result.items if it.correct)
     console.print(f"Correctness C = {result.C:.3f} ({n_ok} of {len(result.items)} answers judged "
                   f"correct; assessor {result.assessor}{' / ' + result.model if result.model else ''})",
                   highlight=False, markup=False)
     console.print(unverified_line(result), highlight=False, markup=False)
-    console.print(f"Paper body: {len(paper.body)} characters", highlight=False, markup=False)
-    cut = sorted(it.context_share for it in result.items if it.context_share is not None and it.context_share < 1)
-    if cut:
-        console.print(f"The paper outgrew the model's context: for {len(cut)} of {len(result.items)} answers the "
-                      f"model read only the passages most relevant to the question ({cut[len(cut) // 2]:.0%} of "
-                      f"the body at the median, {cut[0]:.0%} at least).", highlight=False, markup=False)
-    if not paper.body.strip():
-        console.print(f"{result.states['unverified']} of {len(result.items)} answers could not be checked: only the"
-                      " checklist was read (no paper body), so nothing could support or contradict what they"
-                      " claim beyond the checklist itself.", highlight=False, markup=False)
-    u = result.usage
-    if u.calls:
-        from checklist_eval.assessors.ledger import format_cost
-        from checklist_eval.models import Usage
-
-        full = usage if usage is not None else Usage(calls=u.calls, cost_usd=u.cost_usd)
-        reasoning = f", {full.reasoning_tokens} of them reasoning" if full.reasoning_tokens else ""
-        console.print(f"Usage: {u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} "
-                      f"completion tokens ({u.cached_tokens} cached{reasoning}), {format_cost(full)}",
-                      highlight=False, soft_wrap=True)
+    _print_body_notes(console, paper, result)
+    _print_usage(console, result, usage)
     if paper.hidden_text:
         from checklist_eval.assessors.manipulation import describe
 
@@ -198,3 +164,55 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
         # the report's own path, to open or mail, on a line of its own (no wrapping)
         console.print(f"Wrote {out_dir}/{CHECK_JSON}; the report: {out_dir}/{REPORT_HTML}", highlight=False,
                       markup=False, soft_wrap=True)
+
+
+def _verdict_table(paper, assessments):
+    """One row a question: its answer, the verdict's state, p_correct and the review's top issues."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from checklist_eval.models import State
+
+    titles = {it.id: it.title for it in paper.checklist.items}
+    table = Table(title=escape(f"{paper.title or paper.source} — checklist {paper.checklist.id}"), show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("question")
+    table.add_column("answer")
+    table.add_column("verdict", justify="center")
+    table.add_column("p", justify="right")
+    table.add_column("top issues", overflow="fold")
+    for a in assessments:
+        verdict = _STATE_CELL[(a.state or State.UNVERIFIED).value]
+        answer = a.answer.value if a.answer is not None else "—"
+        # Reviews and titles quote "[Yes]"-style text, which rich would read as markup: escape it.
+        table.add_row(escape(a.question_id), escape(titles.get(a.question_id, "")), answer, verdict,
+                      f"{a.p_correct:.2f}", escape(_issues(a.review)))
+    return table
+
+
+def _print_body_notes(console, paper, result: CheckResult) -> None:
+    """The body's size, and what the assessor could not read of it (cut to the context, or absent)."""
+    console.print(f"Paper body: {len(paper.body)} characters", highlight=False, markup=False)
+    cut = sorted(it.context_share for it in result.items if it.context_share is not None and it.context_share < 1)
+    if cut:
+        console.print(f"The paper outgrew the model's context: for {len(cut)} of {len(result.items)} answers the "
+                      f"model read only the passages most relevant to the question ({cut[len(cut) // 2]:.0%} of "
+                      f"the body at the median, {cut[0]:.0%} at least).", highlight=False, markup=False)
+    if not paper.body.strip():
+        console.print(f"{result.states['unverified']} of {len(result.items)} answers could not be checked: only the"
+                      " checklist was read (no paper body), so nothing could support or contradict what they"
+                      " claim beyond the checklist itself.", highlight=False, markup=False)
+
+
+def _print_usage(console, result: CheckResult, usage) -> None:
+    """Calls, tokens and cost of a run that called a model (nothing for the offline assessor)."""
+    u = result.usage
+    if u.calls:
+        from checklist_eval.assessors.ledger import format_cost
+        from checklist_eval.models import Usage
+
+        full = usage if usage is not None else Usage(calls=u.calls, cost_usd=u.cost_usd)
+        reasoning = f", {full.reasoning_tokens} of them reasoning" if full.reasoning_tokens else ""
+        console.print(f"Usage: {u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} "
+                      f"completion tokens ({u.cached_tokens} cached{reasoning}), {format_cost(full)}",
+                      highlight=False, soft_wrap=True)

@@ -27,7 +27,7 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
 
 
 def _method_args(p: argparse.ArgumentParser) -> None:
-    from checklist_eval.membership.contamination import METHODS
+    from checklist_eval.membership.methods import METHODS
 
     p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {','.join(METHODS)}")
     p.add_argument("--k", type=number("--k", low=0, low_open=True, high=1),
@@ -209,7 +209,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.bootstrap < 0:
         raise InputError(None, f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.plot:
-        from checklist_eval.detection.nist import require_plotting
+        from checklist_eval.detection.plots import require_plotting
 
         require_plotting()
     fetch, client = _fetcher(args, methods)

@@ -80,7 +80,8 @@ def _score(args: argparse.Namespace) -> int:
 
     from checklist_eval.cli.output import dump_json, emit
     from checklist_eval.detection import trojai
-    from checklist_eval.detection.nist import DetectionReport, plot_det, plot_roc, report_table, score_files
+    from checklist_eval.detection.nist import DetectionReport, report_table, score_files
+    from checklist_eval.detection.plots import plot_det, plot_roc
     from checklist_eval.errors import InputError
     from checklist_eval.fsutil import atomic_write_text
 
@@ -89,7 +90,7 @@ def _score(args: argparse.Namespace) -> int:
     if kinds and not args.out:
         raise InputError(None, "--plot needs --out DIR to write the PNG into")
     if kinds or sweep_plot:
-        from checklist_eval.detection.nist import require_plotting
+        from checklist_eval.detection.plots import require_plotting
 
         require_plotting()
     levels = trojai.parse_ci_levels(args.ci)

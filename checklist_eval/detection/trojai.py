@@ -99,9 +99,9 @@ def sweep_points(result: dict) -> tuple[np.ndarray, ...]:
 
 def plot_sweep(curves: dict[str, dict], path: str | Path) -> Path:
     """Mean log score per target rate, with a band of +- one standard deviation and the min-max range."""
-    from checklist_eval.detection.nist import _pyplot, _save
+    from checklist_eval.detection.plots import pyplot, save_png
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.5), dpi=120)
     for label, result in curves.items():
         rate, mean, std, lo, hi = sweep_points(result)
@@ -111,4 +111,4 @@ def plot_sweep(curves: dict[str, dict], path: str | Path) -> Path:
     ax.set(xlim=(0, 100), xlabel="Share of targets in the subset (%)", ylabel="Log score (cross-entropy)",
            title="Prevalence sweep (band: +-1 sd; light: min-max over subsets)")  # fmt: skip
     ax.legend(loc="upper right", fontsize=8)
-    return _save(fig, plt, path)
+    return save_png(fig, plt, path)

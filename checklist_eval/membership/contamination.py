@@ -39,13 +39,13 @@ from pydantic import BaseModel
 
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import loads_json
+from checklist_eval.membership.methods import METHODS
 from checklist_eval.membership.slope import Slope, fit_slope
 from checklist_eval.summaries import OptionalParts
 
 if TYPE_CHECKING:
     from checklist_eval.reading.isolation import ParseLimits
 
-METHODS = ("slope", "slope_ngram", "slope_mean", "slope_z", "min_k", "min_k_pp")
 
 MEANINGS = {
     "slope": "rise of token probability per token (least-squares slope); > 0: the model grows more "

@@ -169,9 +169,9 @@ def low_fpr_lines(results: dict[str, dict], methods) -> list[str]:
 
 def plot(results: dict[str, dict], methods, path: str | Path) -> Path:
     """ROC curves of every method, one panel per dataset."""
-    from checklist_eval.detection.nist import _pyplot, _save
+    from checklist_eval.detection.plots import pyplot, save_png
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 5), dpi=110, squeeze=False)
     for ax, (d, res) in zip(axes[0], results.items(), strict=True):
         ax.plot([0, 1], [0, 1], ls=":", color="grey", lw=1)
@@ -182,4 +182,4 @@ def plot(results: dict[str, dict], methods, path: str | Path) -> Path:
         ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="False positive rate", ylabel="True positive rate",
                title=f"{d} (positive: member)")  # fmt: skip
         ax.legend(loc="lower right", fontsize=8)
-    return _save(fig, plt, path)
+    return save_png(fig, plt, path)

@@ -8,11 +8,11 @@ What opening one checks (each refusal is one InputError naming the file):
 * the ledger holds whole rows: ``records.csv`` is read first; a row it cannot give (cut, ragged,
   unreadable) sends the reader to ``records.jsonl``, which holds the same records; when neither can
   give it, the first one's problem is raised with its row;
-* the ledger is the one the other files describe: its submissions are those of ``scores.csv``, in
-  order, and each submission's scores (with the appeals standing on it) are those its ``result.json``
-  records, with the same appeals. A folder whose files tell two stories is refused rather than shown
-  with one of them: an interrupted run or an edit, made good by rerunning ``batch`` (or ``rescore
-  --overrides``) on it.
+* the ledger is the one the other files describe: its submissions are those of ``scores.csv`` and of
+  ``summary.json``'s ``scores``, in order, and each submission's scores (with the appeals standing on
+  it) are those both list and those its ``result.json`` records, with the same appeals. A folder whose
+  files tell two stories is refused rather than shown with one of them: an interrupted run or an edit,
+  made good by rerunning ``batch`` (or ``rescore --overrides``) on it.
 
 The appeals (``overrides.jsonl``) are part of the folder's state: every score read through the folder
 has them applied, and ``record_appeals`` writes them into each derived output.
@@ -171,6 +171,7 @@ class ResultsFolder:
         listed = self._scored_rows()
         order = None if listed is None else [row["submission_id"] for row in listed]
         by_id = {row["submission_id"]: row for row in listed or []}
+        summarized = self._summary_scores()
         seen: list[str] = []
         unscorable: ScoringError | None = None
         for assessed in self._ledger_groups():
@@ -185,6 +186,8 @@ class ResultsFolder:
             self._check_finished(sid, score, decisions)
             if sid in by_id:
                 self._check_listed(sid, score, by_id[sid])
+            if summarized is not None and sid in summarized:
+                self._check_recorded(self.layout.summary_json, sid, summarized[sid], score)
             if extra is not None:
                 records = extra.apply(records)
                 score = score_submission(sid, records)
@@ -196,6 +199,10 @@ class ResultsFolder:
         if order is not None and order != seen:
             raise InputError(self.layout.scores_csv, f"lists {_few(order)} but {self._ledger_name()} holds "
                                                      f"{_few(seen)}: an interrupted run or an edit; rerun batch")
+        if summarized is not None and list(summarized) != seen:
+            raise InputError(self.layout.summary_json, f"scores {_few(list(summarized))} but "
+                                                       f"{self._ledger_name()} holds {_few(seen)}: an interrupted run "
+                                                       "or an edit; rerun batch")
 
     def assessed(self) -> Iterator[list[Record]]:
         """Each submission's records as the assessor gave them (no appeal applied: what evaluating the
@@ -262,6 +269,23 @@ class ResultsFolder:
             return None
         return read_csv_rows(self.layout.scores_csv, ["submission_id", "S"])
 
+    def _summary_scores(self) -> dict[str, dict[str, Any]] | None:
+        """summary.json's ``scores`` by submission, in order (None for a folder a batch did not write)."""
+        path = self.layout.summary_json
+        if not path.is_file():
+            if self.layout.scores_csv.is_file():  # a batch writes summary.json right after scores.csv
+                raise InputError(path, "missing: the run writing this folder did not finish (interrupted, or still "
+                                       "running); rerun batch to finish it")
+            return None
+        data = _json_file(path)
+        listed = data.get("scores") if isinstance(data, dict) else None
+        if not isinstance(listed, list) or not all(isinstance(s, dict) for s in listed):
+            raise InputError(path, "not a batch summary (no list of scores): an edit or a cut file; rerun batch")
+        by_id = {str(s.get("submission_id")): s for s in listed}
+        if len(by_id) != len(listed):
+            raise InputError(path, "lists a submission twice: an edit; rerun batch")
+        return by_id
+
     def _check_finished(self, sid: str, score: SubmissionScore, decisions: dict[Key, AppliedOverride]) -> None:
         data = self.finished().get(sid)
         if data is None or data.get("appeals") is None:
@@ -274,14 +298,17 @@ class ResultsFolder:
         if mine != theirs:
             raise InputError(where, f"holds {len(theirs)} appeal decision(s) for {sid}, {history_path(self.root).name} "
                                     f"{len(mine)}: an interrupted or edited appeal; rerun rescore --overrides")
-        recorded: dict[str, Any] = data["score"] if isinstance(data.get("score"), dict) else {}
+        self._check_recorded(where, sid, data["score"] if isinstance(data.get("score"), dict) else {}, score)
+
+    def _check_recorded(self, where: Path, sid: str, recorded: dict[str, Any], score: SubmissionScore) -> None:
+        """A file's copy of a submission's scores (result.json's, summary.json's) is what the ledger gives."""
         computed = score.public().model_dump()
         differ = [k for k in SCORE_FIELDS if recorded.get(k) != computed[k]]
         if differ:
             k = differ[0]
-            raise InputError(where, f"says {k} {recorded.get(k)} for {sid}, its rows in {self._ledger_name()} "
-                                    f"give {computed[k]}: the files were changed after the run; restore them or "
-                                    "rerun batch")
+            raise InputError(where, f"says {k} {str(recorded.get(k))[:40]} for {sid}, its rows in "
+                                    f"{self._ledger_name()} give {computed[k]}: the files were changed after the "
+                                    "run; restore them or rerun batch")
 
     # -------------------------------------------------------------------------------------- writing
 

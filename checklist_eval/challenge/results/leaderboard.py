@@ -10,6 +10,8 @@ from exact fractions (see ``scoring``), so equal scores are bit-identical floats
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -122,9 +124,24 @@ def failure_rows(failures: Sequence[Failure], scored: set[str]) -> list[Leaderbo
     for f in failures:
         if f.submission_id in scored:
             continue
-        reason = " ".join(f.error.split()) or "unknown error"
+        reason = " ".join(public_reason(f).split()) or "unknown error"
         rows.append(LeaderboardRow(submission_id=f.submission_id, status=f"failed: {reason}"))
     return rows
+
+
+def public_reason(failure: Failure) -> str:
+    """The failure's reason with paths relative to the batch's input root: organizers publish the
+    leaderboard, and where their submissions sit on disk is none of the readers' business. A submission
+    is a direct child of the root, so the root is its source's parent (as the batch was given it, and
+    resolved when that differs, since a reader may have resolved links)."""
+    if not failure.source:
+        return failure.error
+    root = Path(failure.source).parent
+    reason = failure.error
+    for form in dict.fromkeys([str(root), str(root.resolve())] if root.is_absolute() else [str(root)]):
+        if form not in (".", os.sep):  # a path starts the word: "data/" is no prefix of "metadata/"
+            reason = re.sub(rf"(?<![\w./~-]){re.escape(form.rstrip(os.sep) + os.sep)}", "", reason)
+    return reason
 
 
 def rank_rows(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
