@@ -69,6 +69,20 @@ def test_llama_cpp_python_default_flags_learns_format_and_logprobs_once(tmp_path
     assert "starting from what an earlier run learned" in again.stderr
 
 
+def test_llama_cpp_python_at_its_default_2048_token_context_gives_every_question_a_verdict(tmp_path):
+    # Its server starts with n_ctx 2048 and refuses a longer prompt with an OpenAI-worded 400 whose
+    # "requested" adds the completion's max_tokens (seen on the real server with the fixture paper).
+    with MockServer(profile="llama-cpp-python", context_tokens=2048, context_error="llama-cpp-python") as server:
+        done, result = check(server, cache=tmp_path / "cache.sqlite")
+        stats = server.stats
+    assert done.returncode == 0, done.stderr
+    items = result["items"]
+    assert len(items) == N_QUESTIONS and on_verdict_side(items)
+    assert stats.by_status[400] == 1  # the window is learned from its one refusal, then never exceeded
+    assert all(it["context_share"] is not None and it["context_share"] < 0.5 for it in items)
+    assert result["usage"]["calls"] <= 1.25 * N_QUESTIONS
+
+
 def test_a_refusal_of_what_a_flag_forces_stops_at_once_naming_the_flag(tmp_path):
     with MockServer(profile="llama-cpp-python") as server:
         schema, _ = check(server, "--structured", "json_schema", cache=tmp_path / "a.sqlite")

@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the slots take turns on one processor, as llama.cpp's do on a CPU: k busy slots each "
                         "take k times --latency")
     p.add_argument("--props", action="store_true", help="serve llama.cpp's GET /props (n_ctx, total_slots)")
-    p.add_argument("--context-error", default="openai", choices=("openai", "llama.cpp"),
+    p.add_argument("--context-error", default="openai", choices=("openai", "llama.cpp", "llama-cpp-python"),
                    help="the words of the 400 for a prompt over the context (default openai)")
     p.add_argument("--batch-delay", type=float, default=0.0, metavar="S",
                    help="seconds from batch creation to completion (/v1/batches)")

@@ -499,7 +499,9 @@ class MockServer:
             return refused
         if len(prompt) > self.context_tokens:
             self._count(400)
-            return context_exceeded(self.context_error, len(prompt), self.context_tokens)
+            asked = req.get("max_tokens") or req.get("max_completion_tokens")
+            return context_exceeded(self.context_error, len(prompt), self.context_tokens,
+                                    asked if type(asked) is int else 0)
         return None
 
     def _completion(self, n: int, model: str, choice: dict, prompt: int, completion: int, cached: int,

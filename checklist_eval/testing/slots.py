@@ -28,16 +28,22 @@ from checklist_eval.testing.replies import Reply, error_reply, json_reply
 
 __all__ = ["CONTEXT_ERRORS", "SlotQueue", "context_exceeded", "props_reply"]
 
-CONTEXT_ERRORS = ("openai", "llama.cpp")
+CONTEXT_ERRORS = ("openai", "llama.cpp", "llama-cpp-python")
 
 
-def context_exceeded(wording: str, prompt_tokens: int, context_tokens: int) -> Reply:
+def context_exceeded(wording: str, prompt_tokens: int, context_tokens: int, max_tokens: int = 0) -> Reply:
     """The 400 of a prompt over the context, in the engine's own words."""
     if wording == "llama.cpp":
         return json_reply(400, {"error": {
             "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt_tokens, "n_ctx": context_tokens,
             "message": f"request ({prompt_tokens} tokens) exceeds the available context size ({context_tokens} "
                        "tokens), try increasing it"}})
+    if wording == "llama-cpp-python":  # its server's formatter (llama_cpp/server/errors.py), default n_ctx 2048:
+        # "requested" counts the prompt and the completion's max_tokens together
+        return error_reply(400, f"This model's maximum context length is {context_tokens} tokens. However, you "
+                                f"requested {prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, "
+                                f"{max_tokens} in the completion). Please reduce the length of the messages or "
+                                "completion.", "invalid_request_error", "context_length_exceeded")
     return error_reply(400, f"This model's maximum context length is {context_tokens} tokens. However, your messages "
                             f"resulted in {prompt_tokens} tokens.", "invalid_request_error", "context_length_exceeded")
 
