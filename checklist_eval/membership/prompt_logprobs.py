@@ -1,8 +1,10 @@
 """Token log-probabilities of a text from an OpenAI-compatible *completions* endpoint.
 
-One request per text: ``echo=true``, ``logprobs=k``, ``max_tokens=0`` (vLLM, legacy OpenAI base
-models), which returns the prompt's tokens with their log-probabilities and top-k alternatives. A
-server that refuses ``max_tokens=0`` is asked again with 1, and the generated token is dropped. A
+One request per text: ``echo=true``, ``logprobs=k``, ``max_tokens=1`` (vLLM, llama-cpp-python, legacy
+OpenAI base models), which returns the prompt's tokens with their log-probabilities and top-k
+alternatives, and one generated token, dropped. Not 0: llama-cpp-python's server reads 0 as "until the
+context is full" (the real one generated to its 2048-token context for every request), and some servers
+refuse it. A
 server whose echo carries no log-probabilities is asked with vLLM's ``prompt_logprobs=k`` instead (one
 ``{token_id: {logprob, rank, decoded_token}}`` per prompt token, the prompt token's own entry first,
 as vLLM builds it).
@@ -87,7 +89,7 @@ class LogprobClient:
         self.top_k = top_k
         self.api_key_env = api_key_env
         self.batch = max(1, batch)  # n-gram prompts per request
-        self._max_tokens = 0
+        self._max_tokens = 1  # the generated token is dropped (see the module docstring)
         self._vllm_prompt_logprobs = False
         self._key = os.environ.get(api_key_env, "").strip() or NO_KEY
         redact.register(self._key)
@@ -142,14 +144,7 @@ class LogprobClient:
             try:
                 return self._request(prompt, k)
             except ParameterRefused as refused:
-                refusal: openai.APIStatusError = refused.error
-            except openai.BadRequestError as bad:
-                refusal = bad
-            # some server versions refuse max_tokens=0: one generated token, dropped below
-            if self._max_tokens or self._vllm_prompt_logprobs or "max_tokens" not in str(refusal):
-                raise refusal
-            self._max_tokens = 1
-            return self._request(prompt, k)
+                raise refused.error from None
         except (openai.APIError, EndpointFault) as err:
             raise fatal_error(err, endpoint=endpoint_identity(self.base_url), model=self.model,
                               api_key_env=self.api_key_env, secrets=(self._key,)) from None

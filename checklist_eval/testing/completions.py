@@ -77,12 +77,11 @@ def _top(token: str, lp: float, k: int) -> dict[str, float]:
 GENERATED = " the"  # the one token the mock generates when asked for any
 
 
-def _choice(index: int, prompt: str, echo: bool, k: int | None, generate: bool) -> dict[str, Any]:
+def _choice(index: int, prompt: str, echo: bool, k: int | None, generate: int) -> dict[str, Any]:
     tokens, lps = prompt_logprobs(prompt)
     if not echo:
         tokens, lps = [], []
-    if generate:
-        tokens, lps = [*tokens, GENERATED], [*lps, -1.0]
+    tokens, lps = [*tokens, *[GENERATED] * generate], [*lps, *[-1.0] * generate]
     logprobs = None
     if k is not None:
         offsets, pos = [], 0 if echo else len(prompt)
@@ -94,7 +93,7 @@ def _choice(index: int, prompt: str, echo: bool, k: int | None, generate: bool) 
             "top_logprobs": [None if lp is None else _top(t, lp, k) for t, lp in zip(tokens, lps, strict=True)] if k > 0
             else None,
         }  # fmt: skip
-    text = (prompt if echo else "") + (GENERATED if generate else "")
+    text = (prompt if echo else "") + GENERATED * generate
     return {"index": index, "text": text, "logprobs": logprobs, "finish_reason": "length"}
 
 
@@ -118,8 +117,10 @@ def _vllm_prompt_logprobs(prompt: str, k: int) -> list[dict[str, Any] | None]:
     return out
 
 
-def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
-    """(HTTP status, JSON body) for a completions request."""
+def completions_reply(req: Any, model: str, zero_fills: int = 0) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, JSON body) for a completions request. ``zero_fills``: tokens generated for
+    ``max_tokens=0`` (llama-cpp-python's server reads 0 as "until the context is full": the real one
+    generated to its 2048-token context for every echo request sent with 0)."""
     if not isinstance(req, dict) or "prompt" not in req:
         return 400, _error("request body is not a completion request")
     prompt = req["prompt"]
@@ -138,7 +139,8 @@ def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
         return 400, _error("max_tokens must be at least 1, got 0.")
     echo = bool(req.get("echo"))
     no_echo_logprobs = str(req.get("model", "")).endswith(PROMPT_LOGPROBS_ONLY)
-    choices = [_choice(i, p, echo, None if no_echo_logprobs and echo else k, max_tokens > 0)
+    generate = zero_fills if max_tokens == 0 else min(max_tokens, 1)
+    choices = [_choice(i, p, echo, None if no_echo_logprobs and echo else k, generate)
                for i, p in enumerate(prompts)]  # fmt: skip
     pk = req.get("prompt_logprobs")
     if pk is not None:
@@ -147,7 +149,7 @@ def completions_reply(req: Any, model: str) -> tuple[int, dict[str, Any]]:
         for c, p in zip(choices, prompts, strict=True):
             c["prompt_logprobs"] = _vllm_prompt_logprobs(p, pk)
     n_prompt = sum(len(tokenize(p)) for p in prompts)
-    n_out = len(prompts) if max_tokens > 0 else 0
+    n_out = len(prompts) * generate
     return 200, {
         "id": "cmpl-mock", "object": "text_completion", "created": 0, "model": req.get("model", model),
         "choices": choices,

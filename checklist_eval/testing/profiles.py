@@ -39,6 +39,9 @@ REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 # Reasoning tokens per answer by effort (a fixed share, plus a deterministic 0-63 spread per question), so
 # "high" overruns the default 800-token budget and the client has to raise it, as real runs do.
 EFFORT_TOKENS = {"minimal": 0, "low": 96, "medium": 320, "high": 1200}
+# llama-cpp-python reads max_tokens=0 as "until the context is full" (up to 2048 - prompt tokens at its
+# default n_ctx); the loopback server generates this many in its place
+LLAMA_CPP_PYTHON_FILL = 64
 
 
 def _spread(text: str) -> int:
@@ -204,6 +207,7 @@ class Profile:
     completions_refusal: Callable[[Any], Rejection | None] = field(default=lambda req: None)
     props: Callable[[str], dict[str, Any]] | None = None  # GET /props (llama.cpp's server), given the model
     prompt_logprobs: bool = True  # /v1/completions honours echo (and vLLM's prompt_logprobs)
+    zero_max_tokens_fills: int = 0  # tokens /v1/completions generates for max_tokens=0 (llama-cpp-python: all)
 
     def route(self, method: str, path: str, query: str, headers: dict[str, str]) -> Rejection | str | None:
         """None when the request is not a chat completion here, a Rejection when it is refused before it is
@@ -294,12 +298,13 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("llama-cpp-python", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_cpp_python,
             refusal=llama_cpp_python_refusal, completions_refusal=llama_cpp_python_completions,
             response_formats=frozenset({"json_object"}), reports_cached=False, error=llama_cpp_python_error,
-            docs=LLAMA_CPP_PYTHON_DOCS),
+            zero_max_tokens_fills=LLAMA_CPP_PYTHON_FILL, docs=LLAMA_CPP_PYTHON_DOCS),
     # ... started with --logits_all true: logprobs (and prompt logprobs) returned; a list of prompts still a 500.
     Profile("llama-cpp-python-logits-all", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1",
             shape=shape_llama_cpp_python, refusal=llama_cpp_python_format_refusal,
             completions_refusal=llama_cpp_python_list_refusal, response_formats=frozenset({"json_object"}),
-            reports_cached=False, error=llama_cpp_python_error, docs=LLAMA_CPP_PYTHON_DOCS),
+            reports_cached=False, error=llama_cpp_python_error, zero_max_tokens_fills=LLAMA_CPP_PYTHON_FILL,
+            docs=LLAMA_CPP_PYTHON_DOCS),
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
             refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, grammar_whitespace=True,

@@ -332,7 +332,8 @@ class MockServer:
         if isinstance(req, dict) and not self.profile.prompt_logprobs:  # the prompt is never scored
             req = {k: v for k, v in req.items() if k not in ("echo", "prompt_logprobs")}
         refused = self.profile.completions_refusal(req)
-        status, obj = refused if refused is not None else completions_reply(req, self.model)
+        status, obj = refused if refused is not None else completions_reply(req, self.model,
+                                                                            self.profile.zero_max_tokens_fills)
         self._count(status)
         return json_reply(status, obj)
 
