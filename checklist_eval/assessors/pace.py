@@ -2,10 +2,11 @@
 
 ``--timeout`` (120 s by default) is meant for an endpoint that stopped answering, and a hosted API answers
 any prompt well within it. An engine on the user's own CPU does not: on llama.cpp's server with Gemma 3
-270M on 2 cores, prompt processing ran at 280 tokens/s on a quiet machine and 41-54 tokens/s on a busy one,
-generation at 20-30 and 1.5-2.3 tokens/s. A 25k-token prompt (a long paper cut to a 32k window) then needs
-90 s quiet and ten minutes busy: the fixed deadline cancelled every attempt of work the engine was doing
-(five in a row, and the run stopped) although the engine was healthy.
+270M on 2 cores (llama-cpp-python's for the quiet figures), prompt processing ran at about 240 tokens/s on
+a quiet machine and 41-67 on a busy one, generation at 21-26 and 0.2-2.3 tokens/s. A 25k-token prompt (a
+long paper cut to a 32k window) then needs about 100 s quiet and ten minutes busy: the fixed deadline
+cancelled every attempt of work the engine was doing (five in a row, and the run stopped) although the
+engine was healthy.
 
 So for a *local* engine (a loopback or private address) left at the default ``--timeout`` (any other
 value is kept exactly), each request's deadline follows what its prompt needs at the engine's pace:
@@ -31,7 +32,8 @@ from urllib.parse import urlsplit
 __all__ = ["Pace", "is_local_endpoint"]
 
 PROMPT_FLOOR = 40.0  # tokens/s: prompt processing of a small model on a busy 2-core machine (measured 41-54)
-GENERATION_FLOOR = 2.0  # tokens/s: its generation there (measured 1.5-2.3)
+GENERATION_FLOOR = 2.0  # tokens/s: its generation there (measured 1.5-2.3 with one request; 0.2-0.5 per slot
+# with four: the requests in flight multiply the deadline)
 SAFETY = 3.0
 MAX_DEADLINE_S = 3600.0
 RECENT = 8  # answers whose pace is remembered: the slowest of them is the one planned for

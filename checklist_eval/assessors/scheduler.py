@@ -77,7 +77,7 @@ class Scheduler:
       deadline runs while the engine works on it, and every slot stays busy. Its slots are a second
       ceiling, not a promise: on a CPU the slots share the cores, so four 6k-token prompts at once each
       take four times as long as one (measured on llama.cpp's server with 2 cores and a loaded machine:
-      every request of the first wave ran past the 120 s deadline, alone each took under 30 s);
+      every request of the first wave ran past the 120 s deadline, generating 0.2-0.5 tokens/s per slot);
     - additive increase, multiplicative decrease under the ceiling: a request that fails from overload
       (a timeout, 502/503/504, a refused connection: ``congestion``) lowers the limit, once per round,
       to half of what the engine finished while that request waited (Little's law: a queue the engine

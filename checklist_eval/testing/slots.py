@@ -10,7 +10,7 @@ what it says about both.
 - **Shared cores.** With ``slots_share_cores=True`` the slots take turns on one processor, as llama.cpp's
   do on a CPU: a request needs ``latency`` seconds of the engine alone, and k busy slots each progress at
   1/k of that speed (four at once each take four times as long; throughput stays the same). Measured on
-  the real llama-server (2 cores, 4 slots): a 6k-token prompt alone took under 30 s; four at once on a
+  the real llama-server (2 cores, 4 slots): four 6.5k-token prompts at once, each generating 0.2-0.5 tokens/s on a
   loaded machine ran past a 120 s deadline.
 - **/props.** ``GET /props`` answers what llama.cpp's does for these fields:
   ``default_generation_settings.n_ctx`` (the context of one slot) and ``total_slots``.
