@@ -5,7 +5,8 @@ Rule: every occurrence of a registered secret, and of any piece of it at least `
 characters long, is replaced by ``***``; so is anything shaped like a provider key (``sk-...``). Eight
 characters is the shortest piece that still says little about a key (a 51-character key cut into
 pieces this size leaves no piece guessable) while an ordinary word rarely equals 8 consecutive
-characters of a random key; secrets shorter than 8 characters are redacted whole only. Error
+characters of a random key; secrets shorter than 8 characters are redacted whole only, and only as whole
+words (a placeholder key of a local engine, "x" or "local", must not garble "checklist"). Error
 messages also lose anything shaped like a provider key (``sk-...``, ``redact_keylike``); text written to
 files does not, since a paper's own words ("key-findings") must survive.
 
@@ -87,8 +88,14 @@ def redact(text: str) -> str:
         return text
     for secret in _secrets:
         if secret in text:
-            text = text.replace(secret, MASK)
+            text = text.replace(secret, MASK) if len(secret) >= MIN_PIECE else _whole_word(secret).sub(MASK, text)
     return _mask_pieces(text)
+
+
+def _whole_word(secret: str) -> re.Pattern[str]:
+    """A short secret as a whole word only: a local engine takes any key, and a placeholder such as "x" or
+    "local" masked inside words would garble every output ("chec***list" for a key "k")."""
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])")
 
 
 def redact_keylike(text: str) -> str:

@@ -88,7 +88,7 @@ def test_the_flags_as_typed_decide_whether_deadlines_follow_the_engines_pace(fla
     from checklist_eval.assessors.llm import LLMAssessor
     from checklist_eval.cli.flags import add_assessor_args, assessor_config
 
-    monkeypatch.setenv("CE_TEST_KEY", "k")
+    monkeypatch.setenv("CE_TEST_KEY", "sk-test-pace-flags-0123456789")
     parser = argparse.ArgumentParser()
     add_assessor_args(parser)
     args = parser.parse_args(["--assessor", "llm", "--model", "m", "--api-key-env", "CE_TEST_KEY", *flags])

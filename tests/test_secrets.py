@@ -132,3 +132,14 @@ def test_wrong_key_is_not_echoed(tmp_path, workspace):
         for needle in _needles(right, wrong):
             assert needle not in run.stdout and needle not in run.stderr
     assert _files_holding(tmp_path, _needles(right, wrong)) == []
+
+
+def test_a_short_placeholder_key_is_masked_as_a_word_and_never_inside_words():
+    # Local engines take any key: "local" or "k" set as the key must not garble "checklist" or "locally".
+    import subprocess
+    import sys
+
+    code = ("from checklist_eval import redact; redact.register('local'); redact.register('k'); "
+            "print(redact.redact('local key k; the local engine checks the checklist locally'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "*** key ***; the *** engine checks the checklist locally"
