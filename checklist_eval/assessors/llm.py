@@ -346,7 +346,10 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         started = time.perf_counter()
         quirks = self.quirks()
         hit = self._from_cache(paper, item, quirks)
-        if hit is None and await self._learn_engine():  # the engine's window changes the prompt: look again
+        if hit is None:
+            await self._learn_engine()
+            # Look again: the engine's window may have changed the prompt, and a twin that finished while
+            # this one waited is in the cache, no longer in flight (it would be paid for twice).
             hit = self._from_cache(paper, item, quirks)
         if hit is not None:
             return hit
