@@ -2,7 +2,9 @@
 again by every writer, as a second line of defence.
 
 Rule: every occurrence of a registered secret, and of any piece of it at least ``MIN_PIECE`` (8)
-characters long, is replaced by ``***``; so is anything shaped like a provider key (``sk-...``). Eight
+characters long, is replaced by ``***`` (but pieces of digits only: a key holding "0000000000" must
+not mask the zeros of a cost or a count, and eight digits say little of a key); so is anything shaped
+like a provider key (``sk-...``). Eight
 characters is the shortest piece that still says little about a key (a 51-character key cut into
 pieces this size leaves no piece guessable) while an ordinary word rarely equals 8 consecutive
 characters of a random key; secrets shorter than 8 characters are redacted whole only, and only as whole
@@ -43,7 +45,8 @@ def register(secret: str | None) -> None:
     with _lock:
         _secrets.add(secret)
         if len(secret) >= MIN_PIECE:
-            _pieces.update(secret[i:i + MIN_PIECE] for i in range(len(secret) - MIN_PIECE + 1))
+            _pieces.update(p for p in (secret[i:i + MIN_PIECE] for i in range(len(secret) - MIN_PIECE + 1))
+                           if not p.isdigit())
         alphabet = "".join(sorted({c for s in _secrets for c in s}))
         _runs = re.compile(f"[{re.escape(alphabet)}]{{{MIN_PIECE},}}")
 

@@ -34,6 +34,19 @@ def mock_key(monkeypatch) -> str:
     return key
 
 
+@pytest.fixture(autouse=True)
+def _secrets_of_this_test_only():
+    """The redaction registry as it was before the test. A CLI run is its own process and registers
+    only its user's key; a test that builds an assessor in this process registers its key here, and the
+    next test on the same worker must not have that key masked out of its outputs."""
+    from checklist_eval import redact
+
+    saved = (set(redact._secrets), set(redact._pieces), redact._runs)
+    yield
+    with redact._lock:
+        redact._secrets, redact._pieces, redact._runs = saved
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not (SHARED / "README.md").is_file():

@@ -143,3 +143,16 @@ def test_a_short_placeholder_key_is_masked_as_a_word_and_never_inside_words():
             "print(redact.redact('local key k; the local engine checks the checklist locally'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "*** key ***; the *** engine checks the checklist locally"
+
+
+def test_the_digits_of_a_key_never_mask_the_numbers_of_an_output():
+    # A key such as "sk-other-0000000000000000" once turned a ledger's cost 0.00041115000000000005 into
+    # "0.00041115***5": the key is still masked whole and by its lettered pieces, never a number by its digits.
+    import subprocess
+    import sys
+
+    code = ("from checklist_eval import redact; redact.register('sk-other-0000000000000000'); "
+            "print(redact.redact('cost 0.00041115000000000005 tokens 100000000; key sk-other-0000000000000000; "
+            "piece other-00000'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "cost 0.00041115000000000005 tokens 100000000; key ***; piece ***"
