@@ -25,7 +25,7 @@ from checklist_eval.testing import misbehave
 from checklist_eval.testing import MockServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "submissions"
-TIMEOUT_S = 5  # --timeout of every run: the total deadline per request
+TIMEOUT_S = 2  # --timeout of every run: the total deadline per request
 ATTEMPTS = 2  # --max-attempts
 CONCURRENCY = 8
 # A dripping server would hold each request misbehave.STREAM_LIMIT_S (120 s); bounded runs end far sooner.

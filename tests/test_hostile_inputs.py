@@ -98,26 +98,26 @@ def test_usage_claiming_1e300_tokens_is_clamped_and_the_records_read_back(tmp_pa
 
 
 @pytest.mark.parametrize(("mode", "words"), [
-    ("drip", ["APITimeoutError", "within the 5 s deadline"]),  # held far past --timeout by a second client
+    ("drip", ["APITimeoutError", "within the 2 s deadline"]),  # held far past --timeout by a second client
     ("huge-announce", ["2147483648 bytes announced", "16 MiB cap"]),
     ("huge-stream", ["larger than the 16 MiB cap"]),  # a 2 GB reply took it to 1.27 GB
     ("json-array", ["MalformedResponse", "not a completions object"]),
 ])
 def test_contamination_goes_through_the_one_bounded_client(tmp_path, mode, words):
     with MockServer(misbehave=mode) as server:
-        r = run(tmp_path, "contamination", PAPER, "--model", "m", "--base-url", server.base_url, "--timeout", "5",
+        r = run(tmp_path, "contamination", PAPER, "--model", "m", "--base-url", server.base_url, "--timeout", "2",
                 "--max-chunks", "2", hang_guard_s=60, rss_mb=300)
     line = one_error_line(r, *words)
     assert KEY not in line and KEY not in r.out
 
 
 def test_an_endpoint_dripping_every_reply_stops_the_run_once_it_failed_the_same_way(tmp_path):
-    """--timeout 5 --max-attempts 2 against three submissions: every other question kept trying (146 s
+    """--timeout 2 --max-attempts 2 against three submissions: every other question kept trying (146 s
     measured before); the breaker stops every request once the attempts in flight all timed out."""
     shutil.copytree(FIXTURES, tmp_path / "subs")
     with MockServer(misbehave="drip") as server:
         r = run(tmp_path, "batch", tmp_path / "subs", "--out", tmp_path / "out", "--json",
-                *llm(server, "--no-cache", "--timeout", "5", "--max-attempts", "2", "--concurrency", "8"),
+                *llm(server, "--no-cache", "--timeout", "2", "--max-attempts", "2", "--concurrency", "8"),
                 hang_guard_s=45, rss_mb=400)
     assert r.code == 4, r  # every submission listed in failures.jsonl
     failures = [json.loads(line) for line in (tmp_path / "out" / "failures.jsonl").read_text().splitlines()]
@@ -127,9 +127,9 @@ def test_an_endpoint_dripping_every_reply_stops_the_run_once_it_failed_the_same_
     assert all("\n" not in f["error"] and "APITimeoutError" in f["error"] and "deadline" in f["error"]
                for f in failures), failures
     with MockServer(misbehave="drip") as server:
-        check = run(tmp_path, "check", PAPER, *llm(server, "--no-cache", "--timeout", "5", "--max-attempts", "2",
+        check = run(tmp_path, "check", PAPER, *llm(server, "--no-cache", "--timeout", "2", "--max-attempts", "2",
                                                    "--concurrency", "8"), hang_guard_s=45)  # once the limit fell to 1, the breaker follows it: 5 timeouts, not 8
-    one_error_line(check, "within the 5 s deadline")
+    one_error_line(check, "within the 2 s deadline")
 
 
 def test_a_batch_reported_complete_at_creation_is_downloaded_not_paid_again(tmp_path):

@@ -30,32 +30,32 @@ def test_an_engine_on_this_machine_or_network_is_local(url, local):
 def test_before_any_answer_a_local_engine_is_given_a_slow_cpus_time_for_the_prompt():
     pace = Pace(timeout=120.0, adaptive=True)
     # a long paper cut to a 32k window: ~25k prompt tokens, 800 out, four slots sharing the cores
-    assert pace.deadline(25_000, 800, in_flight=4) == MAX_DEADLINE_S
-    assert pace.deadline(25_000, 800, in_flight=1) == pytest.approx(25_000 / 40 + 800 / 2)
-    assert pace.deadline(2_000, 800, in_flight=2) == pytest.approx(2 * (2_000 / 40 + 800 / 2))
-    assert pace.deadline(100, 10, in_flight=1) == 120.0  # never below --timeout
+    assert pace.deadline(25_000, 800, sharing=4) == MAX_DEADLINE_S
+    assert pace.deadline(25_000, 800, sharing=1) == pytest.approx(25_000 / 40 + 800 / 2)
+    assert pace.deadline(2_000, 800, sharing=2) == pytest.approx(2 * (2_000 / 40 + 800 / 2))
+    assert pace.deadline(100, 10, sharing=1) == 120.0  # never below --timeout
 
 
 def test_after_answers_the_deadline_follows_the_engines_own_timings():
     pace = Pace(timeout=120.0, adaptive=True)
     pace.observe(BUSY_LLAMA_SERVER, latency_s=270.0, in_flight=1)
     per_prompt, per_gen = 152.0 / 6540, 112.0 / 210
-    assert pace.deadline(8_000, 800, in_flight=1) == pytest.approx(3 * (8_000 * per_prompt + 800 * per_gen))
+    assert pace.deadline(8_000, 800, sharing=1) == pytest.approx(3 * (8_000 * per_prompt + 800 * per_gen))
     # four requests sharing the engine (its slots, or its queue) each take four times as long
-    assert pace.deadline(2_000, 100, in_flight=4) == pytest.approx(4 * 3 * (2_000 * per_prompt + 100 * per_gen))
+    assert pace.deadline(2_000, 100, sharing=4) == pytest.approx(4 * 3 * (2_000 * per_prompt + 100 * per_gen))
     shared = Pace(timeout=120.0, adaptive=True)
     shared.observe(BUSY_LLAMA_SERVER, latency_s=270.0, in_flight=4)  # measured while 4 shared the cores
-    assert shared.deadline(8_000, 800, in_flight=1) == pytest.approx(3 * (8_000 * per_prompt + 800 * per_gen) / 4)
+    assert shared.deadline(8_000, 800, sharing=1) == pytest.approx(3 * (8_000 * per_prompt + 800 * per_gen) / 4)
     quick = {"usage": {"prompt_tokens": 1000, "completion_tokens": 100}}  # no timings: wall time over tokens
     fast = Pace(timeout=120.0, adaptive=True)
     fast.observe(quick, latency_s=2.2)
-    assert fast.deadline(1000, 100, in_flight=1) == 120.0  # an engine this fast keeps --timeout
+    assert fast.deadline(1000, 100, sharing=1) == 120.0  # an engine this fast keeps --timeout
 
 
 def test_a_timeout_the_user_gave_or_a_hosted_api_keeps_a_fixed_deadline():
     pace = Pace(timeout=30.0, adaptive=False)
     pace.observe(BUSY_LLAMA_SERVER, latency_s=270.0, in_flight=1)
-    assert pace.deadline(25_000, 800, in_flight=4) == 30.0
+    assert pace.deadline(25_000, 800, sharing=4) == 30.0
 
 
 def _post(server: MockServer, client_timeout: float, request_timeout: float | None) -> object:

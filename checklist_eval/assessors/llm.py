@@ -36,7 +36,6 @@ from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
 from checklist_eval.assessors.config import DEFAULT_TIMEOUT_S, LLMConfig
-from checklist_eval.assessors.context import BUDGET_CHARS_PER_TOKEN
 from checklist_eval.assessors.engine import EngineFacts
 from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for, wants_passages
 from checklist_eval.assessors.fitting import ContextFitting
@@ -264,7 +263,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             body = self.request_body(paper, item, sending.sent, feedback)
             sending.chars = sum(len(m["content"]) for m in body["messages"])
             held = await self._reserve(body["messages"])
-            deadline = self.pace.deadline(int(sending.chars / BUDGET_CHARS_PER_TOKEN), self.config.max_tokens,
+            deadline = self.pace.deadline(int(sending.chars / self.window.chars_per_token), self.config.max_tokens,
                                           self.scheduler.limit)
             sending.params = {k: v for k, v in body.items() if k not in ("model", "messages")}
             sending.attempts += 1

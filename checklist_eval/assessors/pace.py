@@ -88,8 +88,9 @@ class Pace:
         ms_, n_ = _number(ms), _number(n)
         return ms_ / 1000.0 / n_ if ms_ is not None and n_ is not None else None
 
-    def deadline(self, prompt_tokens: int, max_tokens: int, in_flight: int) -> float:
-        """Seconds the next request (``prompt_tokens`` estimated, up to ``max_tokens`` out) may take."""
+    def deadline(self, prompt_tokens: int, max_tokens: int, sharing: int) -> float:
+        """Seconds the next request (``prompt_tokens`` estimated, up to ``max_tokens`` out) may take while
+        up to ``sharing`` requests (the scheduler's limit) share the engine with it."""
         if not self.adaptive:
             return self.timeout
         if self._seen:
@@ -98,5 +99,5 @@ class Pace:
             need = SAFETY * (prompt_tokens * per_prompt + max_tokens * per_gen)
         else:
             need = prompt_tokens / PROMPT_FLOOR + max_tokens / GENERATION_FLOOR
-        need *= max(1, in_flight)
+        need *= max(1, sharing)
         return min(MAX_DEADLINE_S, max(self.timeout, need))

@@ -4,8 +4,7 @@ One request per text: ``echo=true``, ``logprobs=k``, ``max_tokens=1`` (vLLM, lla
 OpenAI base models), which returns the prompt's tokens with their log-probabilities and top-k
 alternatives, and one generated token, dropped. Not 0: llama-cpp-python's server reads 0 as "until the
 context is full" (the real one generated to its 2048-token context for every request), and some servers
-refuse it. A
-server whose echo carries no log-probabilities is asked with vLLM's ``prompt_logprobs=k`` instead (one
+refuse it. A server whose echo carries no log-probabilities is asked with vLLM's ``prompt_logprobs=k`` instead (one
 ``{token_id: {logprob, rank, decoded_token}}`` per prompt token, the prompt token's own entry first,
 as vLLM builds it).
 
@@ -45,6 +44,7 @@ MAX_WORDS = 256  # words per echo request (about 350 tokens): see the module doc
 # 1 MiB (vLLM's prompt_logprobs format is the largest); past this a reply is refused, never buffered.
 MAX_REPLY_BYTES = 16 * 2**20
 MAX_TOP = 20
+GENERATED_TOKENS = 1  # asked for with every echo and dropped (see above: never 0)
 NO_KEY = "no-key-needed"  # local servers accept any bearer token
 
 HOSTED_REFUSAL = (
@@ -89,7 +89,6 @@ class LogprobClient:
         self.top_k = top_k
         self.api_key_env = api_key_env
         self.batch = max(1, batch)  # n-gram prompts per request
-        self._max_tokens = 1  # the generated token is dropped (see the module docstring)
         self._vllm_prompt_logprobs = False
         self._key = os.environ.get(api_key_env, "").strip() or NO_KEY
         redact.register(self._key)
@@ -124,11 +123,11 @@ class LogprobClient:
 
         async def ask():
             if self._vllm_prompt_logprobs:
-                reply = await self._client.completions.create(model=self.model, prompt=prompt, max_tokens=1,
-                                                              extra_body={"prompt_logprobs": k})  # fmt: skip
+                reply = await self._client.completions.create(
+                    model=self.model, prompt=prompt, max_tokens=GENERATED_TOKENS, extra_body={"prompt_logprobs": k})
             else:
                 reply = await self._client.completions.create(model=self.model, prompt=prompt, echo=True,
-                                                              logprobs=k, max_tokens=self._max_tokens)  # fmt: skip
+                                                              logprobs=k, max_tokens=GENERATED_TOKENS)  # fmt: skip
             if not isinstance(getattr(reply, "choices", None), list):  # retried, as a garbled chat reply is
                 raise MalformedResponse(f"reply is a JSON {type(reply).__name__}, not a completions object")
             return reply
@@ -169,7 +168,7 @@ class LogprobClient:
     def _view(self, choice, text: str) -> PromptView | None:
         if self._vllm_prompt_logprobs:
             return _vllm_view((choice.model_extra or {}).get("prompt_logprobs"), text)
-        return _echo_view(choice.logprobs, self._max_tokens)
+        return _echo_view(choice.logprobs, GENERATED_TOKENS)
 
     def fetch(self, text_id: str, text: str, ngram: int = 0) -> TokenText:
         """The text's tokens with log-probabilities and top-k alternatives (the first token, which has
