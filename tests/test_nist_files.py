@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import tarfile
+from pathlib import Path
 
 import numpy as np
 import pytest
