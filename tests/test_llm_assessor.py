@@ -233,10 +233,12 @@ def test_concurrency_bound_is_respected():
 
 
 def test_rpm_limit_is_paced_without_429s():
-    # Server: 900 rpm over a 1 s sliding window (15 requests per window); client paces at 900 rpm.
+    # Server: 900 rpm over a 1 s sliding window (15 requests per window); client paces at 840 rpm. At
+    # exactly the limit the server's clock sees the client's sends shifted by loopback jitter (a loaded CI
+    # machine once saw 16 in a window): pacing is what is tested, so the client keeps a small margin.
     paper = sample_paper(n_questions=20)
     with MockServer(rpm_limit=900, rpm_window=1.0) as server:
-        run(llm(server, rpm=900, concurrency=16), paper)
+        run(llm(server, rpm=840, concurrency=16), paper)
         stats = server.stats
     # Paced, not refused: every request answered on its first try. How close the pace comes to the
     # limit is a throughput figure, measured by scripts/bench_batch.py, not asserted here.
