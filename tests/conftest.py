@@ -13,12 +13,6 @@ FIXTURES = ROOT / "fixtures"
 SHARED = Path(os.environ.get("CHECKLIST_EVAL_SHARED", ROOT.parent / "shared"))
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker more than the cores. A third of the suite's wall time on 2 cores was no
-    CPU at all (tests waiting on a loopback server's latency, a deadline, a batch job's poll)."""
-    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     """The package's bytecode written once, before the workers start: the suite starts about a thousand
