@@ -1,16 +1,15 @@
 """The one redaction rule for secrets (API keys), applied where endpoint data enters the process and
 again by every writer, as a second line of defence.
 
-Rule: every occurrence of a registered secret, and of any piece of it at least ``MIN_PIECE`` (8)
-characters long, is replaced by ``***`` (but pieces of digits only: a key holding "0000000000" must
-not mask the zeros of a cost or a count, and eight digits say little of a key); so is anything shaped
-like a provider key (``sk-...``). Eight
-characters is the shortest piece that still says little about a key (a 51-character key cut into
-pieces this size leaves no piece guessable) while an ordinary word rarely equals 8 consecutive
-characters of a random key; secrets shorter than 8 characters are redacted whole only, and only as whole
-words (a placeholder key of a local engine, "x" or "local", must not garble "checklist"). Error
-messages also lose anything shaped like a provider key (``sk-...``, ``redact_keylike``); text written to
-files does not, since a paper's own words ("key-findings") must survive.
+Rule: every occurrence of a registered secret, and of any piece of it at least ``MIN_PIECE`` (8) characters
+long, is replaced by ``***`` (but not pieces of digits only: a key holding "0000000000" must not mask the
+zeros of a cost or a count, and eight digits say little of a key); so is anything shaped like a provider key
+(``sk-...``). Eight characters is the shortest piece that still says little about a key (a 51-character key
+cut into pieces this size leaves no piece guessable) while an ordinary word rarely equals 8 consecutive
+characters of a random key; secrets shorter than 8 characters are redacted whole only, and only as whole words
+(a placeholder key of a local engine, "x" or "local", must not garble "checklist"). Error messages also lose
+anything shaped like a provider key (``sk-...``, ``redact_keylike``); text written to files does not, since a
+paper's own words ("key-findings") must survive.
 
 Secrets are registered once per process (``register``), by the code that reads them from the
 environment; ``redact`` then needs no argument, so writers far from the assessor apply the same rule.

@@ -89,13 +89,12 @@ class ContextFitting:
         prefix = self.paper_prefix(paper, strategy, item)
         return [*prefix.messages, {"role": "user", "content": question_for(self.prompts, paper, item)}]
 
-    async def _learn_engine(self) -> bool:
+    async def _learn_engine(self) -> None:
         """Ask the engine once per run, before its first request, what it holds and runs at once
-        (``engine.probe``); True when that changed the prompt budget (a cached answer may then be under
-        another key). Asked only of an endpoint given by URL: a hosted API's windows are the table's."""
+        (``engine.probe``); a changed window changes the prompt, so callers look in the cache again.
+        Asked only of an endpoint given by URL: a hosted API's windows are the table's."""
         if self._engine_known or self.base_url is None:
-            return False
-        budget = self.window.prompt_char_budget(self.config.max_tokens)
+            return
         loop = asyncio.get_running_loop()
         if self._engine_asked is None or self._engine_asked.get_loop() is not loop:
             self._engine_asked = loop.create_task(probe(self._client_for_loop(), self.base_url, self.model or ""))
@@ -106,7 +105,6 @@ class ContextFitting:
         if not self._engine_known:
             self._engine_known = True
             self._take_engine_facts(facts)
-        return self.window.prompt_char_budget(self.config.max_tokens) != budget
 
     def _take_engine_facts(self, facts: EngineFacts) -> None:
         if facts.context_tokens and self.window.source != "--context-tokens":

@@ -34,7 +34,6 @@ class Piece:
 @dataclass(frozen=True)
 class _Index:
     pieces: tuple[Piece, ...]
-    counts: tuple[Counter[str], ...]
     lengths: tuple[int, ...]
     df: Counter[str]
     average: float
@@ -75,7 +74,7 @@ def _index(body: str) -> _Index:
         df.update(c.keys())
         for t, tf in c.items():
             postings.setdefault(t, []).append((i, tf))
-    return _Index(pieces, counts, lengths, df, (sum(lengths) / len(lengths)) if lengths else 1.0, postings)
+    return _Index(pieces, lengths, df, (sum(lengths) / len(lengths)) if lengths else 1.0, postings)
 
 
 def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
