@@ -199,3 +199,16 @@ def test_contamination_on_llama_server_says_in_one_line_that_it_scores_no_prompt
         done = cli(server, "contamination", str(PAPER), cache=tmp_path / "cache.sqlite")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "no prompt log-probabilities" in done.stderr.strip().splitlines()[-1]
+
+
+def test_llama_server_grammar_never_lets_a_list_run_to_max_tokens(tmp_path):
+    # Gemma 3 270M under llama.cpp's grammar filled an unbounded "evidence" array with "1", "2", "3", ...
+    # until max_tokens on most questions of the A and T papers, and its re-ask at temperature 0 did the
+    # same: 55 calls for 20 verdicts. The schema's maxItems lets the grammar close every list.
+    with MockServer(profile="llama.cpp-server") as server:
+        done, result = check(server, cache=tmp_path / "c.sqlite")
+        stats = server.stats
+    assert done.returncode == 0, done.stderr
+    assert len(result["items"]) == N_QUESTIONS
+    assert result["usage"]["calls"] == N_QUESTIONS and stats.by_status == {200: N_QUESTIONS}
+    assert stats.completion_tokens < 400 * N_QUESTIONS  # no reply spent the 800-token budget

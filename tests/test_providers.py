@@ -420,3 +420,25 @@ def test_score_and_batch_take_reasoning_effort_and_never_show_zero_for_an_unknow
     assert done.returncode == 0, done.stderr
     assert "cost price unknown" in done.stdout and "$0.0000" not in done.stdout
     assert "price unknown" in (tmp_path / "out" / "report.html").read_text("utf-8")
+
+
+def _refuses_list_bounds(req) -> tuple[int, dict] | None:
+    schema = json.dumps((req.get("response_format") or {}).get("json_schema") or {})
+    if "maxItems" not in schema:
+        return None
+    # the words strict-mode schema checks use for a keyword they do not take
+    return 400, openai_error("Invalid schema for response_format 'verdict': In context=('properties', 'evidence'), "
+                             "'maxItems' is not permitted.", "response_format", None)
+
+
+def test_a_provider_refusing_the_schemas_list_bound_falls_back_to_json_object(monkeypatch):
+    # The schema bounds its lists (maxItems) so that a grammar cannot fill one until max_tokens; a provider
+    # whose schema subset lacks the keyword refuses once, and the run goes on in json_object.
+    monkeypatch.setenv("CE_PROVIDER_KEY", KEY)
+    profile = Profile("refuses-maxitems", model="gpt-4o-mini", base_path="/v1", docs=(),
+                      refusal=_refuses_list_bounds)
+    monkeypatch.setitem(PROFILES, profile.name, profile)
+    with MockServer(profile=profile.name) as server:
+        out = run(llm(server, profile, concurrency=1), sample_paper(n_questions=3))
+        assert server.stats.by_status == {400: 1, 200: 3}
+    assert {a.provenance.strategy for a in out} == {"json_object"}

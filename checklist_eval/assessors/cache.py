@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 from checklist_eval import redact
 from checklist_eval.assessors.cachefile import open_cache_db
 from checklist_eval.assessors.calllog import CURRENT_PAPER, CallLog
+from checklist_eval.assessors.structured import SCHEMA_DIGEST
 
 __all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",
            "MIGRATIONS"]
@@ -77,11 +78,11 @@ def cache_key(*, endpoint: str, model: str, params: dict[str, Any], strategy: st
     budget = params.get("max_tokens", params.get("max_completion_tokens"))
     answer_params = {k: v for k, v in (params | {"max_tokens": budget}).items()
                      if k in ANSWER_PARAMS and v is not None}
-    blob = json.dumps(
-        {"v": KEY_VERSION, "endpoint": endpoint, "model": model, "prefix": prefix_digest, "question": question,
-         "params": answer_params, "strategy": strategy, "prompt_version": prompt_version},
-        sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-    )
+    fields = {"v": KEY_VERSION, "endpoint": endpoint, "model": model, "prefix": prefix_digest, "question": question,
+              "params": answer_params, "strategy": strategy, "prompt_version": prompt_version}
+    if strategy == "json_schema":  # the schema constrains the answer as much as the prompt does
+        fields["schema"] = SCHEMA_DIGEST
+    blob = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

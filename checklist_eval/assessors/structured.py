@@ -12,6 +12,7 @@ the verdict alone; always on the verdict's side of 0.5 (``on_verdict_side``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -24,6 +25,8 @@ from checklist_eval.models import StructuredOutput
 __all__ = [
     "FALLBACK",
     "InvalidOutput",
+    "LIST_LIMIT",
+    "SCHEMA_DIGEST",
     "Verdict",
     "check_findings",
     "chain_from",
@@ -61,18 +64,30 @@ def chain_from(strategy: StructuredOutput) -> tuple[StructuredOutput, ...]:
     return FALLBACK[FALLBACK.index(strategy):]
 
 
+# Items a list of the verdict may hold. A grammar-constrained small model can fill an unbounded array
+# until max_tokens (Gemma 3 270M on llama.cpp's server wrote "1", "2", "3", ... into "evidence", and the
+# re-ask at temperature 0 wrote the same), so the schema bounds every array: llama.cpp's grammar closes the
+# array at the bound, and OpenAI's strict mode takes maxItems among the keywords it supports.
+LIST_LIMIT = 5
+
+
 def _strict_schema() -> dict[str, Any]:
-    # OpenAI strict mode: every property required, no extra properties, no numeric bounds.
+    # OpenAI strict mode: every property required, no extra properties; of the bounds only maxItems.
     schema = Verdict.model_json_schema()
     schema["additionalProperties"] = False
     schema["required"] = list(schema["properties"])
     for prop in schema["properties"].values():
         prop.pop("title", None)
+        if prop.get("type") == "array":
+            prop["maxItems"] = LIST_LIMIT
     schema.pop("title", None)
     return schema
 
 
 _SCHEMA = _strict_schema()
+# Part of the cache key of a json_schema request: the schema is what the model is constrained by, so an
+# answer given under another schema is another answer.
+SCHEMA_DIGEST = hashlib.sha256(json.dumps(_SCHEMA, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
 def response_format(strategy: StructuredOutput) -> dict[str, Any] | None:
@@ -84,7 +99,7 @@ def response_format(strategy: StructuredOutput) -> dict[str, Any] | None:
 
 
 _UNSUPPORTED = re.compile(r"not\s+supported|unsupported|not\s+available|invalid|unknown|unrecognized|"
-                          r"does\s+not\s+support|not\s+allowed", re.I)
+                          r"does\s+not\s+support|not\s+allowed|not\s+permitted", re.I)
 
 
 def is_format_unsupported(message: str) -> bool:
@@ -92,7 +107,9 @@ def is_format_unsupported(message: str) -> bool:
     LiteLLM all name the parameter in the message)."""
     text = message or ""
     # Gemini names the schema it could not take "response_schema" (of its generation_config).
-    return bool(re.search(r"response_format|response_schema|json_schema|json_object|structured output", text, re.I)
+    # A provider that takes schemas but not every keyword names the keyword ("maxItems is not supported").
+    return bool(re.search(r"response_format|response_schema|json_schema|json_object|structured output|maxItems",
+                          text, re.I)
                 and _UNSUPPORTED.search(text))
 
 

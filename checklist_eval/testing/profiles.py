@@ -196,6 +196,9 @@ class Profile:
     response_formats: frozenset[str] = frozenset({"json_schema", "json_object"})
     ignores_response_format: bool = False  # the field is accepted and ignored (Anthropic)
     grammar_whitespace: bool = False  # JSON replies padded as a grammar lets a small model pad them (llama.cpp)
+    # A json_schema array with no maxItems is filled with "1", "2", ... until max_tokens, on half the
+    # questions (by a digest of the question), as Gemma 3 270M under llama.cpp's grammar did.
+    arrays_run_away: bool = False
     logprobs: bool = True  # returned when asked for
     reports_cached: bool = True  # prompt-prefix cache hits reported in usage
     reasoning: bool = False  # reasoning tokens spent (and reported) per answer
@@ -219,6 +222,16 @@ class Profile:
         if self.strict_paths and path != f"{self.base_path}/chat/completions":
             return 404, self.error(f"no route POST {path}")
         return ""
+
+    def runs_away(self, req: dict[str, Any], question: str) -> bool:
+        """Whether this reply fills an unbounded schema array until it is cut (``arrays_run_away``)."""
+        if not self.arrays_run_away or (req.get("response_format") or {}).get("type") != "json_schema":
+            return False
+        schema = ((req["response_format"].get("json_schema") or {}).get("schema") or {})
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        unbounded = isinstance(props, dict) and any(
+            isinstance(p, dict) and p.get("type") == "array" and "maxItems" not in p for p in props.values())
+        return unbounded and _spread(question) % 2 == 0
 
     def reasoning_tokens(self, req: dict[str, Any], question: str) -> int:
         if not self.reasoning:
@@ -308,7 +321,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
             refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, grammar_whitespace=True,
-            docs=LLAMA_SERVER_DOCS),
+            arrays_run_away=True, docs=LLAMA_SERVER_DOCS),
 )}
 
 

@@ -27,6 +27,7 @@ from checklist_eval.testing.slots import CONTEXT_ERRORS, SlotQueue, context_exce
 from checklist_eval.testing.transport import serve_connection
 from checklist_eval.testing.verdicts import (
     FAKE_QUOTE,
+    counting_array,
     grammar_padded,
     mock_findings,
     mock_rewrite,
@@ -437,6 +438,10 @@ class MockServer:
             return injected
         text, correct, p = self._answer(messages, fmt)
         finish = "stop"
+        question = text_of(messages[-1].get("content")) if messages else ""
+        if self.profile.runs_away(req, question):
+            text = counting_array(question[:60], int(req.get("max_tokens") or req.get("max_completion_tokens") or 800))
+            finish = "length"
         if fault == "truncated":
             self._count(200, fault)
             text = text[: max(1, len(text) // 2)]
@@ -447,7 +452,7 @@ class MockServer:
         cached = self._record_prompt(prompt)
         if not self.profile.reports_cached:
             cached = 0
-        reasoning = self.profile.reasoning_tokens(req, text_of(messages[-1].get("content")) if messages else "")
+        reasoning = self.profile.reasoning_tokens(req, question)
         budget = req.get("max_completion_tokens") or req.get("max_tokens")
         if reasoning and isinstance(budget, int) and reasoning + len(out_tokens) > budget:
             # Reasoning spent the budget: no visible answer, as OpenAI documents for reasoning models.

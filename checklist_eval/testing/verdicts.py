@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 __all__ = ["FAKE_QUOTE", "mock_findings", "mock_rewrite", "mock_verdict", "render_reply", "sample_paper",
-           "grammar_padded", "text_of", "tokenize", "unit_interval", "verdict_logprobs"]
+           "counting_array", "grammar_padded", "text_of", "tokenize", "unit_interval", "verdict_logprobs"]
 
 _TOKEN = re.compile(r"[ ]?[A-Za-z]{1,10}|[ ]?\d{1,3}|[ ]?[^\sA-Za-z\d]|\s+")
 
@@ -191,6 +191,20 @@ def grammar_padded(text: str) -> str:
         return text
     members = [f"{json.dumps(k)}{GRAMMAR_PAD}:{GRAMMAR_PAD}{json.dumps(v)}" for k, v in obj.items()]
     return "{" + GRAMMAR_PAD + f",{GRAMMAR_PAD}".join(members) + GRAMMAR_PAD + "}"
+
+
+def counting_array(review: str, budget: int) -> str:
+    """The start of a reply that writes its review, then counts in the evidence array until ``budget``
+    tokens are spent: what a grammar that leaves the array unbounded let Gemma 3 270M write."""
+    text = json.dumps({"review": review})[:-1] + ', "evidence": ['
+    spent = len(tokenize(text))
+    n = 0
+    while spent < budget:
+        n += 1
+        item = f'"{n}", '
+        spent += len(tokenize(item))
+        text += item
+    return text
 
 
 def verdict_logprobs(tokens: list[str], text: str, correct: bool, p: float, top: int) -> dict[str, Any]:
