@@ -27,7 +27,7 @@ import openai
 
 from checklist_eval.fsutil import loads_json
 
-__all__ = ["EngineFacts", "facts_of_props", "probe", "props_url", "window_of_models"]
+__all__ = ["EngineFacts", "facts_of_props", "is_llama_server", "probe", "props_url", "window_of_models"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ class EngineFacts:
     context_tokens: int | None = None
     slots: int | None = None
     source: str = ""  # where the window was read ("engine /props", "engine /v1/models")
+    grammar: bool = False  # takes a GBNF ``grammar`` field: llama.cpp's server, known by its /props
 
 
 def props_url(base_url: str) -> str:
@@ -78,6 +79,12 @@ def facts_of_props(props: Any) -> tuple[int | None, int | None]:
     return n_ctx, _count(props.get("total_slots"))
 
 
+def is_llama_server(props: Any) -> bool:
+    """/props in llama.cpp's server's own shape (its generation settings and slot count)."""
+    return (isinstance(props, dict) and isinstance(props.get("default_generation_settings"), dict)
+            and _count(props.get("total_slots")) is not None)
+
+
 async def _get_json(client: openai.AsyncOpenAI, url: str) -> Any:
     try:
         response = await client.get(url, cast_to=httpx2.Response, options={"timeout": PROBE_TIMEOUT_S})
@@ -92,7 +99,9 @@ async def _get_json(client: openai.AsyncOpenAI, url: str) -> Any:
 async def probe(client: openai.AsyncOpenAI, base_url: str, model: str) -> EngineFacts:
     """The engine's facts (see the module docstring); an empty ``EngineFacts`` when it says nothing."""
     window, source = window_of_models(await _get_json(client, "/models"), model), "engine /v1/models"
-    n_ctx, slots = facts_of_props(await _get_json(client, props_url(base_url)))
+    props = await _get_json(client, props_url(base_url))
+    n_ctx, slots = facts_of_props(props)
     if n_ctx:  # the window one request really gets, where /models may give the model's trained one
         window, source = n_ctx, "engine /props"
-    return EngineFacts(context_tokens=window, slots=slots, source=source if window else "")
+    return EngineFacts(context_tokens=window, slots=slots, source=source if window else "",
+                       grammar=is_llama_server(props))

@@ -113,6 +113,7 @@ class ContextFitting:
             self.window = ContextWindow(facts.context_tokens, f"{facts.source}, under --context-tokens")
         if facts.slots:
             self.scheduler.set_slots(facts.slots)
+        self.engine_grammar = facts.grammar
         if facts.context_tokens or facts.slots:
             log.info("%s: a context window of %d tokens (%s); %s", self._where, self.window.tokens, self.window.source,
                      f"{self.scheduler.limit} request(s) in flight ({facts.slots} slots)" if facts.slots

@@ -60,6 +60,7 @@ from checklist_eval.assessors.retry import (
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.spending import SpendingAndEvidence
 from checklist_eval.assessors.structured import (
+    GRAMMAR,
     InvalidOutput,
     Verdict,
     chain_from,
@@ -122,6 +123,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self.window = config.window()  # what the engine says (``_learn_engine``) and refuses may lower it
         self._engine_asked: asyncio.Task[EngineFacts] | None = None
         self._engine_known = False
+        self.engine_grammar = False  # the engine takes llama.cpp's ``grammar`` (``_learn_engine``)
         self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
                                  maximum=config.backoff_max, on_retry_after=self.scheduler.pause,
                                  breaker=CircuitBreaker(lambda: self.scheduler.breaker_threshold(BREAKER_FAILURES)),
@@ -205,7 +207,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         if self.config.reasoning_effort is not None:
             params["reasoning_effort"] = self.config.reasoning_effort
         fmt = response_format(strategy)
-        if fmt is not None:
+        if strategy is StructuredOutput.JSON_SCHEMA and self.engine_grammar and "grammar" not in quirks.dropped:
+            params["grammar"] = GRAMMAR  # the schema's reply without the padding llama.cpp's own grammar allows
+        elif fmt is not None:
             params["response_format"] = fmt
         params["logprobs"] = True
         params["top_logprobs"] = 5

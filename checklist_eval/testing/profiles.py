@@ -199,6 +199,7 @@ class Profile:
     # A json_schema array with no maxItems is filled with "1", "2", ... until max_tokens, on half the
     # questions (by a digest of the question), as Gemma 3 270M under llama.cpp's grammar did.
     arrays_run_away: bool = False
+    takes_grammar: bool = False  # a GBNF ``grammar`` field constrains the reply (llama.cpp's server)
     logprobs: bool = True  # returned when asked for
     reports_cached: bool = True  # prompt-prefix cache hits reported in usage
     reasoning: bool = False  # reasoning tokens spent (and reported) per answer
@@ -321,7 +322,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
             refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, grammar_whitespace=True,
-            arrays_run_away=True, docs=LLAMA_SERVER_DOCS),
+            arrays_run_away=True, takes_grammar=True, docs=LLAMA_SERVER_DOCS),
 )}
 
 

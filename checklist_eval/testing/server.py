@@ -428,6 +428,8 @@ class MockServer:
             self._count(400)
             return error_reply(400, "request body is not a chat completion request", "invalid_request_error")
         fmt = (req.get("response_format") or {}).get("type", "text")
+        if (self.profile.takes_grammar or self.props) and req.get("grammar") and fmt != "json_schema":
+            fmt = "grammar"  # given both, the real llama-server answered by the schema (HTTP 200)
         prompt = self._prompt_tokens(messages)
         refused = self._refusal(req, fmt, prompt)
         if refused is not None:
@@ -478,7 +480,8 @@ class MockServer:
         correct, p, review, evidence = mock_verdict(messages) if rewrite is None else (True, 0.5, "", [])
         if self.profile.ignores_response_format:  # the model follows the prompt's format instructions
             fmt = "fenced_json" if fmt in ("json_schema", "json_object") else fmt
-        text = rewrite if rewrite is not None else render_reply(fmt, correct, p, review, evidence,
+        shape = "json_schema" if fmt == "grammar" else fmt  # the grammar the client sent is the schema's, compact
+        text = rewrite if rewrite is not None else render_reply(shape, correct, p, review, evidence,
                                                                 mock_findings(messages, correct, review))
         if "[mock:fake-quote]" in text_of(messages[-1].get("content")):  # evidence the paper does not hold
             text = text.replace('"evidence": [', f'"evidence": ["{FAKE_QUOTE}", ', 1)
