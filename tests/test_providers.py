@@ -442,3 +442,18 @@ def test_a_provider_refusing_the_schemas_list_bound_falls_back_to_json_object(mo
         out = run(llm(server, profile, concurrency=1), sample_paper(n_questions=3))
         assert server.stats.by_status == {400: 1, 200: 3}
     assert {a.provenance.strategy for a in out} == {"json_object"}
+
+
+def test_a_llama_server_refusing_the_grammar_is_sent_the_schema(monkeypatch):
+    # The compact grammar goes where /props says llama.cpp's server; a build that cannot parse it says so in
+    # a 400 naming the grammar, and the run goes on with response_format's schema, learned once.
+    monkeypatch.setenv("CE_PROVIDER_KEY", KEY)
+    profile = Profile("refuses-grammar", model="gpt-4o-mini", base_path="/v1", docs=(),
+                      refusal=lambda req: (400, openai_error("Failed to parse grammar", None, None))
+                      if "grammar" in req else None)
+    monkeypatch.setitem(PROFILES, profile.name, profile)
+    with MockServer(profile=profile.name, props=True) as server:
+        out = run(llm(server, profile, concurrency=1), sample_paper(n_questions=3))
+        assert server.stats.by_status == {400: 1, 200: 3}
+    assert {a.provenance.strategy for a in out} == {"json_schema"}
+    assert any(q.startswith("grammar") for q in out[-1].provenance.quirks)

@@ -43,7 +43,7 @@ NEVER_DROPPED = frozenset({"model", "messages"})  # without these there is no re
 _REFUSAL = re.compile(r"unsupported|not\s+supported|does\s+not\s+support|unknown\s+(?:name|parameter|field)|"
                       r"unrecognized|not\s+allowed|not\s+permitted|extra\s+(?:inputs|fields)|cannot\s+find\s+field|"
                       r"only\s+the\s+default|invalid\s+(?:parameter|value)|is\s+not\s+available|"
-                      r"input\s+should\s+be|must\s+be\s+one\s+of", re.I)
+                      r"input\s+should\s+be|must\s+be\s+one\s+of|failed\s+to\s+parse", re.I)
 _REFUSAL_CODES = frozenset({"unsupported_parameter", "unsupported_value", "invalid_value", "unknown_parameter"})
 BUDGET_GROWTH = 4  # a reasoning model that spent the whole budget thinking gets 4x more, up to the cap
 BUDGET_CAP = 32_000
