@@ -8,6 +8,7 @@ cached environment (``~/.cache/checklist-eval/engines`` or $CHECKLIST_EVAL_ENGIN
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from checklist_eval.testing import MockServer
+from checklist_eval.testing.profiles import PROFILES
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT / "fixtures" / "papers" / "genuine"
@@ -119,7 +121,7 @@ def test_llama_server_logprobs_before_the_grammar_never_contradict_the_verdict(t
     items = result["items"]
     assert [it["correct"] for it in items] == [it["correct"] for it in reference["items"]]
     assert on_verdict_side(items)
-    assert stats.by_status == {200: N_QUESTIONS} and result["usage"]["calls"] == N_QUESTIONS
+    assert set(stats.by_status) == {200} and result["usage"]["calls"] <= 1.25 * N_QUESTIONS
 
 
 def test_llama_server_says_its_slots_and_context_in_props():
@@ -201,30 +203,47 @@ def test_contamination_on_llama_server_says_in_one_line_that_it_scores_no_prompt
     assert "no prompt log-probabilities" in done.stderr.strip().splitlines()[-1]
 
 
-def test_llama_server_grammar_never_lets_a_list_run_to_max_tokens(tmp_path):
-    # Gemma 3 270M under llama.cpp's grammar filled an unbounded "evidence" array with "1", "2", "3", ...
-    # until max_tokens on most questions of the A and T papers, and its re-ask at temperature 0 did the
-    # same: 55 calls for 20 verdicts. The schema's maxItems lets the grammar close every list.
-    with MockServer(profile="llama.cpp-server") as server:
+def test_a_schema_grammar_never_lets_a_list_run_to_max_tokens(tmp_path, monkeypatch):
+    # Gemma 3 270M under llama.cpp's grammar from our schema filled an unbounded "evidence" array with "1",
+    # "2", "3", ... until max_tokens on most questions of the A and T papers, and its re-ask did the same:
+    # 55 calls for 20 verdicts. Engines that apply a schema by llama.cpp's grammar without saying so in a
+    # /props (LM Studio, Ollama) get the schema; its maxItems lets the grammar close every list.
+    schema_only = dataclasses.replace(PROFILES["llama.cpp-server"], name="schema-by-grammar", props=None)
+    monkeypatch.setitem(PROFILES, schema_only.name, schema_only)
+    with MockServer(profile=schema_only.name) as server:
         done, result = check(server, cache=tmp_path / "c.sqlite")
         stats = server.stats
     assert done.returncode == 0, done.stderr
     assert len(result["items"]) == N_QUESTIONS
     assert result["usage"]["calls"] == N_QUESTIONS and stats.by_status == {200: N_QUESTIONS}
-    assert stats.completion_tokens < 400 * N_QUESTIONS  # no reply spent the 800-token budget
 
 
-def test_llama_server_is_sent_a_compact_grammar_and_its_replies_carry_no_padding(tmp_path):
+def test_llama_server_is_sent_a_compact_grammar_and_its_replies_carry_no_padding(tmp_path, monkeypatch):
     # llama.cpp's grammar from a JSON schema lets a newline and up to 20 tabs stand before every key, colon
     # and value; Gemma 3 270M filled them (three quarters of a 540-token verdict, at 3-6 tokens/s a slot).
     # Where /props says the engine is llama.cpp's server, the client sends its own compact grammar instead.
     with MockServer(profile="openai-chat") as plain:
         _, reference = check(plain, cache=tmp_path / "a.sqlite")
         plain_tokens = plain.stats.completion_tokens
-    with MockServer(profile="llama.cpp-server") as server:
+    no_loops = dataclasses.replace(PROFILES["llama.cpp-server"], name="llama.cpp-no-loops", strings_run_away=False)
+    monkeypatch.setitem(PROFILES, no_loops.name, no_loops)
+    with MockServer(profile=no_loops.name) as server:
         done, result = check(server, cache=tmp_path / "b.sqlite")
         stats = server.stats
     assert done.returncode == 0, done.stderr
     assert [it["correct"] for it in result["items"]] == [it["correct"] for it in reference["items"]]
     assert stats.by_status == {200: N_QUESTIONS}
     assert stats.completion_tokens <= plain_tokens * 1.1  # padded, the same verdicts took 27% more here
+
+
+def test_a_reply_cut_off_in_a_loop_is_not_shown_back_to_the_model(tmp_path):
+    # Under a grammar Gemma 3 270M sometimes ran a string to max_tokens ("1000000..."); re-asked with its cut
+    # reply echoed, it wrote the same loop four times and the check stopped. Re-asked with only the reason,
+    # the real server answered in 89 tokens.
+    with MockServer(profile="llama.cpp-server") as server:
+        done, result = check(server, cache=tmp_path / "d.sqlite")
+        stats = server.stats
+    assert done.returncode == 0, done.stderr
+    assert len(result["items"]) == N_QUESTIONS
+    cut = result["usage"]["calls"] - N_QUESTIONS
+    assert 0 < cut and result["usage"]["calls"] <= 1.25 * N_QUESTIONS  # the profile does run some away

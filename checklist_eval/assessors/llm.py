@@ -413,7 +413,10 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             try:
                 verdict = self._verdict_of(choice, outcome.strategy)
             except InvalidOutput as err:
-                self._reask(paper, item, outcome.strategy, choice.text, str(err), question)
+                # A reply cut off at max_tokens is a loop more often than a long answer; shown its own loop, a
+                # small model writes it again (Gemma 3 270M on llama.cpp did, four times in a row), so the
+                # re-ask says only that it was cut off.
+                self._reask(paper, item, outcome.strategy, "" if choice.cut_off else choice.text, str(err), question)
                 continue
             if self._ignores_facts(paper, item, verdict, choice.text, question):
                 continue
@@ -511,8 +514,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             raise self.error(f"{self._where} gave no usable verdict for question {item.id} after "
                              f"{question.invalid} replies: {why}", attempts=question.usage.calls, usage=question.usage)
         log.info("question %s: %s; asking again (%d/%d)", item.id, why, question.invalid, self.config.reask)
-        question.feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
-                             {"role": "user", "content": f"{REASK_PREFIX} {why}. Reply again in the required format."}]
+        echo = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]}] if text else []
+        ask = f"{REASK_PREFIX} {why}. Reply again in the required format."
+        question.feedback = [*echo, {"role": "user", "content": ask}]
 
     def _refused_key(self, err: openai.APIStatusError) -> AssessorError:
         """The engine's probe was refused the key: the run stops as at a chat request's 401/403."""

@@ -14,6 +14,7 @@ Sources, one block per profile below; the reply shapes are pinned by ``fixtures/
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -46,6 +47,17 @@ LLAMA_CPP_PYTHON_FILL = 64
 
 def _spread(text: str) -> int:
     return hashlib.sha256(text.encode("utf-8")).digest()[0] % 64
+
+
+def _cut_json(content: Any) -> bool:
+    """A reply that starts a JSON object and never finishes it (cut off at max_tokens)."""
+    if not isinstance(content, str) or not content.lstrip().startswith("{"):
+        return False
+    try:
+        json.loads(content)
+    except ValueError:
+        return True
+    return False
 
 
 # --- error bodies, one builder per provider family ---------------------------------------------------
@@ -200,6 +212,10 @@ class Profile:
     # questions (by a digest of the question), as Gemma 3 270M under llama.cpp's grammar did.
     arrays_run_away: bool = False
     takes_grammar: bool = False  # a GBNF ``grammar`` field constrains the reply (llama.cpp's server)
+    # Under a grammar, a string of the reply runs to max_tokens ("1000000...") for one conversation in eight
+    # (by its digest), and a conversation that shows the model such a cut reply gets it again: Gemma 3 270M
+    # on llama.cpp's server did both (its temperature-0 answers vary with what shares the batch).
+    strings_run_away: bool = False
     logprobs: bool = True  # returned when asked for
     reports_cached: bool = True  # prompt-prefix cache hits reported in usage
     reasoning: bool = False  # reasoning tokens spent (and reported) per answer
@@ -233,6 +249,13 @@ class Profile:
         unbounded = isinstance(props, dict) and any(
             isinstance(p, dict) and p.get("type") == "array" and "maxItems" not in p for p in props.values())
         return unbounded and _spread(question) % 2 == 0
+
+    def string_runs_away(self, req: dict[str, Any], messages: list[dict[str, Any]]) -> bool:
+        """Whether this grammar-constrained reply runs a string to the budget (``strings_run_away``)."""
+        if not self.strings_run_away or not req.get("grammar"):
+            return False
+        shown_a_loop = any(m.get("role") == "assistant" and _cut_json(m.get("content")) for m in messages)
+        return shown_a_loop or _spread(json.dumps(messages, sort_keys=True)) % 8 == 0
 
     def reasoning_tokens(self, req: dict[str, Any], question: str) -> int:
         if not self.reasoning:
@@ -322,7 +345,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
             refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, grammar_whitespace=True,
-            arrays_run_away=True, takes_grammar=True, docs=LLAMA_SERVER_DOCS),
+            arrays_run_away=True, takes_grammar=True, strings_run_away=True, docs=LLAMA_SERVER_DOCS),
 )}
 
 

@@ -33,6 +33,7 @@ from checklist_eval.testing.verdicts import (
     mock_rewrite,
     mock_verdict,
     render_reply,
+    running_string,
     text_of,
     tokenize,
     verdict_logprobs,
@@ -441,9 +442,11 @@ class MockServer:
         text, correct, p = self._answer(messages, fmt)
         finish = "stop"
         question = text_of(messages[-1].get("content")) if messages else ""
+        cap = int(req.get("max_tokens") or req.get("max_completion_tokens") or 800)
         if self.profile.runs_away(req, question):
-            text = counting_array(question[:60], int(req.get("max_tokens") or req.get("max_completion_tokens") or 800))
-            finish = "length"
+            text, finish = counting_array(question[:60], cap), "length"
+        elif self.profile.string_runs_away(req, messages):
+            text, finish = running_string(cap), "length"
         if fault == "truncated":
             self._count(200, fault)
             text = text[: max(1, len(text) // 2)]

@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 __all__ = ["FAKE_QUOTE", "mock_findings", "mock_rewrite", "mock_verdict", "render_reply", "sample_paper",
-           "counting_array", "grammar_padded", "text_of", "tokenize", "unit_interval", "verdict_logprobs"]
+           "counting_array", "grammar_padded", "running_string", "text_of", "tokenize", "unit_interval", "verdict_logprobs"]
 
 _TOKEN = re.compile(r"[ ]?[A-Za-z]{1,10}|[ ]?\d{1,3}|[ ]?[^\sA-Za-z\d]|\s+")
 
@@ -205,6 +205,12 @@ def counting_array(review: str, budget: int) -> str:
         spent += len(tokenize(item))
         text += item
     return text
+
+
+def running_string(budget: int) -> str:
+    """The start of a compact reply whose first must_fix item runs ("1000000...") until ``budget`` tokens."""
+    head = '{"review": "1", "evidence": ["1", "1", "1", "1", "1"], "must_fix": ["1'
+    return head + "0" * max(0, 3 * (budget - len(tokenize(head))))  # the mock's pieces hold up to 3 digits
 
 
 def verdict_logprobs(tokens: list[str], text: str, correct: bool, p: float, top: int) -> dict[str, Any]:
