@@ -42,6 +42,7 @@ class ContextFitting:
         _prefixes: dict[tuple[Any, ...], PaperPrefix]
         _engine_asked: asyncio.Task[EngineFacts] | None
         _engine_known: bool
+        engine_grammar: bool
 
         @property
         def _where(self) -> str: ...
