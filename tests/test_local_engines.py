@@ -247,3 +247,20 @@ def test_a_reply_cut_off_in_a_loop_is_not_shown_back_to_the_model(tmp_path):
     assert len(result["items"]) == N_QUESTIONS
     cut = result["usage"]["calls"] - N_QUESTIONS
     assert 0 < cut and result["usage"]["calls"] <= 1.25 * N_QUESTIONS  # the profile does run some away
+
+
+def test_slots_sharing_one_cache_are_kept_within_it_after_it_first_fills(tmp_path):
+    # llama.cpp's server by default gives its 4 slots one KV cache (kv_unified): /props says n_ctx 32768 for
+    # each, and four 24k-token prompts of a shared paper at once filled it; every request being decoded was
+    # answered 500 "Context size has been exceeded." and the paper got one verdict in 7 minutes. After the
+    # first such 500 the client keeps the requests in flight within that one cache.
+    with MockServer() as plain:
+        check(plain, cache=tmp_path / "a.sqlite")
+        per_request = plain.stats.prompt_tokens // N_QUESTIONS
+    with MockServer(profile="llama.cpp-server", slots=4, props=True, kv_shared=True, latency=0.2,
+                    context_tokens=int(1.5 * per_request)) as server:
+        done, result = check(server, cache=tmp_path / "b.sqlite")
+        stats = server.stats
+    assert done.returncode == 0, done.stderr
+    assert len(result["items"]) == N_QUESTIONS
+    assert 1 <= stats.by_status.get(500, 0) <= 3  # the first wave only

@@ -35,7 +35,7 @@ from checklist_eval.assessors.asking import CapabilityRefusal, FirstRequest, Out
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
-from checklist_eval.assessors.config import DEFAULT_TIMEOUT_S, LLMConfig
+from checklist_eval.assessors.config import CHARS_PER_TOKEN, DEFAULT_TIMEOUT_S, LLMConfig
 from checklist_eval.assessors.engine import EngineFacts
 from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for, wants_passages
 from checklist_eval.assessors.fitting import ContextFitting
@@ -55,6 +55,7 @@ from checklist_eval.assessors.retry import (
     RetryPolicy,
     check_completion,
     fatal_error,
+    is_memory_full,
     is_overload,
 )
 from checklist_eval.assessors.scheduler import Scheduler
@@ -117,7 +118,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self.base_url = config.resolved_base_url
         self.endpoint = endpoint_identity(self.base_url)
         self._api_key = self._read_key()
-        self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload)
+        self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload,
+                                   memory_full=self._shared_memory)
         # a local engine left at the default --timeout gets deadlines at its own pace (see assessors/pace.py)
         self.pace = Pace(config.timeout, config.timeout == DEFAULT_TIMEOUT_S and is_local_endpoint(self.base_url))
         self.window = config.window()  # what the engine says (``_learn_engine``) and refuses may lower it
@@ -139,6 +141,14 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self._broken: Exception | None = None  # a refusal that holds for every request
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _shared_memory(self, exc: BaseException) -> int | None:
+        """The engine's shared memory, when ``exc`` says the requests in flight filled it: its window (a
+        unified KV cache is one window for all slots), in the units of the scheduler's estimates (characters
+        over ``CHARS_PER_TOKEN``; the window holds characters at its own, denser count)."""
+        if not is_memory_full(exc):
+            return None
+        return int(self.window.tokens * self.window.chars_per_token / CHARS_PER_TOKEN)
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMAssessor(model={self.model!r}, endpoint={self.endpoint!r})"

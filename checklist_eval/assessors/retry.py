@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, TypeVar
@@ -34,7 +35,7 @@ from checklist_eval.models import Usage
 T = TypeVar("T")
 
 __all__ = ["CircuitBreaker", "EndpointDown", "EndpointFault", "MalformedResponse", "ResponseTooLarge", "RetryPolicy",
-           "check_completion", "is_overload", "is_retryable",
+           "check_completion", "is_memory_full", "is_overload", "is_retryable",
            "parse_retry_after", "fatal_error", "scrub"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -101,6 +102,16 @@ def is_retryable(exc: BaseException) -> bool:
 
 
 OVERLOAD_STATUS = frozenset({502, 503, 504})
+# llama.cpp's server when the requests in flight fill a KV cache its slots share (its default since the
+# unified cache): HTTP 500 to every request being decoded, "Context size has been exceeded." (or the same
+# after "decode() failed: "), although each alone fits the window /props gives.
+_MEMORY_FULL = re.compile(r"context size has been exceeded|failed to find free space in the kv cache", re.I)
+
+
+def is_memory_full(exc: BaseException) -> bool:
+    """A 500 saying the engine's memory for the requests in flight ran out (see ``_MEMORY_FULL``)."""
+    return (isinstance(exc, openai.APIStatusError) and exc.status_code == 500
+            and bool(_MEMORY_FULL.search(str(exc.message or ""))))
 
 
 def is_overload(exc: BaseException) -> bool:

@@ -85,7 +85,8 @@ class Scheduler:
     """
 
     def __init__(self, concurrency: int = 8, rpm: float | None = None, tpm: float | None = None,
-                 congestion: Callable[[BaseException], bool] | None = None):
+                 congestion: Callable[[BaseException], bool] | None = None,
+                 memory_full: Callable[[BaseException], int | None] | None = None):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.concurrency = concurrency
@@ -94,6 +95,11 @@ class Scheduler:
         self.rpm = rpm
         self.tpm = tpm
         self._congestion = congestion
+        # An engine whose slots share one memory (llama.cpp's unified KV cache): once a failure says it ran
+        # out, ``memory_full`` gives its size in tokens and the requests in flight are kept within it.
+        self._memory_full = memory_full
+        self.memory_tokens: int | None = None
+        self._held_tokens = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._requests = Pacer(rpm * PACING_MARGIN / 60.0) if rpm else None
@@ -106,11 +112,17 @@ class Scheduler:
         self.max_in_flight = 0
         self.decreases = 0
 
-    async def _acquire(self) -> None:
+    def _full(self, tokens: int) -> bool:
+        if self.in_flight >= self.limit:
+            return True
+        room = self.memory_tokens
+        return room is not None and self.in_flight > 0 and self._held_tokens + tokens > room
+
+    async def _acquire(self, tokens: int = 0) -> None:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # a CLI that runs asyncio.run twice: the old loop's waiters are gone
-            self._loop, self._waiters, self.in_flight = loop, deque(), 0
-        while self.in_flight >= self.limit:
+            self._loop, self._waiters, self.in_flight, self._held_tokens = loop, deque(), 0, 0
+        while self._full(tokens):
             waiter: asyncio.Future[None] = loop.create_future()
             self._waiters.append(waiter)
             try:
@@ -120,14 +132,17 @@ class Scheduler:
                     self._wake()  # pass on the place this cancelled task was given
                 raise
         self.in_flight += 1
+        self._held_tokens += tokens
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
-    def _release(self) -> None:
+    def _release(self, tokens: int = 0) -> None:
         self.in_flight -= 1
+        self._held_tokens -= tokens
         self._wake()
 
     def _wake(self) -> None:
-        """Wake as many waiters as there are free places (each checks again when it runs)."""
+        """Wake as many waiters as there are free places (each checks again when it runs; one waiting
+        for memory goes back to the end of the line)."""
         free = self.limit - self.in_flight
         while free > 0 and self._waiters:
             waiter = self._waiters.popleft()
@@ -202,7 +217,7 @@ class Scheduler:
     async def slot(self, tokens: int = 0) -> AsyncIterator[Ticket]:
         """Hold one of ``limit`` places, after waiting for the rate limits' turn; what happens inside
         (an answer, an overload) adapts the limit."""
-        await self._acquire()
+        await self._acquire(tokens)
         try:
             await self._wait_turn(tokens)
             ticket = Ticket(time.monotonic(), self._epoch)
@@ -211,9 +226,17 @@ class Scheduler:
                 yield ticket
             except BaseException as exc:
                 ticket.stale = ticket.epoch != self._epoch
+                if isinstance(exc, Exception):
+                    self._learn_memory(exc)
                 if self._congestion is not None and isinstance(exc, Exception) and self._congestion(exc):
                     self._overloaded(ticket)
                 raise
             self._answered_ok(ticket)
         finally:
-            self._release()
+            self._release(tokens)
+
+    def _learn_memory(self, exc: Exception) -> None:
+        room = self._memory_full(exc) if self._memory_full is not None else None
+        if room and (self.memory_tokens is None or room < self.memory_tokens):
+            self.memory_tokens = room
+            log.info("the engine's requests in flight share a memory of %d tokens: kept within it from now on", room)

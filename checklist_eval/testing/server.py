@@ -8,6 +8,7 @@ the way vLLM's prefix cache hashes blocks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import math
@@ -16,6 +17,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 from checklist_eval.testing import misbehave as misbehaviour
@@ -43,6 +45,7 @@ __all__ = ["FAULT_KINDS", "FaultConfig", "MockServer", "ServerStats"]
 
 FAULT_KINDS = ("429", "500", "timeout", "malformed", "truncated")
 BLOCK = 16
+KV_FULL = "Context size has been exceeded."  # llama.cpp's server, its slots' shared cache full (HTTP 500)
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class MockServer:
                  rpm_window: float = 60.0, host: str = "127.0.0.1", port: int = 0,
                  model: str = "mock-model", profile: str = "openai-chat", misbehave: str | None = None,
                  slots: int | None = None, props: bool = False, context_error: str = "openai",
-                 slots_share_cores: bool = False):
+                 slots_share_cores: bool = False, kv_shared: bool = False):
         if misbehave is not None and misbehave not in misbehaviour.MODES:
             raise ValueError(f"unknown misbehaviour {misbehave!r}; one of {', '.join(misbehaviour.MODES)}")
         self.misbehave = misbehave  # see checklist_eval.testing.misbehave
@@ -103,6 +106,10 @@ class MockServer:
         # llama.cpp's slots, /props and context overflow (see checklist_eval.testing.slots)
         self.slot_queue = SlotQueue(slots, slots_share_cores) if slots else None
         self.props = props
+        # The slots' prompts share one cache of ``context_tokens`` (llama.cpp's unified KV cache, its default):
+        # a request that would overfill it is answered 500 "Context size has been exceeded."
+        self.kv_shared = kv_shared
+        self._kv_held = 0
         self.context_error = context_error
         self.latency = latency
         self.faults = faults or FaultConfig()
@@ -374,16 +381,40 @@ class MockServer:
         try:
             if self.slot_queue is not None:
                 async with self.slot_queue:  # a refused request frees its slot at once, as llama.cpp's does
-                    reply = self._chat_reply(n, body, deployment)
-                    if reply.status == 200 and self.latency > 0:
-                        await self.slot_queue.work(self.latency)
-                    return reply
+                    with self._kv_room(body) as room:
+                        if not room:
+                            self._count(500)
+                            return error_reply(500, KV_FULL, "server_error")
+                        reply = self._chat_reply(n, body, deployment)
+                        if reply.status == 200 and self.latency > 0:
+                            await self.slot_queue.work(self.latency)
+                        return reply
             if self.latency > 0:
                 await asyncio.sleep(self.latency)
             return self._chat_reply(n, body, deployment)
         finally:
             with self._lock:
                 self._stats.in_flight -= 1
+
+    @contextlib.contextmanager
+    def _kv_room(self, body: bytes) -> Iterator[bool]:
+        """Whether a shared cache (``kv_shared``) has room for this request's prompt, held while it works."""
+        need = 0
+        if self.kv_shared:
+            try:
+                need = len(self._prompt_tokens(json.loads(body)["messages"]))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                need = 0
+        with self._lock:
+            room = self._kv_held == 0 or self._kv_held + need <= self.context_tokens
+            if room:
+                self._kv_held += need
+        try:
+            yield room
+        finally:
+            if room:
+                with self._lock:
+                    self._kv_held -= need
 
     def _refused_parameter(self, req: dict[str, Any], fmt: str) -> Reply | None:
         """The 400 a real provider gives for a reply format or parameter this model does not take."""
