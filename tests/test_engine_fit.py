@@ -9,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
+import openai
 import pytest
 from helpers import assess_and_close
 
 from checklist_eval.assessors import make_assessor
 from checklist_eval.assessors.llm import LLMAssessor
+from checklist_eval.assessors.retry import CircuitBreaker, EndpointDown
 from checklist_eval.testing import MockServer, sample_paper
 
 KEY = "sk-test-SECRETKEY-0123456789abcdef"
@@ -180,3 +183,16 @@ def test_slots_on_shared_cores_are_given_fewer_requests_when_they_run_past_the_d
         out = assess_and_close(a, paper)
     assert len(out) == 12
     assert a.scheduler.slots == 4 and a.scheduler.decreases >= 1 and a.scheduler.limit < 4
+
+
+def test_the_breaker_names_the_failures_that_opened_it_after_a_late_answer():
+    # An answer still in flight when the breaker opened reset its count, and the run's one error line read
+    # "stopped: 0 attempts in a row failed the same way" (seen with a shared cache's 500s).
+    breaker = CircuitBreaker(3)
+    failure = openai.InternalServerError("Context size has been exceeded.", response=httpx2.Response(
+        500, request=httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions")), body=None)
+    for _ in range(3):
+        breaker.failed(failure)
+    breaker.succeeded()
+    with pytest.raises(EndpointDown, match="stopped: 3 attempts in a row failed the same way"):
+        breaker.check()

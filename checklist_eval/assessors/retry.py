@@ -238,6 +238,7 @@ class CircuitBreaker:
         self._kind: tuple[str, ...] | None = None
         self._count = 0
         self._last = ""
+        self._opened_at = 0  # the count that opened it (an answer still in flight may reset the count after)
         self.open = False
 
     @property
@@ -248,7 +249,7 @@ class CircuitBreaker:
         if self.open:
             hint = (" (each request waits at most --timeout seconds: an engine on a busy CPU may need more)"
                     if self._kind is not None and self._kind[0] == "APITimeoutError" else "")
-            raise EndpointDown(f"stopped: {self._count} attempts in a row failed the same way; the last: "
+            raise EndpointDown(f"stopped: {self._opened_at} attempts in a row failed the same way; the last: "
                                f"{self._last}{hint}")
 
     def succeeded(self) -> None:
@@ -263,8 +264,8 @@ class CircuitBreaker:
         cause = exc.__cause__
         detail = f" ({cause})" if cause is not None and str(cause) and str(cause) not in str(exc) else ""
         self._last = " ".join(f"{type(exc).__name__}: {exc}{detail}".split())[:300]
-        if self._count >= self.threshold:
-            self.open = True
+        if self._count >= self.threshold and not self.open:
+            self.open, self._opened_at = True, self._count
 
 
 @dataclass
