@@ -244,7 +244,7 @@ def test_a_reply_cut_off_in_a_loop_is_not_shown_back_to_the_model(tmp_path):
         done, result = check(server, cache=tmp_path / "d.sqlite")
         stats = server.stats
     assert done.returncode == 0, done.stderr
-    assert len(result["items"]) == N_QUESTIONS
+    assert len(result["items"]) == N_QUESTIONS and set(stats.by_status) == {200}
     cut = result["usage"]["calls"] - N_QUESTIONS
     assert 0 < cut and result["usage"]["calls"] <= 1.25 * N_QUESTIONS  # the profile does run some away
 

@@ -16,8 +16,8 @@ import random
 import threading
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from checklist_eval.testing import misbehave as misbehaviour

@@ -25,7 +25,8 @@ import re
 from typing import Any
 
 __all__ = ["FAKE_QUOTE", "mock_findings", "mock_rewrite", "mock_verdict", "render_reply", "sample_paper",
-           "counting_array", "grammar_padded", "running_string", "text_of", "tokenize", "unit_interval", "verdict_logprobs"]
+           "counting_array", "grammar_padded", "running_string", "text_of", "tokenize", "unit_interval",
+           "verdict_logprobs"]
 
 _TOKEN = re.compile(r"[ ]?[A-Za-z]{1,10}|[ ]?\d{1,3}|[ ]?[^\sA-Za-z\d]|\s+")
 
