@@ -42,6 +42,15 @@ def check(server: MockServer, *extra: str, cache: Path, paper: Path = PAPER):
     return done, (json.loads(done.stdout) if done.returncode == 0 else None)
 
 
+def check_on_llama_server_variant(monkeypatch, cache: Path, **changes):
+    """``check`` against the llama.cpp-server profile with ``changes`` to it: (done, result, server stats)."""
+    variant = dataclasses.replace(PROFILES["llama.cpp-server"], name="llama.cpp-variant", **changes)
+    monkeypatch.setitem(PROFILES, variant.name, variant)
+    with MockServer(profile=variant.name) as server:
+        done, result = check(server, cache=cache)
+        return done, result, server.stats
+
+
 def on_verdict_side(items: list[dict]) -> bool:
     return all((it["p_correct"] >= 0.5) == it["correct"] for it in items)
 
@@ -208,11 +217,7 @@ def test_a_schema_grammar_never_lets_a_list_run_to_max_tokens(tmp_path, monkeypa
     # "2", "3", ... until max_tokens on most questions of the A and T papers, and its re-ask did the same:
     # 55 calls for 20 verdicts. Engines that apply a schema by llama.cpp's grammar without saying so in a
     # /props (LM Studio, Ollama) get the schema; its maxItems lets the grammar close every list.
-    schema_only = dataclasses.replace(PROFILES["llama.cpp-server"], name="schema-by-grammar", props=None)
-    monkeypatch.setitem(PROFILES, schema_only.name, schema_only)
-    with MockServer(profile=schema_only.name) as server:
-        done, result = check(server, cache=tmp_path / "c.sqlite")
-        stats = server.stats
+    done, result, stats = check_on_llama_server_variant(monkeypatch, tmp_path / "c.sqlite", props=None)
     assert done.returncode == 0, done.stderr
     assert len(result["items"]) == N_QUESTIONS
     assert result["usage"]["calls"] == N_QUESTIONS and stats.by_status == {200: N_QUESTIONS}
@@ -220,16 +225,12 @@ def test_a_schema_grammar_never_lets_a_list_run_to_max_tokens(tmp_path, monkeypa
 
 def test_llama_server_is_sent_a_compact_grammar_and_its_replies_carry_no_padding(tmp_path, monkeypatch):
     # llama.cpp's grammar from a JSON schema lets a newline and up to 20 tabs stand before every key, colon
-    # and value; Gemma 3 270M filled them (three quarters of a 540-token verdict, at 3-6 tokens/s a slot).
+    # and value; Gemma 3 270M filled them (539 to 583 tokens per verdict, at 3-6 tokens/s a slot).
     # Where /props says the engine is llama.cpp's server, the client sends its own compact grammar instead.
     with MockServer(profile="openai-chat") as plain:
         _, reference = check(plain, cache=tmp_path / "a.sqlite")
         plain_tokens = plain.stats.completion_tokens
-    no_loops = dataclasses.replace(PROFILES["llama.cpp-server"], name="llama.cpp-no-loops", strings_run_away=False)
-    monkeypatch.setitem(PROFILES, no_loops.name, no_loops)
-    with MockServer(profile=no_loops.name) as server:
-        done, result = check(server, cache=tmp_path / "b.sqlite")
-        stats = server.stats
+    done, result, stats = check_on_llama_server_variant(monkeypatch, tmp_path / "b.sqlite", strings_run_away=False)
     assert done.returncode == 0, done.stderr
     assert [it["correct"] for it in result["items"]] == [it["correct"] for it in reference["items"]]
     assert stats.by_status == {200: N_QUESTIONS}
