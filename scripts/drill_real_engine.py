@@ -119,12 +119,11 @@ def ensure_env(root: Path, log: Callable[[str], None], server_binary: str | None
 
 @dataclass(frozen=True)
 class Engine:
-    """How to start one engine on loopback with its default flags; ``prompt_logprob_flags``: the flags it
-    needs to return prompt log-probabilities at all (None: it never does)."""
+    """How to start one engine on loopback with its default flags (llama-cpp-python's server keeps every
+    token's logits by default, so it returns prompt log-probabilities as it starts)."""
 
     name: str
     argv: Callable[[EngineEnv, int], list[str]]
-    prompt_logprob_flags: tuple[str, ...] | None = None
 
 
 ENGINES = {e.name: e for e in (
@@ -133,8 +132,7 @@ ENGINES = {e.name: e for e in (
                               str(port)]),
     Engine("llama-cpp-python",
            lambda env, port: [str(env.python), "-m", "llama_cpp.server", "--model", str(env.model), "--host",
-                              "127.0.0.1", "--port", str(port)],
-           prompt_logprob_flags=("--logits_all", "true")),
+                              "127.0.0.1", "--port", str(port)]),
 )}
 # The loopback server answering as each engine (checklist_eval/testing/engines.py): the drill's own check, and
 # what CI can run without the engines. Not part of "all".
@@ -301,7 +299,7 @@ def _fill_from_check(row: Row, check_json: Path, stderr: str) -> None:
     row.fresh = row.asked if row.calls else 0
     row.real_prompt_tokens = int(usage.get("prompt_tokens") or 0)
     row.learned = [line.split("): ", 1)[-1] for line in stderr.splitlines()
-                   if " refused" in line or "earlier run learned" in line]
+                   if " refused" in line or "earlier run learned" in line or " not asked" in line]
     row.wrong_side = sum(1 for it in answered if (it["p_correct"] >= 0.5) != bool(it["correct"]))
 
 
@@ -508,7 +506,7 @@ def run_capture(ctx: Context) -> Row:
 
 RUNS: dict[str, Callable[[Context], Row]] = {
     "check": run_check, "papers": run_papers, "dry-run": run_dry_run, "score": run_score, "batch": run_batch,
-    "contamination": run_contamination, "capture": run_capture,
+    "contamination": run_contamination, "membership": run_membership, "capture": run_capture,
 }
 
 
@@ -534,9 +532,8 @@ def _each_checkout(ctx: Context, checkouts: list[tuple[str, Path]], runs: list[s
 
 def drill_engine(engine: Engine, env: EngineEnv, runs: list[str], checkout: Path, work: Path,
                  log: Callable[[str], None], baseline: Path | None = None) -> list[Row]:
-    """Every run of ``runs`` against one engine, started once with its default flags (and, for prompt
-    log-probabilities, once more with the flags it needs for them); with ``baseline``, each run on that
-    checkout first (rows labelled "before"), against the same engine."""
+    """Every run of ``runs`` against one engine, started once with its default flags; with ``baseline``,
+    each run on that checkout first (rows labelled "before"), against the same engine."""
     work.mkdir(parents=True, exist_ok=True)
     checkouts = ([("before", baseline)] if baseline else []) + [("", checkout)]
     rows: list[Row] = []
@@ -544,15 +541,6 @@ def drill_engine(engine: Engine, env: EngineEnv, runs: list[str], checkout: Path
         log(f"{engine.name}: serving {running.model} at {running.base_url}")
         ctx = Context(engine.name, checkout, running, work, work / "cache.sqlite", log)
         rows += _each_checkout(ctx, checkouts, runs, RUNS)
-    if {"membership", "contamination", "capture"} & set(runs) and engine.prompt_logprob_flags is not None:
-        flags = " ".join(engine.prompt_logprob_flags)
-        extra: dict[str, Callable[[Context], Row]] = {
-            "capture": run_capture,
-            "contamination": lambda c: _contamination(c, f"contamination ({flags})", None),
-            "membership": lambda c: run_membership(c, label=f"membership ({flags})")}
-        with serving(engine, env, work, engine.prompt_logprob_flags) as running:
-            ctx = Context(engine.name, checkout, running, work, work / "cache.sqlite", log, variant=flags)
-            rows += _each_checkout(ctx, checkouts, runs, extra)
     return rows
 
 
@@ -610,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="keep the runs' outputs and engine logs here")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args(argv)
+    # Stopped by `timeout` or a kill: leave through the `finally`s, so no engine outlives its drill.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     runs = [r.strip() for r in args.runs.split(",") if r.strip()]
     unknown = sorted(set(runs) - set(RUNS) - {"membership"})
     if unknown:

@@ -55,8 +55,14 @@ def on_verdict_side(items: list[dict]) -> bool:
     return all((it["p_correct"] >= 0.5) == it["correct"] for it in items)
 
 
-def test_llama_cpp_python_default_flags_learns_format_and_logprobs_once(tmp_path):
+def test_llama_cpp_python_known_by_its_models_list_gets_the_schema_and_no_costly_logprobs(tmp_path):
+    # Its server takes a schema only inside json_object (json_schema is a 500) and pads a bare json_object's
+    # replies (a generic grammar); its logprobs cost about a second per generated token. Known by its
+    # /v1/models entries, it is sent the schema that way and asked for no logprobs: one call per question.
     cache = tmp_path / "cache.sqlite"
+    with MockServer(profile="openai-chat") as plain:
+        _, reference = check(plain, cache=tmp_path / "plain.sqlite")
+        compact = plain.stats.completion_tokens
     with MockServer(profile="llama-cpp-python") as server:
         done, result = check(server, cache=cache)
         first = server.stats
@@ -66,18 +72,30 @@ def test_llama_cpp_python_default_flags_learns_format_and_logprobs_once(tmp_path
     assert done.returncode == 0, done.stderr
     items = result["items"]
     assert len(items) == N_QUESTIONS and on_verdict_side(items)
-    # The 500 to json_schema and the 500 to logprobs are answers about the server: each met once (the first
-    # question goes alone), never retried, and every other question costs one call.
-    assert first.by_status == {500: 2, 200: N_QUESTIONS}, first.by_status
-    assert result["usage"]["calls"] == N_QUESTIONS + 2
-    lessons = [line for line in done.stderr.splitlines() if " refused" in line]
-    assert len(lessons) == 2 and "response_format json_schema refused: using json_object" in lessons[0]
-    assert "logprobs refused: p_correct from the verdict alone" in lessons[1]
-    # The next run starts from what works (kept in the cache), says so once, and is refused nothing.
+    assert [it["correct"] for it in items] == [it["correct"] for it in reference["items"]]
+    assert first.by_status == {200: N_QUESTIONS} and result["usage"]["calls"] == N_QUESTIONS
+    assert first.logprob_replies == 0 and first.completion_tokens == compact  # no padding, no logprobs
+    assert "logprobs not asked: llama-cpp-python computes them" in done.stderr
+    # The next run knows the engine the same way, says so once, and is refused nothing.
     assert again.returncode == 0, again.stderr
     assert set(second.by_status) == {200} and other["usage"]["calls"] == second.chat_requests > 0
-    assert on_verdict_side([it for it in other["items"] if it["answer"] in ("Yes", "No", "NA")])
-    assert "starting from what an earlier run learned" in again.stderr
+    assert second.logprob_replies == 0 and again.stderr.count("logprobs not asked") == 1
+
+
+def test_llama_cpp_python_not_known_by_its_models_list_learns_the_format_once(tmp_path, monkeypatch):
+    # Behind a proxy that lists models its own way, the same server is met by its replies: json_schema's 500
+    # is an answer (learned once, never retried), and its logprobs are answered, so they are used.
+    hidden = dataclasses.replace(PROFILES["llama-cpp-python"], name="llama-cpp-python-hidden",
+                                 model_entry=PROFILES["openai-chat"].model_entry)
+    monkeypatch.setitem(PROFILES, hidden.name, hidden)
+    with MockServer(profile=hidden.name) as server:
+        done, result = check(server, cache=tmp_path / "cache.sqlite")
+        stats = server.stats
+    assert done.returncode == 0, done.stderr
+    assert len(result["items"]) == N_QUESTIONS and on_verdict_side(result["items"])
+    assert stats.by_status == {500: 1, 200: N_QUESTIONS} and result["usage"]["calls"] == N_QUESTIONS + 1
+    assert stats.logprob_replies == N_QUESTIONS
+    assert "response_format json_schema refused: using json_object" in done.stderr
 
 
 def test_llama_cpp_python_at_its_default_2048_token_context_gives_every_question_a_verdict(tmp_path):
@@ -94,12 +112,15 @@ def test_llama_cpp_python_at_its_default_2048_token_context_gives_every_question
     assert result["usage"]["calls"] <= 1.25 * N_QUESTIONS
 
 
-def test_a_refusal_of_what_a_flag_forces_stops_at_once_naming_the_flag(tmp_path):
-    with MockServer(profile="llama-cpp-python") as server:
+def test_a_refusal_of_what_a_flag_forces_stops_at_once_naming_the_flag(tmp_path, monkeypatch):
+    hidden = dataclasses.replace(PROFILES["llama-cpp-python"], name="llama-cpp-python-hidden",
+                                 model_entry=PROFILES["openai-chat"].model_entry)
+    monkeypatch.setitem(PROFILES, hidden.name, hidden)
+    with MockServer(profile=hidden.name) as server:
         schema, _ = check(server, "--structured", "json_schema", cache=tmp_path / "a.sqlite")
         schema_calls = server.stats.chat_requests
-        server.reset_stats()
-        logprobs, _ = check(server, "--structured", "json_object", "--logprobs", "on", cache=tmp_path / "b.sqlite")
+    with MockServer(profile="llama-cpp-python-logits-off") as server:
+        logprobs, _ = check(server, "--logprobs", "on", cache=tmp_path / "b.sqlite")
         logprob_calls = server.stats.chat_requests
     for done, flag in ((schema, "--structured auto"), (logprobs, "--logprobs off")):
         assert done.returncode == 2, done.stderr
@@ -110,11 +131,11 @@ def test_a_refusal_of_what_a_flag_forces_stops_at_once_naming_the_flag(tmp_path)
 
 
 def test_logprobs_off_sends_none_and_p_correct_is_on_the_verdicts_side(tmp_path):
-    with MockServer(profile="llama-cpp-python") as server:
+    with MockServer(profile="llama-cpp-python-logits-off") as server:
         done, result = check(server, "--logprobs", "off", cache=tmp_path / "cache.sqlite")
         stats = server.stats
     assert done.returncode == 0, done.stderr
-    assert stats.by_status == {500: 1, 200: N_QUESTIONS}  # the json_schema refusal only
+    assert stats.by_status == {200: N_QUESTIONS} and stats.logprob_replies == 0
     assert on_verdict_side(result["items"])
 
 
@@ -146,9 +167,9 @@ def test_llama_server_says_its_slots_and_context_in_props():
 
 
 def test_contamination_on_llama_cpp_python_one_prompt_per_request(tmp_path):
-    # Its /v1/completions answers 500 to a list of prompts: the n-gram references go one per request, and the
-    # scores are those of a server that takes lists.
-    with MockServer(profile="llama-cpp-python-logits-all") as server:
+    # With default flags its /v1/completions returns prompt log-probabilities but answers 500 to a list of
+    # prompts: the n-gram references go one per request, and the scores are those of a server that takes lists.
+    with MockServer(profile="llama-cpp-python") as server:
         done = cli(server, "contamination", str(PAPER), "--json", "--max-chunks", "2", cache=tmp_path / "a.sqlite")
         stats = server.stats
     with MockServer() as lists:
@@ -158,8 +179,8 @@ def test_contamination_on_llama_cpp_python_one_prompt_per_request(tmp_path):
     assert stats.by_status.get(500) == 1  # the list refused once, not retried
 
 
-def test_contamination_on_llama_cpp_python_default_flags_says_why_in_one_line(tmp_path):
-    with MockServer(profile="llama-cpp-python") as server:
+def test_contamination_on_llama_cpp_python_without_logits_says_why_in_one_line(tmp_path):
+    with MockServer(profile="llama-cpp-python-logits-off") as server:
         done = cli(server, "contamination", str(PAPER), cache=tmp_path / "cache.sqlite")
         stats = server.stats
     assert done.returncode == 2
@@ -201,7 +222,9 @@ def test_the_drill_on_the_loopback_engine_reports_what_the_run_did(tmp_path):
     (row,) = rows
     assert (row.exit, row.verdicts, row.asked, row.fresh, row.wrong_side) == (0, N_QUESTIONS, N_QUESTIONS,
                                                                               N_QUESTIONS, 0)
-    assert row.calls == N_QUESTIONS + 2 and len(row.learned) == 2
+    assert row.calls == N_QUESTIONS and row.learned == [
+        "logprobs not asked: llama-cpp-python computes them over the whole vocabulary for every token (about ten "
+        "times the reply's time); p_correct from the verdict alone"]
     assert "check" in drill.table(rows) and row.real_prompt_tokens and row.real_prompt_tokens > 0
 
 

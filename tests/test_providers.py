@@ -36,7 +36,7 @@ KEY = "sk-test-PROVIDERKEY-0123456789"
 KEY_ENV = {"openai-chat": "OPENAI_API_KEY", "openai-reasoning": "OPENAI_API_KEY",
            "azure": "AZURE_OPENAI_API_KEY", "vllm": None, "ollama": None,
            "gemini-openai": "GEMINI_API_KEY", "anthropic-openai": "ANTHROPIC_API_KEY",
-           "llama-cpp-python": None, "llama-cpp-python-logits-all": None, "llama.cpp-server": None}
+           "llama-cpp-python": None, "llama-cpp-python-logits-off": None, "llama.cpp-server": None}
 # What each profile's endpoint refuses of the default request, in the order it says so.
 LESSONS = {
     "openai-chat": [],
@@ -46,10 +46,13 @@ LESSONS = {
     "ollama": [],
     "gemini-openai": ["logprobs refused"],
     "anthropic-openai": [],
-    "llama-cpp-python": ["response_format json_schema refused", "logprobs refused"],  # each an HTTP 500
-    "llama-cpp-python-logits-all": ["response_format json_schema refused"],
+    # Known by its /v1/models: sent the schema inside json_object, asked for no logprobs (costly there).
+    "llama-cpp-python": [],
+    "llama-cpp-python-logits-off": [],
     "llama.cpp-server": [],
 }
+# What a run learned of the engine before asking it anything (no refusal: what it says of itself).
+FROM_THE_ENGINE = {"llama-cpp-python": ["logprobs not asked"], "llama-cpp-python-logits-off": ["logprobs not asked"]}
 
 
 def refusals(stats) -> int:
@@ -144,7 +147,8 @@ def test_quirks_and_reasoning_tokens_in_provenance_and_records(name, monkeypatch
     lessons = LESSONS[name]
     assert refusals(stats) == len(lessons)  # requests before the first verdict: lessons + 1
     for a in out:  # every verdict carries what the endpoint taught the run
-        assert [q.split(":")[0] for q in a.provenance.quirks] == [les.split(":")[0] for les in lessons]
+        assert [q.split(":")[0] for q in a.provenance.quirks] == [
+            les.split(":")[0] for les in FROM_THE_ENGINE.get(name, []) + lessons]
     rows = records_from_assessments("team", "G", paper, out, case="G", scored_at="now")
     assert {r.quirks for r in rows} == {"; ".join(out[0].provenance.quirks)}
     total = assessor.usage
@@ -284,9 +288,9 @@ def refused_requests(profile: Profile) -> list[dict]:
         return [base | {"logprobs": True}]
     json_schema = {"type": "json_schema", "json_schema": {"name": "v", "schema": {"type": "object"}}}
     if profile.name == "llama-cpp-python":
-        return [base | {"response_format": json_schema}, base | {"logprobs": True}]
-    if profile.name == "llama-cpp-python-logits-all":
         return [base | {"response_format": json_schema}]
+    if profile.name == "llama-cpp-python-logits-off":
+        return [base | {"response_format": json_schema}, base | {"logprobs": True}]
     return []
 
 

@@ -11,6 +11,13 @@ and how many requests it runs at once.
   requests it runs at once. A request beyond its slots waits in the engine's queue, where our timeout
   would run out for nothing; the scheduler keeps no more than that in flight (``Scheduler.set_slots``).
 
+- The /v1/models entries of llama-cpp-python's server (``owned_by`` "me", an empty ``permissions`` list, in
+  0.3.36's ``server/app.py``): it takes the verdict's schema inside a json_object ``response_format``
+  (``structured.object_with_schema``), and its log-probabilities are costly. Its server keeps every token's
+  logits by default (``logits_all`` True) and computes each generated token's log-probabilities over the
+  whole 262k vocabulary of Gemma 3 in Python: a 93-token verdict took 127 s with them and 13 s without, on
+  2 cores. Under ``--logprobs auto`` they are not asked for there (p_correct from the verdict alone).
+
 Both go through the assessor's own client (its bounded transport, the key only to its own host); any
 other failure or unreadable reply is simply no fact.
 """
@@ -27,7 +34,8 @@ import openai
 
 from checklist_eval.fsutil import loads_json
 
-__all__ = ["EngineFacts", "facts_of_props", "is_llama_server", "probe", "props_url", "window_of_models"]
+__all__ = ["EngineFacts", "facts_of_props", "is_llama_cpp_python", "is_llama_server", "probe", "props_url",
+           "window_of_models"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +50,8 @@ class EngineFacts:
     slots: int | None = None
     source: str = ""  # where the window was read ("engine /props", "engine /v1/models")
     grammar: bool = False  # takes a GBNF ``grammar`` field: llama.cpp's server, known by its /props
+    object_schema: bool = False  # takes a schema inside json_object: llama-cpp-python, known by /v1/models
+    costly_logprobs: str = ""  # why log-probabilities cost more than they are worth here ("" when they do not)
 
 
 def props_url(base_url: str) -> str:
@@ -85,6 +95,18 @@ def is_llama_server(props: Any) -> bool:
             and _count(props.get("total_slots")) is not None)
 
 
+def is_llama_cpp_python(listing: Any) -> bool:
+    """/v1/models in llama-cpp-python's server's own shape: every entry ``owned_by`` "me" with a
+    ``permissions`` list (no other server we know answers so)."""
+    data = listing.get("data") if isinstance(listing, dict) else None
+    return (isinstance(data, list) and bool(data) and all(
+        isinstance(e, dict) and e.get("owned_by") == "me" and isinstance(e.get("permissions"), list) for e in data))
+
+
+LLAMA_CPP_PYTHON_LOGPROBS = ("llama-cpp-python computes them over the whole vocabulary for every token "
+                             "(about ten times the reply's time)")
+
+
 async def _get_json(client: openai.AsyncOpenAI, url: str) -> Any:
     try:
         response = await client.get(url, cast_to=httpx2.Response, options={"timeout": PROBE_TIMEOUT_S})
@@ -98,10 +120,13 @@ async def _get_json(client: openai.AsyncOpenAI, url: str) -> Any:
 
 async def probe(client: openai.AsyncOpenAI, base_url: str, model: str) -> EngineFacts:
     """The engine's facts (see the module docstring); an empty ``EngineFacts`` when it says nothing."""
-    window, source = window_of_models(await _get_json(client, "/models"), model), "engine /v1/models"
+    listing = await _get_json(client, "/models")
+    window, source = window_of_models(listing, model), "engine /v1/models"
     props = await _get_json(client, props_url(base_url))
     n_ctx, slots = facts_of_props(props)
     if n_ctx:  # the window one request really gets, where /models may give the model's trained one
         window, source = n_ctx, "engine /props"
+    python_server = is_llama_cpp_python(listing)
     return EngineFacts(context_tokens=window, slots=slots, source=source if window else "",
-                       grammar=is_llama_server(props))
+                       grammar=is_llama_server(props), object_schema=python_server,
+                       costly_logprobs=LLAMA_CPP_PYTHON_LOGPROBS if python_server else "")

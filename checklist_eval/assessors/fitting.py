@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from checklist_eval.assessors.asking import Question, RequestFailed
     from checklist_eval.assessors.config import LLMConfig
     from checklist_eval.assessors.prompts import PromptSet
+    from checklist_eval.assessors.quirks import EndpointQuirks
     from checklist_eval.assessors.scheduler import Scheduler
     from checklist_eval.errors import AssessorError
 
@@ -43,6 +44,9 @@ class ContextFitting:
         _engine_asked: asyncio.Task[EngineFacts] | None
         _engine_known: bool
         engine_grammar: bool
+        engine_object_schema: bool
+
+        def quirks(self) -> EndpointQuirks: ...
 
         @property
         def _where(self) -> str: ...
@@ -115,6 +119,9 @@ class ContextFitting:
         if facts.slots:
             self.scheduler.set_slots(facts.slots)
         self.engine_grammar = facts.grammar
+        self.engine_object_schema = facts.object_schema
+        if facts.costly_logprobs and self.config.logprobs == "auto":
+            self.quirks().forgo_logprobs(facts.costly_logprobs, self._where)
         if facts.context_tokens or facts.slots:
             log.info("%s: a context window of %d tokens (%s); %s", self._where, self.window.tokens, self.window.source,
                      f"{self.scheduler.limit} request(s) in flight ({facts.slots} slots)" if facts.slots

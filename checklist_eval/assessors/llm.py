@@ -67,6 +67,7 @@ from checklist_eval.assessors.structured import (
     chain_from,
     check_findings,
     logprob_p_correct,
+    object_with_schema,
     on_verdict_side,
     parse,
     response_format,
@@ -126,6 +127,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self._engine_asked: asyncio.Task[EngineFacts] | None = None
         self._engine_known = False
         self.engine_grammar = False  # the engine takes llama.cpp's ``grammar`` (``_learn_engine``)
+        self.engine_object_schema = False  # ... a schema inside json_object (llama-cpp-python's server)
         self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
                                  maximum=config.backoff_max, on_retry_after=self.scheduler.pause,
                                  breaker=CircuitBreaker(lambda: self.scheduler.breaker_threshold(BREAKER_FAILURES)),
@@ -219,6 +221,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         fmt = response_format(strategy)
         if strategy is StructuredOutput.JSON_SCHEMA and self.engine_grammar and "grammar" not in quirks.dropped:
             params["grammar"] = GRAMMAR  # the schema's reply without the padding llama.cpp's own grammar allows
+        elif strategy is StructuredOutput.JSON_SCHEMA and self.engine_object_schema:
+            params["response_format"] = object_with_schema()  # the only way its server takes a schema
         elif fmt is not None:
             params["response_format"] = fmt
         params["logprobs"] = True

@@ -129,6 +129,12 @@ class EndpointQuirks:
             shown = f"{param}={value!r}" if value is not None else param
             self._note(f"{shown} refused: sent without it (the provider's default applies)", where)
 
+    def forgo_logprobs(self, why: str, where: str) -> None:
+        """Ask for no log-probabilities (``--logprobs auto``) where the engine says they cost too much."""
+        if self.logprobs:
+            self.logprobs = False
+            self._note(f"logprobs not asked: {why}; p_correct from the verdict alone", where)
+
     def learn_strategy(self, refused: StructuredOutput, fallback: StructuredOutput, where: str) -> None:
         if self.strategy is refused:
             self.strategy = fallback
@@ -188,7 +194,7 @@ class EndpointQuirks:
         if isinstance(dropped, list):
             self.dropped = frozenset(p for p in dropped if isinstance(p, str) and p not in NEVER_DROPPED)
         kept = [ln for ln in lessons if (auto or not ln.startswith("response_format"))
-                and (logprobs_auto or ln != LOGPROBS_LESSON)]
+                and (logprobs_auto or not ln.startswith("logprobs"))]
         self.learned = tuple(kept)
         if kept:
             log.warning("%s: starting from what an earlier run learned: %s", where, "; ".join(kept))

@@ -33,6 +33,7 @@ __all__ = [
     "chain_from",
     "is_format_unsupported",
     "logprob_p_correct",
+    "object_with_schema",
     "on_verdict_side",
     "parse",
     "response_format",
@@ -124,6 +125,13 @@ def response_format(strategy: StructuredOutput) -> dict[str, Any] | None:
     if strategy is StructuredOutput.JSON_OBJECT:
         return {"type": "json_object"}
     return None
+
+
+def object_with_schema() -> dict[str, Any]:
+    """The schema inside a json_object ``response_format``: how llama-cpp-python's server takes one (its request
+    model refuses the json_schema type, HTTP 500). It builds its grammar from this schema with at most one
+    space between tokens; from a bare json_object it uses a generic JSON grammar whose whitespace is unbounded."""
+    return {"type": "json_object", "schema": _SCHEMA}
 
 
 _UNSUPPORTED = re.compile(r"not\s+supported|unsupported|not\s+available|invalid|unknown|unrecognized|"

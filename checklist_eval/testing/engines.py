@@ -8,10 +8,15 @@ llama-cpp-python's server raises on what it cannot do, and its error handler tur
 recognise into HTTP 500 with the exception's text:
 
 - ``response_format`` of type json_schema fails the request's validation ("Input should be 'text' or
-  'json_object'"), reported as a 500;
-- ``logprobs`` on a model loaded without all logits (its default ``--logits_all``) is a 500 naming
-  ``logits_all=False``;
-- a completions request with a list of more than one prompt fails an assertion: a 500 with an empty message.
+  'json_object'"), reported as a 500; a json_object with a ``schema`` member is constrained by a grammar built
+  from that schema (at most one space between tokens), a bare json_object by a generic JSON grammar whose
+  whitespace is unbounded (its replies began ``{\n  "review"``; one ran to the 800-token budget);
+- its server keeps every token's logits by default (``logits_all`` True in 0.3.36's server settings), so
+  ``logprobs`` and prompt log-probabilities (``echo``) are answered; computed in Python over the whole vocabulary,
+  they cost about 1.2 s per generated token on 2 cores (a 93-token verdict: 127 s with them, 13 s without);
+  started with ``--logits_all false``, ``logprobs`` is a 500 naming ``logits_all=False``;
+- a completions request with a list of more than one prompt fails an assertion: a 500 with an empty message;
+- ``/v1/models`` lists the model ``owned_by`` "me" with an empty ``permissions`` list; there is no ``/props``.
 
 llama.cpp's server (captured: the reply shape, json_schema/json_object/logprobs/seed all answered 200, no
 prompt log-probabilities from /v1/completions with echo, ``/props`` with total_slots 4 and n_ctx 32768) takes
@@ -27,10 +32,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LLAMA_CPP_PYTHON_DOCS", "LLAMA_CPP_PYTHON_FORMAT_ERROR", "LLAMA_SERVER_DOCS", "LOGITS_ALL_ERROR",
-           "llama_cpp_python_completions", "llama_cpp_python_error", "llama_cpp_python_format_refusal",
-           "llama_cpp_python_list_refusal", "llama_cpp_python_refusal", "llama_server_props",
-           "shape_llama_cpp_python", "shape_llama_server"]
+__all__ = ["LLAMA_CPP_PYTHON_DOCS", "LLAMA_CPP_PYTHON_FORMAT_ERROR", "LLAMA_CPP_PYTHON_LOGPROB_S",
+           "LLAMA_SERVER_DOCS", "LOGITS_ALL_ERROR", "llama_cpp_python_completions", "llama_cpp_python_error",
+           "llama_cpp_python_format_refusal", "llama_cpp_python_list_refusal", "llama_cpp_python_model_entry",
+           "llama_cpp_python_refusal", "llama_server_props", "shape_llama_cpp_python", "shape_llama_server"]
 
 LLAMA_CPP_PYTHON_DOCS = ("https://github.com/abetlen/llama-cpp-python",
                          "https://llama-cpp-python.readthedocs.io/en/latest/server/")
@@ -39,9 +44,18 @@ LLAMA_SERVER_DOCS = ("https://github.com/ggml-org/llama.cpp/tree/master/tools/se
 Rejection = tuple[int, Any]
 
 LLAMA_CPP_PYTHON_FORMAT_ERROR = (
-    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or "
-    "'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}]")
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "
+    "\"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or "
+    "'json_object'\"}}")
 LOGITS_ALL_ERROR = "logprobs is not supported for models created with logits_all=False"
+# Seconds per generated token its log-probabilities cost the loopback profile: the real 1.2 s scaled down, as the
+# mock's replies are, so a run that asks for them is visibly slower without slowing the tests much.
+LLAMA_CPP_PYTHON_LOGPROB_S = 0.01
+
+
+def llama_cpp_python_model_entry(model: str) -> dict[str, Any]:
+    """Its /v1/models entry (llama_cpp/server/app.py's get_models)."""
+    return {"id": model, "object": "model", "owned_by": "me", "permissions": []}
 
 
 def llama_cpp_python_error(message: str) -> dict[str, Any]:
@@ -58,7 +72,7 @@ def llama_cpp_python_format_refusal(req: dict[str, Any]) -> Rejection | None:
 
 
 def llama_cpp_python_refusal(req: dict[str, Any]) -> Rejection | None:
-    """Default flags: the format as above, and no logprobs without all logits kept."""
+    """Started with ``--logits_all false``: the format as above, and no logprobs."""
     refused = llama_cpp_python_format_refusal(req)
     if refused is None and req.get("logprobs"):
         return 500, llama_cpp_python_error(LOGITS_ALL_ERROR)
@@ -74,7 +88,7 @@ def llama_cpp_python_list_refusal(req: Any) -> Rejection | None:
 
 
 def llama_cpp_python_completions(req: Any) -> Rejection | None:
-    """Default flags: a list refused as above, and no log-probabilities without all logits kept."""
+    """Started with ``--logits_all false``: a list refused as above, and no log-probabilities."""
     refused = llama_cpp_python_list_refusal(req)
     if refused is None and isinstance(req, dict) and req.get("logprobs") is not None:
         return 500, llama_cpp_python_error(LOGITS_ALL_ERROR)

@@ -20,11 +20,13 @@ from typing import Any, Callable
 
 from checklist_eval.testing.engines import (
     LLAMA_CPP_PYTHON_DOCS,
+    LLAMA_CPP_PYTHON_LOGPROB_S,
     LLAMA_SERVER_DOCS,
     llama_cpp_python_completions,
     llama_cpp_python_error,
     llama_cpp_python_format_refusal,
     llama_cpp_python_list_refusal,
+    llama_cpp_python_model_entry,
     llama_cpp_python_refusal,
     llama_server_props,
     shape_llama_cpp_python,
@@ -228,6 +230,12 @@ class Profile:
     props: Callable[[str], dict[str, Any]] | None = None  # GET /props (llama.cpp's server), given the model
     prompt_logprobs: bool = True  # /v1/completions honours echo (and vLLM's prompt_logprobs)
     zero_max_tokens_fills: int = 0  # tokens /v1/completions generates for max_tokens=0 (llama-cpp-python: all)
+    # GET /models: one entry for the model (llama-cpp-python's has its own shape, by which a client knows it)
+    model_entry: Callable[[str], dict[str, Any]] = field(default=lambda model: {
+        "id": model, "object": "model", "created": 0, "owned_by": "checklist-eval"})
+    object_schema: bool = False  # a ``schema`` inside json_object constrains the reply (llama-cpp-python)
+    pads_json_object: bool = False  # a bare json_object's generic JSON grammar lets whitespace in (llama-cpp-python)
+    logprob_work_s: float = 0.0  # seconds per generated token spent on log-probabilities when asked for
 
     def route(self, method: str, path: str, query: str, headers: dict[str, str]) -> Rejection | str | None:
         """None when the request is not a chat completion here, a Rejection when it is refused before it is
@@ -331,16 +339,21 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             error=lambda m: {"type": "error", "error": {"type": "invalid_request_error", "message": m}},
             docs=("https://platform.claude.com/docs/en/api/openai-sdk",)),
     # Local engines, as captured from the real ones by scripts/drill_real_engine.py (see testing/engines.py).
-    # llama-cpp-python's server with default flags: json_schema and logprobs answered with HTTP 500.
+    # llama-cpp-python's server with default flags (0.3.36 keeps all logits): json_schema answered with HTTP 500,
+    # a schema taken inside json_object, logprobs and prompt logprobs returned at a cost per generated token
+    # (scaled down: the real one spent about 1.2 s a token), a list of prompts a 500.
     Profile("llama-cpp-python", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_cpp_python,
-            refusal=llama_cpp_python_refusal, completions_refusal=llama_cpp_python_completions,
+            refusal=llama_cpp_python_format_refusal, completions_refusal=llama_cpp_python_list_refusal,
             response_formats=frozenset({"json_object"}), reports_cached=False, error=llama_cpp_python_error,
-            zero_max_tokens_fills=LLAMA_CPP_PYTHON_FILL, docs=LLAMA_CPP_PYTHON_DOCS),
-    # ... started with --logits_all true: logprobs (and prompt logprobs) returned; a list of prompts still a 500.
-    Profile("llama-cpp-python-logits-all", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1",
-            shape=shape_llama_cpp_python, refusal=llama_cpp_python_format_refusal,
-            completions_refusal=llama_cpp_python_list_refusal, response_formats=frozenset({"json_object"}),
+            zero_max_tokens_fills=LLAMA_CPP_PYTHON_FILL, model_entry=llama_cpp_python_model_entry,
+            object_schema=True, pads_json_object=True, logprob_work_s=LLAMA_CPP_PYTHON_LOGPROB_S,
+            docs=LLAMA_CPP_PYTHON_DOCS),
+    # ... started with --logits_all false: logprobs and prompt logprobs answered with HTTP 500.
+    Profile("llama-cpp-python-logits-off", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1",
+            shape=shape_llama_cpp_python, refusal=llama_cpp_python_refusal,
+            completions_refusal=llama_cpp_python_completions, response_formats=frozenset({"json_object"}),
             reports_cached=False, error=llama_cpp_python_error, zero_max_tokens_fills=LLAMA_CPP_PYTHON_FILL,
+            model_entry=llama_cpp_python_model_entry, object_schema=True, pads_json_object=True,
             docs=LLAMA_CPP_PYTHON_DOCS),
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,

@@ -19,12 +19,13 @@ class Request:
 
 class Reply:
     def __init__(self, status: int, body: bytes, headers: list[tuple[str, str]] | None = None,
-                 hang: float | None = None, streamed: Any = None):
+                 hang: float | None = None, streamed: Any = None, work: float = 0.0):
         self.status = status
         self.body = body
         self.headers = headers or []
         self.hang = hang
         self.streamed = streamed  # a misbehave.Streamed body
+        self.work = work  # seconds the engine spends on the reply after the model's answer (a slot held)
 
 
 def json_reply(status: int, obj: Any, headers: list[tuple[str, str]] | None = None) -> Reply:

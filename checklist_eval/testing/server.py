@@ -81,6 +81,7 @@ class ServerStats:
     max_queued: int = 0  # with slots: the most requests waiting at once for a busy slot
     max_busy_slots: int = 0
     auth_headers_seen: int = 0
+    logprob_replies: int = 0  # chat replies that carried the log-probabilities asked for
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -324,8 +325,7 @@ class MockServer:
         such route) and the model list."""
         self._probed()
         if path.endswith("/models"):
-            return json_reply(200, {"object": "list", "data": [
-                {"id": self.model, "object": "model", "created": 0, "owned_by": "checklist-eval"}]})
+            return json_reply(200, {"object": "list", "data": [self.profile.model_entry(self.model)]})
         if self.props:  # the slots and window this server was started with
             return props_reply(self.model, self.context_tokens, self.slot_queue.slots if self.slot_queue else None)
         if self.profile.props is not None:  # the figures captured from the real engine
@@ -386,12 +386,13 @@ class MockServer:
                             self._count(500)
                             return error_reply(500, KV_FULL, "server_error")
                         reply = self._chat_reply(n, body, deployment)
-                        if reply.status == 200 and self.latency > 0:
-                            await self.slot_queue.work(self.latency)
+                        if reply.status == 200 and self.latency + reply.work > 0:
+                            await self.slot_queue.work(self.latency + reply.work)
                         return reply
-            if self.latency > 0:
-                await asyncio.sleep(self.latency)
-            return self._chat_reply(n, body, deployment)
+            reply = self._chat_reply(n, body, deployment)
+            if self.latency + reply.work > 0:
+                await asyncio.sleep(self.latency + reply.work)
+            return reply
         finally:
             with self._lock:
                 self._stats.in_flight -= 1
@@ -462,6 +463,8 @@ class MockServer:
         fmt = (req.get("response_format") or {}).get("type", "text")
         if (self.profile.takes_grammar or self.props) and req.get("grammar") and fmt != "json_schema":
             fmt = "grammar"  # given both, the real llama-server answered by the schema (HTTP 200)
+        if fmt == "json_object" and self.profile.object_schema and "schema" in req["response_format"]:
+            fmt = "json_schema"  # its grammar is built from that schema (llama-cpp-python)
         prompt = self._prompt_tokens(messages)
         refused = self._refusal(req, fmt, prompt)
         if refused is not None:
@@ -498,6 +501,9 @@ class MockServer:
             self._stats.completion_tokens += len(out_tokens) + reasoning
             self._stats.cached_tokens += cached
         want_logprobs = bool(req.get("logprobs")) and self.supports_logprobs and self.profile.logprobs
+        if want_logprobs:
+            with self._lock:
+                self._stats.logprob_replies += 1
         choice = {
             "index": 0,
             "message": {"role": "assistant", "content": text, "refusal": None},
@@ -506,7 +512,9 @@ class MockServer:
             if want_logprobs else None,
         }
         model = self.model if deployment else req.get("model", self.model)
-        return self._completion(n, model, choice, len(prompt), len(out_tokens), cached, reasoning)
+        reply = self._completion(n, model, choice, len(prompt), len(out_tokens), cached, reasoning)
+        reply.work = self.profile.logprob_work_s * len(out_tokens) if want_logprobs else 0.0
+        return reply
 
     def _answer(self, messages: list[dict], fmt: str) -> tuple[str, bool, float]:
         """The mock model's reply text, and the verdict and probability it carries."""
@@ -519,7 +527,8 @@ class MockServer:
                                                                 mock_findings(messages, correct, review))
         if "[mock:fake-quote]" in text_of(messages[-1].get("content")):  # evidence the paper does not hold
             text = text.replace('"evidence": [', f'"evidence": ["{FAKE_QUOTE}", ', 1)
-        if self.profile.grammar_whitespace and fmt in ("json_schema", "json_object"):
+        if (self.profile.grammar_whitespace and fmt in ("json_schema", "json_object")) or \
+                (self.profile.pads_json_object and fmt == "json_object"):
             text = grammar_padded(text)
         return text, correct, p
 
