@@ -12,8 +12,8 @@ import importlib
 import os
 import sys
 
-from checklist_eval.cli.numbers import guard_numeric_flags
 from checklist_eval.errors import EXIT_BUDGET, AssessorError, BudgetExceeded, ChecklistEvalError, UsageError
+from checklist_eval.reading.forkserver import start_early
 from checklist_eval.redact import TerminalStream, one_line, raw_stream, redact, redact_keylike
 
 # Order here is the order in ``--help``.
@@ -40,6 +40,7 @@ COMMAND_MODULES = [
 
 def build_parser() -> argparse.ArgumentParser:
     from checklist_eval import __version__
+    from checklist_eval.cli.numbers import guard_numeric_flags
 
     parser = argparse.ArgumentParser(
         prog="checklist-eval",
@@ -76,7 +77,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout, sys.stderr = saved
 
 
+def _command_typed(argv: list[str] | None) -> str | None:
+    words = sys.argv[1:] if argv is None else argv
+    return next((w for w in words if not w.startswith("-")), None)
+
+
 def _run(argv: list[str] | None) -> int:
+    start_early(_command_typed(argv))  # the parse workers' imports run beside the command's own
     parser = build_parser()
     try:
         args, extras = parser.parse_known_args(argv)

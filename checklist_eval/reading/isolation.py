@@ -19,13 +19,10 @@ follows multiprocessing's rule for non-fork start methods: its main script is gu
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.util
 import os
 import queue
 import resource
 import signal
-import tempfile
 import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -33,6 +30,7 @@ from pathlib import Path
 
 from checklist_eval.errors import InputError, NoChecklistError
 from checklist_eval.models import Paper
+from checklist_eval.reading.forkserver import context
 
 DEFAULT_PARSE_TIMEOUT_S = 120.0
 DEFAULT_PARSE_MEMORY_MB = 2048
@@ -115,15 +113,6 @@ def _run_task(task: dict) -> dict:
         clear_scan_caches()
 
 
-# Imported by the fork server once, so a new worker starts with the parser already loaded and the
-# time budget measures parsing, not start-up. The PDF library is not among them: each worker loads
-# its own copy on its first PDF.
-_PRELOAD = [
-    "checklist_eval.reading.parsing",
-    "checklist_eval.reading.sources",
-    "checklist_eval.reading.latex",
-    "checklist_eval.models",
-]
 WORKER_START_TIMEOUT_S = 120.0
 
 
@@ -164,34 +153,6 @@ def _send(conn: Connection, message: object) -> bool:
 # ------------------------------------------------------------------------------------------- parent
 
 
-# An AF_UNIX socket path holds at most 107 bytes, and the fork server's socket lives in the temp folder.
-_SOCKET_DIR_MAX_BYTES = 64
-
-
-def _short_socket_folder() -> None:
-    """Under a deep TMPDIR the fork server could not bind its socket ("AF_UNIX path too long"):
-    multiprocessing's own temp folder (made once per process, removed at exit) then goes to /tmp."""
-    if len(os.fsencode(tempfile.gettempdir())) <= _SOCKET_DIR_MAX_BYTES or not os.path.isdir("/tmp"):
-        return
-    saved = tempfile.tempdir
-    tempfile.tempdir = "/tmp"
-    try:
-        multiprocessing.util.get_temp_dir()
-    finally:
-        tempfile.tempdir = saved
-
-
-def _context():
-    # fork after threads exist is unsafe (the batch has an event loop and helper threads): workers
-    # come from a fork server started from a clean interpreter.
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    _short_socket_folder()
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(_PRELOAD)
-    return ctx
-
-
 class _Worker:
     def __init__(self, ctx, memory_mb: int):
         self.conn, child = ctx.Pipe()
@@ -229,7 +190,7 @@ class ParserPool:
     def __init__(self, workers: int | None = None, limits: ParseLimits | None = None):
         self.size = max(1, workers or os.cpu_count() or 1)
         self.limits = limits or ParseLimits()
-        self._ctx = _context()
+        self._ctx = context()
         # Each slot is a warm worker or None (start one when taken): a retired worker's slot goes
         # back as None, so a thread waiting for a worker is woken either way.
         self._slots: queue.Queue[_Worker | None] = queue.Queue()

@@ -1,0 +1,69 @@
+"""The parse workers' fork server: how it is started, and starting it early.
+
+The fork server imports the parser once (``PRELOAD``, about 0.4 s), and the first worker waits for it. A
+command that will parse starts it as the command begins (``start_early``), so that import runs beside the
+command's own imports and argument checks instead of after them. This module imports nothing of ours, so
+starting early costs the command nothing it would not spend anyway.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.forkserver
+import multiprocessing.util
+import os
+import tempfile
+from typing import Any
+
+__all__ = ["PARSING_COMMANDS", "PRELOAD", "context", "start_early"]
+
+# Imported by the fork server once, so a new worker starts with the parser already loaded and the
+# time budget measures parsing, not start-up. The PDF library is not among them: each worker loads
+# its own copy on its first PDF.
+PRELOAD = [
+    "checklist_eval.reading.parsing",
+    "checklist_eval.reading.sources",
+    "checklist_eval.reading.latex",
+    "checklist_eval.models",
+]
+# The commands that read a paper (through ``reading.isolation``), so start the fork server early.
+PARSING_COMMANDS = frozenset({"parse", "check", "validate", "score", "batch", "attack", "contamination"})
+
+# An AF_UNIX socket path holds at most 107 bytes, and the fork server's socket lives in the temp folder.
+_SOCKET_DIR_MAX_BYTES = 64
+
+
+def _short_socket_folder() -> None:
+    """Under a deep TMPDIR the fork server could not bind its socket ("AF_UNIX path too long"):
+    multiprocessing's own temp folder (made once per process, removed at exit) then goes to /tmp."""
+    if len(os.fsencode(tempfile.gettempdir())) <= _SOCKET_DIR_MAX_BYTES or not os.path.isdir("/tmp"):
+        return
+    saved = tempfile.tempdir
+    tempfile.tempdir = "/tmp"
+    try:
+        multiprocessing.util.get_temp_dir()
+    finally:
+        tempfile.tempdir = saved
+
+
+def context() -> Any:
+    # fork after threads exist is unsafe (the batch has an event loop and helper threads): workers
+    # come from a fork server started from a clean interpreter.
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    _short_socket_folder()
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    return ctx
+
+
+def start_early(command: str | None) -> None:
+    """Start the fork server now when ``command`` will parse; anything that stops it here is met again,
+    and reported, when the first worker starts."""
+    if command not in PARSING_COMMANDS or "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    try:
+        context()
+        multiprocessing.forkserver.ensure_running()
+    except (OSError, ValueError):
+        return
