@@ -124,6 +124,10 @@ class Engine:
 
     name: str
     argv: Callable[[EngineEnv, int], list[str]]
+    # What `contamination` and the membership set are bounded to on this engine, and why (empty: defaults).
+    contamination_args: tuple[str, ...] = ()
+    membership_args: tuple[str, ...] = ()
+    membership_size: tuple[int, int, int] = (12, 40, 80)  # texts per side, words per text (least, most)
 
 
 ENGINES = {e.name: e for e in (
@@ -132,13 +136,20 @@ ENGINES = {e.name: e for e in (
                               str(port)]),
     Engine("llama-cpp-python",
            lambda env, port: [str(env.python), "-m", "llama_cpp.server", "--model", str(env.model), "--host",
-                              "127.0.0.1", "--port", str(port)]),
+                              "127.0.0.1", "--port", str(port)],
+           # Its echo sorts the whole 262k vocabulary in Python for every prompt token (llama_cpp/llama.py):
+           # about 1 s a token on a quiet core, so the drill scores one short chunk and a small set without
+           # the n-gram references (each a prompt of its own).
+           contamination_args=("--max-chunks", "1", "--chunk-words", "32"),
+           membership_args=("--methods", "slope,min_k,min_k_pp"), membership_size=(8, 20, 30)),
 )}
 # The loopback server answering as each engine (checklist_eval/testing/engines.py): the drill's own check, and
 # what CI can run without the engines. Not part of "all".
 LOOPBACK = {f"loopback:{e.name}": Engine(f"loopback:{e.name}", (lambda name: lambda env, port: [
     sys.executable, "-m", "checklist_eval", "mock-server", "--port", str(port), "--profile", name])(e.name))
     for e in ENGINES.values()}
+ENGINES_BY_NAME = {**ENGINES, **LOOPBACK}
+DEFAULT_ENGINE = Engine("default", lambda env, port: [])  # the bounds of an engine with no entry of its own
 
 
 def free_port() -> int:
@@ -392,6 +403,7 @@ def _body_shares(check_json: Path) -> float | None:
 
 def _contamination(ctx: Context, label: str, base_url: str | None) -> Row:
     code, stdout, err, wall = ctx.cli("contamination", str(FIXTURES / "papers" / "genuine"), "--json",
+                                      *ENGINES_BY_NAME.get(ctx.engine, DEFAULT_ENGINE).contamination_args,
                                       base_url=base_url)
     row = Row(ctx.engine, label, code, wall_s=wall, note="" if code == 0 else _last_line(err))
     if code == 0:
@@ -441,12 +453,13 @@ def membership_set(n: int, lo: int = 40, hi: int = 80) -> tuple[list[str], list[
     return members[:n], non[:n]
 
 
-def run_membership(ctx: Context, n: int = 12, label: str = "membership") -> Row:
-    members, non = membership_set(n)
+def run_membership(ctx: Context, label: str = "membership") -> Row:
+    engine = ENGINES_BY_NAME.get(ctx.engine, DEFAULT_ENGINE)
+    members, non = membership_set(*engine.membership_size)
     data = ctx.work / "membership.jsonl"
     data.write_text("".join(json.dumps({"input": t, "label": 1}) + "\n" for t in members)
                     + "".join(json.dumps({"input": t, "label": 0}) + "\n" for t in non), encoding="utf-8")
-    code, stdout, err, wall = ctx.cli("contamination-eval", str(data), "--json")
+    code, stdout, err, wall = ctx.cli("contamination-eval", str(data), "--json", *engine.membership_args)
     row = Row(ctx.engine, label, code, wall_s=wall, note="" if code == 0 else _last_line(err))
     row.extra["set"] = f"{len(members)} licence paragraphs vs {len(non)} paragraphs of 2026 papers"
     if code == 0:

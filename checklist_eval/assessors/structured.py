@@ -127,11 +127,32 @@ def response_format(strategy: StructuredOutput) -> dict[str, Any] | None:
     return None
 
 
+# Longest strings the grammar-bound schema sent to llama-cpp-python lets through. Gemma 3 270M ran strings on
+# there until the 800-token budget cut the reply (a review copying the prompt again and again, a suggestion of
+# "1000000..."), 7 of 35 replies on the fixture triplet; a bound closes the string and the reply goes on.
+REVIEW_CHARS = 600
+ITEM_CHARS = 200
+
+
+def _bounded_strings(schema: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(schema))
+    for prop in out["properties"].values():
+        if prop.get("type") == "string":
+            prop["maxLength"] = REVIEW_CHARS
+        elif prop.get("type") == "array" and prop.get("items", {}).get("type") == "string":
+            prop["items"]["maxLength"] = ITEM_CHARS
+    return out
+
+
+_BOUNDED_SCHEMA = _bounded_strings(_SCHEMA)
+
+
 def object_with_schema() -> dict[str, Any]:
     """The schema inside a json_object ``response_format``: how llama-cpp-python's server takes one (its request
     model refuses the json_schema type, HTTP 500). It builds its grammar from this schema with at most one
-    space between tokens; from a bare json_object it uses a generic JSON grammar whose whitespace is unbounded."""
-    return {"type": "json_object", "schema": _SCHEMA}
+    space between tokens, and honours ``maxLength``; from a bare json_object it uses a generic JSON grammar
+    whose whitespace is unbounded."""
+    return {"type": "json_object", "schema": _BOUNDED_SCHEMA}
 
 
 _UNSUPPORTED = re.compile(r"not\s+supported|unsupported|not\s+available|invalid|unknown|unrecognized|"
@@ -213,7 +234,7 @@ def _first_json_object(text: str) -> dict[str, Any]:
     start = text.find("{")
     while start != -1:
         try:
-            obj, _ = json.JSONDecoder().raw_decode(text[start:])
+            obj, _ = json.JSONDecoder(strict=False).raw_decode(text[start:])
         except json.JSONDecodeError:
             start = text.find("{", start + 1)
             continue

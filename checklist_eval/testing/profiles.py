@@ -236,6 +236,7 @@ class Profile:
     object_schema: bool = False  # a ``schema`` inside json_object constrains the reply (llama-cpp-python)
     pads_json_object: bool = False  # a bare json_object's generic JSON grammar lets whitespace in (llama-cpp-python)
     logprob_work_s: float = 0.0  # seconds per generated token spent on log-probabilities when asked for
+    raw_newlines: bool = False  # a grammar that lets raw control characters into strings (llama-cpp-python's)
 
     def route(self, method: str, path: str, query: str, headers: dict[str, str]) -> Rejection | str | None:
         """None when the request is not a chat completion here, a Rejection when it is refused before it is
@@ -259,11 +260,19 @@ class Profile:
         return unbounded and _spread(question) % 2 == 0
 
     def string_runs_away(self, req: dict[str, Any], messages: list[dict[str, Any]]) -> bool:
-        """Whether this grammar-constrained reply runs a string to the budget (``strings_run_away``)."""
-        if not self.strings_run_away or not req.get("grammar"):
+        """Whether this grammar-constrained reply runs a string to the budget (``strings_run_away``): under
+        llama.cpp's ``grammar``, or under a schema inside json_object whose strings have no ``maxLength``."""
+        if not self.strings_run_away or not (req.get("grammar") or self._unbounded_schema_strings(req)):
             return False
         shown_a_loop = any(m.get("role") == "assistant" and _cut_json(m.get("content")) for m in messages)
         return shown_a_loop or _spread(json.dumps(messages, sort_keys=True)) % 8 == 0
+
+    def _unbounded_schema_strings(self, req: dict[str, Any]) -> bool:
+        fmt = req.get("response_format")
+        schema = fmt.get("schema") if self.object_schema and isinstance(fmt, dict) else None
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        return isinstance(props, dict) and any(
+            isinstance(p, dict) and p.get("type") == "string" and "maxLength" not in p for p in props.values())
 
     def reasoning_tokens(self, req: dict[str, Any], question: str) -> int:
         if not self.reasoning:
@@ -347,14 +356,14 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             response_formats=frozenset({"json_object"}), reports_cached=False, error=llama_cpp_python_error,
             zero_max_tokens_fills=LLAMA_CPP_PYTHON_FILL, model_entry=llama_cpp_python_model_entry,
             object_schema=True, pads_json_object=True, logprob_work_s=LLAMA_CPP_PYTHON_LOGPROB_S,
-            docs=LLAMA_CPP_PYTHON_DOCS),
+            strings_run_away=True, raw_newlines=True, docs=LLAMA_CPP_PYTHON_DOCS),
     # ... started with --logits_all false: logprobs and prompt logprobs answered with HTTP 500.
     Profile("llama-cpp-python-logits-off", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1",
             shape=shape_llama_cpp_python, refusal=llama_cpp_python_refusal,
             completions_refusal=llama_cpp_python_completions, response_formats=frozenset({"json_object"}),
             reports_cached=False, error=llama_cpp_python_error, zero_max_tokens_fills=LLAMA_CPP_PYTHON_FILL,
             model_entry=llama_cpp_python_model_entry, object_schema=True, pads_json_object=True,
-            docs=LLAMA_CPP_PYTHON_DOCS),
+            strings_run_away=True, raw_newlines=True, docs=LLAMA_CPP_PYTHON_DOCS),
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
             refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, grammar_whitespace=True,

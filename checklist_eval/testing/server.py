@@ -530,6 +530,8 @@ class MockServer:
         if (self.profile.grammar_whitespace and fmt in ("json_schema", "json_object")) or \
                 (self.profile.pads_json_object and fmt == "json_object"):
             text = grammar_padded(text)
+        if self.profile.raw_newlines and fmt == "json_schema":  # raw newlines inside strings, as its grammar allows
+            text = text.replace("\\n", "\n").replace('"review": "', '"review": "\n', 1)
         return text, correct, p
 
     @staticmethod
