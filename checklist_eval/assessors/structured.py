@@ -12,6 +12,7 @@ the verdict alone; always on the verdict's side of 0.5 (``on_verdict_side``).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -135,7 +136,7 @@ ITEM_CHARS = 200
 
 
 def _bounded_strings(schema: dict[str, Any]) -> dict[str, Any]:
-    out = json.loads(json.dumps(schema))
+    out = copy.deepcopy(schema)
     for prop in out["properties"].values():
         if prop.get("type") == "string":
             prop["maxLength"] = REVIEW_CHARS
