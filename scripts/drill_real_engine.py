@@ -128,12 +128,15 @@ class Engine:
     contamination_args: tuple[str, ...] = ()
     membership_args: tuple[str, ...] = ()
     membership_size: tuple[int, int, int] = (12, 40, 80)  # texts per side, words per text (least, most)
+    # A fixed loopback port, so a drill started again with the same --work reuses its cache (whose keys name
+    # the endpoint, port included): an hour of a large paper is not asked twice. 0: any free port.
+    port: int = 0
 
 
 ENGINES = {e.name: e for e in (
     Engine("llama.cpp-server",
            lambda env, port: [env.llama_server(), "--model", str(env.model), "--host", "127.0.0.1", "--port",
-                              str(port)]),
+                              str(port)], port=18180),
     Engine("llama-cpp-python",
            lambda env, port: [str(env.python), "-m", "llama_cpp.server", "--model", str(env.model), "--host",
                               "127.0.0.1", "--port", str(port)],
@@ -141,7 +144,7 @@ ENGINES = {e.name: e for e in (
            # about 1 s a token on a quiet core, so the drill scores one short chunk and a small set without
            # the n-gram references (each a prompt of its own).
            contamination_args=("--max-chunks", "1", "--chunk-words", "32"),
-           membership_args=("--methods", "slope,min_k,min_k_pp"), membership_size=(8, 20, 30)),
+           membership_args=("--methods", "slope,min_k,min_k_pp"), membership_size=(8, 20, 30), port=18181),
 )}
 # The loopback server answering as each engine (checklist_eval/testing/engines.py): the drill's own check, and
 # what CI can run without the engines. Not part of "all".
@@ -152,9 +155,13 @@ ENGINES_BY_NAME = {**ENGINES, **LOOPBACK}
 DEFAULT_ENGINE = Engine("default", lambda env, port: [])  # the bounds of an engine with no entry of its own
 
 
-def free_port() -> int:
+def free_port(wanted: int = 0) -> int:
+    """``wanted`` when it is free, else any free loopback port."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        try:
+            s.bind(("127.0.0.1", wanted))
+        except OSError:
+            s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
@@ -168,7 +175,7 @@ class Running:
 @contextmanager
 def serving(engine: Engine, env: EngineEnv, work: Path, extra: tuple[str, ...] = ()) -> Iterator[Running]:
     """The engine started on a free loopback port until it lists its model; stopped (its process group) after."""
-    port = free_port()
+    port = free_port(engine.port)
     log = work / f"{engine.name}{'-' + '-'.join(a.strip('-') for a in extra) if extra else ''}.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([*engine.argv(env, port), *extra], stdout=out, stderr=subprocess.STDOUT,
