@@ -196,3 +196,16 @@ def test_the_breaker_names_the_failures_that_opened_it_after_a_late_answer():
     breaker.succeeded()
     with pytest.raises(EndpointDown, match="stopped: 3 attempts in a row failed the same way"):
         breaker.check()
+
+
+def test_slots_sharing_one_cache_unseen_are_kept_within_it_after_it_first_fills():
+    # Behind a proxy llama.cpp's /props is not seen: the first 500 "Context size has been exceeded." says the
+    # requests in flight share one memory, and from then on they are kept within the window.
+    paper = sample_paper(n_questions=8, body_chars=3_000)
+    with MockServer(slots=4, props=False, kv_shared=True, latency=0.2, context_tokens=3_000) as server:
+        a = llm(server, concurrency=4, context_tokens=3_000, max_attempts=6)
+        out = assess_and_close(a, paper)
+        stats = server.stats
+    assert len(out) == 8 and all(o.correct is not None for o in out)
+    assert 1 <= stats.by_status.get(500, 0) <= 3  # the first wave only
+    assert a.scheduler.memory_tokens is not None

@@ -36,7 +36,8 @@ KEY = "sk-test-PROVIDERKEY-0123456789"
 KEY_ENV = {"openai-chat": "OPENAI_API_KEY", "openai-reasoning": "OPENAI_API_KEY",
            "azure": "AZURE_OPENAI_API_KEY", "vllm": None, "ollama": None,
            "gemini-openai": "GEMINI_API_KEY", "anthropic-openai": "ANTHROPIC_API_KEY",
-           "llama-cpp-python": None, "llama-cpp-python-logits-off": None, "llama.cpp-server": None}
+           "llama-cpp-python": None, "llama-cpp-python-logits-off": None, "llama.cpp-server": None,
+           "litellm-llama.cpp-server": "LITELLM_API_KEY"}
 # What each profile's endpoint refuses of the default request, in the order it says so.
 LESSONS = {
     "openai-chat": [],
@@ -50,9 +51,12 @@ LESSONS = {
     "llama-cpp-python": [],
     "llama-cpp-python-logits-off": [],
     "llama.cpp-server": [],
+    "litellm-llama.cpp-server": [],
 }
 # What a run learned of the engine before asking it anything (no refusal: what it says of itself).
-FROM_THE_ENGINE = {"llama-cpp-python": ["logprobs not asked"], "llama-cpp-python-logits-off": ["logprobs not asked"]}
+FROM_THE_ENGINE = {"llama-cpp-python": ["logprobs not asked"], "llama-cpp-python-logits-off": ["logprobs not asked"],
+                   # behind the proxy, known by its first reply (its forwarded Server header)
+                   "litellm-llama.cpp-server": ["llama.cpp's server known by its reply (its /props not seen)"]}
 
 
 def refusals(stats) -> int:

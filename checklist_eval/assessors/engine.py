@@ -10,6 +10,9 @@ and how many requests it runs at once.
   one slot (the ``-c`` it was started with divided by its parallel slots) and ``total_slots`` how many
   requests it runs at once. A request beyond its slots waits in the engine's queue, where our timeout
   would run out for nothing; the scheduler keeps no more than that in flight (``Scheduler.set_slots``).
+  Its slots share that one window by default (a unified KV cache), so the prompts in flight are kept
+  within it from the first request (``Scheduler.memory_tokens``): four 24k-token prompts of a shared paper,
+  sent at once to its 4 slots, filled it, and each was answered 500 "Context size has been exceeded."
 
 - The /v1/models entries of llama-cpp-python's server (``owned_by`` "me", an empty ``permissions`` list, in
   0.3.36's ``server/app.py``): it takes the verdict's schema inside a json_object ``response_format``
@@ -18,6 +21,9 @@ and how many requests it runs at once.
   whole 262k vocabulary of Gemma 3 in Python: a 93-token verdict took 127 s with them and 13 s without, on
   2 cores. Under ``--logprobs auto`` they are not asked for there (p_correct from the verdict alone).
 
+- Behind a proxy (LiteLLM's) neither is seen: llama.cpp's server is then known by its first reply
+  (``is_llama_server_reply``), and its compact grammar is sent from the next request on.
+
 Both go through the assessor's own client (its bounded transport, the key only to its own host); any
 other failure or unreadable reply is simply no fact.
 """
@@ -25,6 +31,7 @@ other failure or unreadable reply is simply no fact.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -34,7 +41,8 @@ import openai
 
 from checklist_eval.fsutil import loads_json
 
-__all__ = ["EngineFacts", "facts_of_props", "is_llama_cpp_python", "is_llama_server", "probe", "props_url",
+__all__ = ["EngineFacts", "facts_of_props", "is_llama_cpp_python", "is_llama_server", "is_llama_server_reply",
+           "probe", "props_url",
            "window_of_models"]
 
 log = logging.getLogger(__name__)
@@ -52,6 +60,9 @@ class EngineFacts:
     grammar: bool = False  # takes a GBNF ``grammar`` field: llama.cpp's server, known by its /props
     object_schema: bool = False  # takes a schema inside json_object: llama-cpp-python, known by /v1/models
     costly_logprobs: str = ""  # why log-probabilities cost more than they are worth here ("" when they do not)
+    # The slots share one memory of ``context_tokens``: llama.cpp's server gives its slots one KV cache by
+    # default (its log: ``n_ctx_slot = 32768, kv_unified = 'true'``; /props gives that n_ctx, no flag).
+    shared_memory: bool = False
 
 
 def props_url(base_url: str) -> str:
@@ -103,6 +114,17 @@ def is_llama_cpp_python(listing: Any) -> bool:
         isinstance(e, dict) and e.get("owned_by") == "me" and isinstance(e.get("permissions"), list) for e in data))
 
 
+def is_llama_server_reply(headers: Mapping[str, str], completion: Any) -> bool:
+    """A chat reply from llama.cpp's server, even behind a proxy that hides its /props: its ``Server:
+    llama.cpp`` header (LiteLLM's proxy forwards it as ``llm_provider-server``), else its ``timings``
+    (prompt and predicted token counts and times), which LiteLLM passes through in the body."""
+    for name in ("server", "llm_provider-server"):
+        if headers.get(name, "").strip().lower().startswith("llama.cpp"):
+            return True
+    timings = completion.get("timings") if isinstance(completion, dict) else None
+    return isinstance(timings, dict) and {"prompt_n", "predicted_n", "predicted_ms"} <= timings.keys()
+
+
 LLAMA_CPP_PYTHON_LOGPROBS = ("llama-cpp-python computes them over the whole vocabulary for every token "
                              "(about ten times the reply's time)")
 
@@ -126,7 +148,7 @@ async def probe(client: openai.AsyncOpenAI, base_url: str, model: str) -> Engine
     n_ctx, slots = facts_of_props(props)
     if n_ctx:  # the window one request really gets, where /models may give the model's trained one
         window, source = n_ctx, "engine /props"
-    python_server = is_llama_cpp_python(listing)
+    python_server, llama_server = is_llama_cpp_python(listing), is_llama_server(props)
     return EngineFacts(context_tokens=window, slots=slots, source=source if window else "",
-                       grammar=is_llama_server(props), object_schema=python_server,
+                       grammar=llama_server, shared_memory=llama_server and bool(n_ctx), object_schema=python_server,
                        costly_logprobs=LLAMA_CPP_PYTHON_LOGPROBS if python_server else "")

@@ -111,6 +111,11 @@ class ContextFitting:
             self._engine_known = True
             self._take_engine_facts(facts)
 
+    def _memory_of_window(self) -> int:
+        """The window in the units of the scheduler's estimates (characters over ``CHARS_PER_TOKEN``; the
+        window holds characters at its own, denser count)."""
+        return int(self.window.tokens * self.window.chars_per_token / CHARS_PER_TOKEN)
+
     def _take_engine_facts(self, facts: EngineFacts) -> None:
         if facts.context_tokens and self.window.source != "--context-tokens":
             self.window = ContextWindow(facts.context_tokens, facts.source)
@@ -118,6 +123,8 @@ class ContextFitting:
             self.window = ContextWindow(facts.context_tokens, f"{facts.source}, under --context-tokens")
         if facts.slots:
             self.scheduler.set_slots(facts.slots)
+        if facts.shared_memory:
+            self.scheduler.memory_tokens = self._memory_of_window()
         self.engine_grammar = facts.grammar
         self.engine_object_schema = facts.object_schema
         if facts.costly_logprobs and self.config.logprobs == "auto":

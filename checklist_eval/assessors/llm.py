@@ -35,8 +35,8 @@ from checklist_eval.assessors.asking import CapabilityRefusal, FirstRequest, Out
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.budget import Budget
 from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
-from checklist_eval.assessors.config import CHARS_PER_TOKEN, DEFAULT_TIMEOUT_S, LLMConfig
-from checklist_eval.assessors.engine import EngineFacts
+from checklist_eval.assessors.config import DEFAULT_TIMEOUT_S, LLMConfig
+from checklist_eval.assessors.engine import EngineFacts, is_llama_server_reply
 from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for, wants_passages
 from checklist_eval.assessors.fitting import ContextFitting
 from checklist_eval.assessors.ledger import PriceTable
@@ -148,9 +148,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         """The engine's shared memory, when ``exc`` says the requests in flight filled it: its window (a
         unified KV cache is one window for all slots), in the units of the scheduler's estimates (characters
         over ``CHARS_PER_TOKEN``; the window holds characters at its own, denser count)."""
-        if not is_memory_full(exc):
-            return None
-        return int(self.window.tokens * self.window.chars_per_token / CHARS_PER_TOKEN)
+        return self._memory_of_window() if is_memory_full(exc) else None
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMAssessor(model={self.model!r}, endpoint={self.endpoint!r})"
@@ -219,7 +217,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         if self.config.reasoning_effort is not None:
             params["reasoning_effort"] = self.config.reasoning_effort
         fmt = response_format(strategy)
-        if strategy is StructuredOutput.JSON_SCHEMA and self.engine_grammar and "grammar" not in quirks.dropped:
+        grammar = self.engine_grammar or quirks.grammar
+        if strategy is StructuredOutput.JSON_SCHEMA and grammar and "grammar" not in quirks.dropped:
             params["grammar"] = GRAMMAR  # the schema's reply without the padding llama.cpp's own grammar allows
         elif strategy is StructuredOutput.JSON_SCHEMA and self.engine_object_schema:
             params["response_format"] = object_with_schema()  # the only way its server takes a schema
@@ -301,6 +300,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
         check_completion(completion)
         self.pace.observe(completion, time.monotonic() - started, self.scheduler.in_flight + 1)
+        if not (self.engine_grammar or quirks.grammar) and is_llama_server_reply(response.headers, completion):
+            quirks.learn_grammar(self._where)
+            self.cache.remember_capabilities(self.endpoint, self.model or "", quirks.remembered())
         return completion
 
     async def _post(self, client: openai.AsyncOpenAI, body: dict[str, Any], held: float,

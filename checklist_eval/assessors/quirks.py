@@ -49,6 +49,8 @@ BUDGET_GROWTH = 4  # a reasoning model that spent the whole budget thinking gets
 BUDGET_CAP = 32_000
 MAX_RELEARN = 12  # learn-and-resend rounds per question: each parameter once, plus the format chain
 LOGPROBS_LESSON = "logprobs refused: p_correct from the verdict alone"
+GRAMMAR_LESSON = ("llama.cpp's server known by its reply (its /props not seen): its grammar sent in place of "
+                  "response_format json_schema")
 
 
 def is_refusal_status(status: int) -> bool:
@@ -105,6 +107,7 @@ class EndpointQuirks:
     dropped: frozenset[str] = frozenset()
     learned: tuple[str, ...] = ()  # one line per lesson, in the order learned (the verdicts' provenance)
     budget: int | None = None  # a raised completion budget, after a reasoning model ran out of it
+    grammar: bool = False  # takes llama.cpp's ``grammar`` field: its server, known by a reply behind a proxy
 
     def _note(self, lesson: str, where: str) -> None:
         self.learned = (*self.learned, lesson)
@@ -134,6 +137,13 @@ class EndpointQuirks:
         if self.logprobs:
             self.logprobs = False
             self._note(f"logprobs not asked: {why}; p_correct from the verdict alone", where)
+
+    def learn_grammar(self, where: str) -> None:
+        """llama.cpp's server answered (behind a proxy that hides its /props): its compact grammar is sent in
+        place of json_schema, whose grammar lets a small model pad every key with whitespace."""
+        if not self.grammar:
+            self.grammar = True
+            self._note(GRAMMAR_LESSON, where)
 
     def learn_strategy(self, refused: StructuredOutput, fallback: StructuredOutput, where: str) -> None:
         if self.strategy is refused:
@@ -176,7 +186,7 @@ class EndpointQuirks:
     def remembered(self) -> dict[str, Any]:
         """What the next run against this (endpoint, model) should start from (JSON)."""
         return {"strategy": self.strategy.value, "logprobs": self.logprobs, "max_tokens_param": self.max_tokens_param,
-                "dropped": sorted(self.dropped), "learned": list(self.learned)}
+                "dropped": sorted(self.dropped), "learned": list(self.learned), "grammar": self.grammar}
 
     def restore(self, saved: Any, *, auto: bool, logprobs_auto: bool, where: str) -> None:
         """Start from what an earlier run learned (``saved``: ``remembered()`` read back from the cache file,
@@ -190,6 +200,7 @@ class EndpointQuirks:
             self.logprobs = False
         if saved.get("max_tokens_param") in ("max_completion_tokens", None) and "max_tokens_param" in saved:
             self.max_tokens_param = saved["max_tokens_param"]
+        self.grammar = saved.get("grammar") is True
         dropped = saved.get("dropped")
         if isinstance(dropped, list):
             self.dropped = frozenset(p for p in dropped if isinstance(p, str) and p not in NEVER_DROPPED)

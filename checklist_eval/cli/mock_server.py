@@ -7,7 +7,7 @@ import argparse
 
 # Kept here (not imported from testing.profiles) so that building the parser stays import-light.
 PROFILE_NAMES = ("openai-chat", "openai-reasoning", "azure", "vllm", "ollama", "gemini-openai", "anthropic-openai",
-                 "llama-cpp-python", "llama-cpp-python-logits-off", "llama.cpp-server")
+                 "llama-cpp-python", "llama-cpp-python-logits-off", "llama.cpp-server", "litellm-llama.cpp-server")
 BATCH_FAULTS = ("complete-at-create", "garbage", "huge-usage")  # testing.batches.FAULTS (kept light: no h11 here)
 
 

@@ -35,7 +35,8 @@ from typing import Any
 __all__ = ["LLAMA_CPP_PYTHON_DOCS", "LLAMA_CPP_PYTHON_FORMAT_ERROR", "LLAMA_CPP_PYTHON_LOGPROB_S",
            "LLAMA_SERVER_DOCS", "LOGITS_ALL_ERROR", "llama_cpp_python_completions", "llama_cpp_python_error",
            "llama_cpp_python_format_refusal", "llama_cpp_python_list_refusal", "llama_cpp_python_model_entry",
-           "llama_cpp_python_refusal", "llama_server_props", "shape_llama_cpp_python", "shape_llama_server"]
+           "llama_cpp_python_refusal", "llama_server_props", "shape_litellm_llama_server", "shape_llama_cpp_python",
+           "shape_llama_server"]
 
 LLAMA_CPP_PYTHON_DOCS = ("https://github.com/abetlen/llama-cpp-python",
                          "https://llama-cpp-python.readthedocs.io/en/latest/server/")
@@ -109,6 +110,15 @@ def shape_llama_cpp_python(body: dict[str, Any], t: dict[str, int]) -> dict[str,
 
 def _token_id(token: str) -> int:
     return sum(token.encode("utf-8")) % 262_144  # a stand-in for the vocabulary id
+
+
+def shape_litellm_llama_server(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:
+    """llama-server's reply as LiteLLM's proxy (1.108.7) passed it on: an empty ``provider_specific_fields``
+    in each choice, the rest (``timings`` included) as the engine wrote it."""
+    body = shape_llama_server(body, t)
+    for choice in body["choices"]:
+        choice["provider_specific_fields"] = {}
+    return body
 
 
 def shape_llama_server(body: dict[str, Any], t: dict[str, int]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from checklist_eval.testing.engines import (
@@ -29,6 +29,7 @@ from checklist_eval.testing.engines import (
     llama_cpp_python_model_entry,
     llama_cpp_python_refusal,
     llama_server_props,
+    shape_litellm_llama_server,
     shape_llama_cpp_python,
     shape_llama_server,
 )
@@ -237,6 +238,7 @@ class Profile:
     pads_json_object: bool = False  # a bare json_object's generic JSON grammar lets whitespace in (llama-cpp-python)
     logprob_work_s: float = 0.0  # seconds per generated token spent on log-probabilities when asked for
     raw_newlines: bool = False  # a grammar that lets raw control characters into strings (llama-cpp-python's)
+    headers: tuple[tuple[str, str], ...] = ()  # sent with every chat reply (llama.cpp's "Server: llama.cpp")
 
     def route(self, method: str, path: str, query: str, headers: dict[str, str]) -> Rejection | str | None:
         """None when the request is not a chat completion here, a Rejection when it is refused before it is
@@ -367,8 +369,17 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     # llama.cpp's llama-server with default flags: json_schema by grammar, logprobs from before the grammar.
     Profile("llama.cpp-server", model="gemma-3-270m-q4_k_m.gguf", base_path="/v1", shape=shape_llama_server,
             refusal=lambda req: None, props=llama_server_props, prompt_logprobs=False, grammar_whitespace=True,
-            arrays_run_away=True, takes_grammar=True, strings_run_away=True, docs=LLAMA_SERVER_DOCS),
+            arrays_run_away=True, takes_grammar=True, strings_run_away=True, headers=(("server", "llama.cpp"),),
+            docs=LLAMA_SERVER_DOCS),
 )}
+# llama.cpp's server behind LiteLLM's proxy (1.108.7, no database), as captured: no /props (404), its own
+# /v1/models entry, the engine's headers forwarded as ``llm_provider-*``, the reply's ``timings`` and a
+# ``grammar`` field passed through untouched (the reply came back unpadded).
+PROFILES["litellm-llama.cpp-server"] = replace(
+    PROFILES["llama.cpp-server"], name="litellm-llama.cpp-server", props=None, shape=shape_litellm_llama_server,
+    headers=(("llm_provider-server", "llama.cpp"), ("x-litellm-version", "1.108.7")),
+    model_entry=lambda model: {"id": model, "object": "model", "created": 1677610602, "owned_by": "openai"},
+    docs=(*LLAMA_SERVER_DOCS, "https://docs.litellm.ai/docs/proxy/response_headers"))
 
 
 def get_profile(name: str) -> Profile:

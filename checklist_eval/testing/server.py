@@ -567,7 +567,7 @@ class MockServer:
                            "prompt_tokens_details": {"cached_tokens": cached}}}
         reply = self.profile.shape(reply, {"prompt": prompt, "completion": completion + reasoning,
                                            "cached": cached, "reasoning": reasoning})
-        return json_reply(200, reply)
+        return json_reply(200, reply, list(self.profile.headers))
 
     def _early_misbehaviour(self, headers: dict[str, str]) -> Reply | None:
         """The misbehaving mode's reply that needs no model answer (a drip, a huge or garbled body)."""
