@@ -1,9 +1,13 @@
-"""The parse workers' fork server: how it is started, and starting it early.
+"""How the parse workers are started: forked from a command that runs no other thread, else from the fork
+server, which a command that parses from threads starts early.
 
-The fork server imports the parser once (``PRELOAD``, about 0.4 s), and the first worker waits for it. A
-command that will parse starts it as the command begins (``start_early``), so that import runs beside the
-command's own imports and argument checks instead of after them. This module imports nothing of ours, so
-starting early costs the command nothing it would not spend anyway.
+Forking is safe only from a process with one thread (another thread may hold a lock the child would
+inherit held). ``check``, ``parse``, ``validate`` and ``attack`` start their worker before any other thread
+exists, and the worker forked from them has the parser loaded already: no second interpreter imports it.
+That import cost the fork server about 0.4 s of CPU a command, for each of the thousand-odd commands
+the test suite runs. ``score`` and ``batch`` parse from threads: their workers come from the fork server,
+which imports the parser once (``PRELOAD``) and is started as the command begins (``start_early``), so
+that import runs beside the command's own. This module imports nothing of ours.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ import multiprocessing.forkserver
 import multiprocessing.util
 import os
 import tempfile
+import threading
 from typing import Any
 
-__all__ = ["PARSING_COMMANDS", "PRELOAD", "context", "start_early"]
+__all__ = ["PARSING_COMMANDS", "PRELOAD", "context", "start_early", "worker_context"]
 
 # Imported by the fork server once, so a new worker starts with the parser already loaded and the
 # time budget measures parsing, not start-up. The PDF library is not among them: each worker loads
@@ -26,8 +31,9 @@ PRELOAD = [
     "checklist_eval.reading.latex",
     "checklist_eval.models",
 ]
-# The commands that read a paper (through ``reading.isolation``), so start the fork server early.
-PARSING_COMMANDS = frozenset({"parse", "check", "validate", "score", "batch", "attack", "contamination"})
+# The commands that read papers from threads (through ``reading.isolation``): their workers come from the
+# fork server, so it is started early.
+PARSING_COMMANDS = frozenset({"score", "batch"})
 
 # An AF_UNIX socket path holds at most 107 bytes, and the fork server's socket lives in the temp folder.
 _SOCKET_DIR_MAX_BYTES = 64
@@ -44,6 +50,14 @@ def _short_socket_folder() -> None:
         multiprocessing.util.get_temp_dir()
     finally:
         tempfile.tempdir = saved
+
+
+def worker_context() -> Any:
+    """The context to start one worker with, decided as it starts: fork while this process runs a single
+    thread, else the fork server's (``context``)."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return context()
 
 
 def context() -> Any:

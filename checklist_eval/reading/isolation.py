@@ -30,7 +30,7 @@ from pathlib import Path
 
 from checklist_eval.errors import InputError, NoChecklistError
 from checklist_eval.models import Paper
-from checklist_eval.reading.forkserver import context
+from checklist_eval.reading.forkserver import worker_context
 
 DEFAULT_PARSE_TIMEOUT_S = 120.0
 DEFAULT_PARSE_MEMORY_MB = 2048
@@ -118,7 +118,7 @@ WORKER_START_TIMEOUT_S = 120.0
 
 def _worker_main(conn: Connection, memory_mb: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker ends
-    import checklist_eval.reading.parsing  # noqa: F401  (already loaded when the fork server preloaded it)
+    import checklist_eval.reading.parsing  # noqa: F401  (loaded already: by the forked parent or the preload)
 
     _limit_memory(memory_mb)
     if not _send(conn, "ready"):
@@ -154,7 +154,8 @@ def _send(conn: Connection, message: object) -> bool:
 
 
 class _Worker:
-    def __init__(self, ctx, memory_mb: int):
+    def __init__(self, memory_mb: int):
+        ctx = worker_context()
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_worker_main, args=(child, memory_mb), daemon=True,
                                    name="checklist-eval-parser")
@@ -190,7 +191,6 @@ class ParserPool:
     def __init__(self, workers: int | None = None, limits: ParseLimits | None = None):
         self.size = max(1, workers or os.cpu_count() or 1)
         self.limits = limits or ParseLimits()
-        self._ctx = context()
         # Each slot is a warm worker or None (start one when taken): a retired worker's slot goes
         # back as None, so a thread waiting for a worker is woken either way.
         self._slots: queue.Queue[_Worker | None] = queue.Queue()
@@ -219,7 +219,7 @@ class ParserPool:
                 worker = None
             if worker is None:
                 try:
-                    worker = _Worker(self._ctx, self.limits.memory_mb)
+                    worker = _Worker(self.limits.memory_mb)
                 except BaseException:
                     self._slots.put(None)
                     raise
