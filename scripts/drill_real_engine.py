@@ -58,6 +58,8 @@ KEY_ENV = "DRILL_ENGINE_KEY"  # local engines take any key; the variable is set 
 LICENCES = Path("/usr/share/common-licenses")
 START_TIMEOUT_S = 600.0
 RUN_TIMEOUT_S = 3600.0
+# The largest shared paper on a CPU: 18 prompts of about 24k tokens, 2-7 minutes each on 2 busy cores.
+PAPER_TIMEOUT_S = 3 * 3600.0
 
 
 def default_engines_dir() -> Path:
@@ -380,7 +382,8 @@ def run_papers(ctx: Context) -> Row:
     worst: list[str] = []
     for paper in papers:
         out = ctx.work / "papers" / paper.name
-        code, _, err, wall = ctx.cli("check", str(paper), "--assessor", "llm", "--out", str(out))
+        code, _, err, wall = ctx.cli("check", str(paper), "--assessor", "llm", "--out", str(out),
+                                     timeout=PAPER_TIMEOUT_S)
         one = Row(ctx.engine, paper.name, code)
         _fill_from_check(one, out / "check.json", err)
         row.exit = code if code != 0 else row.exit
