@@ -21,8 +21,11 @@ and how many requests it runs at once.
   whole 262k vocabulary of Gemma 3 in Python: a 93-token verdict took 127 s with them and 13 s without, on
   2 cores. Under ``--logprobs auto`` they are not asked for there (p_correct from the verdict alone).
 
-- Behind a proxy (LiteLLM's) neither is seen: llama.cpp's server is then known by its first reply
-  (``is_llama_server_reply``), and its compact grammar is sent from the next request on.
+- Behind a proxy (LiteLLM's) neither is seen: llama.cpp's server is then known by a reply
+  (``is_llama_server_reply``). A proxy known by its /v1/models (``is_proxy_listing``) is asked one question
+  of one token first, so that even the first verdict is asked under the compact grammar: under the padded
+  schema grammar Gemma 3 270M wrote its first verdict at 0.6 tokens/s on 2 busy cores, past the proxy's
+  600 s timeout. Elsewhere the first reply of the run teaches it.
 
 Both go through the assessor's own client (its bounded transport, the key only to its own host); any
 other failure or unreadable reply is simply no fact.
@@ -42,12 +45,13 @@ import openai
 from checklist_eval.fsutil import loads_json
 
 __all__ = ["EngineFacts", "facts_of_props", "is_llama_cpp_python", "is_llama_server", "is_llama_server_reply",
-           "probe", "props_url",
+           "is_proxy_listing", "probe", "props_url",
            "window_of_models"]
 
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 10.0
+PROXY_PROBE_TIMEOUT_S = 120.0  # a one-token answer, perhaps queued behind another run's work on a CPU
 _WINDOW_FIELDS = ("max_model_len", "context_length", "max_context_length", "context_window", "n_ctx")
 MAX_SANE_TOKENS = 100_000_000  # a window or slot count beyond this is garbage, not a fact
 
@@ -60,6 +64,10 @@ class EngineFacts:
     grammar: bool = False  # takes a GBNF ``grammar`` field: llama.cpp's server, known by its /props
     object_schema: bool = False  # takes a schema inside json_object: llama-cpp-python, known by /v1/models
     costly_logprobs: str = ""  # why log-probabilities cost more than they are worth here ("" when they do not)
+    # llama.cpp's server behind a proxy, known by the reply to a one-token question (``ask_behind_proxy``);
+    # that reply's ``usage`` is in ``probe_usage``, for the ledger.
+    behind_proxy: bool = False
+    probe_usage: Any = None
     # The slots share one memory of ``context_tokens``: llama.cpp's server gives its slots one KV cache by
     # default (its log: ``n_ctx_slot = 32768, kv_unified = 'true'``; /props gives that n_ctx, no flag).
     shared_memory: bool = False
@@ -125,6 +133,35 @@ def is_llama_server_reply(headers: Mapping[str, str], completion: Any) -> bool:
     return isinstance(timings, dict) and {"prompt_n", "predicted_n", "predicted_ms"} <= timings.keys()
 
 
+def is_proxy_listing(listing: Any, model: str, base_url: str) -> bool:
+    """/v1/models of a proxy routing to an OpenAI-compatible backend (LiteLLM's lists such a model ``owned_by``
+    "openai"), served from a host that is not OpenAI's own: the engine behind it is not named."""
+    data = listing.get("data") if isinstance(listing, dict) else None
+    entries = [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+    mine = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
+    host = (urlsplit(base_url).hostname or "").lower()
+    return bool(mine) and mine[0].get("owned_by") == "openai" and not host.endswith("openai.com")
+
+
+PROXY_QUESTION = "Reply with the single word OK."
+
+
+async def _ask_behind_proxy(client: openai.AsyncOpenAI, model: str) -> tuple[bool, Any]:
+    """(llama.cpp's server answered, the reply's usage) for one question of one token through the proxy."""
+    body = {"model": model, "messages": [{"role": "user", "content": PROXY_QUESTION}], "max_tokens": 1}
+    try:
+        response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body,
+                                     options={"timeout": PROXY_PROBE_TIMEOUT_S})
+        completion = loads_json(response.content)
+    except (openai.AuthenticationError, openai.PermissionDeniedError):
+        raise
+    except (openai.APIError, ValueError, RecursionError) as err:  # no answer is no fact
+        log.debug("probe behind a proxy: %s", type(err).__name__)
+        return False, None
+    usage = completion.get("usage") if isinstance(completion, dict) else None
+    return is_llama_server_reply(response.headers, completion), usage
+
+
 LLAMA_CPP_PYTHON_LOGPROBS = ("llama-cpp-python computes them over the whole vocabulary for every token "
                              "(about ten times the reply's time)")
 
@@ -140,8 +177,9 @@ async def _get_json(client: openai.AsyncOpenAI, url: str) -> Any:
         return None
 
 
-async def probe(client: openai.AsyncOpenAI, base_url: str, model: str) -> EngineFacts:
-    """The engine's facts (see the module docstring); an empty ``EngineFacts`` when it says nothing."""
+async def probe(client: openai.AsyncOpenAI, base_url: str, model: str, ask_behind_proxy: bool = True) -> EngineFacts:
+    """The engine's facts (see the module docstring); an empty ``EngineFacts`` when it says nothing.
+    ``ask_behind_proxy``: a proxy is asked one question of one token to learn the engine behind it."""
     listing = await _get_json(client, "/models")
     window, source = window_of_models(listing, model), "engine /v1/models"
     props = await _get_json(client, props_url(base_url))
@@ -149,6 +187,10 @@ async def probe(client: openai.AsyncOpenAI, base_url: str, model: str) -> Engine
     if n_ctx:  # the window one request really gets, where /models may give the model's trained one
         window, source = n_ctx, "engine /props"
     python_server, llama_server = is_llama_cpp_python(listing), is_llama_server(props)
+    behind, usage = False, None
+    if ask_behind_proxy and not (python_server or llama_server) and is_proxy_listing(listing, model, base_url):
+        behind, usage = await _ask_behind_proxy(client, model)
     return EngineFacts(context_tokens=window, slots=slots, source=source if window else "",
                        grammar=llama_server, shared_memory=llama_server and bool(n_ctx), object_schema=python_server,
-                       costly_logprobs=LLAMA_CPP_PYTHON_LOGPROBS if python_server else "")
+                       costly_logprobs=LLAMA_CPP_PYTHON_LOGPROBS if python_server else "", behind_proxy=behind,
+                       probe_usage=usage)

@@ -19,10 +19,11 @@ from checklist_eval.assessors.context import ContextWindow, context_refusal
 from checklist_eval.assessors.engine import EngineFacts, probe
 from checklist_eval.assessors.facts import question_for
 from checklist_eval.assessors.messages import PaperPrefix, prefix_key, prefix_messages, question_query
-from checklist_eval.models import ChecklistItem, Paper, ParseWarning, StructuredOutput
+from checklist_eval.models import ChecklistItem, Paper, ParseWarning, StructuredOutput, Usage
 
 if TYPE_CHECKING:
     from checklist_eval.assessors.asking import Question, RequestFailed
+    from checklist_eval.assessors.cache import Cache
     from checklist_eval.assessors.config import LLMConfig
     from checklist_eval.assessors.prompts import PromptSet
     from checklist_eval.assessors.quirks import EndpointQuirks
@@ -45,8 +46,12 @@ class ContextFitting:
         _engine_known: bool
         engine_grammar: bool
         engine_object_schema: bool
+        endpoint: str
+        cache: Cache
+        usage: Usage
 
         def quirks(self) -> EndpointQuirks: ...
+        def _usage_of(self, completion: Any, attempts: int) -> Usage: ...
 
         @property
         def _where(self) -> str: ...
@@ -102,7 +107,8 @@ class ContextFitting:
             return
         loop = asyncio.get_running_loop()
         if self._engine_asked is None or self._engine_asked.get_loop() is not loop:
-            self._engine_asked = loop.create_task(probe(self._client_for_loop(), self.base_url, self.model or ""))
+            self._engine_asked = loop.create_task(probe(self._client_for_loop(), self.base_url, self.model or "",
+                                                        ask_behind_proxy=not self.quirks().grammar))
         try:
             facts = await asyncio.shield(self._engine_asked)
         except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
@@ -126,6 +132,11 @@ class ContextFitting:
         if facts.shared_memory:
             self.scheduler.memory_tokens = self._memory_of_window()
         self.engine_grammar = facts.grammar
+        if facts.probe_usage is not None:  # the one-token question asked through a proxy is paid for too
+            self.usage = self.usage + self._usage_of({"usage": facts.probe_usage}, 1)
+        if facts.behind_proxy:
+            self.quirks().learn_grammar(self._where)
+            self.cache.remember_capabilities(self.endpoint, self.model or "", self.quirks().remembered())
         self.engine_object_schema = facts.object_schema
         if facts.costly_logprobs and self.config.logprobs == "auto":
             self.quirks().forgo_logprobs(facts.costly_logprobs, self._where)
