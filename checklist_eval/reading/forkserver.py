@@ -2,8 +2,9 @@
 server, which a command that parses from threads starts early.
 
 Forking is safe only from a process with one thread (another thread may hold a lock the child would
-inherit held). ``check``, ``parse``, ``validate`` and ``attack`` start their worker before any other thread
-exists, and the worker forked from them has the parser loaded already: no second interpreter imports it.
+inherit held), and keeps the parse's memory budget only from a small parent (``FORK_MAX_PARENT_BYTES``).
+``check``, ``parse``, ``validate`` and ``attack`` start their worker before any other thread exists, at
+about 45 MB, and the worker forked from them imports the parser itself: no second interpreter starts.
 That import cost the fork server about 0.4 s of CPU a command, for each of the thousand-odd commands
 the test suite runs. ``score`` and ``batch`` parse from threads: their workers come from the fork server,
 which imports the parser once (``PRELOAD``) and is started as the command begins (``start_early``), so
@@ -52,10 +53,27 @@ def _short_socket_folder() -> None:
         tempfile.tempdir = saved
 
 
+# A worker's memory limit (--parse-memory) caps its whole address space, the parent's copy included: a
+# worker is forked only from a parent no bigger than a fork server's worker (about 40 MB), so the parse gets
+# the same room either way. `contamination` is 184 MB by then (its HTTP client loaded), and a forked worker
+# with an 80 MB limit failed before it read the paper.
+FORK_MAX_PARENT_BYTES = 64 * 1024 * 1024
+
+
+def _address_space_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def worker_context() -> Any:
     """The context to start one worker with, decided as it starts: fork while this process runs a single
-    thread, else the fork server's (``context``)."""
-    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+    thread and is small, else the fork server's (``context``)."""
+    size = _address_space_bytes()
+    if (threading.active_count() == 1 and size is not None and size <= FORK_MAX_PARENT_BYTES
+            and "fork" in multiprocessing.get_all_start_methods()):
         return multiprocessing.get_context("fork")
     return context()
 
