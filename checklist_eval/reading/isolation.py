@@ -116,8 +116,10 @@ def _run_task(task: dict) -> dict:
 WORKER_START_TIMEOUT_S = 120.0
 
 
-def _worker_main(conn: Connection, memory_mb: int) -> None:
+def _worker_main(conn: Connection, memory_mb: int, parents_end: Connection | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker ends
+    if parents_end is not None:  # forked: our copy of the parent's end would keep recv() from ever seeing EOF
+        parents_end.close()
     import checklist_eval.reading.parsing  # noqa: F401  (loaded already: by the forked parent or the preload)
 
     _limit_memory(memory_mb)
@@ -157,8 +159,9 @@ class _Worker:
     def __init__(self, memory_mb: int):
         ctx = worker_context()
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker_main, args=(child, memory_mb), daemon=True,
-                                   name="checklist-eval-parser")
+        forked = ctx.get_start_method() == "fork"  # then the child holds a copy of every descriptor
+        self.process = ctx.Process(target=_worker_main, args=(child, memory_mb, self.conn if forked else None),
+                                   daemon=True, name="checklist-eval-parser")
         self.process.start()
         child.close()
         try:
