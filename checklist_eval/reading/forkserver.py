@@ -32,9 +32,9 @@ PRELOAD = [
     "checklist_eval.reading.latex",
     "checklist_eval.models",
 ]
-# The commands that read papers from threads (through ``reading.isolation``): their workers come from the
-# fork server, so it is started early.
-PARSING_COMMANDS = frozenset({"score", "batch"})
+# The commands whose workers come from the fork server (``worker_context``), so it is started early: score
+# and batch parse from threads; contamination is past FORK_MAX_PARENT_BYTES when it parses.
+PARSING_COMMANDS = frozenset({"score", "batch", "contamination"})
 
 # An AF_UNIX socket path holds at most 107 bytes, and the fork server's socket lives in the temp folder.
 _SOCKET_DIR_MAX_BYTES = 64
