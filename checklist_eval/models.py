@@ -62,7 +62,15 @@ def normalize_answer(value: object) -> Answer | None:
     return _ANSWER_SPELLINGS.get(text)
 
 
-class Question(BaseModel):
+class Model(BaseModel):
+    """The base of every record type of the project. Its validator is built the first time it is used,
+    not when its module is imported: a command uses a few of the sixty-odd types, and building them
+    all cost each start about 0.15 s of CPU (the suite starts thousands of commands)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Question(Model):
     """One question of a checklist version, as data (see ``checklist_eval/reading/checklists/*.json``)."""
 
     model_config = ConfigDict(frozen=True)
@@ -73,7 +81,7 @@ class Question(BaseModel):
     guidelines: list[str] = Field(default_factory=list)
 
 
-class ChecklistSpec(BaseModel):
+class ChecklistSpec(Model):
     """A checklist version: the ordered question set a paper's answers are matched against."""
 
     model_config = ConfigDict(frozen=True)
@@ -93,7 +101,7 @@ class ChecklistSpec(BaseModel):
         return [q.id for q in self.questions]
 
 
-class ChecklistItem(BaseModel):
+class ChecklistItem(Model):
     """A question of the checklist together with what the author wrote for it."""
 
     id: str
@@ -134,7 +142,7 @@ def is_answered(answer: Answer | None) -> bool:
     return answer is not None and answer.is_answered
 
 
-class Checklist(BaseModel):
+class Checklist(Model):
     """The filled-in checklist of one paper: every question of its version, in template order."""
 
     id: str
@@ -151,7 +159,7 @@ class Checklist(BaseModel):
         return {it.id: it.answer for it in self.items}
 
 
-class Section(BaseModel):
+class Section(Model):
     """A heading of the paper body as a reader sees it ("4.2", "Experiments"); ``number`` is None for
     unnumbered headings and a letter for appendices ("A", "B.1")."""
 
@@ -160,7 +168,7 @@ class Section(BaseModel):
     level: int = 1
 
 
-class HiddenRun(BaseModel):
+class HiddenRun(Model):
     """Text the paper carries but a reader cannot see. A PDF's runs are cut from the body and the
     justifications; a LaTeX source's stay in the body (flagged), as its hiding command shows them."""
 
@@ -187,7 +195,7 @@ class WarningKind(str, Enum):
     OTHER = "other"  # a warning read back from an older record, whose kind was not kept
 
 
-class ParseWarning(BaseModel):
+class ParseWarning(Model):
     """One thing the parser wants a reader to know. ``str(w)`` is the message, as printed and written
     into result files; ``location`` is the file, page or question it is about, when there is one."""
 
@@ -214,7 +222,7 @@ def warnings_of(paper: Paper, kind: WarningKind) -> list[ParseWarning]:
     return [w for w in paper.warnings if w.kind is kind]
 
 
-class Paper(BaseModel):
+class Paper(Model):
     """A parsed paper: the body text an assessor receives plus the checklist read out of it."""
 
     source: str
@@ -275,7 +283,7 @@ def number_problem(value: float, *, low: float | None = None, high: float | None
     return None
 
 
-class Usage(BaseModel):
+class Usage(Model):
     """Tokens and money spent; summed over retries so a failed attempt still shows in the ledger."""
 
     calls: int = 0
@@ -319,7 +327,7 @@ class StructuredOutput(str, Enum):
     NONE = "none"  # no model involved (heuristic assessor, TODO/missing short-circuit)
 
 
-class Provenance(BaseModel):
+class Provenance(Model):
     assessor: str
     model: str | None = None
     prompt_version: str | None = None
@@ -356,7 +364,7 @@ STATES: tuple[State, ...] = (State.CONTRADICTED, State.SUPPORTED, State.UNVERIFI
 UNVERIFIED_MEANING = "unverified: no passage of the paper was found to support or contradict the answer"
 
 
-class Passage(BaseModel):
+class Passage(Model):
     """A passage of the paper a verdict rests on: its words as the body has them and where an author
     finds it ("paper.tex:212", "page 7"; "" when the parser kept no place)."""
 
@@ -369,7 +377,7 @@ class Passage(BaseModel):
         return f"{self.where}: {self.quote}" if self.where else self.quote
 
 
-class Assessment(BaseModel):
+class Assessment(Model):
     """The verdict on one checklist answer: is it correct and consistent with the paper?"""
 
     question_id: str

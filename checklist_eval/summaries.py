@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, model_serializer
+from pydantic import model_serializer
 
 from checklist_eval.models import (
     Answer,
     Assessment,
     Case,
+    Model,
     Paper,
     ParseWarning,
     Passage,
@@ -29,7 +30,7 @@ def _messages(warnings: Sequence[object]) -> list[str]:
     return [str(w) for w in warnings]
 
 
-class OptionalParts(BaseModel):
+class OptionalParts(Model):
     """A document whose optional parts appear only when given (``parse --with-body``'s body, an LLM
     plan's note): a field left out of the constructor is left out of the dump, not printed as null."""
 
@@ -41,12 +42,12 @@ class OptionalParts(BaseModel):
 # ------------------------------------------------------------------------------------------ parse
 
 
-class ParsedChecklist(BaseModel):
+class ParsedChecklist(Model):
     id: str
     questions: int
 
 
-class ParsedItem(BaseModel):
+class ParsedItem(Model):
     id: str
     title: str
     question: str
@@ -83,11 +84,11 @@ class ParseDocument(OptionalParts):
 # ------------------------------------------------------------------------------------------ check
 
 
-class CheckedChecklist(BaseModel):
+class CheckedChecklist(Model):
     id: str
 
 
-class CheckedItem(BaseModel):
+class CheckedItem(Model):
     id: str
     answer: Answer | None
     correct: bool
@@ -102,7 +103,7 @@ class CheckedItem(BaseModel):
     context_share: float | None
 
 
-class CheckUsage(BaseModel):
+class CheckUsage(Model):
     calls: int
     prompt_tokens: int
     completion_tokens: int
@@ -115,7 +116,7 @@ class CheckUsage(BaseModel):
                    cached_tokens=usage.cached_tokens, cost_usd=round(usage.cost_usd, 6))
 
 
-class CheckResult(BaseModel):
+class CheckResult(Model):
     """``check --json`` and check.json: a verdict per answer and the correctness C."""
 
     source: str
@@ -146,7 +147,7 @@ class CheckResult(BaseModel):
 # --------------------------------------------------------------------------------------- validate
 
 
-class PaperSummary(BaseModel):
+class PaperSummary(Model):
     source: str
     format: Literal["latex", "pdf"]
     checklist: str
@@ -166,7 +167,7 @@ class PaperSummary(BaseModel):
                    body_chars=len(paper.body))
 
 
-class ValidationSummary(BaseModel):
+class ValidationSummary(Model):
     """``validate --json``: a valid submission's case and, per role, what was read from its paper."""
 
     submission_id: str
@@ -181,7 +182,7 @@ class ValidationSummary(BaseModel):
                    papers={role: PaperSummary.of(p) for role, p in papers.items()}, warnings=_messages(warnings))
 
 
-class RootEntry(BaseModel):
+class RootEntry(Model):
     """One submission of ``validate ROOT``: valid with its case, or the one-line reason it is not."""
 
     submission_id: str
@@ -192,7 +193,7 @@ class RootEntry(BaseModel):
     problem: str | None
 
 
-class RootValidation(BaseModel):
+class RootValidation(Model):
     """``validate ROOT --json``: every submission under a batch root, each checked on its own."""
 
     root: str

@@ -15,9 +15,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from checklist_eval.errors import InputError
+from checklist_eval.models import Model
 
 # Formula neutralisation for every CSV cell we write (OWASP's rule against CSV injection).
 # A text cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is something a
@@ -65,7 +64,7 @@ def restore(text: str) -> str:
 _FIELD_LIMIT = 2**31 - 1
 
 
-class Row(BaseModel):
+class Row(Model):
     """One row of a CSV we write. ``csv_cells`` is the row as the file spells it; by default the
     model's JSON dump (an enum as its value, None as an empty cell, a bool as True/False)."""
 

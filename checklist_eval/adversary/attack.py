@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from checklist_eval.adversary import phrasings
 from checklist_eval.adversary.phrasings import Context
 from checklist_eval.assessors.topics import topic_of
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import loads_json
-from checklist_eval.models import Answer, ChecklistItem, Paper
+from checklist_eval.models import Answer, ChecklistItem, Model, Paper
 
 if TYPE_CHECKING:
     from checklist_eval.reading.isolation import ParseLimits, ParserPool
@@ -118,7 +118,7 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
-class Plant(BaseModel):
+class Plant(Model):
     """One dishonest answer planted in A (an entry of plants.json)."""
 
     question_id: str
@@ -131,7 +131,7 @@ class Plant(BaseModel):
     variant: int = 0  # which of the strategy's phrasings (modulo their number)
 
 
-class AttackResult(BaseModel):
+class AttackResult(Model):
     """What ``attack`` planted: plants.json, and what ``attack --json`` prints."""
 
     name: str
@@ -149,14 +149,14 @@ class AttackResult(BaseModel):
         return json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
-class PlantedQuestion(BaseModel):
+class PlantedQuestion(Model):
     """What readers of a plants.json rely on: which question got a plant, by which strategy."""
 
     question_id: str
     strategy: str
 
 
-class PlantsFile(BaseModel):
+class PlantsFile(Model):
     plants: list[PlantedQuestion]
 
 

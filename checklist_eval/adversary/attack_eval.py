@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from checklist_eval.adversary.attack_whitebox import without_body
 from checklist_eval.challenge.results.layout import RECORDS_CSV, ResultsLayout
 from checklist_eval.detection import metrics
 from checklist_eval.errors import InputError, NoChecklistError
+from checklist_eval.models import Model
 
 UNLISTED = "(not in plants.json)"
 
@@ -71,7 +70,7 @@ def _auc(trials: list[Trial], n_bootstrap: int, seed: int) -> dict | None:
     return {"auc": ci.estimate, "ci95": [ci.low, ci.high]}
 
 
-class Rate(BaseModel):
+class Rate(Model):
     """k of n, with the Wilson 95 % interval (NaN when n is 0)."""
 
     k: int
@@ -80,24 +79,24 @@ class Rate(BaseModel):
     ci95: list[float]
 
 
-class AucFigure(BaseModel):
+class AucFigure(Model):
     auc: float
     ci95: list[float] | None  # None without bootstrap
 
 
-class StrategyFigures(BaseModel):
+class StrategyFigures(Model):
     detection: Rate
     auc: AucFigure | None  # None when the strategy's trials are all plants or all honest
 
 
-class Margin(BaseModel):
+class Margin(Model):
     """R minus accept-everything, with a 95 % interval from resampling whole papers."""
 
     value: float
     ci95: list[float] | None
 
 
-class AttackSummary(BaseModel):
+class AttackSummary(Model):
     """``assessor-eval --attack-runs --json`` and its attack_summary.json (see ``summarize``)."""
 
     runs: int

@@ -13,10 +13,11 @@ import os
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, field_serializer
+from pydantic import ConfigDict, field_serializer
 
 from checklist_eval.assessors.context import ContextWindow
 from checklist_eval.errors import AssessorError
+from checklist_eval.models import Model
 from checklist_eval.redact import public_url
 
 AssessorName = Literal["heuristic", "llm"]
@@ -47,7 +48,7 @@ CONTEXT_TOKENS = {  # longest-prefix match; anything else gets DEFAULT_CONTEXT_T
 }
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(Model):
     """Every setting of the LLM assessor but the model, with its default (the command-line flags default
     to None and show these in ``--help``)."""
 

@@ -19,9 +19,9 @@ import math
 import re
 from typing import Any, Callable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
-from checklist_eval.models import StructuredOutput
+from checklist_eval.models import Model, StructuredOutput
 
 __all__ = [
     "FALLBACK",
@@ -45,7 +45,7 @@ class InvalidOutput(ValueError):
     """The model's reply does not hold a usable verdict; the assessor re-asks (bounded)."""
 
 
-class Verdict(BaseModel):
+class Verdict(Model):
     """What the model returns. Field order is the generation order: reasoning before the verdict."""
 
     model_config = ConfigDict(extra="forbid")

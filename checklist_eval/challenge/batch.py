@@ -28,8 +28,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from pydantic import BaseModel
-
 from checklist_eval.assessors.base import Assessor, gather_all
 from checklist_eval.assessors.calllog import CURRENT_PAPER
 from checklist_eval.challenge.records import Record, records_from_assessments
@@ -51,7 +49,7 @@ from checklist_eval.challenge.submissions import (
 )
 from checklist_eval.errors import BudgetExceeded, InputError
 from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
-from checklist_eval.models import Assessment, Usage
+from checklist_eval.models import Assessment, Model, Usage
 from checklist_eval.reading.isolation import ParseLimits, ParserPool
 from checklist_eval.tables import csv_text
 
@@ -75,7 +73,7 @@ def entry_of(result: SubmissionResult, folder_id: str) -> BatchEntry:
     return BatchEntry(folder_id=folder_id, score=result.score, all_warnings=result.all_warnings, usage=result.usage)
 
 
-class BatchSummary(BaseModel):
+class BatchSummary(Model):
     """``summary.json`` of a batch results folder."""
 
     root: str
@@ -95,7 +93,7 @@ class BatchSummary(BaseModel):
     failures: list[Failure]
 
 
-class BatchCounts(BaseModel):
+class BatchCounts(Model):
     """What ``batch --json`` prints: the run's counts, what it spent and where its summary is."""
 
     submissions: int

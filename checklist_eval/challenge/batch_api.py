@@ -31,12 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel
-
 from checklist_eval.assessors.batch_replay import CHAT_URL, BatchAssessor, answer_state
 from checklist_eval.assessors.retry import MalformedResponse, fatal_error
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes, loads_json
+from checklist_eval.models import Model
 from checklist_eval.redact import public_url
 
 if TYPE_CHECKING:
@@ -99,7 +98,7 @@ class Job:
                          downloaded=bool(self.downloaded))
 
 
-class JobStatus(BaseModel):
+class JobStatus(Model):
     """A job as ``batch-status --json`` lists it (no key, no local paths)."""
 
     job: str

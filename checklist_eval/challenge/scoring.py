@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from checklist_eval.challenge.records import Record, group_by_submission
 from checklist_eval.errors import ScoringError
-from checklist_eval.models import ROLES, Answer, Case, Role, Usage
+from checklist_eval.models import ROLES, Answer, Case, Model, Role, Usage
 from checklist_eval.tables import Row
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def rules_markdown() -> str:
     return "\n".join([*items, "", parts[-1][1]])
 
 
-class PublicScore(BaseModel):
+class PublicScore(Model):
     """A submission's scores as scripts read them: a ``rescore --json`` row, summary.json's ``scores``."""
 
     submission_id: str
@@ -96,7 +96,7 @@ class ScoreReport(PublicScore):
     usage: Usage
 
 
-class RescoreReport(BaseModel):
+class RescoreReport(Model):
     """What ``rescore --json`` prints."""
 
     submissions: list[PublicScore]

@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel
 
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import loads_json
 from checklist_eval.membership.methods import METHODS
 from checklist_eval.membership.slope import Slope, fit_slope
+from checklist_eval.models import Model
 from checklist_eval.summaries import OptionalParts
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def adjusted_probabilities(text: TokenText) -> np.ndarray | None:
     return p - np.exp(ref)
 
 
-class TextScores(BaseModel):
+class TextScores(Model):
     """One text's (or paper chunk's) score per method; None where the method has no value for it."""
 
     id: str

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 
 from checklist_eval.detection import metrics
 from checklist_eval.errors import InputError
@@ -27,6 +26,7 @@ from checklist_eval.membership.contamination import (
     score_text,
     text_from_object,
 )
+from checklist_eval.models import Model
 
 LOW_FPRS = (0.01, 0.05)
 MAX_INPUT_CHARS = 100_000  # per text sent to the endpoint: one echo request and one n-gram prompt per token
@@ -102,7 +102,7 @@ def _method_figures(y: np.ndarray, s: np.ndarray, n_bootstrap: int, level: float
     return fig
 
 
-class DatasetEvaluation(BaseModel):
+class DatasetEvaluation(Model):
     """``contamination-eval --json`` of one dataset (``{"datasets": {NAME: ...}}`` for several): the
     figures per method, a NaN figure as null so the document is strict JSON."""
 
@@ -113,7 +113,7 @@ class DatasetEvaluation(BaseModel):
     methods: dict[str, dict[str, Any]]
 
 
-class DatasetsEvaluation(BaseModel):
+class DatasetsEvaluation(Model):
     datasets: dict[str, DatasetEvaluation]
 
 

@@ -100,3 +100,9 @@ def reading_text(path: str | Path) -> str:
         conv = convert_body(body, collect_macros(preamble), theorem_kinds(text))
         parts = (conv.title, conv.abstract, conv.text)
     return "\n\n".join(x for x in parts if x)
+
+
+# Every worker returns Papers. Their validator is built here, on import, because the fork server's
+# preload and a parent about to fork both import this module: each worker then inherits it instead of
+# building its own (the models build on first use, see ``checklist_eval.models.Model``).
+Paper.model_rebuild(force=True)

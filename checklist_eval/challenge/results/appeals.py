@@ -10,11 +10,12 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from checklist_eval.challenge.records import Record, parse_bool
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.models import Model
 from checklist_eval.tables import read_csv_rows
 
 OVERRIDES_JSONL = "overrides.jsonl"
@@ -31,7 +32,7 @@ OVERRIDES_HELP = (
 )
 
 
-class Override(BaseModel):
+class Override(Model):
     """One row of an overrides file: the verdict an appeal decided for one existing record."""
 
     submission_id: str
@@ -144,7 +145,7 @@ def _as_bool(value: str) -> bool | None:
 # -------------------------------------------------------------------------------- decisions kept
 
 
-class AppliedOverride(BaseModel):
+class AppliedOverride(Model):
     """One appeal decision as applied: the verdict the assessor gave and the one that stands."""
 
     submission_id: str

@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, PrivateAttr
+from pydantic import PrivateAttr
 
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.challenge.scoring import SubmissionScore
 from checklist_eval.errors import InputError
-from checklist_eval.models import ROLES, Case, state_counts
+from checklist_eval.models import ROLES, Case, Model, state_counts
 from checklist_eval.tables import Row, csv_text
 
 T = TypeVar("T")
@@ -66,7 +66,7 @@ class LeaderboardRow(Row):
 LEADERBOARD_COLUMNS = LeaderboardRow.columns()
 
 
-class Failure(BaseModel):
+class Failure(Model):
     """A line of ``failures.jsonl``: a submission the batch could not score, and why (one line)."""
 
     submission_id: str

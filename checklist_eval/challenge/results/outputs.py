@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.results.appeals import AppliedOverride
@@ -14,12 +14,12 @@ from checklist_eval.challenge.results.ledger import write_records
 from checklist_eval.challenge.results.settings import RunSettings
 from checklist_eval.challenge.scoring import ScoreReport, SubmissionScore
 from checklist_eval.fsutil import atomic_write_text
-from checklist_eval.models import Case, Usage
+from checklist_eval.models import Case, Model, Usage
 
 RESULT_FORMAT = 1
 
 
-class SubmissionResult(BaseModel):
+class SubmissionResult(Model):
     """Everything one scored submission produced; ``result.json`` of its results folder."""
 
     format: int = RESULT_FORMAT

@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import atomic_write_text
+from checklist_eval.models import Model
 
 NEW_SETTINGS_FLAG = "--new-settings"
 
@@ -33,7 +34,7 @@ FLAGS = {
 }  # fmt: skip
 
 
-class RunSettings(BaseModel):
+class RunSettings(Model):
     """What decides the answers a run's records hold (not how fast or how cached they came)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
