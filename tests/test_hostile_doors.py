@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import pytest
 from helpers import one_error_line
 from test_hostile import GOOD_ANSWERS, GOOD_TEX, write_tar_gz_bomb
 from test_hostile_parsing import TIME_LIMIT_S, TREE_RSS_LIMIT_MB, answers, cli  # noqa: F401 (fixture)
@@ -165,3 +167,32 @@ def test_codabench_scoring_program_parses_in_the_budgeted_worker(tmp_path):
     assert "genuine_p.tar.gz" in lines[0] and "extended" in lines[0], lines
     assert "Traceback" not in err and "MemoryError" not in err
     assert peak / 1024 < 300, peak
+
+
+def _session_processes(sid: int) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.getsid(int(name)) == sid:
+                    found.append(int(name))
+            except OSError:
+                continue  # ended while listed
+    return found
+
+
+@pytest.mark.parametrize("command", ["batch", "score"])
+def test_a_parsing_command_leaves_no_process_of_its_own_behind(tmp_path, fixtures_dir, command):
+    """Its workers come from a fork server forked from the command: once the command has exited and its
+    output is read, neither that server nor a worker is still running (nor holds the caller's pipes)."""
+    subs = fixtures_dir / "submissions"
+    target = subs if command == "batch" else subs / "team-alpha"
+    proc = subprocess.Popen([sys.executable, "-m", "checklist_eval", command, str(target), "--out",
+                             str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    _, err = proc.communicate(timeout=60)  # returns only once every holder of its pipes has let go
+    assert proc.returncode == 0, err
+    deadline = time.monotonic() + 5  # a process that has just ended may wait a moment to be reaped
+    while _session_processes(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _session_processes(proc.pid) == []

@@ -89,8 +89,8 @@ def _command_typed(argv: list[str] | None) -> str | None:
 
 def _run(argv: list[str] | None) -> int:
     command = _command_typed(argv)
-    start_early(command)  # the parse workers' imports run beside the command's own
     parser = build_parser(command)
+    start_early(command)  # after the parser: a fork server forked from here has our models loaded already
     try:
         args, extras = parser.parse_known_args(argv)
     except UsageError as err:  # a numeric flag out of range or not finite (cli.numbers)
