@@ -7,20 +7,17 @@ inherit held), and keeps the parse's memory budget only from a small parent (``F
 about 45 MB, and the worker forked from them imports the parser itself: no second interpreter starts.
 That import cost the fork server about 0.4 s of CPU a command, for each of the thousand-odd commands
 the test suite runs. ``score`` and ``batch`` parse from threads: their workers come from the fork server,
-which imports the parser once (``PRELOAD``) and is started as the command begins (``start_early``), so
-that import runs beside the command's own. This module imports nothing of ours.
+which imports the parser once (``PRELOAD``) and is started once the command's parser is built
+(``start_early``), so that import runs beside the command's own; the server itself is forked from the
+command while it may be (``_fork_the_fork_server``). This module imports nothing of ours.
 """
 
 from __future__ import annotations
 
-import inspect
 import multiprocessing
-import multiprocessing.connection
 import multiprocessing.forkserver
-import multiprocessing.resource_tracker
 import multiprocessing.util
 import os
-import socket
 import tempfile
 import threading
 from typing import Any
@@ -109,8 +106,9 @@ def start_early(command: str | None) -> None:
 # The fork server multiprocessing starts is a new interpreter that imports Python, pydantic and our models
 # again (about 0.4 s of CPU for each `score` and `batch`). While this process still runs one thread and is
 # small, the server is forked from it instead and runs multiprocessing's own loop (``forkserver.main``); it
-# imports only the parser. This leans on the fork server's private fields, so it is done only where they are
-# exactly those of the Pythons it was written against (3.11 to 3.13); anywhere else the stock server starts.
+# imports only the parser. This leans on the fork server's private fields and its loop's parameters, so it
+# is done only where both are exactly those of the Python it was written against (3.11; 3.14 adds an
+# authentication key, for one): anywhere else the stock server starts.
 _SERVER_FIELDS = {"_forkserver_address", "_forkserver_alive_fd", "_forkserver_pid", "_inherited_fds", "_lock",
                   "_preload_modules"}
 _MAIN_PARAMETERS = ["listener_fd", "alive_r", "preload", "main_path", "sys_path"]
@@ -118,14 +116,18 @@ _MAIN_PARAMETERS = ["listener_fd", "alive_r", "preload", "main_path", "sys_path"
 
 def _can_fork_the_fork_server(server: Any) -> bool:
     size = _address_space_bytes()
+    code = multiprocessing.forkserver.main.__code__
     return (threading.active_count() == 1 and size is not None and size <= FORK_MAX_PARENT_BYTES
             and set(vars(server)) == _SERVER_FIELDS and server._forkserver_pid is None
-            and list(inspect.signature(multiprocessing.forkserver.main).parameters) == _MAIN_PARAMETERS)
+            and list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]) == _MAIN_PARAMETERS)
 
 
 def _fork_the_fork_server() -> bool:
     """Fork this process into the fork server; False when that cannot be done here (then the stock one
     starts)."""
+    import multiprocessing.connection
+    import multiprocessing.resource_tracker
+    import socket
     server: Any = multiprocessing.forkserver._forkserver  # its private fields: checked before use
     with server._lock:
         if not _can_fork_the_fork_server(server):
