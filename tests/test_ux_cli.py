@@ -175,6 +175,18 @@ def test_help_texts_render_without_raw_markup(command):
         assert markup not in proc.stdout, (command, markup)
 
 
+def test_every_command_is_listed_and_each_usage_names_its_command():
+    """A command loads only its own parser; the list, and a word that is no command, still show them all."""
+    from checklist_eval.cli import COMMANDS as ALL
+
+    listed = cli("--help")
+    assert listed.returncode == 0 and all(name in listed.stdout for name in ALL)
+    wrong = cli("chek", "paper.tex")
+    assert wrong.returncode == 2 and all(f"'{name}'" in wrong.stderr for name in ALL)
+    for name in ALL:
+        assert cli(name, "--help").stdout.startswith(f"usage: checklist-eval {name} "), name
+
+
 def test_logs_on_a_missing_or_foreign_cache_exits_2_with_one_line(tmp_path):
     one_line_error(cli("logs", "--cache", str(tmp_path / "nothing.sqlite")), "nothing.sqlite", "no cache file")
     (tmp_path / "junk.sqlite").write_bytes(b"not a database at all" * 100)
