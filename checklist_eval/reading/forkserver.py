@@ -107,8 +107,8 @@ def start_early(command: str | None) -> None:
 # again (about 0.4 s of CPU for each `score` and `batch`). While this process still runs one thread and is
 # small, the server is forked from it instead and runs multiprocessing's own loop (``forkserver.main``); it
 # imports only the parser. This leans on the fork server's private fields and its loop's parameters, so it
-# is done only where both are exactly those of the Python it was written against (3.11; 3.14 adds an
-# authentication key, for one): anywhere else the stock server starts.
+# is done only where both are exactly those of Pythons 3.10 to 3.13 (3.14 adds an authentication key, for
+# one): anywhere else the stock server starts.
 _SERVER_FIELDS = {"_forkserver_address", "_forkserver_alive_fd", "_forkserver_pid", "_inherited_fds", "_lock",
                   "_preload_modules"}
 _MAIN_PARAMETERS = ["listener_fd", "alive_r", "preload", "main_path", "sys_path"]
