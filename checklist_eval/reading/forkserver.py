@@ -14,13 +14,12 @@ command while it may be (``_fork_the_fork_server``). This module imports nothing
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.forkserver
-import multiprocessing.util
 import os
-import tempfile
 import threading
 from typing import Any
+
+# multiprocessing is imported where it is used: most commands never start a worker, and the import cost
+# every one of them about 30 ms of CPU.
 
 __all__ = ["PARSING_COMMANDS", "PRELOAD", "context", "start_early", "worker_context"]
 
@@ -44,6 +43,8 @@ _SOCKET_DIR_MAX_BYTES = 64
 def _short_socket_folder() -> None:
     """Under a deep TMPDIR the fork server could not bind its socket ("AF_UNIX path too long"):
     multiprocessing's own temp folder (made once per process, removed at exit) then goes to /tmp."""
+    import multiprocessing.util
+    import tempfile
     if len(os.fsencode(tempfile.gettempdir())) <= _SOCKET_DIR_MAX_BYTES or not os.path.isdir("/tmp"):
         return
     saved = tempfile.tempdir
@@ -72,6 +73,7 @@ def _address_space_bytes() -> int | None:
 def worker_context() -> Any:
     """The context to start one worker with, decided as it starts: fork while this process runs a single
     thread and is small, else the fork server's (``context``)."""
+    import multiprocessing
     size = _address_space_bytes()
     if (threading.active_count() == 1 and size is not None and size <= FORK_MAX_PARENT_BYTES
             and "fork" in multiprocessing.get_all_start_methods()):
@@ -80,6 +82,7 @@ def worker_context() -> Any:
 
 
 def context() -> Any:
+    import multiprocessing
     # fork after threads exist is unsafe (the batch has an event loop and helper threads): workers
     # come from a fork server started from a clean interpreter.
     if "forkserver" not in multiprocessing.get_all_start_methods():
@@ -93,7 +96,11 @@ def context() -> Any:
 def start_early(command: str | None) -> None:
     """Start the fork server now when ``command`` will parse; anything that stops it here is met again,
     and reported, when the first worker starts."""
-    if command not in PARSING_COMMANDS or "forkserver" not in multiprocessing.get_all_start_methods():
+    if command not in PARSING_COMMANDS:
+        return
+    import multiprocessing.forkserver
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
         return
     try:
         context()
@@ -115,6 +122,7 @@ _MAIN_PARAMETERS = ["listener_fd", "alive_r", "preload", "main_path", "sys_path"
 
 
 def _can_fork_the_fork_server(server: Any) -> bool:
+    import multiprocessing.forkserver
     size = _address_space_bytes()
     code = multiprocessing.forkserver.main.__code__
     return (threading.active_count() == 1 and size is not None and size <= FORK_MAX_PARENT_BYTES
@@ -126,6 +134,7 @@ def _fork_the_fork_server() -> bool:
     """Fork this process into the fork server; False when that cannot be done here (then the stock one
     starts)."""
     import multiprocessing.connection
+    import multiprocessing.forkserver
     import multiprocessing.resource_tracker
     import socket
     server: Any = multiprocessing.forkserver._forkserver  # its private fields: checked before use
@@ -158,6 +167,7 @@ def _serve(listener_fd: int, alive_r: int, preload: list[str]) -> None:
     """The forked server: it keeps only its standard streams, its socket and its end of the pipe (held
     descriptors would keep a caller's pipe open, and our alive_w would keep it alive forever), and never
     returns into the command's code or runs its exit handlers."""
+    import multiprocessing.forkserver
     code = 1
     try:
         keep = {0, 1, 2, listener_fd, alive_r}
