@@ -70,13 +70,17 @@ def _address_space_bytes() -> int | None:
         return None
 
 
-def worker_context() -> Any:
-    """The context to start one worker with, decided as it starts: fork while this process runs a single
-    thread and is small, else the fork server's (``context``)."""
-    import multiprocessing
+def _safe_to_fork() -> bool:
+    """One thread (no lock held by another), and small enough that a child keeps its memory budget."""
     size = _address_space_bytes()
-    if (threading.active_count() == 1 and size is not None and size <= FORK_MAX_PARENT_BYTES
-            and "fork" in multiprocessing.get_all_start_methods()):
+    return threading.active_count() == 1 and size is not None and size <= FORK_MAX_PARENT_BYTES
+
+
+def worker_context() -> Any:
+    """The context to start one worker with, decided as it starts: fork while that is safe, else the fork
+    server's (``context``)."""
+    import multiprocessing
+    if _safe_to_fork() and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return context()
 
@@ -84,7 +88,7 @@ def worker_context() -> Any:
 def context() -> Any:
     import multiprocessing
     # fork after threads exist is unsafe (the batch has an event loop and helper threads): workers
-    # come from a fork server started from a clean interpreter.
+    # come from a fork server, started while the command was still safe to fork (``start_early``).
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     _short_socket_folder()
@@ -123,10 +127,8 @@ _MAIN_PARAMETERS = ["listener_fd", "alive_r", "preload", "main_path", "sys_path"
 
 def _can_fork_the_fork_server(server: Any) -> bool:
     import multiprocessing.forkserver
-    size = _address_space_bytes()
     code = multiprocessing.forkserver.main.__code__
-    return (threading.active_count() == 1 and size is not None and size <= FORK_MAX_PARENT_BYTES
-            and set(vars(server)) == _SERVER_FIELDS and server._forkserver_pid is None
+    return (_safe_to_fork() and set(vars(server)) == _SERVER_FIELDS and server._forkserver_pid is None
             and list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]) == _MAIN_PARAMETERS)
 
 
