@@ -151,11 +151,12 @@ def test_pages_are_for_participants(tmp_path):
     assert "starting kit" in pages["Submission format"] and "genuine_sga.tex" in pages["Submission format"]
     assert "unverifiable" in pages["Evaluation"] and "without any language model" in pages["Evaluation"]
     flagged = assessor_figures()["heuristic"]["honest_flagged"]
-    # the measuring script's figures with the trivial baseline beside them, in the README's words
+    # the measuring script's figures with the trivial baseline beside them, in the documentation's words
     assert measured_summary() in pages["Known issues of the assessor"]
     accept = assessor_figures()["heuristic"]["accept_everything_accuracy"]["accuracy"]
     assert f"accepting every answer agrees on {100 * accept:.1f}%" in measured_summary()
-    assert measured_summary() in (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    docs = Path(__file__).resolve().parents[1] / "docs" / "offline-rules.md"
+    assert measured_summary() in docs.read_text(encoding="utf-8")
     assert f"{100 * flagged['rate']:.1f}%" in pages["Known issues of the assessor"]
     assert f"{flagged['k']} of {flagged['n']}" in pages["Known issues of the assessor"]
     for title, text in pages.items():  # written for authors: no commands, flags or module names

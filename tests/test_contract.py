@@ -1,5 +1,5 @@
 """Every CSV and JSON output is its model's dump: the columns and keys the CLI prints or writes, run as
-typed, equal the model's fields and the table "Output columns and JSON keys" of the README."""
+typed, equal the model's fields and the tables of the outputs page (docs/outputs.md, generated from the models)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs_hooks"))
+
+import outputs_schema  # noqa: E402
 
 
 def documented() -> dict[str, list[str]]:
-    """README table: model path -> the keys it documents, in order."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Output columns and JSON keys", 1)[1].split("\n#", 1)[0]
+    """The outputs page (generated from OUTPUTS in docs_hooks/outputs_schema.py): model path -> the keys it
+    documents, in order, read back from the table the site shows."""
+    section = outputs_schema.summary_table()
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -34,9 +37,10 @@ def fields(ref: str) -> list[str]:
     return list(getattr(importlib.import_module(f"checklist_eval.{module}"), name).model_fields)
 
 
-def test_readme_documents_every_model_exactly():
+def test_outputs_page_documents_every_model_exactly():
     docs = documented()
-    assert len(docs) >= 21
+    assert len(docs) == len(outputs_schema.OUTPUTS) >= 21
+    assert "<!-- outputs-schema -->" in (ROOT / "docs" / "outputs.md").read_text(encoding="utf-8")
     for ref, keys in docs.items():
         assert keys == fields(ref), ref
 

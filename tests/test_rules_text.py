@@ -1,6 +1,6 @@
 """Every page that states the scoring rules states what the scorer computes.
 
-The participant's Overview page (Codabench), the README's Scoring section and the HTML report each
+The participant's Overview page (Codabench), the documentation's scoring page and the HTML report each
 print the formulas of ``scoring.RULES``. Here each page's copy is read back from the page as printed,
 evaluated as a reader would (``[x]`` is 1 when x holds, ``Σ`` sums over the n questions) on the
 crafted cases (T left a question TODO; G alone; G and T), and compared with what ``rescore`` prints.
@@ -33,10 +33,9 @@ CASES = {"todo-in-t": "GAT", "g-only": "G", "gt": "GT"}
 FORMULA = re.compile(r"^(?:- )?`?((?:C|g_i|R|S|C_A) = [^`:]+?)`?: ", re.M)
 
 
-def readme_scoring() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("\n## Scoring\n")
-    return text[start:text.index("\n## ", start + 1)]
+def scoring_page() -> str:
+    """The documentation's page of the rules (docs/scoring.md), whole."""
+    return (ROOT / "docs" / "scoring.md").read_text(encoding="utf-8")
 
 
 class _RulesList(HTMLParser):
@@ -71,7 +70,7 @@ def report_rules(case: str) -> str:
 
 
 def page_texts(case: str) -> dict[str, str]:
-    return {"Codabench Overview": pages(BundleOptions())["overview"], "README Scoring": readme_scoring(),
+    return {"Codabench Overview": pages(BundleOptions())["overview"], "docs/scoring.md": scoring_page(),
             "HTML report": report_rules(case)}
 
 
@@ -170,9 +169,9 @@ def test_gt_case_is_a_with_t_paper_and_g_answers():
     assert papers["A"]["answer"] == papers["G"]["answer"] != papers["T"]["answer"]
 
 
-def test_readme_and_overview_print_the_scoring_module_text():
-    assert rules_markdown() in readme_scoring()
+def test_scoring_page_and_overview_print_the_scoring_module_text():
+    assert rules_markdown() in scoring_page()
     overview = pages(BundleOptions())["overview"]
     assert rules_markdown() in overview
-    for page in (overview, readme_scoring()):
+    for page in (overview, scoring_page()):
         assert "questions T answers" not in page and "are not counted" not in page

@@ -144,9 +144,9 @@ def test_crafted_todo_in_t_counts_in_r_through_rescore(fixtures_dir):
     (s,) = json.loads(run.stdout)["submissions"]
     assert (s["C_G"], s["C_A"], s["C_T"], s["R"]) == (1.0, 0.75, 0.75, 0.75)
     assert s["S"] == 9 / 64
-    # The README's Scoring example prints exactly this output.
-    readme = (fixtures_dir.parent / "README.md").read_text()
-    assert run.stdout.strip() in readme
+    # The scoring page's example prints exactly this output.
+    page = (fixtures_dir.parent / "docs" / "scoring.md").read_text()
+    assert run.stdout.strip() in page
 
 
 @pytest.mark.parametrize("a_spelling", ["NA", "N/A", "Not Applicable", "[NA]", "n/a", "not applicable"])

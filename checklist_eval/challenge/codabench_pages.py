@@ -31,7 +31,7 @@ def assessor_figures() -> dict[str, Any]:
 
 
 def _pct(x: float) -> str:
-    # Half up on the figure as recorded (0.0725 -> 7.3%), so a page and the README never differ by a
+    # Half up on the figure as recorded (0.0725 -> 7.3%), so a page and the documentation never differ by a
     # binary float's rounding.
     return f"{(Decimal(str(x)) * 100).quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
 
@@ -43,7 +43,7 @@ def _rate(figure: dict[str, Any]) -> str:
 
 def measured_summary(f: dict[str, Any] | None = None) -> str:
     """The assessor's measured figures beside the trivial baselines, in the words the Known issues page
-    and the README share (``assessor_figures.json``, written by the measuring script)."""
+    and docs/offline-rules.md share (``assessor_figures.json``, written by the measuring script)."""
     h = (f or assessor_figures())["heuristic"]
     anchor, accept, held = h["anchor_accuracy"], h["accept_everything_accuracy"], h["held_out_accuracy"]
     return (f"The offline assessor flags {_rate(h['honest_flagged'])} of the authors' own answers of real "

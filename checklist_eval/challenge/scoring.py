@@ -1,5 +1,5 @@
 """The challenge scores, exactly as the rules define them (``RULES`` below states them in words and
-formulas; the participant pages, the README and the HTML reports print that text, and a test evaluates
+formulas; the participant pages, docs/scoring.md and the HTML reports print that text, and a test evaluates
 each page's formulas on crafted cases against these functions).
 
 Arithmetic is done on exact fractions and converted to float once at the end: nothing is rounded
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-# The rules as every page states them (Codabench Overview, README "Scoring", HTML reports): (formula,
+# The rules as every page states them (Codabench Overview, docs/scoring.md, HTML reports): (formula,
 # what it means). The formulas use one notation, evaluated as printed on each page by
 # tests/test_rules_text.py against the functions below: say here, and only here, what they compute.
 RULES: tuple[tuple[str, str], ...] = (
@@ -52,7 +52,7 @@ def rules_parts() -> list[tuple[str, str]]:
 
 
 def rules_markdown() -> str:
-    """The rules as a markdown list, as the Codabench Overview page and the README print them."""
+    """The rules as a markdown list, as the Codabench Overview page and docs/scoring.md print them."""
     parts = rules_parts()
     items = [f"- `{formula}`: {words}." if formula else f"- {words}." for formula, words in parts[:-1]]
     return "\n".join([*items, "", parts[-1][1]])
