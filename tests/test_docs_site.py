@@ -72,3 +72,10 @@ def test_the_site_builds_strictly(tmp_path):
     outputs = (site / "outputs" / "index.html").read_text(encoding="utf-8")
     assert "challenge.records.Record" in outputs and "submission_id" in outputs
     assert (site / "results" / "index.html").is_file() and (site / "local-engines" / "index.html").is_file()
+
+
+def test_the_command_reference_lists_every_command():
+    from checklist_eval.cli import COMMANDS
+
+    listed = set(re.findall(r"^\| `([a-z-]+)", (ROOT / "docs" / "commands.md").read_text(encoding="utf-8"), re.M))
+    assert listed == set(COMMANDS), set(COMMANDS) ^ listed
