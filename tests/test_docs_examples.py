@@ -149,8 +149,10 @@ class Session:
         return code, captured.err + captured.out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def engine():
+    """One loopback server per page (it starts in a thread in milliseconds): a module-scoped one would keep
+    every page on one xdist worker (tests/conftest.py groups the files that build a shared fixture)."""
     with MockServer() as server:
         yield server
 
