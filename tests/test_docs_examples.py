@@ -100,8 +100,12 @@ def expected_pattern(lines: list[str]) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
+NOT_OURS = ("Matplotlib is building the font cache",)  # printed by a library once per machine
+
+
 def normalised(text: str) -> str:
-    return "".join(line.rstrip() + "\n" for line in text.strip("\n").splitlines())
+    lines = [line.rstrip() for line in text.strip("\n").splitlines() if not line.startswith(NOT_OURS)]
+    return "".join(line + "\n" for line in lines)
 
 
 class Session:
@@ -113,7 +117,9 @@ class Session:
         self.env: dict[str, str] = {k: v for k, v in os.environ.items()
                                     if not k.startswith(("OPENAI_", "CHECKLIST_EVAL_", "PYTEST_"))}
         self.env.update(HOME=str(folder / "home"), COLUMNS="120", OPENAI_BASE_URL=server.base_url,
-                        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+                        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+                        # matplotlib's font cache is a cache, not a user's state: kept where it is warm
+                        MPLCONFIGDIR=os.environ.get("MPLCONFIGDIR") or str(Path.home() / ".cache" / "matplotlib"))
         self.monkeypatch = monkeypatch
 
     def run(self, step: Step) -> tuple[int, str]:
