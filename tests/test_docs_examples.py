@@ -1,7 +1,7 @@
 """Every shell example of the README and of docs/ runs here as a user types it, and the output it shows is
 checked (the convention is in CONTRIBUTING.md, "Examples in the documentation").
 
-A ```console block is a shell session: a line starting with ``$ `` is a command (a trailing backslash continues
+A ```python block runs in its own interpreter and must exit 0. A ```console block is a shell session: a line starting with ``$ `` is a command (a trailing backslash continues
 it), the lines after it are its output. Shown output is compared with what the command printed (stderr, then
 stdout): a line ``...`` stands for any lines, ``...`` inside a line for any text; a command shows no output to
 mean "not checked". Every command must exit 0 (show a failure with ``|| echo "exit $?"``). Each file's blocks run
@@ -87,7 +87,7 @@ def blocks(path: Path) -> list[Block]:
 
 
 def console_pages() -> list[Path]:
-    return [p for p in PAGES if any(b.lang == "console" for b in blocks(p))]
+    return [p for p in PAGES if any(b.lang in ("console", "python") for b in blocks(p))]
 
 
 def expected_pattern(lines: list[str]) -> re.Pattern[str]:
@@ -136,6 +136,12 @@ class Session:
                               text=True, timeout=600)
         return proc.returncode, proc.stderr + proc.stdout
 
+    def run_python(self, source: str) -> tuple[int, str]:
+        """A Python example, as a user runs it: its own interpreter, in the page's folder."""
+        proc = subprocess.run([sys.executable, "-"], input=source, cwd=self.folder / "work", env=self.env,
+                              capture_output=True, text=True, timeout=600)
+        return proc.returncode, proc.stderr + proc.stdout
+
     def in_process(self, argv: list[str], out_file: str | None) -> tuple[int, str]:
         mp = self.monkeypatch
         for name in [k for k in os.environ if k.startswith(("OPENAI_", "CHECKLIST_EVAL_"))]:
@@ -165,7 +171,7 @@ def engine():
 
 @pytest.mark.parametrize("page", console_pages(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_example_runs_and_prints_what_it_shows(page: Path, engine, tmp_path, monkeypatch, capsys):
-    examples = [b for b in blocks(page) if b.lang == "console"]
+    examples = [b for b in blocks(page) if b.lang in ("console", "python")]
     shared = (SHARED / "README.md").is_file()
     if shared:
         (tmp_path / "shared").symlink_to(SHARED)
@@ -180,6 +186,10 @@ def test_every_example_runs_and_prints_what_it_shows(page: Path, engine, tmp_pat
     session = Session(tmp_path, engine, monkeypatch, capsys)
     where = page.relative_to(ROOT).as_posix()
     for block in runnable:
+        if block.lang == "python":
+            code, printed = session.run_python("\n".join(block.body))
+            assert code == 0, f"{where}:{block.line}: the Python example exited {code}:\n{printed[-3000:]}"
+            continue
         for step in block.steps():
             code, printed = session.run(step)
             assert code == 0, f"{where}:{step.line}: `{step.command}` exited {code}:\n{printed[-3000:]}"
