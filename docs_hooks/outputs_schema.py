@@ -88,6 +88,14 @@ def type_name(annotation: Any) -> str:
     return re.sub(r"\b(?:[a-z_]+\.)+", "", name)
 
 
+def default_of(info: Any) -> str:
+    """The model's default for the field, or "required" where it has none."""
+    if info.is_required():
+        return "required"
+    default = info.get_default(call_default_factory=True)
+    return f"`{default!r}`" if not isinstance(default, (list, dict)) or len(repr(default)) < 40 else "empty"
+
+
 def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -104,9 +112,9 @@ def field_tables() -> str:
     parts = []
     for _, ref in OUTPUTS:
         model = model_of(ref)
-        parts += [f"### `{ref}`", "", "| field | type | meaning |", "| --- | --- | --- |"]
+        parts += [f"### `{ref}`", "", "| field | type | default |", "| --- | --- | --- |"]
         for name, info in model.model_fields.items():
-            parts.append(f"| `{name}` | `{cell(type_name(info.annotation))}` | {cell(info.description or '')} |")
+            parts.append(f"| `{name}` | `{cell(type_name(info.annotation))}` | {cell(default_of(info))} |")
         parts.append("")
     return "\n".join(parts)
 
