@@ -119,7 +119,7 @@ def test_summary_lists_what_must_be_fixed_first_and_no_spending_without_a_model(
     check_html(text)
     assert "Model calls" not in text and "$0" not in text and "model" not in text.lower().split("<body>")[1][:400]
     summary, cards = text.split('<article class="card', 1)
-    assert summary.index('id="must-fix"') < summary.index('<ol class="mustfix bad">')
+    assert summary.index('id="must-fix"') < summary.index('<ul class="mustfix tone-bad">')
     # each must-fix entry links its card, says where the answer is and the worst problem, not the tag
     assert ('<a href="#q-G-1">1. Claims</a> <span class="where">checklist.tex:115</span>: '
             'Section 9 does not exist.</li>') in summary
@@ -199,7 +199,7 @@ def test_a_planted_answer_caught_is_named_so_per_role_not_must_fix(tmp_path):
     caught = summary[summary.index("A: planted answers caught (1 of 1)"):]
     assert '<a href="#q-A-2">2. Title 2</a> <span class="where">a.tex:12</span>' in caught
     assert "A: answers as in T judged wrong (1)" in summary and 'href="#q-A-3"' in summary
-    assert 'class="group bad"' in summary  # the caught one is the participant's loss
+    assert 'class="group tone-bad"' in summary  # the caught one is the participant's loss
 
 
 def test_s_zero_is_explained_by_the_factor_that_is_zero(tmp_path):

@@ -1,0 +1,148 @@
+"""What ``check`` prints first: a summary that fits an 80x24 terminal.
+
+The title line, the answers per evidence state with C, then the answers to fix (contradicted, with their
+worst problem) and to read (unverified: nothing checked them), each with ``file:line`` or ``page N``,
+then where the full report is. The lists are cut to the screen (the rest is counted, never dropped
+silently); ``--verbose`` prints the whole table before it, ``--quiet`` the one summary line alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from checklist_eval.challenge.headline import STATE_MARK, STATE_STYLE, Entry, Group, paper_groups
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from checklist_eval.challenge.records import Record
+    from checklist_eval.summaries import CheckResult
+
+SCREEN_LINES = 22  # a 24-line terminal less the command typed and the prompt that follows
+
+
+def summary_line(result: CheckResult, records: Sequence[Record]) -> str:
+    """The one line ``--quiet`` prints: C, the answers per state and the questions to fix."""
+    n = result.states
+    fix = [r.question_id for r in records if r.shown_state.value == "contradicted"]
+    to_fix = f" (fix {', '.join(fix)})" if fix else ""
+    return (f"C = {result.C:.3f}: {n['contradicted']} contradicted{to_fix}, {n['unverified']} unverified "
+            f"(read yourself), {n['supported']} supported; {result.source}")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, an ellipsis marking a cut."""
+    return text if len(text) <= width else text[: max(1, width - 1)] + "\u2026"
+
+
+def _entry_lines(e: Entry, state: str, width: int) -> list[tuple[str, str]]:
+    """(style, text) lines of one listed answer: mark, question, title and place; a problem under it."""
+    where = e.where
+    head = f"  {STATE_MARK[state]} {e.qid:>2} "
+    room = width - len(head) - len(where) - 2
+    title = _cut(_one_line(e.title or f"Question {e.qid}"), max(8, room))
+    lines = [(STATE_STYLE[state], f"{head}{title.ljust(max(8, room))}  {where}")]
+    if e.problem:
+        lines.append(("", "       " + _cut(_one_line(e.problem), width - 7)))
+    return lines
+
+
+def _shared_file(groups: list[Group]) -> str:
+    """The one file every listed answer is in, when its name is long enough to crowd the titles out."""
+    files = {e.location.rpartition(":")[0] for g in groups for e in g.entries}
+    (only,) = files if len(files) == 1 else ("",)
+    return only if len(only) > 24 and all(e.location.rpartition(":")[2].isdigit() for g in groups
+                                          for e in g.entries) else ""
+
+
+def _group_lines(groups: list[Group], width: int, budget: int) -> list[tuple[str, str]]:
+    """The groups' lines within ``budget``: each group keeps its heading and as many entries as fit; the
+    ones left out are counted with where to see them. A long file name every answer shares is said once
+    in the headings, the entries keeping their line."""
+    import dataclasses
+
+    state_of = {"bad": "contradicted", "neutral": "unverified", "good": "supported"}
+    shared = _shared_file(groups)
+    if shared:
+        groups = [dataclasses.replace(g, entries=[
+            dataclasses.replace(e, location="line " + e.location.rpartition(":")[2]) for e in g.entries])
+            for g in groups]
+    out: list[tuple[str, str]] = [("", f"Every answer is in {shared}:")] if shared else []
+    for gi, g in enumerate(groups):
+        later = len(groups) - gi - 1  # headings still to come, one line each at least
+        out.append(("bold", _cut(g.title + ":", width)))
+        shown = 0
+        for e in g.entries:
+            lines = _entry_lines(e, state_of[g.tone], width)
+            room = budget - len(out) - later * 2 - (1 if shown + 1 < len(g.entries) else 0)
+            if len(lines) > room:
+                lines = lines[:1]  # the problem goes before the answer does
+                if len(lines) > room:
+                    break
+            out += lines
+            shown += 1
+        if shown < len(g.entries):
+            out.append(("", f"  (+{len(g.entries) - shown} more: see the report, or --verbose)"))
+    return out
+
+
+def print_summary(console: Console, paper, result: CheckResult, records: Sequence[Record],
+                  out_dir: str | None, *, verbose: bool) -> None:
+    """The summary block (see the module's doc), within ``SCREEN_LINES`` lines of ``console.width``."""
+    width = min(console.width, 100)
+    n = result.states
+    judge = result.assessor + (f" / {result.model}" if result.model else "")
+    suffix = f" ({paper.checklist.id}, {judge})"
+    lines: list[tuple[str, str]] = [
+        ("bold", _cut(_one_line(paper.title or paper.source), max(20, width - len(suffix))) + suffix),
+        ("bold", f"C = {result.C:.3f} \u00b7 {len(result.items)} answers: {n['contradicted']} contradicted, "
+                 f"{n['unverified']} unverified, {n['supported']} supported"),
+    ]
+    notes = _notes(paper, result, verbose)
+    footer = _footer(out_dir, verbose)
+    budget = SCREEN_LINES - len(lines) - len(notes) - len(footer)
+    groups = paper_groups(records)
+    lines += _group_lines(groups, width, budget) if groups else [
+        ("green", "Nothing to fix or to read: every answer is supported by a passage of the paper.")]
+    for style, text in lines + notes + footer:
+        console.print(_cut(text, width) if style != "footer" else text, style=style if style != "footer" else None,
+                      highlight=False, markup=False, soft_wrap=style == "footer")
+
+
+def _notes(paper, result: CheckResult, verbose: bool) -> list[tuple[str, str]]:
+    """One line each, only when they apply: no body read, hidden text, warnings, the model's spending."""
+    notes: list[tuple[str, str]] = []
+    if not paper.body.strip():
+        notes.append(("yellow", f"{result.states['unverified']} of {len(result.items)} answers could not be "
+                                "checked: only the checklist was read"))
+    if paper.hidden_text:
+        notes.append(("red", f"Hidden text: {len(paper.hidden_text)} run(s) a reader cannot see"
+                             + ("" if verbose else " (listed with --verbose and in the report)")))
+    from checklist_eval.models import WarningKind
+
+    # the body's warning was printed on stderr before the run, and the note above says what it costs
+    warnings = [w for w in result.warnings if w.kind not in (WarningKind.NO_BODY, WarningKind.THIN_BODY)]
+    if warnings and not verbose:
+        more = f" (+{len(warnings) - 1} more with --verbose)" if len(warnings) > 1 else ""
+        notes.append(("yellow", f"warning: {_one_line(str(warnings[0]))}{more}"))
+    if result.usage.calls:
+        from checklist_eval.assessors.ledger import format_cost
+        from checklist_eval.models import Usage
+
+        notes.append(("", f"Usage: {result.usage.calls} calls, "
+                          f"{format_cost(Usage(calls=result.usage.calls, cost_usd=result.usage.cost_usd))}"))
+    return notes
+
+
+def _footer(out_dir: str | None, verbose: bool) -> list[tuple[str, str]]:
+    from checklist_eval.challenge.results.layout import CHECK_JSON, REPORT_HTML
+
+    if out_dir:  # the report's own path, to open or mail, on a line of its own (no wrapping)
+        return [("footer", f"Wrote {out_dir}/{CHECK_JSON}; the report: {out_dir}/{REPORT_HTML}")]
+    hint = "" if verbose else "; every answer: --verbose"
+    return [("footer", f"Full report: --out DIR (report.html, check.json){hint}")]
