@@ -321,7 +321,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
         meta.append("Case GT: the adversarial paper A is T's paper with G's checklist answers")
     applied = [o for k, o in (overrides or {}).items() if k[0] == score.submission_id]
     return {
-        "heading": title or f"Submission {score.submission_id}", "meta": meta,
+        "heading": title or f"Submission {submission_name(score.submission_id, records)}", "meta": meta,
         "scores": [("case", score.case)] + [(k, _fmt(getattr(score, k), 4)) for k in ("C_G", "C_A", "C_T", "R", "S")],
         "headline": f"S = {_fmt(score.S, 4)}", "tally": _tally(records), "rules": rules_parts(), "p_legend": P_LEGEND,
         "groups": submission_groups(records), "zero": zero_factors(score), "usage": usage_line(usage),
@@ -336,12 +336,21 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
     }
 
 
+def submission_name(sid: str, records: Sequence[Record]) -> str:
+    """"Équipe Zoé (Equipe_Zoe)": the name as the team gave it with the safe id beside it; the id alone
+    when they are the same."""
+    from checklist_eval.challenge.submissions import given_name
+
+    name = given_name(next((r.source for r in records if r.source), ""), sid)
+    return f"{name} ({sid})" if name and name != sid else sid
+
+
 def render_submission_report(
     score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None,
     overrides: Overrides | None = None, title: str | None = None, links: Sequence[tuple[str, str]] = (),
 ) -> str:
     view = submission_view(score, records, usage=usage, overrides=overrides, title=title, next_links=links)
-    return render("report.html", page_title=title or f"Submission {score.submission_id}", r=view)
+    return render("report.html", page_title=view["heading"], r=view)
 
 
 def write_submission_report(
@@ -392,7 +401,7 @@ def print_submission_summary(console: Console, score: SubmissionScore, records: 
     for col in ("#", "a", "t", "g", "c_A", "agree?"):
         table.add_column(col)
     for row in agreement_rows(records):
-        agree = "yes" if row["agree"] else "[red]no[/red]"
+        agree = "[red]yes[/red]" if row["agree"] else "[green]no[/green]"  # an agreement raises R: your loss
         table.add_row(
             escape(row["question_id"]), _answer_text(row["a"]), _answer_text(row["t"]), str(row["g"]),
             str(row["c_A"]), agree,

@@ -147,7 +147,7 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
     ``quiet``: the summary line alone. ``usage``: the assessor's Usage, for its reasoning tokens and
     whether its cost is known."""
     from checklist_eval.challenge.report import paper_records
-    from checklist_eval.cli.check_summary import print_summary, summary_line
+    from checklist_eval.cli.summary import print_summary, summary_line
     from checklist_eval.redact import terminal_console
 
     console = terminal_console()

@@ -1,9 +1,11 @@
-"""What ``check`` prints first: a summary that fits an 80x24 terminal.
+"""What ``check``, ``score`` and ``batch`` print first: a summary that fits an 80x24 terminal.
 
 The title line, the answers per evidence state with C, then the answers to fix (contradicted, with their
 worst problem) and to read (unverified: nothing checked them), each with ``file:line`` or ``page N``,
 then where the full report is. The lists are cut to the screen (the rest is counted, never dropped
 silently); ``--verbose`` prints the whole table before it, ``--quiet`` the one summary line alone.
+``score`` says the same of a submission, in the participant's words (``headline.submission_groups``),
+and ``batch`` the counts, the best rows and every failure, each in one line of the screen's width.
 """
 
 from __future__ import annotations
@@ -11,12 +13,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from checklist_eval.challenge.headline import STATE_MARK, STATE_STYLE, Entry, Group, paper_groups
+from checklist_eval.challenge.headline import (
+    STATE_MARK,
+    STATE_STYLE,
+    Entry,
+    Group,
+    paper_groups,
+    state_counts_of,
+    submission_groups,
+    zero_factors,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from checklist_eval.challenge.records import Record
+    from checklist_eval.challenge.scoring import SubmissionScore
     from checklist_eval.summaries import CheckResult
 
 SCREEN_LINES = 22  # a 24-line terminal less the command typed and the prompt that follows
@@ -109,9 +121,15 @@ def print_summary(console: Console, paper, result: CheckResult, records: Sequenc
     groups = paper_groups(records)
     lines += _group_lines(groups, width, budget) if groups else [
         ("green", "Nothing to fix or to read: every answer is supported by a passage of the paper.")]
-    for style, text in lines + notes + footer:
-        console.print(_cut(text, width) if style != "footer" else text, style=style if style != "footer" else None,
-                      highlight=False, markup=False, soft_wrap=style == "footer")
+    _print_lines(console, lines + notes + footer, width)
+
+
+def _print_lines(console: Console, lines: list[tuple[str, str]], width: int) -> None:
+    """Each line cut to ``width``, but for a "footer" (a path to open) and a "wrap" line (said whole)."""
+    for style, text in lines:
+        whole = style in ("footer", "wrap")
+        console.print(text if whole else _cut(text, width), style=None if whole else style, highlight=False,
+                      markup=False, soft_wrap=style == "footer")
 
 
 def _notes(paper, result: CheckResult, verbose: bool) -> list[tuple[str, str]]:
@@ -146,3 +164,89 @@ def _footer(out_dir: str | None, verbose: bool) -> list[tuple[str, str]]:
         return [("footer", f"Wrote {out_dir}/{CHECK_JSON}; the report: {out_dir}/{REPORT_HTML}")]
     hint = "" if verbose else "; every answer: --verbose"
     return [("footer", f"Full report: --out DIR (report.html, check.json){hint}")]
+
+
+# ------------------------------------------------------------------------------------------ score
+
+
+def score_line(score: SubmissionScore) -> str:
+    """The one line ``score --quiet`` prints."""
+    return (f"{score.submission_id} ({score.case}): S = {score.S:.4f} (C_G {score.C_G:.3f}, C_A {score.C_A:.3f}, "
+            f"C_T {score.C_T:.3f}, R {score.R:.3f})")
+
+
+def print_score_summary(console: Console, score: SubmissionScore, records: Sequence[Record],
+                        out_dir: str | None, *, verbose: bool) -> None:
+    """A submission in one screen: S and its factors (and which is 0), each paper's answers per state,
+    then the lists a participant acts on, then where the report is."""
+    width = min(console.width, 100)
+    lines: list[tuple[str, str]] = [
+        ("bold", f"Submission {score.submission_id} ({score.case}): S = {score.S:.4f}"),
+        ("", f"S = C_G {score.C_G:.3f} \u00d7 C_A {score.C_A:.3f} \u00d7 (1 \u2212 R {score.R:.3f}) \u00d7 "
+             f"C_T {score.C_T:.3f}"),
+    ]
+    zero = zero_factors(score)
+    if zero:
+        lines.append(("wrap", zero))
+    for role in ("G", "A", "T"):
+        mine = [r for r in records if r.role == role]
+        if mine:
+            n = state_counts_of(mine)
+            lines.append(("", f"{role}: {n['contradicted']} contradicted, {n['unverified']} unverified, "
+                              f"{n['supported']} supported, of {len(mine)} answers"))
+    footer = [("footer", f"Wrote {out_dir}/result.json, report.html, records.csv" if out_dir else
+               "Full report: --out DIR (report.html, result.json)" + ("" if verbose else "; per question: --verbose"))]
+    used = sum(1 + len(text) // max(1, width) for _, text in lines)
+    lines += _group_lines(submission_groups(records), width, SCREEN_LINES - used - len(footer))
+    _print_lines(console, lines + footer, width)
+
+
+# ------------------------------------------------------------------------------------------ batch
+
+TOP_ROWS = 10  # the best submissions shown; the leaderboard has them all
+
+
+def print_batch_summary(console: Console, outcome, root: str, out: str, *, verbose: bool, quiet: bool) -> None:
+    """The batch's counts, its best rows (all of them with ``verbose``, none with ``quiet``), every failure
+    in one line and where the results are, each line within the screen's width."""
+    from checklist_eval.assessors.ledger import format_cost
+    from checklist_eval.challenge.results.layout import ResultsLayout
+
+    width = min(console.width, 100)
+    u = outcome.usage
+    counts = outcome.counts()
+    lines: list[tuple[str, str]] = [
+        ("bold", f"{counts.submissions} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
+                 f"{len(outcome.failures)} failed ({outcome.wall_s:.1f} s)"),
+        ("", f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost {format_cost(u)}"),
+    ]
+    names = _given_names(root)
+    scores = sorted((r.score for r in outcome.results), key=lambda s: -s.S)
+    if scores and not quiet:
+        shown = scores if verbose else scores[:TOP_ROWS]
+        lines.append(("bold", "Best by S:" if len(shown) < len(scores) else "By S:"))
+        for rank, s in enumerate(shown, 1):
+            head = f"{rank:>3}. "
+            tail = f" {s.case:<3}  S {s.S:.4f}" + (f"  C_G {s.C_G:.3f} C_A {s.C_A:.3f} C_T {s.C_T:.3f} R {s.R:.3f}"
+                                                  if verbose else "")
+            lines.append(("", head + _cut(names.get(s.submission_id, s.submission_id), max(8, width - len(head) - len(tail))).ljust(
+                max(8, width - len(head) - len(tail))) + tail))
+        if len(shown) < len(scores):
+            lines.append(("", f"  (+{len(scores) - len(shown)} more: checklist-eval leaderboard {out})"))
+    for f in outcome.failures:
+        lines.append(("red", f"failed {names.get(f.submission_id, f.submission_id)}: {_one_line(f.error)}"))
+    lines.append(("footer", f"results in {out} (failures in {ResultsLayout(out).failures_jsonl})"))
+    _print_lines(console, lines, width)
+
+
+def _given_names(root: str) -> dict[str, str]:
+    """Submission id -> "Équipe Zoé (Equipe_Zoe)" for the submissions under ``root`` whose name as given
+    is not their id."""
+    from checklist_eval.challenge.batch import result_ids
+    from checklist_eval.challenge.submissions import find_submissions, given_name_of
+
+    try:
+        ids = result_ids(find_submissions(root))
+    except Exception:  # noqa: BLE001 - names are a courtesy: the ids alone still say everything
+        return {}
+    return {sid: f"{given_name_of(p)} ({sid})" for p, sid in ids.items() if given_name_of(p) != sid}
