@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from checklist_eval.summaries import CheckResult
 
 SCREEN_LINES = 22  # a 24-line terminal less the command typed and the prompt that follows
+UNCUT = 10**6  # --verbose: the lists whole
 
 
 def summary_line(result: CheckResult, records: Sequence[Record]) -> str:
@@ -117,7 +118,7 @@ def print_summary(console: Console, paper, result: CheckResult, records: Sequenc
     ]
     notes = _notes(paper, result, verbose)
     footer = _footer(out_dir, verbose)
-    budget = SCREEN_LINES - len(lines) - len(notes) - len(footer)
+    budget = SCREEN_LINES - len(lines) - len(notes) - len(footer) if not verbose else UNCUT
     groups = paper_groups(records)
     lines += _group_lines(groups, width, budget) if groups else [
         ("green", "Nothing to fix or to read: every answer is supported by a passage of the paper.")]
@@ -197,7 +198,7 @@ def print_score_summary(console: Console, score: SubmissionScore, records: Seque
     footer = [("footer", f"Wrote {out_dir}/result.json, report.html, records.csv" if out_dir else
                "Full report: --out DIR (report.html, result.json)" + ("" if verbose else "; per question: --verbose"))]
     used = sum(1 + len(text) // max(1, width) for _, text in lines)
-    lines += _group_lines(submission_groups(records), width, SCREEN_LINES - used - len(footer))
+    lines += _group_lines(submission_groups(records), width, UNCUT if verbose else SCREEN_LINES - used - len(footer))
     _print_lines(console, lines + footer, width)
 
 
@@ -229,12 +230,14 @@ def print_batch_summary(console: Console, outcome, root: str, out: str, *, verbo
             head = f"{rank:>3}. "
             tail = f" {s.case:<3}  S {s.S:.4f}" + (f"  C_G {s.C_G:.3f} C_A {s.C_A:.3f} C_T {s.C_T:.3f} R {s.R:.3f}"
                                                   if verbose else "")
-            lines.append(("", head + _cut(names.get(s.submission_id, s.submission_id), max(8, width - len(head) - len(tail))).ljust(
-                max(8, width - len(head) - len(tail))) + tail))
+            room = max(8, width - len(head) - len(tail))
+            lines.append(("", head + _cut(names.get(s.submission_id, s.submission_id), room).ljust(room) + tail))
         if len(shown) < len(scores):
             lines.append(("", f"  (+{len(scores) - len(shown)} more: checklist-eval leaderboard {out})"))
-    for f in outcome.failures:
-        lines.append(("red", f"failed {names.get(f.submission_id, f.submission_id)}: {_one_line(f.error)}"))
+    from checklist_eval.challenge.results.leaderboard import public_reason
+
+    for f in outcome.failures:  # the reason's paths relative to ROOT, so the reason fits the line
+        lines.append(("red", f"failed {names.get(f.submission_id, f.submission_id)}: {_one_line(public_reason(f))}"))
     lines.append(("footer", f"results in {out} (failures in {ResultsLayout(out).failures_jsonl})"))
     _print_lines(console, lines, width)
 
