@@ -157,7 +157,7 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
         return
     if verbose:
         _print_details(console, paper, assessments, result, usage)
-    print_summary(console, paper, result, records, out_dir, verbose=verbose)
+    print_summary(console, paper, result, records, out_dir, verbose=verbose, usage=usage)
 
 
 def _print_details(console, paper, assessments, result: CheckResult, usage) -> None:

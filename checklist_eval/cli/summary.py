@@ -105,7 +105,7 @@ def _group_lines(groups: list[Group], width: int, budget: int) -> list[tuple[str
 
 
 def print_summary(console: Console, paper, result: CheckResult, records: Sequence[Record],
-                  out_dir: str | None, *, verbose: bool) -> None:
+                  out_dir: str | None, *, verbose: bool, usage=None) -> None:
     """The summary block (see the module's doc), within ``SCREEN_LINES`` lines of ``console.width``."""
     width = min(console.width, 100)
     n = result.states
@@ -116,7 +116,7 @@ def print_summary(console: Console, paper, result: CheckResult, records: Sequenc
         ("bold", f"C = {result.C:.3f} \u00b7 {len(result.items)} answers: {n['contradicted']} contradicted, "
                  f"{n['unverified']} unverified, {n['supported']} supported"),
     ]
-    notes = _notes(paper, result, verbose)
+    notes = _notes(paper, result, verbose, usage)
     footer = _footer(out_dir, verbose)
     budget = SCREEN_LINES - len(lines) - len(notes) - len(footer) if not verbose else UNCUT
     groups = paper_groups(records)
@@ -133,7 +133,7 @@ def _print_lines(console: Console, lines: list[tuple[str, str]], width: int) -> 
                       markup=False, soft_wrap=style == "footer")
 
 
-def _notes(paper, result: CheckResult, verbose: bool) -> list[tuple[str, str]]:
+def _notes(paper, result: CheckResult, verbose: bool, usage=None) -> list[tuple[str, str]]:
     """One line each, only when they apply: no body read, hidden text, warnings, the model's spending."""
     notes: list[tuple[str, str]] = []
     if not paper.body.strip():
@@ -153,8 +153,9 @@ def _notes(paper, result: CheckResult, verbose: bool) -> list[tuple[str, str]]:
         from checklist_eval.assessors.ledger import format_cost
         from checklist_eval.models import Usage
 
-        notes.append(("", f"Usage: {result.usage.calls} calls, "
-                          f"{format_cost(Usage(calls=result.usage.calls, cost_usd=result.usage.cost_usd))}"))
+        # the assessor's own Usage knows whether the cost is known (an unpriced model: "price unknown")
+        full = usage if usage is not None else Usage(calls=result.usage.calls, cost_usd=result.usage.cost_usd)
+        notes.append(("", f"Usage: {result.usage.calls} calls, {format_cost(full)}"))
     return notes
 
 
