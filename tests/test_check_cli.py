@@ -58,7 +58,7 @@ def test_check_out_writes_json_and_report(shared_dir, tmp_path, capsys):
     written = json.loads((tmp_path / "o" / "check.json").read_text())
     assert_shape(written)
     html = next((tmp_path / "o").glob("*.html")).read_text()
-    assert "Correctness C" in html
+    assert "Correctness C" in html and '<a href="check.json">This report as JSON</a>' in html
     assert not [p for p in (tmp_path / "o").iterdir() if p.name.endswith(".tmp")]
 
 

@@ -262,10 +262,11 @@ def write_paper_report(
     model: str | None,
     usage: Usage | None,
     prompt_version: str | None = None,
+    links: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write ``out_dir/report.html`` for one paper (atomically) and return its path."""
     text = render_paper_report(paper, assessments, assessor=assessor, model=model, usage=usage,
-                               prompt_version=prompt_version)
+                               prompt_version=prompt_version, links=links)
     return atomic_write_text(Path(out_dir) / REPORT_HTML, text)
 
 

@@ -112,7 +112,8 @@ def write_outputs(out_dir: str, paper, assessments, assessor, result: CheckResul
 
     atomic_write_text(Path(out_dir) / CHECK_JSON, dump_json(result, **CHECK_JSON_LAYOUT) + "\n")
     write_paper_report(out_dir, paper, assessments, assessor=assessor.name, model=assessor.model,
-                       usage=assessor.usage, prompt_version=assessor.prompt_version)
+                       usage=assessor.usage, prompt_version=assessor.prompt_version,
+                       links=[("This report as JSON", CHECK_JSON)])  # written beside it, linked relatively
 
 
 def _issues(review: str, limit: int = 2) -> str:
