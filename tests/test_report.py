@@ -167,8 +167,9 @@ def test_unverified_is_never_shown_as_a_pass_and_the_headline_lists_what_to_fix_
     assert unverified.startswith('<article class="card unverified"')
     assert "not checked: read it yourself" in unverified
     assert "chip correct" not in text and "state-supported" not in unverified
-    # what contradicts it, and what supports the supported one, under their own labels
-    assert "<dt>Contradicted by</dt>" in text and "<dt>Supported by</dt>" in text
+    # what contradicts it is the finding, not a passage; only a supported answer's passages are said to back it
+    assert '<dt>Contradicted by</dt><dd class="contra">The paper has no proofs.</dd>' in text
+    assert text.count("<dt>Supported by</dt>") == 1 and "<dt>Passages read</dt>" in text
 
 
 def test_all_clear_only_when_every_answer_is_supported(tmp_path):

@@ -24,6 +24,7 @@ from checklist_eval.challenge.headline import (
     STATE_MEANING,
     card_anchor,
     counts_line,
+    first_problem,
     paper_groups,
     state_counts_of,
     submission_groups,
@@ -113,6 +114,11 @@ class Card:
     link: str = ""
     state: str = ""  # contradicted / supported / unverified, as c_i counts it (see ``shown_state``)
     passages: Sequence[Passage] = ()
+
+    @property
+    def first_problem(self) -> str:
+        """What contradicts the answer: its review's worst problem (the must-fix line)."""
+        return first_problem(self.review)
 
     @property
     def meaning(self) -> str:

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from checklist_eval.challenge.headline import first_problem
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.report import shown_state, submission_view
 from checklist_eval.challenge.results.folder import ResultsFolder
@@ -96,7 +97,8 @@ def routes(root: Path) -> list[Route]:
         history = [e for e in results.folder().history() if e.key == found.key]
         calls = [_call_view(c) for c in results.calls(found)]
         return page("question.html", page_title=f"{found.submission_id} {found.role} {found.question_id}",
-                    rec=found, state=shown_state(found), history=history, calls=calls, here=question_url(found),
+                    rec=found, state=shown_state(found), contradiction=first_problem(found.review), history=history,
+                    calls=calls, here=question_url(found),
                     nav=[("Leaderboard", "/results/"), (found.submission_id, submission_url(found.submission_id)),
                          (f"{found.role} question {found.question_id}", "")])
 
