@@ -224,13 +224,7 @@ def _print_body_notes(console, paper, result: CheckResult) -> None:
 
 def _print_usage(console, result: CheckResult, usage) -> None:
     """Calls, tokens and cost of a run that called a model (nothing for the offline assessor)."""
-    u = result.usage
-    if u.calls:
-        from checklist_eval.assessors.ledger import format_cost
-        from checklist_eval.models import Usage
+    if result.usage.calls:
+        from checklist_eval.cli.summary import usage_text
 
-        full = usage if usage is not None else Usage(calls=u.calls, cost_usd=u.cost_usd)
-        reasoning = f", {full.reasoning_tokens} of them reasoning" if full.reasoning_tokens else ""
-        console.print(f"Usage: {u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} "
-                      f"completion tokens ({u.cached_tokens} cached{reasoning}), {format_cost(full)}",
-                      highlight=False, soft_wrap=True)
+        console.print(usage_text(result, usage), highlight=False, markup=False, soft_wrap=True)

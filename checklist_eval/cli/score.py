@@ -105,12 +105,7 @@ def _print_result(args: argparse.Namespace, result) -> None:
         return
     if args.verbose:
         print_submission_summary(console, result.score, result.records)
-        u = result.usage
-        from checklist_eval.assessors.ledger import format_cost
-
-        console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost {format_cost(u)}",
-                      highlight=False)
         console.print()
     for w in result.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
-    print_score_summary(console, result.score, result.records, args.out, verbose=args.verbose)
+    print_score_summary(console, result.score, result.records, args.out, verbose=args.verbose, usage=result.usage)

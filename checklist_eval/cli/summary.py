@@ -139,9 +139,11 @@ def _notes(paper, result: CheckResult, verbose: bool, usage=None) -> list[tuple[
     if not paper.body.strip():
         notes.append(("yellow", f"{result.states['unverified']} of {len(result.items)} answers could not be "
                                 "checked: only the checklist was read"))
-    if paper.hidden_text:
-        notes.append(("red", f"Hidden text: {len(paper.hidden_text)} run(s) a reader cannot see"
-                             + ("" if verbose else " (listed with --verbose and in the report)")))
+    if paper.hidden_text and not verbose:  # --verbose lists every run above
+        from checklist_eval.assessors.manipulation import describe
+
+        more = f" (+{len(paper.hidden_text) - 1} more: --verbose)" if len(paper.hidden_text) > 1 else ""
+        notes.append(("red", f"Hidden text{more}: {_one_line(describe(paper.hidden_text[0]))}"))
     from checklist_eval.models import WarningKind
 
     # the body's warning was printed on stderr before the run, and the note above says what it costs
@@ -150,13 +152,21 @@ def _notes(paper, result: CheckResult, verbose: bool, usage=None) -> list[tuple[
         more = f" (+{len(warnings) - 1} more with --verbose)" if len(warnings) > 1 else ""
         notes.append(("yellow", f"warning: {_one_line(str(warnings[0]))}{more}"))
     if result.usage.calls:
-        from checklist_eval.assessors.ledger import format_cost
-        from checklist_eval.models import Usage
-
-        # the assessor's own Usage knows whether the cost is known (an unpriced model: "price unknown")
-        full = usage if usage is not None else Usage(calls=result.usage.calls, cost_usd=result.usage.cost_usd)
-        notes.append(("", f"Usage: {result.usage.calls} calls, {format_cost(full)}"))
+        notes.append(("footer", usage_text(result, usage)))  # one line a script can read, wrapped by the terminal
     return notes
+
+
+def usage_text(result: CheckResult, usage=None) -> str:
+    """Calls, tokens and cost of a run that called a model. ``usage``: the assessor's own Usage, which
+    knows its reasoning tokens and whether the cost is known (an unpriced model: "price unknown")."""
+    from checklist_eval.assessors.ledger import format_cost
+    from checklist_eval.models import Usage
+
+    u = result.usage
+    full = usage if usage is not None else Usage(calls=u.calls, cost_usd=u.cost_usd)
+    reasoning = f", {full.reasoning_tokens} of them reasoning" if full.reasoning_tokens else ""
+    return (f"Usage: {u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens "
+            f"({u.cached_tokens} cached{reasoning}), {format_cost(full)}")
 
 
 def _footer(out_dir: str | None, verbose: bool) -> list[tuple[str, str]]:
@@ -178,7 +188,7 @@ def score_line(score: SubmissionScore) -> str:
 
 
 def print_score_summary(console: Console, score: SubmissionScore, records: Sequence[Record],
-                        out_dir: str | None, *, verbose: bool) -> None:
+                        out_dir: str | None, *, verbose: bool, usage=None) -> None:
     """A submission in one screen: S and its factors (and which is 0), each paper's answers per state,
     then the lists a participant acts on, then where the report is."""
     width = min(console.width, 100)
@@ -196,6 +206,11 @@ def print_score_summary(console: Console, score: SubmissionScore, records: Seque
             n = state_counts_of(mine)
             lines.append(("", f"{role}: {n['contradicted']} contradicted, {n['unverified']} unverified, "
                               f"{n['supported']} supported, of {len(mine)} answers"))
+    if usage is not None and usage.calls:
+        from checklist_eval.assessors.ledger import format_cost
+
+        lines.append(("", f"calls {usage.calls}, tokens {usage.prompt_tokens + usage.completion_tokens}, "
+                          f"cost {format_cost(usage)}"))
     footer = [("footer", f"Wrote {out_dir}/result.json, report.html, records.csv" if out_dir else
                "Full report: --out DIR (report.html, result.json)" + ("" if verbose else "; per question: --verbose"))]
     used = sum(1 + len(text) // max(1, width) for _, text in lines)
