@@ -382,3 +382,20 @@ def test_jsonl_finish_of_a_batch_api_run_waits_for_its_jobs(root, tmp_path, serv
     r = cli("batch-status", out, "--json")
     assert r.returncode == 0, r.stderr
     assert [job["downloaded"] for job in json.loads(r.stdout)] == [True]
+
+
+def test_jsonl_flow_as_the_readme_types_it_needs_no_key_and_names_the_real_folder(root, tmp_path, server, prices,
+                                                                                   online):
+    """The offline-engine flow sends nothing, so it asks for no API key (none is set here, no --base-url),
+    and its next step names the results folder as typed (quoted for the shell), not a literal RESULTS."""
+    out = tmp_path / "offline results"
+    requests = tmp_path / "requests.jsonl"
+    r = cli("batch", root, "--out", out, "--via", "jsonl", "--requests-out", requests, "--assessor", "llm",
+            "--model", MODEL, "--prices", prices)
+    assert r.returncode == 0, r.stderr
+    assert "RESULTS" not in r.stdout and f"`checklist-eval ingest '{out}' --responses results.jsonl`" in r.stdout
+    _run_batch_like_vllm(server, requests, tmp_path / "results.jsonl")
+    r = cli("ingest", out, "--responses", tmp_path / "results.jsonl", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["scored"] == 3
+    pd.testing.assert_frame_equal(scores(out), scores(online))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -52,12 +53,12 @@ def test_check_json_shape_on_a_real_pdf(shared_dir):
 
 def test_check_out_writes_json_and_report(shared_dir, tmp_path, capsys):
     assert main(["check", str(anchor_pdf(shared_dir)), "--out", str(tmp_path / "o")]) == 0
-    table = capsys.readouterr().out
-    assert "Correctness C =" in table and "Claims" in table
+    summary = capsys.readouterr().out
+    assert "C = 0." in summary and summary.rstrip().endswith(f"the report: {tmp_path / 'o'}/report.html")
     written = json.loads((tmp_path / "o" / "check.json").read_text())
     assert_shape(written)
     html = next((tmp_path / "o").glob("*.html")).read_text()
-    assert "Correctness C" in html
+    assert "Correctness C" in html and '<a href="check.json">This report as JSON</a>' in html
     assert not [p for p in (tmp_path / "o").iterdir() if p.name.endswith(".tmp")]
 
 
@@ -135,3 +136,53 @@ def test_anchor_families_stay_in_one_half(shared_dir):
     assert all(len(h) == 1 for h in by_family.values())  # a genuine paper and its adversarial copy together
     assert {h for hs in by_family.values() for h in hs} == {"development", "held-out"}
     assert anchor_family("3_adversarial_paper_AutoML") == anchor_family("10_genuine_AutoML") == "AutoML"
+
+
+PAPER = "corpus/papers-latex/k-mundinger__ramsey-fw-neurips"  # 16 answers: 2 contradicted, 11 unverified
+
+
+def run_at_80(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "80", "LINES": "24"}
+    return subprocess.run([sys.executable, "-m", "checklist_eval", "check", *args], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env=env)
+
+
+def test_check_prints_a_summary_that_fits_80x24_naming_what_to_fix_and_read(shared_dir):
+    """The answers to fix and to read, each with file:line, come first and fit one 80x24 screen (with the
+    command typed and the prompt after it); the table is not printed without --verbose."""
+    doc = json.loads(run_check(str(shared_dir / PAPER), "--json").stdout)
+    assert_shape(doc) if doc["assessor"] == "heuristic" else None
+    proc = run_at_80(str(shared_dir / PAPER))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.rstrip("\n").splitlines()
+    assert len(lines) <= 22 and max(len(ln) for ln in lines) <= 80, proc.stdout
+    assert "\u2502" not in proc.stdout  # no table
+    n = doc["states"]
+    assert f"{n['contradicted']} contradicted, {n['unverified']} unverified, {n['supported']} supported" in lines[1]
+    fix, read = lines.index(f"To fix ({n['contradicted']} contradicted):"), \
+        next(i for i, ln in enumerate(lines) if ln.startswith(f"To read yourself ({n['unverified']} unverified"))
+    assert fix < read
+    for item in doc["items"]:
+        if item["state"] == "supported":
+            continue
+        mark = "\u2717" if item["state"] == "contradicted" else "?"
+        row = next((ln for ln in lines if ln.startswith(f"  {mark} {item['id']:>2} ")), None)
+        listed_more = any("more: see the report" in ln for ln in lines)
+        assert row is not None or (item["state"] == "unverified" and listed_more), item["id"]
+        if row is not None:
+            assert row.endswith(item["location"]) and (fix < lines.index(row) < read) == (mark == "\u2717")
+    assert "\u2713 unverified" not in proc.stdout
+    assert lines[-1].startswith("Full report: --out DIR")
+
+
+def test_check_verbose_prints_the_table_then_the_summary_and_quiet_the_line_alone(shared_dir, tmp_path):
+    verbose = run_at_80(str(shared_dir / PAPER), "--verbose")
+    assert verbose.returncode == 0, verbose.stderr
+    table, summary = verbose.stdout.split("Paper body:", 1)
+    assert "\u2502" in table and "? unverified" in table and "\u2713 unverified" not in table
+    assert "To fix (2 contradicted):" in summary and "\u2502" not in summary
+    quiet = run_at_80(str(shared_dir / PAPER), "--quiet", "--out", str(tmp_path / "o"))
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout.count("\n") == 1
+    assert quiet.stdout.startswith("C = 0.875: 2 contradicted (fix 8, 12), 11 unverified (read yourself), 3 supported")
+    assert (tmp_path / "o" / "report.html").is_file()  # --quiet writes what --out asks for all the same

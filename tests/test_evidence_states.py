@@ -270,13 +270,24 @@ def test_report_shows_the_three_states_and_passages_at_phone_and_desktop_width(s
             assert badges.count() == page.locator("article.card").count() >= 15
             shown = set(badges.evaluate_all("els => els.map(e => e.dataset.state)"))
             assert shown == {"contradicted", "supported", "unverified"}
-            # a contradicted card is the incorrect one; a supported card shows its passage and its place
-            assert page.locator("article.card.incorrect [data-state=contradicted]").count() >= 1
+            # each card wears its state: its class and its border say the state its badge says, and an
+            # unverified card is neutral grey, never the green of a supported one
+            assert page.locator("article.card.contradicted [data-state=contradicted]").count() >= 1
+            border = {s: page.locator(f"article.card.{s}").first.evaluate(
+                "e => getComputedStyle(e).borderLeftColor") for s in ("contradicted", "supported", "unverified")}
+            assert border == {"contradicted": "rgb(179, 38, 30)", "supported": "rgb(26, 127, 55)",
+                              "unverified": "rgb(140, 149, 159)"}
+            assert page.locator("article.card.unverified .state-meaning").first.inner_text() == \
+                "not checked: read it yourself"
+            assert page.locator(".chip.correct").count() == 0
             supported = page.locator("article.card:has([data-state=supported])").first
             assert re.fullmatch(r"[\w/.-]+\.tex:\d+", supported.locator(".passage .where").first.inner_text())
             assert supported.locator(".passage q").first.inner_text().strip()
             summary = page.inner_text(".summary")
             assert re.search(r"\d+ unverified", summary) and "offline checks read words, not meaning" in summary
+            # the headline names the answers to fix and to read, with file:line, before the score
+            assert summary.index("To fix (") < summary.index("To read yourself (") < summary.index("Correctness C")
+            assert re.search(r"To read yourself \(\d+ unverified[^\n]*\n[^\n]*checklist\.tex:\d+", summary)
             for width in (375, 1280):
                 page.set_viewport_size({"width": width, "height": 900})
                 page.screenshot(path=str(ARTIFACTS / f"report-states-{width}.png"), full_page=True)

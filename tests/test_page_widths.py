@@ -172,7 +172,7 @@ def test_authors_report_reads_at_every_width(page, author_report):
     page.goto(author_report.as_uri())
     for width in WIDTHS:
         fits(page, width)
-        on_screen(page, "ol.mustfix li", width)
+        on_screen(page, "ul.mustfix li", width)
         on_screen(page, "article.card", width)
         assert page.locator("#p-legend").count() == 1
         if width in (375, 1280):

@@ -34,6 +34,7 @@ PDF = Path("corpus/anchor-sample/papers/1_adversarial_MetaAlbum/adversarial_Meta
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+UNICODE_TEAM = "Équipe Zoé"
 
 
 def _need_chromium() -> None:
@@ -72,12 +73,17 @@ def appealed_results(tmp_path_factory, mock_endpoint):
     """The fixture submissions scored by the LLM assessor against the loopback endpoint, then one
     verdict appealed with ``rescore --overrides``."""
     out = tmp_path_factory.mktemp("served") / "results"
+    subs = out.parent / "submissions"
+    shutil.copytree(ROOT / "fixtures" / "submissions", subs)
+    shutil.copytree(subs / "team-gamma", subs / UNICODE_TEAM)  # a team named with accents
+    (subs / "broken-team").mkdir()
+    (subs / "broken-team" / "genuine_paper.tex").write_text("not a paper at all\n")  # fails: listed, not scored
     env = {**os.environ, "CE_TEST_KEY": KEY}
     llm = ["--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", mock_endpoint.base_url,
            "--api-key-env", "CE_TEST_KEY"]
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "batch", str(ROOT / "fixtures" / "submissions"),
+    run = subprocess.run([sys.executable, "-m", "checklist_eval", "batch", str(subs),
                           "--out", str(out), *llm], capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 4, run.stderr  # the batch ran; one submission failed
     records = list(json.loads(line) for line in (out / "records.jsonl").read_text().splitlines())
     target = next(r for r in records if r["submission_id"] == "team-alpha" and r["role"] == "A" and not r["correct"]
                   and r["answer"] in ("Yes", "No", "NA"))
@@ -165,17 +171,19 @@ def wait_for_report(page) -> None:
 
 
 def assert_actionable_report(page, where: str) -> list[str]:
-    """The must-fix list first, each entry linking a card that is marked incorrect; a card per
-    question with its place in the author's files; no spending line for the offline assessor."""
+    """The lists to fix and to read first, each entry linking a card in that state (contradicted,
+    unverified); a card per question with its place in the author's files; no spending line for the
+    offline assessor."""
     cards = page.locator("article.card")
     assert cards.count() >= 15
-    links = page.locator("ol.mustfix a")
-    incorrect = page.locator("article.card.incorrect")
-    assert links.count() == incorrect.count() >= 1
-    for i in range(links.count()):
-        anchor = links.nth(i).get_attribute("href")
-        assert anchor and anchor.startswith("#")
-        assert page.locator(f"article.card.incorrect{anchor}").count() == 1
+    for tone, state in (("bad", "contradicted"), ("neutral", "unverified")):
+        links = page.locator(f"ul.mustfix.tone-{tone} a")
+        assert links.count() == page.locator(f"article.card.{state}").count()
+        for i in range(links.count()):
+            anchor = links.nth(i).get_attribute("href")
+            assert anchor and anchor.startswith("#")
+            assert page.locator(f"article.card.{state}{anchor}").count() == 1
+    assert page.locator("ul.mustfix a").count() >= 1
     # the summary comes before the first card
     assert page.evaluate("document.querySelector('.summary').compareDocumentPosition("
                          "document.querySelector('article.card')) & Node.DOCUMENT_POSITION_FOLLOWING")
@@ -215,7 +223,15 @@ def test_author_uploads_a_pdf_and_a_latex_zip_and_reads_the_report(browser, serv
     wait_for_report(page)
     places = assert_actionable_report(page, r"checklist\.tex:\d+")
     first = page.locator("article.card").first
-    assert first.locator(".chip").first.inner_text() in ("correct", "incorrect", "unverifiable")
+    assert first.locator(".chip").first.inner_text() in ("supported", "unverified", "contradicted")
+    # the report leads on: to another upload, and to its own JSON (check --json's document)
+    report_url = page.url
+    assert page.locator("#next a", has_text="Check another paper").get_attribute("href") == "/"
+    page.locator("#next a", has_text="This report as JSON").click()
+    document = json.loads(page.inner_text("body"))
+    assert page.url == report_url.replace("/check/", "/api/check/") and set(document["states"]) == \
+        {"contradicted", "supported", "unverified"}
+    page.go_back()
     assert places[0] == "checklist.tex:7"  # where question 1's \answerYes{} is
     screenshots(page, "latex-report")
 
@@ -343,9 +359,9 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     card.locator("a", has_text="the model call behind it").click()
     assert page.url.endswith(f"/results/s/team-alpha/A/{qid}")
     check_html(page.content())
-    assert page.inner_text("#verdict") == "correct"
+    assert page.inner_text("#verdict").startswith("counts as correct (c_i = 1)")
     # made correct by the appeal, not by a passage of the paper: unverified, never "contradicted" beside "correct"
-    assert page.inner_text("dd [data-state]") == "unverified"
+    assert page.inner_text("dd [data-state]") == "unverified" and page.locator(".chip.correct").count() == 0
     assert re.fullmatch(r"adversarial_sga\.tex:\d+", page.inner_text("dd.where"))
     appeals = page.inner_text("ol >> nth=0")
     assert "incorrect → correct by appeals.csv" in appeals
@@ -355,7 +371,11 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     assert re.search(rf"/results/s/team-alpha/A/{qid}/call/\d+$", page.url)
     check_html(page.content())
     assert '"prompt_tokens"' in page.inner_text("#usage")
-    assert page.inner_text("#reply").strip() and page.inner_text("#question").strip()
+    assert page.inner_text("#reply").strip() and (page.text_content("#question") or "").strip()
+    # the reply first, on the first screen; the whole prompt folded under it until asked for
+    reply, prompt = page.locator("#reply").bounding_box(), page.locator("#prompt").bounding_box()
+    assert reply and prompt and reply["y"] < prompt["y"] and reply["y"] < 900
+    assert page.locator("#prompt").get_attribute("open") is None and not page.locator("#question").is_visible()
     assert page.inner_text("#outcome") and page.inner_text("#cached").startswith(("yes", "no"))
     assert KEY not in page.content()
     page.screenshot(path=str(ARTIFACTS / "organizer-call-1280.png"), full_page=True)
@@ -473,3 +493,28 @@ def test_concurrent_uploads_wait_in_a_bounded_queue(tmp_path):
         finally:
             proc.terminate()
             proc.wait(timeout=15)
+
+
+def test_a_failed_submission_links_a_page_with_its_failure_and_the_way_back(browser, server):
+    """Not a 404: the leaderboard's failed row opens the failure, which leads back; a team named with
+    accents is shown by its name beside its safe id, which the URL uses."""
+    page = browser.new_page()
+    page.goto(server + "/results/")
+    failed = page.locator("table.failures tr", has_text="broken-team")
+    assert "not LaTeX" in failed.inner_text()
+    with page.expect_response(lambda r: "/results/s/broken-team" in r.url) as opened:
+        failed.locator("a").click()
+    assert opened.value.status == 200
+    check_html(page.content())
+    assert page.inner_text("h1") == "Submission broken-team: not scored"
+    reason = page.inner_text("#failure")
+    assert "genuine_paper.tex" in reason and "not LaTeX" in reason and str(ROOT) not in reason
+    screenshots(page, "failed-submission")
+    page.click("#back")
+    assert page.url == server + "/results/"
+    row = page.locator("table.leaderboard tr", has_text=UNICODE_TEAM)
+    assert row.locator(".given").inner_text() == UNICODE_TEAM and row.locator(".sid").inner_text() == "Equipe_Zoe"
+    row.locator("a").click()
+    assert page.url == server + "/results/s/Equipe_Zoe"
+    assert page.inner_text("h1") == f"Submission {UNICODE_TEAM} (Equipe_Zoe)"
+    page.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -181,3 +182,15 @@ def test_a_and_t_must_share_a_checklist_version(fixtures_dir, tmp_path, capsys):
     assert main(["validate", str(sub)]) == 2
     err = capsys.readouterr().err
     assert "A uses checklist neurips-2025 but T uses neurips-2024" in err
+
+
+def test_a_team_named_with_accents_keeps_its_letters_in_the_id_and_its_name_as_given():
+    """A safe id for files and URLs that still reads as the name (was "quipe_Zo"), and the name as given
+    found again from any path under the submission."""
+    from checklist_eval.challenge.submissions import given_name, submission_id_of
+
+    assert submission_id_of(Path("Équipe Zoé")) == "Equipe_Zoe"
+    assert submission_id_of(Path("Müller-Straße.zip")) == "Muller-Stra_e"
+    assert given_name("/data/subs/Équipe Zoé/genuine_x.tex", "Equipe_Zoe") == "Équipe Zoé"
+    assert given_name("/data/subs/Équipe Zoé.zip", "Equipe_Zoe-1a2b3c") == "Équipe Zoé"  # a collision's id
+    assert given_name("/elsewhere/paper.tex", "Equipe_Zoe") == ""

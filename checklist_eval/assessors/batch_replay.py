@@ -30,7 +30,7 @@ from checklist_eval.assessors.asking import Outcome, RequestFailed
 from checklist_eval.assessors.cache import endpoint_identity
 from checklist_eval.assessors.config import LLMConfig
 from checklist_eval.assessors.facts import question_for
-from checklist_eval.assessors.llm import LLMAssessor
+from checklist_eval.assessors.llm import NO_KEY_PLACEHOLDER, LLMAssessor
 from checklist_eval.assessors.quirks import EndpointQuirks
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Usage
@@ -79,10 +79,14 @@ def answer_state(line: dict[str, Any]) -> tuple[str, int | None, dict[str, Any] 
 
 
 class BatchAssessor(LLMAssessor):
-    def __init__(self, config: LLMConfig, retry_via: str = "online"):
+    def __init__(self, config: LLMConfig, retry_via: str = "online", *, key_when_sending: bool = False):
+        """``key_when_sending``: a run that writes its requests to a file (``--via jsonl``) sends nothing,
+        so a missing API key is said when (if ever) a request is to be sent, not before the file is written."""
         if retry_via not in RETRY_VIA:
             raise AssessorError(f"unknown --retry-via {retry_via!r}", model=config.model,
                                 endpoint=endpoint_identity(config.resolved_base_url))
+        self._key_when_sending = key_when_sending
+        self._missing_key: AssessorError | None = None
         super().__init__(config)
         if not self.cache.writes:
             raise self.error("batch answers are kept beside the response cache: drop --no-cache")
@@ -90,6 +94,25 @@ class BatchAssessor(LLMAssessor):
         self.pending: dict[str, dict[str, Any]] = {}  # cache key -> request body, for the next round
         self.served = 0  # answers taken from batch results this run
         self.retried_online = 0
+
+    def _read_key(self) -> str:
+        try:
+            return super()._read_key()
+        except AssessorError as err:
+            if not self._key_when_sending:
+                raise
+            self._missing_key = err  # raised by the first request that would need it
+            return NO_KEY_PLACEHOLDER
+
+    def _client_for_loop(self) -> openai.AsyncOpenAI:
+        if self._missing_key is not None:
+            raise self._missing_key
+        return super()._client_for_loop()
+
+    def files_client(self, max_bytes: int, deadline: float) -> openai.AsyncOpenAI:
+        if self._missing_key is not None:
+            raise self._missing_key
+        return super().files_client(max_bytes, deadline)
 
     # -- stored answers -----------------------------------------------------------------------------
 

@@ -180,8 +180,12 @@ Answers left as TODO, and questions missing from the checklist, are c_i = 0.
 ## Your results
 
 After scoring, the leaderboard shows S, C_G, C_A, C_T and R. The **detailed results** of your
-submission (titled with your genuine paper's title) list, per paper and per question, your answer,
-the verdict and the review, which of A's answers the assessor caught, and any hidden text found.{cost}
+submission (titled with your genuine paper's title) open with what to act on, per paper: for G and T
+the contradicted answers (to fix) and the unverified ones (to read yourself), each with its page or
+file:line; for A the **planted answers caught** (the answers that differ from T's and that the assessor
+judged wrong: each raises R) and the planted answers that passed. When S is 0 they say which factor is
+0. Then, per question, your answer, the verdict, the evidence and the review, and any hidden text
+found.{cost}
 
 ## Appeals
 

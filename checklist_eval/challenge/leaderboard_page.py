@@ -42,9 +42,10 @@ def report_links(results_folder: Path, page: Path, submission_ids: list[str]) ->
 
 def page_rows(rows: Sequence[LeaderboardRow]) -> list[dict[str, Any]]:
     """The rows as the page shows them: the leaderboard's columns, and how many of the submission's
-    answers were unverified (no passage found either way; counted correct) out of how many."""
+    answers were unverified (no passage found either way; counted correct) out of how many, and the
+    submission's name as given when the id differs from it."""
     return [{**r.model_dump(mode="json"), "unverified": r.states.get(State.UNVERIFIED.value),
-             "answers": sum(r.states.values()) if r.states else None} for r in rows]
+             "answers": sum(r.states.values()) if r.states else None, "name": r.name} for r in rows]
 
 
 def render_leaderboard(rows: list[dict[str, Any]], links: dict[str, str], *, title: str = "Leaderboard") -> str:

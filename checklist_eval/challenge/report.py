@@ -11,7 +11,6 @@ or images), so an organizer can mail one file or open it offline.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,11 +20,20 @@ from typing import TYPE_CHECKING, Any, Protocol
 import jinja2
 
 from checklist_eval.assessors.ledger import format_cost
+from checklist_eval.challenge.headline import (
+    STATE_MEANING,
+    card_anchor,
+    counts_line,
+    first_problem,
+    paper_groups,
+    state_counts_of,
+    submission_groups,
+    zero_factors,
+)
 from checklist_eval.challenge.results.layout import REPORT_HTML
 from checklist_eval.challenge.scoring import rules_parts
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import (
-    MUST_FIX_TAG,
     ROLES,
     Answer,
     Assessment,
@@ -55,7 +63,7 @@ def templates() -> jinja2.Environment:
     put into them: justifications, reviews, titles and file names are untrusted input."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("checklist_eval", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(fmt=_fmt)
+    env.globals.update(fmt=_fmt, state_meaning=STATE_MEANING)
     return env
 
 
@@ -109,16 +117,24 @@ class Card:
 
     @property
     def first_problem(self) -> str:
-        """The review's first must-fix line (its worst problem), else its first line."""
-        lines = [ln.strip().removeprefix("- ") for ln in self.review.splitlines() if ln.strip()]
-        tagged = [ln.removesuffix(MUST_FIX_TAG) for ln in lines if ln.endswith(MUST_FIX_TAG)]
-        return (tagged or lines or ["judged incorrect"])[0]
+        """What contradicts the answer: its review's worst problem (the must-fix line)."""
+        return first_problem(self.review)
+
+    @property
+    def meaning(self) -> str:
+        """What the state asks of the reader ("not checked: read it yourself")."""
+        return STATE_MEANING[self.state]
+
+    @property
+    def counts(self) -> str:
+        """How the answer counts in C, in plain words (c_i), said beside the state and never as a pass."""
+        return "counts as correct (c_i = 1)" if self.verdict != "incorrect" else "counts as wrong (c_i = 0)"
 
 
 def _card(r: Record, role_prefix: str, override: Decision | None, links: Links | None) -> Card:
     verdict = "incorrect" if not r.c else ("unverifiable" if r.verdict == "unverifiable" else "correct")
     title = f"{r.question_id}. {r.question_title}" if r.question_title else f"Question {r.question_id}"
-    return Card(anchor=f"q-{r.role}-{_slug(r.question_id)}", label=f"{role_prefix}{title}",
+    return Card(anchor=card_anchor(r), label=f"{role_prefix}{title}",
                 answer=_answer_text(r.answer), justification=r.justification, verdict=verdict,
                 p=_fmt(r.p_correct, 2) if r.p_correct is not None else None, review=r.review,
                 location=r.location, override=override.describe() if override else "",
@@ -128,10 +144,6 @@ def _card(r: Record, role_prefix: str, override: Decision | None, links: Links |
 def shown_state(r: Record) -> str:
     """The record's evidence state as c_i counts it (``Record.shown_state``)."""
     return r.shown_state.value
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", text)
 
 
 Links = Callable[["Record"], str]
@@ -167,8 +179,15 @@ def _tally(records: Sequence[Record]) -> str:
     ok = sum(r.c for r in records)
     n = state_counts([shown_state(r) for r in records])
     return (f"{ok} of {len(records)} answers judged correct: {n['supported']} supported by a passage of the paper,"
-            f" {n['unverified']} unverified (no passage found to support or contradict them; counted correct);"
-            f" {n['contradicted']} contradicted, to fix.")
+            f" {n['unverified']} unverified (no passage found to support or contradict them; the rules count them"
+            f" correct, but nothing checked them); {n['contradicted']} contradicted.")
+
+
+def _all_clear(counts: dict[str, int]) -> str:
+    """The line said when no answer is listed: only when every answer is supported."""
+    if counts["contradicted"] or counts["unverified"]:
+        return ""
+    return "Nothing to fix or to read: every answer is supported by a passage of the paper (see its card)."
 
 
 # What the offline assessor cannot judge, said in every report it made: a green answer is one its
@@ -194,8 +213,10 @@ def paper_records(paper: Paper, assessments: Sequence[Assessment]) -> list[Recor
 
 
 def paper_view(paper: Paper, assessments: Sequence[Assessment], *, assessor: str | None, model: str | None,
-               usage: Usage | None, prompt_version: str | None = None) -> dict[str, Any]:
-    """What one checked paper's report shows (the template's ``r``)."""
+               usage: Usage | None, prompt_version: str | None = None,
+               links: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """What one checked paper's report shows (the template's ``r``); ``links``: (label, href) of where to go
+    next (serve's "check another paper" and the report's JSON)."""
     from checklist_eval.assessors.manipulation import describe, injection_passages
     from checklist_eval.challenge.scoring import correctness
 
@@ -209,12 +230,14 @@ def paper_view(paper: Paper, assessments: Sequence[Assessment], *, assessor: str
                  datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")],
         "scores": [], "headline": f"Correctness C = {_fmt(float(correctness(records)))}", "rules": rules_parts()[:1],
         "p_legend": P_LEGEND,
-        "tally": _tally(records), "must_fix": [c for c in cards if c.verdict == "incorrect"],
+        "tally": _tally(records), "groups": paper_groups(records), "zero": "",
+        "counts": counts_line(state_counts_of(records)), "all_clear": _all_clear(state_counts_of(records)),
         "limits": limits_of(records), "states": state_counts([c.state for c in cards]),
         "usage": usage_line(usage), "overrides": [], "score_warnings": [],
         "hidden": [describe(run) for run in paper.hidden_text], "injection": injection_passages(paper),
         "undecided": [w.location or w.message for w in paper.warnings if w.kind is WarningKind.UNDECIDED],
         "agreement": [],
+        "links": list(links),
         "sections": [{"heading": "Answers", "source": "", "warnings": [str(w) for w in paper.warnings],
                       "cards": cards}],
     }
@@ -228,10 +251,11 @@ def render_paper_report(
     model: str | None,
     usage: Usage | None,
     prompt_version: str | None = None,
+    links: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The HTML text of one paper's report (see ``write_paper_report``)."""
     view = paper_view(paper, assessments, assessor=assessor, model=model, usage=usage,
-                      prompt_version=prompt_version)
+                      prompt_version=prompt_version, links=links)
     return render("report.html", page_title=f"Checklist report: {paper.title or Path(paper.source).name}", r=view)
 
 
@@ -244,10 +268,11 @@ def write_paper_report(
     model: str | None,
     usage: Usage | None,
     prompt_version: str | None = None,
+    links: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write ``out_dir/report.html`` for one paper (atomically) and return its path."""
     text = render_paper_report(paper, assessments, assessor=assessor, model=model, usage=usage,
-                               prompt_version=prompt_version)
+                               prompt_version=prompt_version, links=links)
     return atomic_write_text(Path(out_dir) / REPORT_HTML, text)
 
 
@@ -262,7 +287,8 @@ def _agreement_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     for row in agreement_rows(records):  # every question counts (T's TODO is T's answer)
         rows.append({"qid": row["question_id"], "a": _answer_text(row["a"]), "t": _answer_text(row["t"]),
                      "g": int(row["g"]), "c_a": int(row["c_A"]), "agree": "yes" if row["agree"] else "no",
-                     "cls": "ok" if row["agree"] else "bad"})
+                     # the participant's interest: an agreement raises R (their loss), a disagreement lowers it
+                     "cls": "bad" if row["agree"] else "ok"})
     return rows
 
 
@@ -278,7 +304,7 @@ def _manipulation_lines(by_role: dict[str, list[Record]], kind: str) -> list[str
 
 def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None,
                     overrides: Overrides | None = None, links: Links | None = None,
-                    title: str | None = None) -> dict[str, Any]:
+                    title: str | None = None, next_links: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """What one submission's report shows (the template's ``r``); ``overrides``: the appeal decisions
     already applied to ``records``; ``links``: a record's page in the organizer's browser."""
     from checklist_eval.assessors.manipulation import HIDDEN, INJECTION, UNDECIDED
@@ -302,25 +328,36 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
         meta.append("Case GT: the adversarial paper A is T's paper with G's checklist answers")
     applied = [o for k, o in (overrides or {}).items() if k[0] == score.submission_id]
     return {
-        "heading": title or f"Submission {score.submission_id}", "meta": meta,
+        "heading": title or f"Submission {submission_name(score.submission_id, records)}", "meta": meta,
         "scores": [("case", score.case)] + [(k, _fmt(getattr(score, k), 4)) for k in ("C_G", "C_A", "C_T", "R", "S")],
         "headline": f"S = {_fmt(score.S, 4)}", "tally": _tally(records), "rules": rules_parts(), "p_legend": P_LEGEND,
-        "must_fix": [c for c in cards if c.verdict == "incorrect"], "usage": usage_line(usage),
+        "groups": submission_groups(records), "zero": zero_factors(score), "usage": usage_line(usage),
+        "counts": counts_line(state_counts_of(records), of="answers in all", author=False),
+        "all_clear": _all_clear(state_counts_of(records)),
         "limits": limits_of(records), "states": state_counts([c.state for c in cards]),
         "overrides": applied, "score_warnings": list(score.warnings),
         "hidden": _manipulation_lines(by_role, HIDDEN), "injection": _manipulation_lines(by_role, INJECTION),
         "undecided": _manipulation_lines(by_role, UNDECIDED),
         "agreement": _agreement_rows(records) if "A" in by_role and "T" in by_role else [],
-        "sections": sections,
+        "links": list(next_links), "sections": sections,
     }
+
+
+def submission_name(sid: str, records: Sequence[Record]) -> str:
+    """"Équipe Zoé (Equipe_Zoe)": the name as the team gave it with the safe id beside it; the id alone
+    when they are the same."""
+    from checklist_eval.challenge.submissions import given_name
+
+    name = given_name(next((r.source for r in records if r.source), ""), sid)
+    return f"{name} ({sid})" if name and name != sid else sid
 
 
 def render_submission_report(
     score: SubmissionScore, records: Sequence[Record], *, usage: Usage | None = None,
-    overrides: Overrides | None = None, title: str | None = None,
+    overrides: Overrides | None = None, title: str | None = None, links: Sequence[tuple[str, str]] = (),
 ) -> str:
-    view = submission_view(score, records, usage=usage, overrides=overrides, title=title)
-    return render("report.html", page_title=title or f"Submission {score.submission_id}", r=view)
+    view = submission_view(score, records, usage=usage, overrides=overrides, title=title, next_links=links)
+    return render("report.html", page_title=view["heading"], r=view)
 
 
 def write_submission_report(
@@ -371,7 +408,7 @@ def print_submission_summary(console: Console, score: SubmissionScore, records: 
     for col in ("#", "a", "t", "g", "c_A", "agree?"):
         table.add_column(col)
     for row in agreement_rows(records):
-        agree = "yes" if row["agree"] else "[red]no[/red]"
+        agree = "[red]yes[/red]" if row["agree"] else "[green]no[/green]"  # an agreement raises R: your loss
         table.add_row(
             escape(row["question_id"]), _answer_text(row["a"]), _answer_text(row["t"]), str(row["g"]),
             str(row["c_A"]), agree,

@@ -55,16 +55,39 @@ def submission_id_of(path: Path) -> str:
     name keeps its first characters and gets a digest of the whole name: two 255-character names
     (the longest a file system allows, too long for the temp files beside their results) that differ
     only in case or at the end get two ids, both short enough to write."""
-    name = path.name
-    for suffix in sorted(UPLOAD_SUFFIXES, key=len, reverse=True):
-        if name.lower().endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+    name = given_name_of(path)
+    # accents come off their letters ("Équipe Zoé" -> "Equipe_Zoe"), not the letters off the name
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", _without_accents(name)).strip("._") or "submission"
     if len(safe) <= MAX_ID_CHARS:
         return safe
     digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return f"{safe[: MAX_ID_CHARS - len(digest) - 1].rstrip('._-')}-{digest}"
+
+
+def given_name_of(path: Path) -> str:
+    """The submission's name as its team gave it (any Unicode): the folder's name, or the archive's
+    without its suffix. Shown beside the safe id, which files and URLs use."""
+    name = path.name
+    for suffix in sorted(UPLOAD_SUFFIXES, key=len, reverse=True):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _without_accents(name: str) -> str:
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+
+
+def given_name(source: str, sid: str) -> str:
+    """The name as given of submission ``sid``, read from a path under it (a record's or a failure's
+    source); "" when no part of the path is that submission's (a source written by another tool)."""
+    for part in reversed(Path(source).parts):
+        safe = submission_id_of(Path(part))
+        if sid == safe or sid.startswith(safe + "-"):
+            return given_name_of(Path(part))
+    return ""
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.cli.numbers import number
 
@@ -32,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=number("--jobs", kind=int, low=1, high=1024), default=4, metavar="N",
                    help="submissions parsed and in flight at once (default 4); requests are bounded "
                         "by the assessor's --concurrency/--rpm")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar; no table of the best submissions")
+    p.add_argument("--verbose", action="store_true", help="every scored submission with all its scores")
     p.add_argument("--json", action="store_true", help="print summary.json's counts instead of tables")
     p.add_argument("--dry-run", action="store_true",
                    help="print the calls, tokens (prompt, cached, completion) and cost per paper and in "
@@ -151,23 +151,10 @@ def exit_code(outcome, printed: int) -> int:
 
 
 def _print_outcome(args: argparse.Namespace, outcome) -> None:
-    from checklist_eval.challenge.report import print_scores_table
+    from checklist_eval.cli.summary import print_batch_summary
     from checklist_eval.redact import terminal_console
 
-    u = outcome.usage
-    console = terminal_console()
-    if not args.quiet:
-        print_scores_table(console, [r.score for r in outcome.results], title=f"Batch {args.root}")  # escaped there
-    console.print(
-        f"{outcome.counts().submissions} submissions: {outcome.scored} scored, {outcome.resumed} already done, "
-        f"{len(outcome.failures)} failed; calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, "
-        f"cost {format_cost(u)}; {outcome.wall_s:.1f} s",
-        highlight=False, markup=False,
-    )
-    for f in outcome.failures:
-        console.print(f"failed {f.submission_id}: {f.error}", highlight=False, markup=False)
-    console.print(f"results in {args.out} (failures in {ResultsLayout(args.out).failures_jsonl})", highlight=False,
-                  markup=False)
+    print_batch_summary(terminal_console(), outcome, args.root, args.out, verbose=args.verbose, quiet=args.quiet)
 
 
 def dry_run(args: argparse.Namespace) -> int:

@@ -35,7 +35,10 @@ def register(subparsers: Any) -> None:
                         "without sending anything")
     p.add_argument("--root", metavar="FILE", default=None,
                    help="the main .tex file of a LaTeX folder or archive holding several papers")
-    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress display; print the one summary line alone (C, the answers per state)")
+    p.add_argument("--verbose", action="store_true",
+                   help="print every answer's verdict, passage and review in a table, then the summary")
     add_assessor_args(p)
     add_limit_args(p)
     p.set_defaults(func=run)
@@ -95,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     result = result_object(paper, assessments, assessor)
     if args.out:
         write_outputs(args.out, paper, assessments, assessor, result)
-    return emit(result, args.json, lambda: print_result(paper, assessments, result, args.out, usage=assessor.usage),
+    return emit(result, args.json, lambda: print_result(paper, assessments, result, args.out, usage=assessor.usage,
+                                                        verbose=args.verbose, quiet=args.quiet),
                 **CHECK_JSON_LAYOUT)
 
 
@@ -108,7 +112,8 @@ def write_outputs(out_dir: str, paper, assessments, assessor, result: CheckResul
 
     atomic_write_text(Path(out_dir) / CHECK_JSON, dump_json(result, **CHECK_JSON_LAYOUT) + "\n")
     write_paper_report(out_dir, paper, assessments, assessor=assessor.name, model=assessor.model,
-                       usage=assessor.usage, prompt_version=assessor.prompt_version)
+                       usage=assessor.usage, prompt_version=assessor.prompt_version,
+                       links=[("This report as JSON", CHECK_JSON)])  # written beside it, linked relatively
 
 
 def _issues(review: str, limit: int = 2) -> str:
@@ -122,26 +127,44 @@ def _issues(review: str, limit: int = 2) -> str:
     return "\n".join(shown)
 
 
-# The verdict cell of the table: the evidence state, with the c_i it gives (unverified keeps 1).
-_STATE_CELL = {"supported": "[green]✓ supported[/green]", "unverified": "[yellow]✓ unverified[/yellow]",
-               "contradicted": "[red]✗ contradicted[/red]"}
+def _state_cell(state: str) -> str:
+    """The verdict cell of the table: the evidence state with its mark (unverified is neutral, no tick)."""
+    from checklist_eval.challenge.headline import STATE_MARK, STATE_STYLE
+
+    return f"[{STATE_STYLE[state]}]{STATE_MARK[state]} {state}[/{STATE_STYLE[state]}]"
 
 
 def unverified_line(result: CheckResult) -> str:
     """How many answers are in each state, the unverified ones said to count as correct."""
     n = result.states
     return (f"Evidence: {n['supported']} supported by a passage of the paper, {n['unverified']} unverified (no"
-            f" passage found either way; counted correct), {n['contradicted']} contradicted.")
+            f" passage found either way; counted correct, but not checked: read them), {n['contradicted']}"
+            " contradicted.")
 
 
-def print_result(paper, assessments, result: CheckResult, out_dir: str | None, usage=None) -> None:
-    """The table, C, and the run's usage (``usage``: the assessor's Usage, for its reasoning tokens and
-    whether its cost is known)."""
-    from rich.markup import escape
-
+def print_result(paper, assessments, result: CheckResult, out_dir: str | None, usage=None, *,
+                 verbose: bool = False, quiet: bool = False) -> None:
+    """The summary that fits 80x24 (``check_summary``); ``verbose``: the table and every note before it;
+    ``quiet``: the summary line alone. ``usage``: the assessor's Usage, for its reasoning tokens and
+    whether its cost is known."""
+    from checklist_eval.challenge.report import paper_records
+    from checklist_eval.cli.summary import print_summary, summary_line
     from checklist_eval.redact import terminal_console
 
     console = terminal_console()
+    records = paper_records(paper, assessments)
+    if quiet:
+        console.print(summary_line(result, records), highlight=False, markup=False, soft_wrap=True)
+        return
+    if verbose:
+        _print_details(console, paper, assessments, result, usage)
+    print_summary(console, paper, result, records, out_dir, verbose=verbose, usage=usage)
+
+
+def _print_details(console, paper, assessments, result: CheckResult, usage) -> None:
+    """The table, C, and the notes the summary only counts (body, usage, hidden text, every warning)."""
+    from rich.markup import escape
+
     console.print(_verdict_table(paper, assessments))
     n_ok = sum(1 for it in result.items if it.correct)
     console.print(f"Correctness C = {result.C:.3f} ({n_ok} of {len(result.items)} answers judged "
@@ -158,12 +181,7 @@ def print_result(paper, assessments, result: CheckResult, out_dir: str | None, u
             console.print(f"  - {escape(describe(run))}", highlight=False)
     for w in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(str(w))}", highlight=False)
-    if out_dir:
-        from checklist_eval.challenge.results.layout import REPORT_HTML
-
-        # the report's own path, to open or mail, on a line of its own (no wrapping)
-        console.print(f"Wrote {out_dir}/{CHECK_JSON}; the report: {out_dir}/{REPORT_HTML}", highlight=False,
-                      markup=False, soft_wrap=True)
+    console.print()
 
 
 def _verdict_table(paper, assessments):
@@ -182,7 +200,7 @@ def _verdict_table(paper, assessments):
     table.add_column("p", justify="right")
     table.add_column("top issues", overflow="fold")
     for a in assessments:
-        verdict = _STATE_CELL[(a.state or State.UNVERIFIED).value]
+        verdict = _state_cell((a.state or State.UNVERIFIED).value)
         answer = a.answer.value if a.answer is not None else "—"
         # Reviews and titles quote "[Yes]"-style text, which rich would read as markup: escape it.
         table.add_row(escape(a.question_id), escape(titles.get(a.question_id, "")), answer, verdict,
@@ -206,13 +224,7 @@ def _print_body_notes(console, paper, result: CheckResult) -> None:
 
 def _print_usage(console, result: CheckResult, usage) -> None:
     """Calls, tokens and cost of a run that called a model (nothing for the offline assessor)."""
-    u = result.usage
-    if u.calls:
-        from checklist_eval.assessors.ledger import format_cost
-        from checklist_eval.models import Usage
+    if result.usage.calls:
+        from checklist_eval.cli.summary import usage_text
 
-        full = usage if usage is not None else Usage(calls=u.calls, cost_usd=u.cost_usd)
-        reasoning = f", {full.reasoning_tokens} of them reasoning" if full.reasoning_tokens else ""
-        console.print(f"Usage: {u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} "
-                      f"completion tokens ({u.cached_tokens} cached{reasoning}), {format_cost(full)}",
-                      highlight=False, soft_wrap=True)
+        console.print(usage_text(result, usage), highlight=False, markup=False, soft_wrap=True)

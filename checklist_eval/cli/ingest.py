@@ -38,7 +38,7 @@ async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
     from checklist_eval.cli.via import build_assessor
 
     results = Path(args.results)
-    assessor = build_assessor(record["options"], args.retry_via)
+    assessor = build_assessor(record["options"], args.retry_via, key_when_sending=True)  # a key only to retry online
     flow = BatchFlow(assessor)
     try:
         counts = await flow.read_responses(args.responses)

@@ -26,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="print the calls, tokens (prompt, cached, completion) and cost per paper and in "
                         "total, without sending anything")
-    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--quiet", action="store_true", help="no progress display; print the one score line alone")
+    p.add_argument("--verbose", action="store_true",
+                   help="print the scores table and the A vs T table per question, then the summary")
     add_assessor_args(p)
     from checklist_eval.cli.via import add_via_args
 
@@ -91,18 +93,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_result(args: argparse.Namespace, result) -> None:
+    """The summary that fits 80 columns (``cli.summary``); the tables before it with --verbose, the score
+    line alone with --quiet."""
     from checklist_eval.challenge.report import print_submission_summary
+    from checklist_eval.cli.summary import print_score_summary, score_line
     from checklist_eval.redact import terminal_console
 
     console = terminal_console()
-    print_submission_summary(console, result.score, result.records)
+    if args.quiet:
+        console.print(score_line(result.score), highlight=False, markup=False, soft_wrap=True)
+        return
+    if args.verbose:
+        print_submission_summary(console, result.score, result.records)
+        console.print()
     for w in result.warnings:
         console.print(f"warning: {w}", highlight=False, markup=False)
-    u = result.usage
-    from checklist_eval.assessors.ledger import format_cost
-
-    console.print(f"calls {u.calls}, tokens {u.prompt_tokens + u.completion_tokens}, cost {format_cost(u)}",
-                  highlight=False)
-    if args.out:
-        console.print(f"wrote {args.out}/result.json, report.html, records.csv", highlight=False, markup=False)
-
+    print_score_summary(console, result.score, result.records, args.out, verbose=args.verbose, usage=result.usage)

@@ -58,11 +58,13 @@ def _check(args: argparse.Namespace, drain: bool = False) -> None:
                                "use a new --cache file")
 
 
-def build_assessor(options: dict[str, Any], retry_via: str):
+def build_assessor(options: dict[str, Any], retry_via: str, *, key_when_sending: bool = False):
+    """``key_when_sending``: the run writes its requests to a file (``--via jsonl``, ``ingest``), so no API
+    key is asked for unless a request is to be sent (a retry online)."""
     from checklist_eval.assessors import LLMConfig
     from checklist_eval.assessors.batch_replay import BatchAssessor
 
-    return BatchAssessor(LLMConfig.from_options(**options), retry_via=retry_via)
+    return BatchAssessor(LLMConfig.from_options(**options), retry_via=retry_via, key_when_sending=key_when_sending)
 
 
 def _options(args: argparse.Namespace, cache: Path | None) -> dict[str, Any]:
@@ -131,7 +133,7 @@ async def run_batch_via(args: argparse.Namespace, out: Path, cache: Path, quiet:
     options = _options(args, cache)
     write_run_file(out, {"command": "batch", "root": str(Path(args.root).resolve()), "out": str(out.resolve()),
                          "jobs": args.jobs, "options": options})
-    assessor = build_assessor(options, "online" if drain else args.retry_via)
+    assessor = build_assessor(options, "online" if drain else args.retry_via, key_when_sending=args.via == "jsonl")
     flow = _flow(assessor, args, quiet)
     limits = parse_limits(args)
     try:
@@ -165,7 +167,7 @@ async def score_via(args: argparse.Namespace):
         write_run_file(Path(args.out), {"command": "score", "root": str(Path(args.submission).resolve()),
                                         "out": str(Path(args.out).resolve()), "jobs": 1, "options": options})
     assessor = build_assessor(options | {"cache_path": options.get("cache_path") or default_cache_path()},
-                              args.retry_via)
+                              args.retry_via, key_when_sending=args.via == "jsonl")
     flow = _flow(assessor, args, getattr(args, "json", False))
     paths = [Path(args.submission)]
     try:
@@ -195,5 +197,14 @@ async def _jsonl(flow, paths, args, replay, loader):
     flow.write_requests_file(requests, args.requests_out)
     print(f"{len(requests)} requests written to {args.requests_out}; run them (e.g. python -m "
           f"vllm.entrypoints.openai.run_batch -i {args.requests_out} -o results.jsonl --model "
-          f"{flow.assessor.model}) and then `checklist-eval ingest RESULTS --responses results.jsonl`")
+          f"{flow.assessor.model}) and then {_ingest_step(args)}")
     return None
+
+
+def _ingest_step(args: argparse.Namespace) -> str:
+    """The command that finishes the run, with its real results folder (the one holding the run file)."""
+    import shlex
+
+    if not getattr(args, "out", None):  # a score run without --out keeps no run file to ingest from
+        return "rerun with --out DIR to keep the run, then `checklist-eval ingest DIR --responses results.jsonl`"
+    return f"`checklist-eval ingest {shlex.quote(str(args.out))} --responses results.jsonl`"

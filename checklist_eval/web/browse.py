@@ -15,9 +15,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from checklist_eval.challenge.headline import first_problem
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.report import shown_state, submission_view
 from checklist_eval.challenge.results.folder import ResultsFolder
+from checklist_eval.challenge.results.leaderboard import Failure
 from checklist_eval.errors import ChecklistEvalError
 from checklist_eval.web.pages import page
 
@@ -80,6 +82,9 @@ def routes(root: Path) -> list[Route]:
         folder = results.folder()
         recs = folder.records(sid)
         if not recs:
+            failed = next((f for f in folder.failures() if f.submission_id == sid), None)
+            if failed is not None:
+                return _failure_page(failed)
             return _not_found(f"no submission {sid!r} in these results")
         view = submission_view(score_submission(sid, recs), recs, overrides=folder.decisions(), links=question_url)
         return page("report.html", page_title=f"Submission {sid}", r=view,
@@ -92,7 +97,8 @@ def routes(root: Path) -> list[Route]:
         history = [e for e in results.folder().history() if e.key == found.key]
         calls = [_call_view(c) for c in results.calls(found)]
         return page("question.html", page_title=f"{found.submission_id} {found.role} {found.question_id}",
-                    rec=found, state=shown_state(found), history=history, calls=calls, here=question_url(found),
+                    rec=found, state=shown_state(found), contradiction=first_problem(found.review), history=history,
+                    calls=calls, here=question_url(found),
                     nav=[("Leaderboard", "/results/"), (found.submission_id, submission_url(found.submission_id)),
                          (f"{found.role} question {found.question_id}", "")])
 
@@ -130,6 +136,19 @@ def routes(root: Path) -> list[Route]:
         route("/results/s/{sid}/{role}/{qid}", question),
         route("/results/s/{sid}/{role}/{qid}/call/{call}", call),
     ]
+
+
+def _failure_page(failed: Failure) -> Response:
+    """A submission the batch could not score: its name as given, its id, and why (the reason as the
+    leaderboard publishes it, paths relative to the batch's root), with the way back to the leaderboard."""
+    from checklist_eval.challenge.results.leaderboard import public_reason
+    from checklist_eval.challenge.submissions import given_name
+
+    name = given_name(failed.source, failed.submission_id) if failed.source else ""
+    shown = f"{name} ({failed.submission_id})" if name and name != failed.submission_id else failed.submission_id
+    return page("failure.html", page_title=f"Submission {shown}: not scored", shown=shown,
+                reason=public_reason(failed), source=Path(failed.source).name if failed.source else "",
+                nav=[("Leaderboard", "/results/"), (shown, "")])
 
 
 def _call_view(c: dict[str, Any]) -> dict[str, Any]:

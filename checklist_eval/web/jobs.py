@@ -163,7 +163,8 @@ class Checker:
                                       correctness=float(correctness(paper_records(paper, assessments))),
                                       usage=assessor.usage)
         job.html = render_paper_report(paper, assessments, assessor=assessor.name, model=assessor.model,
-                                       usage=assessor.usage, prompt_version=assessor.prompt_version)
+                                       usage=assessor.usage, prompt_version=assessor.prompt_version,
+                                       links=next_links(job))
         job.status = "done"
 
     async def _score_set(self, job: Job, folder: Path) -> None:
@@ -181,9 +182,15 @@ class Checker:
         score = result.score.model_copy(update={"warnings": [_hide_folder(w, upload) for w in result.score.warnings]})
         report = result.report()
         job.document = report.model_copy(update={"warnings": [_hide_folder(w, upload) for w in report.warnings]})
-        job.html = render_submission_report(score, records, usage=result.usage, title=f"Submission: {job.name}")
+        job.html = render_submission_report(score, records, usage=result.usage, title=f"Submission: {job.name}",
+                                            links=next_links(job))
         job.questions = [(f"{r.role} {r.question_id}", r.question_title) for r in result.records]
         job.status = "done"
+
+
+def next_links(job: Job) -> list[tuple[str, str]]:
+    """Where an uploaded report leads: another upload, and this report's JSON (``check --json``'s shape)."""
+    return [("Check another paper", "/"), ("This report as JSON", f"/api/check/{job.id}")]
 
 
 def _as_uploaded(paper: Paper, path: Path) -> Paper:

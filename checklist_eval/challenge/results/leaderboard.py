@@ -53,6 +53,13 @@ class LeaderboardRow(Row):
     # Answers per evidence state, shown by the HTML page and not a column: the CSV's columns are the
     # organizers' (its last stays ``status``) and the JSON list keeps its shape.
     _states: dict[str, int] = PrivateAttr(default_factory=dict)
+    # The submission's name as its team gave it (Unicode kept; "" when it is the id): shown beside the id,
+    # which the files and URLs use. Not a column either.
+    _name: str = PrivateAttr(default="")
+
+    @property
+    def name(self) -> str:
+        return self._name
 
     @property
     def scored(self) -> bool:
@@ -98,7 +105,15 @@ def leaderboard_row(score: SubmissionScore, recs: Sequence[Record]) -> Leaderboa
         manipulation=_manipulation(recs),
     )
     row._states = state_counts([r.shown_state for r in recs])
+    row._name = _given_name(next((r.source for r in recs if r.source), ""), score.submission_id)
     return row
+
+
+def _given_name(source: str, sid: str) -> str:
+    from checklist_eval.challenge.submissions import given_name
+
+    name = given_name(source, sid) if source else ""
+    return name if name != sid else ""
 
 
 def read_failures(folder: Path) -> list[Failure]:
@@ -125,7 +140,9 @@ def failure_rows(failures: Sequence[Failure], scored: set[str]) -> list[Leaderbo
         if f.submission_id in scored:
             continue
         reason = " ".join(public_reason(f).split()) or "unknown error"
-        rows.append(LeaderboardRow(submission_id=f.submission_id, status=f"failed: {reason}"))
+        row = LeaderboardRow(submission_id=f.submission_id, status=f"failed: {reason}")
+        row._name = _given_name(f.source, f.submission_id)
+        rows.append(row)
     return rows
 
 
