@@ -22,7 +22,8 @@ QUESTION_TOPICS = ("limitations", "theory", "details", "errorbars", "compute", "
 def chosen_papers(corpus: Path) -> list[tuple[str, str]]:
     """(half, folder): the first PAPERS_PER_HALF folders of each half of the fixed corpus split
     (``checklist_eval/adversary/corpus_split.tsv``) in sha256(folder name) order."""
-    folders = sorted((d.name for d in corpus.iterdir() if d.is_dir()), key=lambda n: hashlib.sha256(n.encode()).hexdigest())
+    folders = sorted((d.name for d in corpus.iterdir() if d.is_dir()),
+                     key=lambda n: hashlib.sha256(n.encode()).hexdigest())
     out = []
     for half in (DEVELOPMENT, HELD_OUT):
         out += [(half, f) for f in folders if half_of(f) == half][:PAPERS_PER_HALF]

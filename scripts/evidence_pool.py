@@ -81,7 +81,8 @@ def build(corpus: Path, notes: Path) -> list[dict]:
             for m in marks:
                 if m.startswith("L:"):
                     file, line = m[2:].rsplit(":", 1)
-                    yes += [loc for loc in everywhere.values() if loc["file"] == file and loc["lines"][0] <= int(line) <= loc["lines"][1]][:1]
+                    yes += [loc for loc in everywhere.values()
+                            if loc["file"] == file and loc["lines"][0] <= int(line) <= loc["lines"][1]][:1]
                 elif m not in ("none", "skip"):
                     yes.append(everywhere[m])  # a paragraph read in another question's pool
             label = "skip" if marks == ["skip"] else "none-in-paper" if marks == ["none"] else "addressed"

@@ -65,7 +65,10 @@ _BODY_PATTERNS = {
     r"(?:dataset|benchmark|code|model|library|toolkit)|(?:code|data|dataset) (?:is|are|will be) (?:publicly )?"
     r"(?:available|released)",
     "llm": r"\bLLMs?\b|large language models?|\bGPT-?\d|ChatGPT|\bClaude\b|\bLlama\b|\bGemini\b",
-    "references": r"\bReferences\b|\bBibliography\b|\[\d+\]|et al\.",
+    # A printed bibliography, a numbered citation, or a LaTeX \\cite as the body shows it: "[vaswani2017,
+    # he:2016]", keys of letters and a year (the parser renders \\cite{keys} so; a .bib alone prints nothing).
+    "references": r"\bReferences\b|\bBibliography\b|\[\d+(?:[,–-]\s*\d+)*\]|et al\."
+    r"|\[[A-Za-z][\w:./+-]*?(?:19|20)\d\d[\w:./+-]*(?:,\s*[A-Za-z][\w:./+-]*)*\]",
     # The words of a question's guidelines and their common synonyms: weaker than the facts above (no
     # support by themselves), but a body or justification that uses them does not lack the topic, so
     # their absence, not the absence of the strong facts, is what refutes a Yes.

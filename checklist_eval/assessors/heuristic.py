@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from dataclasses import replace
 
 from checklist_eval.assessors import heuristic_rules as rules
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
@@ -183,8 +184,13 @@ def _about_topic(paper: Paper, present: list[Pointer], item: ChecklistItem) -> F
             if lab in texts and relevant_by(scores, labels.index(lab)):
                 return support(0.45, cited)
     asked = item.title or "this question"
-    return suggestion(-0.6, f'The cited {cited} does not seem to be about "{asked}": point to where the paper'
-                      " discusses it.", cited)
+    return lacking_support(suggestion(-0.6, f'The cited {cited} does not seem to be about "{asked}": point to'
+                                      " where the paper discusses it.", cited))
+
+
+def lacking_support(f: Finding) -> Finding:
+    """``f`` marked as saying the paper's support for the claim is missing."""
+    return replace(f, missing=True)
 
 
 # Topics whose Yes claims a discussion. Its words vary ("shortcomings", "we caution", a section
@@ -194,11 +200,12 @@ _DISCUSSIONS = {"limitations", "impacts", "safeguards"}
 
 def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: BodyFacts) -> list[Finding]:
     """Does the body show what the answer claims (Yes) or plainly do what it says does not apply (NA)?"""
-    if item.answer is Answer.YES:
-        found = rules.check_yes(topic, facts, item)
+    if item.answer is Answer.YES:  # a Yes whose fact the body lacks is a Yes without support
+        found = [lacking_support(f) if f.severity == "suggestion" else f for f in rules.check_yes(topic, facts, item)]
         refuted = any(f.severity == "blocking" for f in found)
         if refuted and topic in _DISCUSSIONS and names_a_place_about_it(paper, item):  # ranks sections: last
-            return [rules.suggestion(f.weight, f.note, f.evidence) if f.severity == "blocking" else f for f in found]
+            return [lacking_support(rules.suggestion(f.weight, f.note, f.evidence)) if f.severity == "blocking" else f
+                    for f in found]
         return found
     if item.answer is Answer.NA:
         return rules.check_na(topic, facts)

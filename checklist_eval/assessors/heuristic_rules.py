@@ -48,6 +48,9 @@ class Finding:
     weight: float
     note: str = ""
     evidence: str | None = None
+    # The finding says the paper's support for the claim is missing (a cited place not about it, a fact
+    # the body lacks): the answer is never "supported" beside it.
+    missing: bool = False
 
 
 def blocking(weight: float, note: str, evidence: str | None = None) -> Finding:
