@@ -40,7 +40,8 @@ def resting_passages(paper: Paper, item: ChecklistItem, findings: list[Finding],
         found = [p for p in found if p in on_question]
     best = on_question[:MAX_PASSAGES]
     if verdict == "correct" and not found and decisive:
-        found = cited_passages(paper, item)
+        # the fact a rule found, shown by the paper's own place for it or its best paragraph on the question
+        found = cited_passages(paper, item) or best[:1]
     if verdict == "incorrect":  # what contradicts the answer first
         return list(dict.fromkeys([*found, *best]))[:MAX_PASSAGES], State.CONTRADICTED
     # The paper's best paragraph on the question first, then the one holding the fact found.
