@@ -6,6 +6,7 @@ topic's words. Each with a stable locator (file, line range, digest of its text)
 
     python scripts/evidence_pool.py [--shared ../shared] > pool.txt
     python scripts/evidence_pool.py --build notes.txt   # a reader's notes -> labels.jsonl
+    python scripts/evidence_pool.py --add notes-2.txt   # paragraphs read later, added to labels.jsonl
 
 The notes have one line per (paper, question): ``folder question digest...`` naming the pool paragraphs
 that address the question (``L:file:line`` names one outside the pool), ``none`` when the paper has
@@ -23,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from evidence_labels import LABELS, QUESTION_TOPICS, chosen_papers, locator  # noqa: E402
+from evidence_labels import LABELS, QUESTION_TOPICS, chosen_papers, locator, read_labels  # noqa: E402
 
 from checklist_eval.assessors.evidence import pointers_in, section_texts  # noqa: E402
 from checklist_eval.assessors.heuristic import HeuristicAssessor  # noqa: E402
@@ -92,14 +93,39 @@ def build(corpus: Path, notes: Path) -> list[dict]:
     return rows
 
 
+def add(corpus: Path, notes: Path) -> list[dict]:
+    """labels.jsonl with the paragraphs of a second reading added: lines ``folder question digest yes|no``
+    (paragraphs shown after a ranking change that the first pool did not hold). A "yes" on a question
+    labelled none-in-paper makes it addressed: the first reading missed it."""
+    rows = read_labels()
+    by_pair = {(r["paper"], r["question"]): r for r in rows}
+    located: dict[str, dict[str, dict]] = {}
+    for line in notes.read_text("utf-8").splitlines():
+        if not line.strip():
+            continue
+        folder, qid, digest_, verdict = line.split()
+        if folder not in located:
+            paper = load_paper(corpus / folder)
+            located[folder] = {loc["digest"]: loc for p in _index(paper.body).pieces
+                               for loc in [locator(paper, p.start, p.text)]}
+        row, loc = by_pair[(folder, qid)], located[folder][digest_]
+        if verdict == "yes":
+            row["addresses"].append(loc)
+            row["label"] = "addressed" if row["label"] == "none-in-paper" else row["label"]
+        else:
+            row["read_not_addressing"].append(loc)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     ap.add_argument("--build", type=Path, help="a reader's notes: write labels.jsonl from them")
+    ap.add_argument("--add", type=Path, help="a second reading's notes: add them to labels.jsonl")
     args = ap.parse_args()
     corpus = args.shared / "corpus" / "papers-latex"
-    if args.build:
-        rows = build(corpus, args.build)
+    if args.build or args.add:
+        rows = build(corpus, args.build) if args.build else add(corpus, args.add)
         LABELS.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), "utf-8")
         print(f"{len(rows)} labelled (paper, question) pairs -> {LABELS}")
         return 0
