@@ -42,8 +42,8 @@ def resting_passages(paper: Paper, item: ChecklistItem, findings: list[Finding],
     if verdict == "correct" and not found and decisive:
         # the fact a rule found, shown by the paper's own place for it or its best paragraph on the question
         found = cited_passages(paper, item) or best[:1]
-    if verdict == "incorrect":  # what contradicts the answer first
-        return list(dict.fromkeys([*found, *best]))[:MAX_PASSAGES], State.CONTRADICTED
+    if verdict == "incorrect":  # what contradicts the answer; else the paper's own paragraphs on the question
+        return list(dict.fromkeys(found or best))[:MAX_PASSAGES], State.CONTRADICTED
     # The paper's best paragraph on the question first, then the one holding the fact found.
     shown = list(dict.fromkeys([*best[:1], *found, *best[1:]]))[:MAX_PASSAGES]
     missing = any(f.missing for f in findings)
