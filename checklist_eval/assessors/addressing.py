@@ -66,7 +66,7 @@ ASKED["irb"] = re.compile(r"\bIRB\b|institutional review|ethics (?:committee|boa
 TITLED: dict[str, re.Pattern[str]] = {
     topic: re.compile(rx, re.I)
     for topic, rx in {
-        "limitations": r"limitation|scope|caveat|threats? to validity",
+        "limitations": r"limitation|scope|caveat|threats? to validity|discussion",
         "theory": r"theor|proof|assumption|analysis",
         "details": r"implementation|setup|set-up|setting|hyper|training details|configuration|parameter"
         r"|experimental details|evaluation protocol",
