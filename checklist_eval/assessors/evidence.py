@@ -41,17 +41,20 @@ _BODY_PATTERNS = {
     r"|ethical (?:considerations?|implications?|concerns?)|dual[- ]use",
     "safeguards": r"safeguards?|responsible (?:release|use)|usage guidelines|access (?:restrictions?|control)"
     r"|gated|content filter|safety filter",
-    "irb": r"\bIRB\b|institutional review board|ethics (?:committee|board|approval|review)"
+    "irb": r"\bIRB\b|institutional\s+review\s+board|ethics\s+(?:committee|board|approval|review)"
     r"|ethical approval|exempt(?:ion)? (?:from|status)",
     # Specific evidence: a generic word ("Theorem", "GPU", "std" once) in an ML paper proves nothing.
     "theorem_numbered": r"\b(?:Theorem|Lemma|Proposition|Corollary)\s+[A-Z]?\d",
     "proof": r"\bProof\b|\bproofs? (?:of|in|are|is)\b",
-    "stats_strong": r"±|\+/-|standard deviations?|standard errors?|confidence intervals?|error bars?|\bstd\b"
+    # LaTeX keeps math as written: "$0.3 \\pm 0.1$" is a ±, and "SEM" a standard error of the mean.
+    "stats_strong": r"±|\+/-|\\pm\b|\bSEM\b|standard deviations?|standard errors?|confidence intervals?|error bars?"
+    r"|\bstd\b"
     r"|\bs\.e\.m?\b|p-values?|statistically significant|t-tests?|wilcoxon|\b9[05]\s?% CI"
     r"|\d+(?:st|nd|rd|th) (?:and \d+(?:st|nd|rd|th) )?percentiles?|interquartile|quantile (?:bands?|ranges?)"
     r"|(?:over|across|averaged over) (?:\d+|three|five|ten) (?:random |independent |different )?"
     r"(?:seeds|runs|trials|repetitions)",
-    "hardware_specific": r"A100|V100|H100|A6000|\bA40\b|\bL40S?\b|\bRTX\b|TITAN|GeForce|NVIDIA|\bXeon\b|\bEPYC\b"
+    "hardware_specific": r"A100|V100|H100|H200|B200|A6000|\bA10G?\b|\bT4\b|\bMI\d{3}X?\b"
+    r"|\bA40\b|\bL40S?\b|\bRTX\b|TITAN|GeForce|NVIDIA|\bXeon\b|\bEPYC\b"
     r"|Apple M\d|TPU ?v\d|\b\d+\s*(?:x\s*)?(?:GPUs?|CPUs?|TPUs?|cores)\b"
     r"|\d+\s*GB (?:of )?(?:GPU |CPU )?(?:RAM|memory|VRAM)"
     r"|(?:GPU|CPU|TPU)[- ]hours|compute cluster|\bcluster\b|\blaptop\b",
@@ -65,7 +68,10 @@ _BODY_PATTERNS = {
     r"(?:dataset|benchmark|code|model|library|toolkit)|(?:code|data|dataset) (?:is|are|will be) (?:publicly )?"
     r"(?:available|released)",
     "llm": r"\bLLMs?\b|large language models?|\bGPT-?\d|ChatGPT|\bClaude\b|\bLlama\b|\bGemini\b",
-    "references": r"\bReferences\b|\bBibliography\b|\[\d+\]|et al\.",
+    # A printed bibliography, a numbered citation, or a LaTeX \\cite as the body shows it: "[vaswani2017,
+    # he:2016]", keys of letters and a year (the parser renders \\cite{keys} so; a .bib alone prints nothing).
+    "references": r"\bReferences\b|\bBibliography\b|\[\d+(?:[,–-]\s*\d+)*\]|et al\."
+    r"|\[[A-Za-z][\w:./+-]*?(?:19|20)\d\d[\w:./+-]*(?:,\s*[A-Za-z][\w:./+-]*)*\]",
     # The words of a question's guidelines and their common synonyms: weaker than the facts above (no
     # support by themselves), but a body or justification that uses them does not lack the topic, so
     # their absence, not the absence of the strong facts, is what refutes a Yes.
@@ -161,16 +167,23 @@ def _snippet(text: str, m: re.Match[str], width: int = 40) -> str:
 MAX_SCAN_CHARS = 2_000_000
 
 
+# Facts whose usual place is one the other facts skip: an IRB approval is often stated in the
+# acknowledgements ("approved by the CMU Institutional Review Board"), references in the bibliography.
+_READ_WHOLE = {"irb", "references"}
+
+
 @lru_cache(maxsize=16)
 def body_facts(body: str) -> BodyFacts:
     """Which kinds of content the body contains; cached because every item of a paper asks again."""
-    body = evidence_text(body[:MAX_SCAN_CHARS])
+    whole = body[:MAX_SCAN_CHARS]
+    body = evidence_text(whole)
     hits: dict[str, str] = {}
     counts: dict[str, int] = {}
     for key, rx in _BODY_RX.items():
-        matches = list(rx.finditer(body))
+        text = whole if key in _READ_WHOLE else body
+        matches = list(rx.finditer(text))
         if matches:
-            hits[key] = _snippet(body, matches[0])
+            hits[key] = _snippet(text, matches[0])
             counts[key] = len(matches)
     inj = addresses_assessor(body)
     if inj:

@@ -21,8 +21,10 @@ from __future__ import annotations
 import math
 import re
 import time
+from dataclasses import replace
 
 from checklist_eval.assessors import heuristic_rules as rules
+from checklist_eval.assessors.addressing import addressing_pieces
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
 from checklist_eval.assessors.contradictions import no_affirms_subject, no_refuted_by_body, yes_denies_subject
 from checklist_eval.assessors.evidence import (
@@ -40,6 +42,7 @@ from checklist_eval.assessors.evidence import (
 )
 from checklist_eval.assessors.heuristic_rules import Finding, blocking, suggestion, support, unverifiable
 from checklist_eval.assessors.heuristic_state import resting_passages
+from checklist_eval.assessors.passages import query_of
 from checklist_eval.assessors.relevance import bm25_scores, relevant_by
 from checklist_eval.assessors.topics import topic_of
 from checklist_eval.models import (
@@ -57,7 +60,7 @@ from checklist_eval.models import (
 
 __all__ = ["HeuristicAssessor", "RULES_VERSION", "findings_for", "pointers_in", "topic_of", "body_facts"]
 
-RULES_VERSION = "heuristic-rules-7"
+RULES_VERSION = "heuristic-rules-8"
 
 # Prior probability that an answer of each type is correct before any evidence is seen. A committed
 # Yes or NA is usually right; a No is often an admission the guidelines consider unacceptable.
@@ -183,22 +186,39 @@ def _about_topic(paper: Paper, present: list[Pointer], item: ChecklistItem) -> F
             if lab in texts and relevant_by(scores, labels.index(lab)):
                 return support(0.45, cited)
     asked = item.title or "this question"
-    return suggestion(-0.6, f'The cited {cited} does not seem to be about "{asked}": point to where the paper'
-                      " discusses it.", cited)
+    return lacking_support(suggestion(-0.6, f'The cited {cited} does not seem to be about "{asked}": point to'
+                                      " where the paper discusses it.", cited))
+
+
+def lacking_support(f: Finding) -> Finding:
+    """``f`` marked as saying the paper's support for the claim is missing."""
+    return replace(f, missing=True)
 
 
 # Topics whose Yes claims a discussion. Its words vary ("shortcomings", "we caution", a section
 # titled "Discussion"), so the body lacking our words is no proof when the answer names a place that exists.
 _DISCUSSIONS = {"limitations", "impacts", "safeguards"}
+# What to say of a discussion the body holds in other words than the topic's own.
+_UNNAMED = {
+    "limitations": "Limitations claimed: the paper states some in passing (what it does not prove, cover or test)"
+                   " but never calls them limitations; give them a titled paragraph (\"Limitations\").",
+    "impacts": "Societal impacts claimed: the paper touches on them only in passing; give them a titled paragraph"
+               " (\"Broader impacts\") naming the positive and negative ones.",
+}
 
 
 def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: BodyFacts) -> list[Finding]:
     """Does the body show what the answer claims (Yes) or plainly do what it says does not apply (NA)?"""
-    if item.answer is Answer.YES:
-        found = rules.check_yes(topic, facts, item)
+    if item.answer is Answer.YES:  # a Yes whose fact the body lacks is a Yes without support
+        found = [lacking_support(f) if f.severity == "suggestion" else f for f in rules.check_yes(topic, facts, item)]
         refuted = any(f.severity == "blocking" for f in found)
+        if refuted and topic in _UNNAMED and addressing_pieces(paper, item, query_of(item)):
+            # the paper states them in other words ("it does not by itself prove ..."): "never discusses" is false
+            return [lacking_support(rules.suggestion(f.weight / 2, _UNNAMED[topic])) if f.severity == "blocking" else f
+                    for f in found]
         if refuted and topic in _DISCUSSIONS and names_a_place_about_it(paper, item):  # ranks sections: last
-            return [rules.suggestion(f.weight, f.note, f.evidence) if f.severity == "blocking" else f for f in found]
+            return [lacking_support(rules.suggestion(f.weight, f.note, f.evidence)) if f.severity == "blocking" else f
+                    for f in found]
         return found
     if item.answer is Answer.NA:
         return rules.check_na(topic, facts)

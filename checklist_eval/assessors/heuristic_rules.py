@@ -48,6 +48,9 @@ class Finding:
     weight: float
     note: str = ""
     evidence: str | None = None
+    # The finding says the paper's support for the claim is missing (a cited place not about it, a fact
+    # the body lacks): the answer is never "supported" beside it.
+    missing: bool = False
 
 
 def blocking(weight: float, note: str, evidence: str | None = None) -> Finding:
@@ -299,11 +302,16 @@ def _yes_compute(facts: BodyFacts, just: str) -> list[Finding]:
     if hw and tm:
         return [support(0.5, facts.quote("hardware_specific"))]
     if hw or tm:
-        lacking = "execution time" if hw else "hardware (GPU/CPU type, memory)"
+        # a device named in passing ("GPU kernels") is no hardware report, but is no absence of one either
+        lacking = ("execution time" if hw else "specific hardware (GPU/CPU model, memory)" if facts.has("hardware")
+                   else "hardware (GPU/CPU type, memory)")
         return [suggestion(-0.6, f"Compute resources are incomplete: no {lacking} mentioned.")]
     if facts.has("compute_terms"):
         return [suggestion(-0.8, "Compute claimed, but the body names no specific hardware (GPU/CPU model, memory)"
                            " or run time: give them.", facts.quote("compute_terms"))]
+    if facts.has("hardware"):  # "on GPUs": a device named, but not which, how many or for how long
+        return [blocking(-1.2, "Compute claimed, but the body names no specific hardware (GPU/CPU model, count,"
+                         " memory) and no run time.", facts.quote("hardware"))]
     return [blocking(-1.2, "Compute claimed, but no hardware (GPU/CPU/TPU) or run time is mentioned.")]
 
 

@@ -1,17 +1,21 @@
 """The offline assessor's evidence state and the passages it rests on.
 
 An answer is ``contradicted`` when a blocking finding makes it incorrect, ``supported`` when the
-body holds a passage showing what the answer claims (the fact a rule found, or a place the
-justification cites that ranks among those about the claim), and ``unverified`` otherwise: no body,
-a place outside the text we have, or no passage either way (an NA "supported" by the absence of a
-thing has no passage to show, so it stays unverified). The passages shown are the one holding the
-fact (or the contradiction), then the best ranked against the question and its justification."""
+body holds a passage that addresses the question and shows what the answer claims (the fact a rule
+found, or a place the justification cites), and ``unverified`` otherwise: no body, a place outside the
+text we have, no passage either way (an NA "supported" by the absence of a thing has no passage to
+show, so it stays unverified), or a finding that says the support is missing ("the cited section does
+not seem to be about it", "the body names no licence"): "supported" never stands beside it.
+
+Only passages that address the question are shown (``addressing``): the one holding the fact (or the
+contradiction), then the best of the paper's paragraphs on the question. A question the paper has
+nothing on shows none."""
 
 from __future__ import annotations
 
-from checklist_eval.assessors.evidence import layout_of, pointers_in, section_texts
+from checklist_eval.assessors.addressing import addressing_pieces
 from checklist_eval.assessors.heuristic_rules import Finding
-from checklist_eval.assessors.passages import best_passages, passage_holding, passages_in, query_of
+from checklist_eval.assessors.passages import passage, passage_holding, query_of
 from checklist_eval.models import ChecklistItem, Paper, Passage, State, Verdict
 
 MAX_PASSAGES = 3
@@ -31,23 +35,26 @@ def resting_passages(paper: Paper, item: ChecklistItem, findings: list[Finding],
     # ("justification gives a reason") are no passage.
     found = [p for f in decisive if (f.evidence or "").startswith("…")
              for p in [passage_holding(paper, f.evidence or "")] if p is not None]
+    on_question = [passage(paper, p) for p in addressing_pieces(paper, item, query_of(item))]
+    if verdict != "incorrect":  # a fact quoted from a paragraph that is not about the question is no support
+        found = [p for p in found if p in on_question]
+    best = on_question[:MAX_PASSAGES]
     if verdict == "correct" and not found and decisive:
-        found = cited_passages(paper, item)
-    shown = list(dict.fromkeys([*found, *best_passages(paper, item, k=2)]))[:MAX_PASSAGES]
-    if verdict == "incorrect":
-        return shown, State.CONTRADICTED
-    return shown, State.SUPPORTED if verdict == "correct" and found else State.UNVERIFIED
+        # the fact a rule found, shown by the paper's own place for it or its best paragraph on the question
+        found = cited_passages(paper, item) or best[:1]
+    if verdict == "incorrect":  # what contradicts the answer; else the paper's own paragraphs on the question
+        return list(dict.fromkeys(found or best))[:MAX_PASSAGES], State.CONTRADICTED
+    # The paper's best paragraph on the question first, then the one holding the fact found.
+    shown = list(dict.fromkeys([*best[:1], *found, *best[1:]]))[:MAX_PASSAGES]
+    missing = any(f.missing for f in findings)
+    return shown, State.SUPPORTED if verdict == "correct" and found and not missing else State.UNVERIFIED
 
 
 def cited_passages(paper: Paper, item: ChecklistItem) -> list[Passage]:
-    """The best passage inside each numbered section the justification cites that exists and holds a
-    passage sharing the question's terms (at most two)."""
-    texts = section_texts(paper)
-    layout = layout_of(paper)
-    out: list[Passage] = []
-    for p in pointers_in(item.justification or "")[:8]:
-        if p.kind in ("section", "appendix") and p.label in texts and layout.exists(p, paper.body):
-            out += passages_in(paper, texts[p.label], query_of(item))
-        if len(out) >= 2:
-            break
-    return out
+    """The best passages that address the question inside the numbered sections the justification cites
+    (at most two)."""
+    from checklist_eval.assessors.addressing import _cited_spans
+
+    spans = _cited_spans(paper, item)
+    inside = [p for p in addressing_pieces(paper, item, query_of(item)) if any(a <= p.start < b for a, b in spans)]
+    return [passage(paper, p) for p in inside[:2]]
