@@ -1,0 +1,120 @@
+"""Two readings of one LaTeX paper, the source evaluator's and TeX's, made into the paper that is judged.
+
+TeX's reading stands: its answers and justifications are what the PDF prints. Where the source reads
+another answer, or a justification that is not the one printed, the difference is a finding
+(``WarningKind.SOURCE_DIFFERS``, shown in the records' manipulation column and the reports): "the
+source reads Yes (main.tex:120); TeX prints No (checklist.tex:45)". That gap is what an adversarial
+paper would use to show an assessor answers a reader of the PDF never sees.
+
+Where the two agree, the source's richer item is kept (its justification with references resolved and
+its LaTeX), and its answer location unless SyncTeX places the printed answer elsewhere. The body is
+the source's (sections, anchors and ``file:line`` places) unless the source reads far less body than
+TeX prints (text hidden behind a macro's ``\\iffalse``), then TeX's.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from checklist_eval.models import ChecklistItem, Paper, ParseWarning, WarningKind
+
+# Justifications are the same when this share of their words match in order: the PDF's text differs
+# from the source's rendering by ligatures, hyphenation, math and reference numbers, never by a clause.
+SAME_WORDS = 0.6
+_MAX_WORDS = 400
+# The source's body is taken unless it holds less than this share of the characters TeX printed.
+THIN_SOURCE_BODY = 0.25
+# SyncTeX places an answer on the line TeX was reading; the 2021/22 template's on the question's line,
+# one above the macro the source reader names. Within this many lines of the same file, the source's stays.
+NEAR_LINES = 2
+_WORD = re.compile(r"[a-z0-9]+")
+_QUOTE = 60
+
+
+def _words(text: str | None) -> list[str]:
+    return _WORD.findall((text or "").lower())[:_MAX_WORDS]
+
+
+def same_justification(a: str | None, b: str | None) -> bool:
+    wa, wb = _words(a), _words(b)
+    if not wa or not wb:
+        return not wa and not wb
+    return SequenceMatcher(None, wa, wb, autojunk=False).ratio() >= SAME_WORDS
+
+
+def _quote(text: str | None) -> str:
+    text = " ".join((text or "").split())
+    return f'"{text if len(text) <= _QUOTE else text[: _QUOTE - 1] + "…"}"' if text else "nothing"
+
+
+def _answer(item: ChecklistItem | None) -> str:
+    return item.answer.value if item is not None and item.answer is not None else "no answer"
+
+
+def _where(item: ChecklistItem | None) -> str:
+    return f" ({item.location})" if item is not None and item.location else ""
+
+
+def differences(source: Paper, tex: Paper) -> list[ParseWarning]:
+    """One finding per question whose answer or justification the source reads otherwise than TeX prints."""
+    theirs = {it.id: it for it in source.checklist.items}
+    found = []
+    for printed in tex.checklist.items:
+        read = theirs.get(printed.id)
+        if _answer(read) != _answer(printed):
+            message = (f"question {printed.id}: the source reads {_answer(read)}{_where(read)}; "
+                       f"TeX prints {_answer(printed)}{_where(printed)}")
+        elif not same_justification(read.justification if read else None, printed.justification):
+            message = (f"question {printed.id}: the source reads the justification "
+                       f"{_quote(read.justification if read else None)}{_where(read)}; "
+                       f"TeX prints {_quote(printed.justification)}{_where(printed)}")
+        else:
+            continue
+        found.append(ParseWarning(kind=WarningKind.SOURCE_DIFFERS, message=message,
+                                  location=f"question {printed.id}"))
+    return found
+
+
+def _merged_item(read: ChecklistItem | None, printed: ChecklistItem) -> ChecklistItem:
+    if read is None or _answer(read) != _answer(printed) or not same_justification(read.justification,
+                                                                                   printed.justification):
+        return printed
+    near = (read.file and printed.file == read.file and read.line and printed.line
+            and abs(printed.line - read.line) <= NEAR_LINES)
+    place = {} if near or not printed.file else {"file": printed.file, "line": printed.line}
+    return read.model_copy(update={"page": printed.page, **place})
+
+
+def tex_over_source(source: Paper, tex: Paper, notes: list[str]) -> Paper:
+    """The paper judged when both readings exist: TeX's checklist, the source's body (see the module)."""
+    theirs = {it.id: it for it in source.checklist.items}
+    items = [_merged_item(theirs.get(it.id), it) for it in tex.checklist.items]
+    # the source's undecided answers are decided now: TeX printed them (a difference is a finding below)
+    warnings = [w for w in source.warnings if w.kind is not WarningKind.UNDECIDED]
+    warnings += differences(source, tex) + [ParseWarning(kind=WarningKind.TEX, message=n) for n in notes]
+    update: dict[str, object] = {"checklist": tex.checklist.model_copy(update={"items": items}),
+                                 "warnings": warnings, "reader": "tex"}
+    if len(source.body) < THIN_SOURCE_BODY * len(tex.body):
+        update.update(title=source.title or tex.title, abstract=tex.abstract, body=tex.body, sections=tex.sections,
+                      anchors=tex.anchors, places=tex.places, hidden_text=source.hidden_text + tex.hidden_text)
+        warnings.append(ParseWarning(
+            kind=WarningKind.SOURCE_DIFFERS, location="body",
+            message=f"body: the source reads {len(source.body)} characters; TeX prints {len(tex.body)}: "
+                    "the body is read from what TeX prints"))
+    return source.model_copy(update=update)
+
+
+def tex_alone(tex: Paper, why: str, notes: list[str]) -> Paper:
+    """TeX's reading where the source reader gave none (it failed or ran out of time): said in one line."""
+    warnings = tex.warnings + [ParseWarning(kind=WarningKind.TEX, message=f"{why}; read from what TeX prints")]
+    warnings += [ParseWarning(kind=WarningKind.TEX, message=n) for n in notes]
+    return tex.model_copy(update={"format": "latex", "warnings": warnings, "reader": "tex"})
+
+
+def source_alone(source: Paper, why: str | None) -> Paper:
+    """The source's reading where TeX gave none; ``why`` (one line) is said unless TeX was not asked."""
+    warnings = list(source.warnings)
+    if why:
+        warnings.append(ParseWarning(kind=WarningKind.TEX, message=f"{why}; answers read from the source"))
+    return source.model_copy(update={"warnings": warnings, "reader": "source"})
