@@ -58,7 +58,7 @@ def cli(tmp_path):
 
     def run(*args: str, out: Path | None = None) -> Run:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHECKLIST_EVAL_"))}
-        env.update(HOME=str(home), TMPDIR=str(tmpdir), COLUMNS="200")
+        env.update(HOME=str(home), TMPDIR=str(tmpdir), COLUMNS="200", CHECKLIST_EVAL_TEX_CACHE=os.environ.get("CHECKLIST_EVAL_TEX_CACHE", ""))
         skip = (tmpdir, out) if out is not None else (tmpdir,)
         before = snapshot(tmp_path, skip)
         peak = [0]

@@ -77,13 +77,14 @@ def differences(source: Paper, tex: Paper) -> list[ParseWarning]:
 
 
 def _merged_item(read: ChecklistItem | None, printed: ChecklistItem) -> ChecklistItem:
+    """The item judged. A LaTeX answer's place is its file:line (the page of TeX's PDF, which the user
+    does not have, only where SyncTeX gave no line)."""
     if read is None or _answer(read) != _answer(printed) or not same_justification(read.justification,
                                                                                    printed.justification):
-        return printed
+        return printed.model_copy(update={"page": None}) if printed.file else printed
     near = (read.file and printed.file == read.file and read.line and printed.line
             and abs(printed.line - read.line) <= NEAR_LINES)
-    place = {} if near or not printed.file else {"file": printed.file, "line": printed.line}
-    return read.model_copy(update={"page": printed.page, **place})
+    return read if near or not printed.file else read.model_copy(update={"file": printed.file, "line": printed.line})
 
 
 def tex_over_source(source: Paper, tex: Paper, notes: list[str]) -> Paper:
