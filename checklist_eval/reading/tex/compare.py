@@ -119,3 +119,14 @@ def source_alone(source: Paper, why: str | None) -> Paper:
     if why:
         warnings.append(ParseWarning(kind=WarningKind.TEX, message=f"{why}; answers read from the source"))
     return source.model_copy(update={"warnings": warnings, "reader": "source"})
+
+
+def unprinted_checklist(source: Paper) -> Paper:
+    """The source's checklist where the PDF TeX prints shows none: the authors' answers are read, and
+    that no reader of the PDF sees them is a finding."""
+    first = next((it for it in source.checklist.items if it.location), None)
+    where = f" ({first.location})" if first is not None else ""
+    finding = ParseWarning(kind=WarningKind.SOURCE_DIFFERS, location="checklist",
+                           message=f"the checklist: the source reads one{where}; the PDF TeX prints shows none "
+                                   "(\\includeonly or a switch leaves it out): read from the source")
+    return source.model_copy(update={"warnings": [*source.warnings, finding], "reader": "source"})

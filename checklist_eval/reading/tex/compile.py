@@ -111,7 +111,10 @@ def keep(digest: str, compiled: Compiled) -> None:
 def _environment() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _USER_PATHS}
     env.update(openout_any="p", openin_any="p", shell_escape="f", max_print_line="10000", error_line="254",
-               half_error_line="238", LC_ALL="C.UTF-8")
+               half_error_line="238", LC_ALL="C.UTF-8",
+               # what TeX writes for itself (bitmap fonts mktexpk makes, LuaTeX's font names) goes beside
+               # the compile cache, never into the user's home
+               TEXMFVAR=str(cache_dir() / "texmf-var"))
     return env
 
 

@@ -149,3 +149,39 @@ def read_log(log: str) -> LogFindings:
     fatal = _FATAL.search(log)
     return LogFindings(tuple(dict.fromkeys(missing)), tuple(dict.fromkeys(fonts)),
                        fatal.group(0).lstrip("! ").strip() if fatal else None, bool(_RERUN.search(log)))
+
+
+# --- conference styles ---------------------------------------------------------------------------------
+
+# A venue's style file (neurips_2025.sty, icml2024.sty...): projects often leave it out (the shared papers
+# carry none). Only the page layout and, in some years, the answer macros come from it.
+_VENUE_STYLE = re.compile(r"^(?:neurips|nips|icml|iclr|aaai|acl|emnlp|naacl|colm|tmlr|corl|aistats|uai|jmlr|cvpr"
+                          r"|iccv|eccv|wacv|kdd|collas|colt|midl|mlsys|rlc|l4dc)[A-Za-z0-9_-]{0,40}$", re.IGNORECASE)
+_USED_PACKAGES = re.compile(r"\\usepackage\s*(?:\[[^\]]{0,2000}\])?\s*\{([^{}]{1,2000})\}")
+
+STAND_IN = r"""\ProvidesPackage{%(name)s}[stand-in for the venue's style, which the project does not carry]
+\DeclareOption*{}\ProcessOptions\relax
+\RequirePackage{xcolor}
+%% The checklist's answer macros as the venues' styles print them, only where the document defines none.
+\AtBeginDocument{%%
+  \providecommand{\answerYes}[1][]{\textcolor{blue}{[Yes] ##1}}%%
+  \providecommand{\answerNo}[1][]{\textcolor{orange}{[No] ##1}}%%
+  \providecommand{\answerNA}[1][]{\textcolor{gray}{[NA] ##1}}%%
+  \providecommand{\answerTODO}[1][]{\textcolor{red}{\bfseries [TODO]}}%%
+  \providecommand{\justificationTODO}[1][]{\textcolor{red}{\bfseries [TODO]}}}
+"""
+
+
+def missing_venue_styles(preamble: str, present: set[str]) -> list[str]:
+    """The venue styles the preamble loads that neither the project (``present``: its file names) nor
+    TeX's tree has."""
+    wanted = [n.strip() for m in _USED_PACKAGES.finditer(preamble) for n in m.group(1).split(",")]
+    candidates = [n for n in dict.fromkeys(wanted) if _VENUE_STYLE.match(n) and f"{n}.sty" not in present]
+    if not candidates:
+        return []
+    try:
+        found = subprocess.run(["kpsewhich", *(f"{n}.sty" for n in candidates)], capture_output=True, text=True,
+                               timeout=30, stdin=subprocess.DEVNULL, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [n for n in candidates if f"/{n}.sty" not in found]

@@ -20,7 +20,7 @@ from checklist_eval.errors import InputError, NoChecklistError
 from checklist_eval.models import ChecklistSpec, Paper
 from checklist_eval.reading.tex import compare
 from checklist_eval.reading.tex.project import Files, TooLarge
-from checklist_eval.reading.tex.read import TexReading, TexUnread, read_with_tex
+from checklist_eval.reading.tex.read import NoPrintedChecklist, TexReading, TexUnread, read_with_tex
 
 TEX_SHARE = 0.75  # of the parse budget, for the compile; the source evaluator has the rest
 _MARGIN_S = 2.0  # kept back for reading replies and sending the paper to the parent
@@ -58,7 +58,7 @@ def read_latex_paper(label: str, spec: ChecklistSpec | None, mode: str, budget_s
     start = time.monotonic()
     tex: TexReading | None = None
     why: str | None = None
-    absent = False
+    absent = unprinted = False
     try:
         tex = read_with_tex(files(), root, spec, label, budget_s * TEX_SHARE)
     except TooLarge as err:
@@ -66,9 +66,12 @@ def read_latex_paper(label: str, spec: ChecklistSpec | None, mode: str, budget_s
     except TexUnread as err:
         why = str(err)
         absent = "not found on this machine" in why
+        unprinted = isinstance(err, NoPrintedChecklist)
     if tex is None:
         if mode == "always":
             raise InputError(label, f"TeX did not read this paper: {why} (--tex always)")
+        if unprinted:
+            return compare.unprinted_checklist(source_paper())
         return compare.source_alone(source_paper(), None if absent else f"TeX: {why}")
     left = budget_s - (time.monotonic() - start) - _MARGIN_S
     try:

@@ -10,6 +10,7 @@ no checklist.
 
 from __future__ import annotations
 
+import posixpath
 import shutil
 import tempfile
 import time
@@ -19,7 +20,14 @@ from pathlib import Path
 from checklist_eval.errors import InputError, NoChecklistError
 from checklist_eval.models import ChecklistSpec, Paper
 from checklist_eval.reading.tex import compile as tex
-from checklist_eval.reading.tex.engine import engine_for, engine_version, missing_file_line, read_log
+from checklist_eval.reading.tex.engine import (
+    STAND_IN,
+    engine_for,
+    engine_version,
+    missing_file_line,
+    missing_venue_styles,
+    read_log,
+)
 from checklist_eval.reading.tex.project import Files
 from checklist_eval.reading.tex.synctex import answer_points, source_line
 
@@ -29,6 +37,11 @@ _INSTALL = {"pdflatex": "texlive-latex-base", "xelatex": "texlive-xetex", "luala
 
 class TexUnread(Exception):
     """TeX gave no reading of this project; the message is the one line that says why."""
+
+
+class NoPrintedChecklist(TexUnread):
+    """TeX compiled the project and its PDF shows no checklist (``\\includeonly`` left it out, a switch
+    skips it): the source's checklist is one no reader of the PDF sees."""
 
 
 @dataclass
@@ -58,11 +71,12 @@ def read_with_tex(files: Files, root: str, spec: ChecklistSpec | None, label: st
     version = engine_version(engine)
     if version is None:
         raise TexUnread(f"{engine} not found on this machine ({_INSTALL[engine]})")
+    stood_in = _stand_ins(files, root)
     digest = files.digest(root, engine, version, tex.CACHE_FORMAT)
     compiled = tex.cached(digest)
     if compiled is not None and compiled.pdf is not None:
         paper = _checked_paper(compiled, spec, label)
-        return _placed(compiled, paper, root)
+        return _placed(compiled, paper, root, stood_in)
     workdir = Path(tempfile.mkdtemp(prefix="checklist-eval-tex-"))
     try:
         files.write(workdir)
@@ -70,7 +84,7 @@ def read_with_tex(files: Files, root: str, spec: ChecklistSpec | None, label: st
         tex.keep(digest, compiled)  # a failed compile too: a rerun says the same without compiling again
         if isinstance(outcome, TexUnread):
             raise outcome
-        return _placed(compiled, outcome, root)
+        return _placed(compiled, outcome, root, stood_in)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -111,16 +125,29 @@ def _checked_paper(compiled: tex.Compiled, spec: ChecklistSpec | None, label: st
     try:
         paper = parse_pdf(pdf, spec)
     except NoChecklistError:
-        raise TexUnread("the PDF TeX prints shows no checklist") from None
+        raise NoPrintedChecklist("the PDF TeX prints shows no checklist") from None
     except InputError as err:
         raise TexUnread(f"the PDF TeX prints is unreadable: {err.problem}") from None
     return paper.model_copy(update={"source": label})
 
 
-def _placed(compiled: tex.Compiled, paper: Paper, root: str) -> TexReading:
+def _stand_ins(files: Files, root: str) -> list[str]:
+    """Venue styles the project loads but does not carry, each given a stand-in beside the root file
+    (the answer macros, nothing else): a missing conference style should not stop the reading. Says so."""
+    present = {posixpath.basename(n) for n in files.data}
+    sources = "\n".join(files.text(n) for n in files.data if n.lower().endswith((".tex", ".sty", ".cls")))
+    notes = []
+    for name in missing_venue_styles(sources, present):
+        files.add(posixpath.join(posixpath.dirname(root), f"{name}.sty"), (STAND_IN % {"name": name}).encode())
+        notes.append(f"{name}.sty is not in the project: TeX compiled with a stand-in (the answer macros, "
+                     "the article layout)")
+    return notes
+
+
+def _placed(compiled: tex.Compiled, paper: Paper, root: str, stood_in: list[str]) -> TexReading:
     """The paper with each printed answer at the file:line SyncTeX gives (its page where it gives none)."""
     pdf = compiled.pdf
-    notes = [f"font {f} not found; TeX printed with a substitute" for f in compiled.findings.fonts[:1]]
+    notes = stood_in + [f"font {f} not found; TeX printed with a substitute" for f in compiled.findings.fonts[:1]]
     items = paper.checklist.items
     if pdf is not None and compiled.synctex is not None:
         cwd = str(Path(root).parent)
