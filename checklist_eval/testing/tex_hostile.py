@@ -55,7 +55,8 @@ We test English only, and one model size.
 _CHECKLIST = r"""\section*{NeurIPS Paper Checklist}
 \begin{enumerate}
 \item {\bf Claims}
-    \item[] Question: Do the main claims made in the abstract and introduction accurately reflect the paper's contributions and scope?
+    \item[] Question: Do the main claims made in the abstract and introduction accurately reflect the
+    paper's contributions and scope?
     \item[] Answer: %(answer)s
     \item[] Justification: %(justification)s
 \item {\bf Limitations}
@@ -63,7 +64,8 @@ _CHECKLIST = r"""\section*{NeurIPS Paper Checklist}
     \item[] Answer: \answerYes{}
     \item[] Justification: The limitations section names the language and the single model size.
 \item {\bf Theory assumptions and proofs}
-    \item[] Question: For each theoretical result, does the paper provide the full set of assumptions and a complete (and correct) proof?
+    \item[] Question: For each theoretical result, does the paper provide the full set of assumptions and a
+    complete (and correct) proof?
     \item[] Answer: \answerNA{}
     \item[] Justification: The paper has no theoretical results.
 \end{enumerate}
@@ -154,16 +156,17 @@ SHAPES = (
           "No"),
     Shape("ifnum-blank-in-number", "numeric conditional spelling",
           r"\ifnum 12<1 3 \answerYes{}\else \answerNo{}\fi", "No"),
-    Shape("ifodd-newline-after-sign", "numeric conditional spelling", "\\ifodd -\n3 \\answerNo{}\\else \\answerYes{}\\fi",
-          "No"),
+    Shape("ifodd-newline-after-sign", "numeric conditional spelling",
+          "\\ifodd -\n3 \\answerNo{}\\else \\answerYes{}\\fi", "No"),
     Shape("input-macro", "\\input through a macro", r"\answerYes{}", "Yes",
           preamble=r"\newcommand{\checklistfile}{checklist}", checklist_in=r"\input{\checklistfile}"),
     Shape("catcode", "catcode change", r"\answerNo{} | \answerYes{}", "No", preamble=r"\catcode`\|=14"),
     Shape("let-copy", "\\let copy of an answer macro", r"\mine{}", "No", preamble=r"\let\mine\answerNo"),
     Shape("let-copy-then-redefined", "\\let copy of an answer macro", r"\mine{}", "No",
           preamble=r"\let\mine\answerYes\renewcommand{\answerYes}[1][]{\textcolor{orange}{[No] #1}}"),
-    Shape("comment-environment", "comment environment", "\n\\begin{comment}\n\\answerYes{}\n\\end{comment}\n\\answerNo{}",
-          "No", preamble=r"\usepackage{verbatim}"),
+    Shape("comment-environment", "comment environment",
+          "\n\\begin{comment}\n\\answerYes{}\n\\end{comment}\n\\answerNo{}", "No",
+          preamble=r"\usepackage{verbatim}"),
     Shape("switches-4mb", "4 MB preamble of switches", r"\ifswb \answerNo{}\else \answerYes{}\fi", "No",
           preamble=_switches(4)),
 )
