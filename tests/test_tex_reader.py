@@ -98,6 +98,7 @@ def test_parse_says_who_read_and_places_answers_at_their_macro_lines(tmp_path):
 def test_a_second_reading_of_the_same_files_compiles_nothing(tmp_path, monkeypatch):
     need_tex()
     from checklist_eval.reading.tex import project
+    from checklist_eval.reading.tex.compile import CACHE_FORMAT
     from checklist_eval.reading.tex.engine import engine_version
     from checklist_eval.reading.tex.read import read_with_tex
 
@@ -108,7 +109,7 @@ def test_a_second_reading_of_the_same_files_compiles_nothing(tmp_path, monkeypat
     assert not first.cached and again.cached and again.seconds == 0
     assert [(i.answer, i.file, i.line) for i in again.paper.checklist.items] == \
         [(i.answer, i.file, i.line) for i in first.paper.checklist.items]
-    digest = files.digest("genuine_sga.tex", "pdflatex", engine_version("pdflatex") or "", "1")
+    digest = files.digest("genuine_sga.tex", "pdflatex", engine_version("pdflatex") or "", CACHE_FORMAT)
     kept = [p.name for p in (tmp_path / "cache").iterdir() if p.name not in ("texmf-var",)]
     assert kept == [digest] and (tmp_path / "cache" / digest / "paper.pdf").is_file()
 

@@ -8,7 +8,8 @@ for a reply), in a process group of its own killed whole at the wall-time budget
 address-space limit and a CPU-time limit, and killed with the worker if the worker dies.
 
 graphicx's ``draft`` option is passed before the document starts: a figure is a box of its size, so a
-project whose figures are missing (the shared papers carry none) or huge still prints its text.
+project whose figures are missing (the shared papers carry none) or huge still prints its text; and
+microtype's font expansion is turned off (pdfTeX stops on it where the fonts are bitmaps).
 
 A finished compile is kept under the cache folder, named by the digest of the project's files, the
 root, the engine and its version: ``CACHE_DIR/<digest>/{paper.pdf, paper.synctex.gz, meta.json}``.
@@ -32,9 +33,13 @@ from pathlib import Path
 
 from checklist_eval.reading.tex.engine import LogFindings
 
-CACHE_FORMAT = "1"  # bump when what a cache entry holds, or how a compile is run, changes
+CACHE_FORMAT = "3"  # bump when what a cache entry holds, or how a compile is run, changes
 JOB = "paper"  # the job name: paper.pdf, paper.log, paper.synctex.gz
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
+# Before the document: figures as boxes of their size (graphicx's draft: a missing figure is no error),
+# and no font expansion (microtype's expansion stops pdfTeX where the T1 fonts are bitmaps, without
+# cm-super). Neither changes a word TeX prints.
+_PRELUDE = "\\PassOptionsToPackage{draft}{graphicx}\\PassOptionsToPackage{expansion=false}{microtype}"
 # Variables through which a user's environment would make TeX read files of theirs
 _USER_PATHS = ("TEXINPUTS", "BIBINPUTS", "BSTINPUTS", "TEXFONTS", "TFMFONTS", "TEXMFHOME", "TEXMFOUTPUT",
                "TEXMFCNF", "TEXFORMATS", "TEXPOOL", "ENCFONTS", "TEXPSHEADERS", "LUAINPUTS", "OPENTYPEFONTS",
@@ -137,7 +142,7 @@ def run_pass(engine: str, workdir: Path, root: str, deadline: float) -> bool:
     """One pass of ``engine`` over ``root`` in ``workdir``; False when it ran out of time (killed)."""
     folder, name = os.path.split(root)
     cwd = workdir / folder
-    first = (f"\\PassOptionsToPackage{{draft}}{{graphicx}}\\input{{{name}}}" if _SAFE_NAME.match(name) else name)
+    first = f"{_PRELUDE}\\input{{{name}}}" if _SAFE_NAME.match(name) else name
     command = [shutil.which(engine) or engine, "-interaction=nonstopmode", "-no-shell-escape", "-synctex=1",
                f"-jobname={JOB}", first]
     remaining = deadline - time.monotonic()

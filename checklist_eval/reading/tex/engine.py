@@ -120,8 +120,8 @@ _MISSING_CLASS = re.compile(r"^! LaTeX Error: (?:File|Class) `([^'\n]{1,200}\.cl
 _FONT_MISSING = re.compile(r"^! (?:Font \\\S+=(\S+) not loadable: Metric \(TFM\) file not found"
                            r"|Package fontspec Error: The font \"([^\"\n]{1,200})\" cannot be found)",
                            re.MULTILINE)
-_FATAL = re.compile(r"^(?:! Emergency stop\.|! TeX capacity exceeded[^\n]*|!  ==> Fatal error occurred[^\n]*)",
-                    re.MULTILINE)
+_FATAL = re.compile(r"^(?:! TeX capacity exceeded[^\n]*|! pdfTeX error[^\n]*|! Emergency stop\.|"
+                    r"!  ==> Fatal error occurred[^\n]*)", re.MULTILINE)
 _RERUN = re.compile(r"Rerun to get|There were undefined references|Label\(s\) may have changed")
 
 
@@ -159,7 +159,7 @@ _VENUE_STYLE = re.compile(r"^(?:neurips|nips|icml|iclr|aaai|acl|emnlp|naacl|colm
                           r"|iccv|eccv|wacv|kdd|collas|colt|midl|mlsys|rlc|l4dc)[A-Za-z0-9_-]{0,40}$", re.IGNORECASE)
 _USED_PACKAGES = re.compile(r"\\usepackage\s*(?:\[[^\]]{0,2000}\])?\s*\{([^{}]{1,2000})\}")
 
-STAND_IN = r"""\ProvidesPackage{%(name)s}[stand-in for the venue's style, which the project does not carry]
+STAND_IN = r"""\ProvidesPackage{%(name)s}[2000/01/01 stand-in: the venue's style is not in the project]
 \DeclareOption*{}\ProcessOptions\relax
 \RequirePackage{xcolor}
 %% The checklist's answer macros as the venues' styles print them, only where the document defines none.

@@ -74,7 +74,7 @@ def read_with_tex(files: Files, root: str, spec: ChecklistSpec | None, label: st
     stood_in = _stand_ins(files, root)
     digest = files.digest(root, engine, version, tex.CACHE_FORMAT)
     compiled = tex.cached(digest)
-    if compiled is not None and compiled.pdf is not None:
+    if compiled is not None:  # a failed compile is kept too: it fails again at no cost
         paper = _checked_paper(compiled, spec, label)
         return _placed(compiled, paper, root, stood_in)
     workdir = Path(tempfile.mkdtemp(prefix="checklist-eval-tex-"))
