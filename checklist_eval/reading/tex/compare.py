@@ -15,13 +15,15 @@ TeX prints (text hidden behind a macro's ``\\iffalse``), then TeX's.
 from __future__ import annotations
 
 import re
+import unicodedata
 from difflib import SequenceMatcher
 
 from checklist_eval.models import ChecklistItem, Paper, ParseWarning, WarningKind
 
-# Justifications are the same when this share of their words match in order: the PDF's text differs
-# from the source's rendering by ligatures, hyphenation, math and reference numbers, never by a clause.
-SAME_WORDS = 0.6
+# Justifications are the same when no run of this many words is in one and not the other: the PDF's
+# text differs from the source's rendering by a word here and there (math, reference numbers, a
+# hyphenated word), a clause the PDF does not print is a run of words.
+CLAUSE_WORDS = 4
 _MAX_WORDS = 400
 # The source's body is taken unless it holds less than this share of the characters TeX printed.
 THIN_SOURCE_BODY = 0.25
@@ -33,14 +35,15 @@ _QUOTE = 60
 
 
 def _words(text: str | None) -> list[str]:
-    return _WORD.findall((text or "").lower())[:_MAX_WORDS]
+    return _WORD.findall(unicodedata.normalize("NFKC", text or "").lower())[:_MAX_WORDS]
 
 
 def same_justification(a: str | None, b: str | None) -> bool:
     wa, wb = _words(a), _words(b)
     if not wa or not wb:
         return not wa and not wb
-    return SequenceMatcher(None, wa, wb, autojunk=False).ratio() >= SAME_WORDS
+    blocks = SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes()
+    return all(max(i2 - i1, j2 - j1) < CLAUSE_WORDS for tag, i1, i2, j1, j2 in blocks if tag != "equal")
 
 
 def _quote(text: str | None) -> str:
