@@ -113,7 +113,8 @@ def parse_latex(
         checklist=result,
         warnings=warnings,
         hidden_text=hidden,
-        places=source_places(converted.text, text, locate),
+        # places in the printed text, located in the text as written (a skipped branch is not in the first)
+        places=source_places(converted.text, text, locate and (lambda pos: locate(written_offset(pos)))),
     )
 
 
