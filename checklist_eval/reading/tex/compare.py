@@ -34,8 +34,16 @@ _WORD = re.compile(r"[a-z0-9]+")
 _QUOTE = 60
 
 
+# Citations print differently in the two readings ("[zhou2021informer]" from the source, "Zhou et al. [36]"
+# or "(Zhou et al., 2021)" in the PDF): brackets of keys or numbers (no blank inside a key: a bracketed
+# sentence is compared), a short parenthesis ending in a year and "et al." are left out of the comparison.
+_CITATION = re.compile(r"\[\s*[\w:./+-]{1,80}(?:\s*[,;]\s*[\w:./+-]{1,80}){0,30}\s*\]"
+                       r"|\([^()]{0,60}\b(?:1[89]|20)\d\d[a-z]?\)|\bet al\b\.?")
+
+
 def _words(text: str | None) -> list[str]:
-    return _WORD.findall(unicodedata.normalize("NFKC", text or "").lower())[:_MAX_WORDS]
+    plain = _CITATION.sub(" ", unicodedata.normalize("NFKC", text or "").lower())
+    return _WORD.findall(plain)[:_MAX_WORDS]
 
 
 def same_justification(a: str | None, b: str | None) -> bool:

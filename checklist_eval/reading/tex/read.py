@@ -11,6 +11,7 @@ no checklist.
 from __future__ import annotations
 
 import posixpath
+import re
 import shutil
 import tempfile
 import time
@@ -125,6 +126,8 @@ def _checked_paper(compiled: tex.Compiled, spec: ChecklistSpec | None, label: st
     try:
         paper = parse_pdf(pdf, spec)
     except NoChecklistError:
+        if _answer_marks(pdf):
+            raise TexUnread("the PDF reader did not read the checklist TeX printed") from None
         raise NoPrintedChecklist("the PDF TeX prints shows no checklist") from None
     except InputError as err:
         raise TexUnread(f"the PDF TeX prints is unreadable: {err.problem}") from None
@@ -142,6 +145,20 @@ def _stand_ins(files: Files, root: str) -> list[str]:
         notes.append(f"{name}.sty is not in the project: TeX compiled with a stand-in (the answer macros, "
                      "the article layout)")
     return notes
+
+
+_MARKS = re.compile(r"\[\s*(?:Yes|No|N/?A|TODO)\s*\]|\bAnswer\s*:")
+
+
+def _answer_marks(pdf: Path) -> bool:
+    """Whether the PDF's text shows answer marks at all: a checklist printed in a shape the PDF reader
+    does not read is not a checklist the PDF leaves out."""
+    from checklist_eval.reading.pdf import extract_pages
+
+    try:
+        return any(_MARKS.search(page) for page in extract_pages(pdf).pages)
+    except InputError:
+        return False
 
 
 def _placed(compiled: tex.Compiled, paper: Paper, root: str, stood_in: list[str]) -> TexReading:
