@@ -20,6 +20,7 @@ from checklist_eval.models import ParseWarning, WarningKind
 from checklist_eval.reading import sources
 from checklist_eval.reading.latex.checklist import find_region
 from checklist_eval.reading.latex.dead import LiveText, live_file_mapped
+from checklist_eval.reading.latex.printed import faithful_answer_definitions
 from checklist_eval.reading.sources import FileTree
 
 MAX_INPUT_DEPTH = 32
@@ -226,7 +227,8 @@ _ANSWER_NAMED = re.compile(r"answer(?:Yes|No|NA|TODO)(?![a-zA-Z@])")
 
 def answer_macros_in_project_styles(tree: FileTree, text: str, root_dir: str) -> list[ParseWarning]:
     """An ``undecided`` warning for each of the project's own .sty/.cls files the document loads that
-    names an answer macro: the source reader does not read styles, TeX does (they may redefine it)."""
+    names an answer macro other than to define it as the venues do (``\\answerYes`` printing "[Yes]"):
+    the source reader does not read styles, TeX does."""
     warnings = []
     for m in _PACKAGE_USE.finditer(text):
         for name in (n.strip() for n in m.group(1).split(",")):
@@ -235,10 +237,11 @@ def answer_macros_in_project_styles(tree: FileTree, text: str, root_dir: str) ->
                 if not path or path.startswith("..") or not tree.exists(path):
                     continue
                 try:
-                    named = _ANSWER_NAMED.search(tree.text(path))
+                    style = tree.text(path)
                 except InputError:
                     continue
-                if named:
+                named = _ANSWER_NAMED.search(style)
+                if named and not faithful_answer_definitions(style):
                     warnings.append(ParseWarning(
                         kind=WarningKind.UNDECIDED, location=f"\\{named.group(0)} in {path}",
                         message=f"{path} names \\{named.group(0)} and the source reader does not read styles: "

@@ -9,7 +9,8 @@ address-space limit and a CPU-time limit, and killed with the worker if the work
 
 graphicx's ``draft`` option is passed before the document starts: a figure is a box of its size, so a
 project whose figures are missing (the shared papers carry none) or huge still prints its text; and
-microtype's font expansion is turned off (pdfTeX stops on it where the fonts are bitmaps).
+microtype's font expansion (pdfTeX stops on it where the fonts are bitmaps) and TikZ's externalisation
+(it needs shell escape) are turned off.
 
 A finished compile is kept under the cache folder, named by the digest of the project's files, the
 root, the engine and its version: ``CACHE_DIR/<digest>/{paper.pdf, paper.synctex.gz, meta.json}``.
@@ -33,13 +34,15 @@ from pathlib import Path
 
 from checklist_eval.reading.tex.engine import LogFindings
 
-CACHE_FORMAT = "3"  # bump when what a cache entry holds, or how a compile is run, changes
+CACHE_FORMAT = "4"  # bump when what a cache entry holds, or how a compile is run, changes
 JOB = "paper"  # the job name: paper.pdf, paper.log, paper.synctex.gz
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
 # Before the document: figures as boxes of their size (graphicx's draft: a missing figure is no error),
 # and no font expansion (microtype's expansion stops pdfTeX where the T1 fonts are bitmaps, without
 # cm-super). Neither changes a word TeX prints.
-_PRELUDE = "\\PassOptionsToPackage{draft}{graphicx}\\PassOptionsToPackage{expansion=false}{microtype}"
+# TikZ's externalisation is turned off: it compiles each picture by a shell escape, which is refused.
+_PRELUDE = ("\\PassOptionsToPackage{draft}{graphicx}\\PassOptionsToPackage{expansion=false}{microtype}"
+            "\\AtBeginDocument{\\csname tikzexternaldisable\\endcsname}")
 # Variables through which a user's environment would make TeX read files of theirs
 _USER_PATHS = ("TEXINPUTS", "BIBINPUTS", "BSTINPUTS", "TEXFONTS", "TFMFONTS", "TEXMFHOME", "TEXMFOUTPUT",
                "TEXMFCNF", "TEXFORMATS", "TEXPOOL", "ENCFONTS", "TEXPSHEADERS", "LUAINPUTS", "OPENTYPEFONTS",

@@ -115,7 +115,8 @@ def missing_file_line(filename: str) -> str:
 
 # --- the log ---------------------------------------------------------------------------------------
 
-_MISSING_FILE = re.compile(r"^! LaTeX Error: File `([^'\n]{1,200})' not found\.", re.MULTILINE)
+_MISSING_FILE = re.compile(r"^! (?:LaTeX Error: File `([^'\n]{1,200})' not found\."
+                           r"|I can't find file `([^'\n]{1,200})')", re.MULTILINE)
 _MISSING_CLASS = re.compile(r"^! LaTeX Error: (?:File|Class) `([^'\n]{1,200}\.cls)' not found", re.MULTILINE)
 _FONT_MISSING = re.compile(r"^! (?:Font \\\S+=(\S+) not loadable: Metric \(TFM\) file not found"
                            r"|Package fontspec Error: The font \"([^\"\n]{1,200})\" cannot be found)",
@@ -143,7 +144,7 @@ _GRAPHICS = (".pdf", ".png", ".jpg", ".jpeg", ".eps", ".pgf", ".ps", ".svg", ".g
 def read_log(log: str) -> LogFindings:
     """The log's missing files (a figure is not one: graphicx's draft mode stands in for it), missing
     fonts, fatal stop and rerun request."""
-    missing = [m for m in _MISSING_FILE.findall(log) if not m.lower().endswith(_GRAPHICS)]
+    missing = [a or b for a, b in _MISSING_FILE.findall(log) if not (a or b).lower().endswith(_GRAPHICS)]
     missing += [m for m in _MISSING_CLASS.findall(log) if m not in missing]
     fonts = [a or b for a, b in _FONT_MISSING.findall(log)]
     fatal = _FATAL.search(log)
