@@ -67,6 +67,8 @@ def read_latex_paper(label: str, spec: ChecklistSpec | None, mode: str, budget_s
         why = str(err)
         absent = "not found on this machine" in why
         unprinted = isinstance(err, NoPrintedChecklist)
+    except (OSError, ValueError, RuntimeError) as err:  # TeX's side failing never costs the source's reading
+        why = f"TeX's reading failed ({type(err).__name__}: {' '.join(str(err).split())[:200]})"
     if tex is None:
         if mode == "always":
             raise InputError(label, f"TeX did not read this paper: {why} (--tex always)")

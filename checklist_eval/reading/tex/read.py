@@ -80,7 +80,10 @@ def read_with_tex(files: Files, root: str, spec: ChecklistSpec | None, label: st
         return _placed(compiled, paper, root, stood_in)
     workdir = Path(tempfile.mkdtemp(prefix="checklist-eval-tex-"))
     try:
-        files.write(workdir)
+        try:
+            files.write(workdir)
+        except OSError as err:  # a member name the file system refuses (longer than 255 bytes)...
+            raise TexUnread(f"the project's files cannot be written for TeX ({err.strerror or err})") from None
         compiled, outcome = _compile(engine, workdir, root, spec, label, time.monotonic() + budget_s)
         tex.keep(digest, compiled)  # a failed compile too: a rerun says the same without compiling again
         if isinstance(outcome, TexUnread):
