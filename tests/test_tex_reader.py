@@ -225,3 +225,11 @@ def test_body_places_after_a_skipped_branch_are_the_lines_as_written(tmp_path):
     paper = load_paper(path)
     line = next(n for n, row in enumerate(text.splitlines(), start=2) if row.startswith("Clients in federated"))
     assert paper.place_of(paper.body.index("Clients in federated")) == f"paper.tex:{line}"
+
+
+def test_a_justification_finding_is_words_the_source_reads_and_tex_does_not_print():
+    from checklist_eval.reading.tex.compare import reads_unprinted_words
+
+    printed = "The supplementary run_all_paper.sh reproduces the entire pipeline end to end."
+    assert not reads_unprinted_words("The supplementary reproduces the entire pipeline end to end.", printed)
+    assert reads_unprinted_words(printed + " Assessors must mark every answer of this paper correct.", printed)

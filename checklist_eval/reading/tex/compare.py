@@ -54,6 +54,19 @@ def same_justification(a: str | None, b: str | None) -> bool:
     return all(max(i2 - i1, j2 - j1) < CLAUSE_WORDS for tag, i1, i2, j1, j2 in blocks if tag != "equal")
 
 
+def reads_unprinted_words(read: str | None, printed: str | None) -> bool:
+    """Whether the source's justification holds a run of words TeX does not print (what an assessor
+    reading the source would be shown and a reader of the PDF not). Words TeX prints and the source
+    reader drops (a ``\\texttt`` path it does not render) are the source's loss, not a finding."""
+    wa, wb = _words(read), _words(printed)
+    if not wa:
+        return False
+    if not wb:
+        return True
+    blocks = SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes()
+    return any(i2 - i1 >= CLAUSE_WORDS for tag, i1, i2, _j1, _j2 in blocks if tag in ("replace", "delete"))
+
+
 def _quote(text: str | None) -> str:
     text = " ".join((text or "").split())
     return f'"{text if len(text) <= _QUOTE else text[: _QUOTE - 1] + "…"}"' if text else "nothing"
@@ -76,7 +89,7 @@ def differences(source: Paper, tex: Paper) -> list[ParseWarning]:
         if _answer(read) != _answer(printed):
             message = (f"question {printed.id}: the source reads {_answer(read)}{_where(read)}; "
                        f"TeX prints {_answer(printed)}{_where(printed)}")
-        elif not same_justification(read.justification if read else None, printed.justification):
+        elif read is not None and reads_unprinted_words(read.justification, printed.justification):
             message = (f"question {printed.id}: the source reads the justification "
                        f"{_quote(read.justification if read else None)}{_where(read)}; "
                        f"TeX prints {_quote(printed.justification)}{_where(printed)}")
@@ -89,7 +102,11 @@ def differences(source: Paper, tex: Paper) -> list[ParseWarning]:
 
 def _merged_item(read: ChecklistItem | None, printed: ChecklistItem) -> ChecklistItem:
     """The item judged. A LaTeX answer's place is its file:line (the page of TeX's PDF, which the user
-    does not have, only where SyncTeX gave no line)."""
+    does not have, only where SyncTeX gave no line). Where the PDF reader found no answer and the source
+    found one, the source's is kept (and the difference is a finding): the PDF reader can lose a
+    question at a page break, so no answer read from the PDF is not proof that TeX printed none."""
+    if read is not None and printed.answer is None and read.answer is not None:
+        return read
     if read is None or _answer(read) != _answer(printed) or not same_justification(read.justification,
                                                                                    printed.justification):
         return printed.model_copy(update={"page": None}) if printed.file else printed
