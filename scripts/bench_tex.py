@@ -52,12 +52,13 @@ def read_once(pool: ParserPool, path: Path) -> dict:
         paper = pool.load_paper(path)
     except InputError as err:
         return {"s": time.perf_counter() - start, "reader": "failed", "why": err.problem, "differs": None,
-                "answers": None}
+                "answers": None, "places": {}}
     seconds = time.perf_counter() - start
     why = next((str(w) for w in paper.warnings if w.kind is WarningKind.TEX), "")
     differs = sum(1 for w in paper.warnings if w.kind is WarningKind.SOURCE_DIFFERS)
     return {"s": seconds, "reader": paper.reader, "why": why, "differs": differs,
-            "answers": sum(1 for it in paper.checklist.items if it.answer is not None)}
+            "answers": sum(1 for it in paper.checklist.items if it.answer is not None),
+            "places": {it.id: it.location for it in paper.checklist.items if it.answer is not None}}
 
 
 def corpus_table(papers: list[tuple[str, Path]], timeout: float) -> list[dict]:
@@ -70,12 +71,14 @@ def corpus_table(papers: list[tuple[str, Path]], timeout: float) -> list[dict]:
                 source = read_once(never, path)
                 cold = read_once(auto, path)
                 cached = read_once(auto, path)
+                # answers placed elsewhere by SyncTeX than by the source reader (same answer, other line)
+                moved = sum(1 for q, where in cold["places"].items() if source["places"].get(q, where) != where)
                 rows.append({"paper": name, "source_s": source["s"], "cold_s": cold["s"], "cached_s": cached["s"],
                              "reader": cold["reader"], "why": cold["why"], "differs": cold["differs"],
-                             "answers": cold["answers"]})
+                             "answers": cold["answers"], "moved": moved})
                 print(f"  {name[:46]:46} source {source['s']:6.2f} s  cold {cold['s']:6.2f} s  cached "
-                      f"{cached['s']:5.2f} s  {cold['reader']:6} {cold['differs']!s:>4} differ  {cold['why'][:70]}",
-                      flush=True)
+                      f"{cached['s']:5.2f} s  {cold['reader']:6} {cold['differs']!s:>3} differ {moved:>2} moved  "
+                      f"{cold['why'][:70]}", flush=True)
     return rows
 
 
@@ -121,8 +124,10 @@ def main(argv: list[str]) -> int:
                 values = [r[key] for r in subset]
                 print(f"{label:34} {statistics.median(values):9.2f} {max(values):7.2f}")
         agree = [r for r in by_tex if r["differs"] == 0]
+        answers = sum(r["answers"] or 0 for r in by_tex)
+        moved = sum(r["moved"] for r in by_tex)
         print(f"\nread by TeX: {len(by_tex)} of {len(rows)} papers; answers and justifications agree with the source "
-              f"on {len(agree)} of them")
+              f"on {len(agree)} of them; {answers - moved} of {answers} answers at the source reader's file:line")
         for r in rows:
             if r["reader"] != "tex":
                 print(f"  not by TeX: {r['paper']}: {r['why'] or r['reader']}")
