@@ -23,6 +23,9 @@ from checklist_eval.reading.tex.project import Files, TooLarge
 from checklist_eval.reading.tex.read import NoPrintedChecklist, TexReading, TexUnread, read_with_tex
 
 TEX_SHARE = 0.75  # of the parse budget, for the compile; the source evaluator has the rest
+# Below this, TeX is not tried: no compile finishes in it, and trying would leave the source reader
+# too little of a tight --parse-timeout.
+MIN_TEX_S = 3.0
 _MARGIN_S = 2.0  # kept back for reading replies and sending the paper to the parent
 
 
@@ -60,6 +63,8 @@ def read_latex_paper(label: str, spec: ChecklistSpec | None, mode: str, budget_s
     why: str | None = None
     absent = unprinted = False
     try:
+        if budget_s * TEX_SHARE < MIN_TEX_S:
+            raise TexUnread(f"TeX not run: --parse-timeout {budget_s:g} leaves it less than {MIN_TEX_S:g} s")
         tex = read_with_tex(files(), root, spec, label, budget_s * TEX_SHARE)
     except TooLarge as err:
         why = f"TeX not run: the project holds {err}"
