@@ -7,7 +7,7 @@ source reads Yes (main.tex:120); TeX prints No (checklist.tex:45)". That gap is 
 paper would use to show an assessor answers a reader of the PDF never sees.
 
 Where the two agree, the source's richer item is kept (its justification with references resolved and
-its LaTeX), and its answer location unless SyncTeX places the printed answer elsewhere. The body is
+its LaTeX, its answer's file:line); SyncTeX places the answers the source reads otherwise or not at all. The body is
 the source's (sections, anchors and ``file:line`` places) unless the source reads far less body than
 TeX prints (text hidden behind a macro's ``\\iffalse``), then TeX's.
 """
@@ -27,9 +27,6 @@ CLAUSE_WORDS = 4
 _MAX_WORDS = 400
 # The source's body is taken unless it holds less than this share of the characters TeX printed.
 THIN_SOURCE_BODY = 0.25
-# SyncTeX places an answer on the line TeX was reading; the 2021/22 template's on the question's line,
-# one above the macro the source reader names. Within this many lines of the same file, the source's stays.
-NEAR_LINES = 2
 _WORD = re.compile(r"[a-z0-9]+")
 _QUOTE = 60
 
@@ -110,9 +107,11 @@ def _merged_item(read: ChecklistItem | None, printed: ChecklistItem) -> Checklis
     if read is None or _answer(read) != _answer(printed) or not same_justification(read.justification,
                                                                                    printed.justification):
         return printed.model_copy(update={"page": None}) if printed.file else printed
-    near = (read.file and printed.file == read.file and read.line and printed.line
-            and abs(printed.line - read.line) <= NEAR_LINES)
-    return read if near or not printed.file else read.model_copy(update={"file": printed.file, "line": printed.line})
+    # Same answer: the source reader found its macro, exactly; SyncTeX's place (answers matched to the
+    # "Answer:" labels of the PDF, in order) is only needed where the source has none.
+    if read.file or not printed.file:
+        return read
+    return read.model_copy(update={"file": printed.file, "line": printed.line})
 
 
 def tex_over_source(source: Paper, tex: Paper, notes: list[str]) -> Paper:
