@@ -34,7 +34,7 @@ from pathlib import Path
 
 from checklist_eval.reading.tex.engine import LogFindings
 
-CACHE_FORMAT = "4"  # bump when what a cache entry holds, or how a compile is run, changes
+CACHE_FORMAT = "7"  # bump when what a cache entry holds, or how a compile is run, changes
 JOB = "paper"  # the job name: paper.pdf, paper.log, paper.synctex.gz
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
 # Before the document: figures as boxes of their size (graphicx's draft: a missing figure is no error),

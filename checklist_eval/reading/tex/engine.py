@@ -121,8 +121,8 @@ _MISSING_CLASS = re.compile(r"^! LaTeX Error: (?:File|Class) `([^'\n]{1,200}\.cl
 _FONT_MISSING = re.compile(r"^! (?:Font \\\S+=(\S+) not loadable: Metric \(TFM\) file not found"
                            r"|Package fontspec Error: The font \"([^\"\n]{1,200})\" cannot be found)",
                            re.MULTILINE)
-_FATAL = re.compile(r"^(?:! TeX capacity exceeded[^\n]*|! pdfTeX error[^\n]*|! Emergency stop\.|"
-                    r"!  ==> Fatal error occurred[^\n]*)", re.MULTILINE)
+_FATAL = re.compile(r"^(?:! TeX capacity exceeded[^\n]*|! pdfTeX error[^\n]*|\(That makes 100 errors[^\n]*"
+                    r"|! Emergency stop\.|!  ==> Fatal error occurred[^\n]*)", re.MULTILINE)
 _RERUN = re.compile(r"Rerun to get|There were undefined references|Label\(s\) may have changed")
 
 
@@ -141,10 +141,17 @@ class LogFindings:
 _GRAPHICS = (".pdf", ".png", ".jpg", ".jpeg", ".eps", ".pgf", ".ps", ".svg", ".gif", ".tif", ".tiff", ".bmp")
 
 
+def _a_figure(name: str) -> bool:
+    """A file \\includegraphics asked for: a graphics extension, or none (LaTeX names a missing input
+    with its .tex, .sty or .cls; graphicx names a figure as written)."""
+    base = name.rsplit("/", 1)[-1]
+    return name.lower().endswith(_GRAPHICS) or "." not in base
+
+
 def read_log(log: str) -> LogFindings:
     """The log's missing files (a figure is not one: graphicx's draft mode stands in for it), missing
     fonts, fatal stop and rerun request."""
-    missing = [a or b for a, b in _MISSING_FILE.findall(log) if not (a or b).lower().endswith(_GRAPHICS)]
+    missing = [a or b for a, b in _MISSING_FILE.findall(log) if not _a_figure(a or b)]
     missing += [m for m in _MISSING_CLASS.findall(log) if m not in missing]
     fonts = [a or b for a, b in _FONT_MISSING.findall(log)]
     fatal = _FATAL.search(log)
@@ -161,13 +168,19 @@ _VENUE_STYLE = re.compile(r"^(?:neurips|nips|icml|iclr|aaai|acl|emnlp|naacl|colm
 _USED_PACKAGES = re.compile(r"\\usepackage\s*(?:\[[^\]]{0,2000}\])?\s*\{([^{}]{1,2000})\}")
 
 STAND_IN = r"""\ProvidesPackage{%(name)s}[2000/01/01 stand-in: the venue's style is not in the project]
+\newif\ifstandin@natbib\standin@natbibtrue
+\DeclareOption{nonatbib}{\standin@natbibfalse}
 \DeclareOption*{}\ProcessOptions\relax
+%% natbib, as the venues' styles load it (unless nonatbib), and xcolor for the answer macros
+\ifstandin@natbib\RequirePackage{natbib}\fi
 \RequirePackage{xcolor}
+%% The author block's separators the venues' styles define (\author{A \And B})
+\providecommand{\And}{\quad}\providecommand{\AND}{\quad}
 %% The checklist's answer macros as the venues' styles print them, only where the document defines none.
 \AtBeginDocument{%%
-  \providecommand{\answerYes}[1][]{\textcolor{blue}{[Yes] ##1}}%%
-  \providecommand{\answerNo}[1][]{\textcolor{orange}{[No] ##1}}%%
-  \providecommand{\answerNA}[1][]{\textcolor{gray}{[NA] ##1}}%%
+  \providecommand{\answerYes}[1][]{\textcolor{blue}{[Yes] #1}}%%
+  \providecommand{\answerNo}[1][]{\textcolor{orange}{[No] #1}}%%
+  \providecommand{\answerNA}[1][]{\textcolor{gray}{[NA] #1}}%%
   \providecommand{\answerTODO}[1][]{\textcolor{red}{\bfseries [TODO]}}%%
   \providecommand{\justificationTODO}[1][]{\textcolor{red}{\bfseries [TODO]}}}
 """
