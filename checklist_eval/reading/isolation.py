@@ -76,6 +76,7 @@ def _latex_task(task: dict) -> dict:
 
     source = load_latex(task["path"])
     paper = parse_latex(source.text, source.source, spec=resolve_spec(task.get("checklist")), warnings=source.warnings)
+    paper.reader = "source"  # attack edits the source: the source evaluator reads what it plants
     return {"paper": paper.model_dump(mode="json"), "text": source.text}
 
 
@@ -85,6 +86,7 @@ def _text_task(task: dict) -> dict:
     from checklist_eval.reading.parsing import resolve_spec
 
     paper = parse_latex(task["text"], task["label"], spec=resolve_spec(task.get("checklist")))
+    paper.reader = "source"  # text with no project around it: nothing for TeX to compile
     return {"paper": paper.model_dump(mode="json")}
 
 
