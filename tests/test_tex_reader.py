@@ -202,6 +202,7 @@ def test_a_log_names_what_stopped_tex_and_what_to_install():
     assert missing_file_line("comment.sty") == "comment.sty not found (texlive-latex-extra)"
     assert missing_file_line("siunitx.sty") == "siunitx.sty not found (texlive-science)"
     assert missing_file_line("zzz.sty") == "zzz.sty not found (in no Debian TeX package this tool knows)"
+    assert missing_file_line("../proofs/proof.tex") == "../proofs/proof.tex not found (not in the project)"
     assert read_log("LaTeX Warning: Label(s) may have changed. Rerun to get cross-references right.").rerun
 
 

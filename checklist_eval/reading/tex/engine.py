@@ -110,7 +110,11 @@ def debian_package(filename: str) -> str | None:
 def missing_file_line(filename: str) -> str:
     """``comment.sty not found (texlive-latex-extra)``: what a user installs to get it."""
     package = debian_package(filename)
-    return f"{filename} not found" + (f" ({package})" if package else " (in no Debian TeX package this tool knows)")
+    if package:
+        return f"{filename} not found ({package})"
+    if "/" in filename or filename.endswith(".tex"):  # one of the project's own files
+        return f"{filename} not found (not in the project)"
+    return f"{filename} not found (in no Debian TeX package this tool knows)"
 
 
 # --- the log ---------------------------------------------------------------------------------------
