@@ -189,6 +189,8 @@ class WarningKind(str, Enum):
     UNMATCHED_ANSWER = "unmatched_answer"  # an answer mark that belongs to no question
     ROOT_CHOICE = "root_choice"  # several candidate main files; which one was read
     UNDECIDED = "undecided"  # an answer whose printed form the source does not decide (a conditional, a redefinition)
+    SOURCE_DIFFERS = "source_differs"  # the source reads an answer or justification TeX does not print
+    TEX = "tex"  # why TeX's reading was not used (a missing package, a failed compile) or what it lacks
     OTHER_CHECKLIST = "other_checklist"  # another checklist in the paper (a datasheet), left aside
     NO_BODY = "no_body"  # only the checklist was read: answers pointing into the paper cannot be verified
     THIN_BODY = "thin_body"  # a paper body too short to verify most answers
@@ -218,6 +220,11 @@ class ParseWarning(Model):
         return self if times == 1 else self.model_copy(update={"message": f"{self.message} (x{times})"})
 
 
+# What each ``Paper.reader`` is, as reports and the parse table say it.
+READER_NAMES = {"tex": "TeX (what the compiled PDF prints)", "source": "the source evaluator (no TeX reading)",
+                "pdf": "the PDF reader"}
+
+
 def warnings_of(paper: Paper, kind: WarningKind) -> list[ParseWarning]:
     return [w for w in paper.warnings if w.kind is kind]
 
@@ -241,6 +248,9 @@ class Paper(Model):
     # Where the body's text is in the author's files: (offset in ``body``, "paper.tex:212" or "page 7"),
     # in body order; a passage is at the last place that starts at or before it. Empty when unknown.
     places: list[tuple[int, str]] = Field(default_factory=list)
+    # Who read the checklist: "tex" (the PDF the machine's TeX printed from the LaTeX), "source" (the
+    # source evaluator, without TeX), "pdf" (a PDF handed in); None in records older than the field.
+    reader: Literal["tex", "source", "pdf"] | None = None
 
     def place_of(self, offset: int) -> str:
         """The file:line or page of a position in the body, or "" when the parser kept no place."""

@@ -68,17 +68,20 @@ class ParseDocument(OptionalParts):
     items: list[ParsedItem]
     warnings: list[str]
     body_chars: int
+    # who read the checklist ("tex", "source", "pdf") and the run's --tex setting
+    reader: str | None = None
+    tex: str | None = None
     body: str | None = None
 
     @classmethod
-    def of(cls, paper: Paper, with_body: bool = False) -> ParseDocument:
+    def of(cls, paper: Paper, with_body: bool = False, tex: str | None = None) -> ParseDocument:
         items = [ParsedItem(id=it.id, title=it.title, question=it.question, answer=it.answer,
                             justification=it.justification, file=it.file, line=it.line, page=it.page)
                  for it in paper.checklist.items]
         body = {"body": paper.body} if with_body else {}
         return cls(source=paper.source, checklist=ParsedChecklist(id=paper.checklist.id, questions=len(items)),
                    title=paper.title, items=items, warnings=_messages(paper.warnings), body_chars=len(paper.body),
-                   **body)
+                   reader=paper.reader, tex=tex, **body)
 
 
 # ------------------------------------------------------------------------------------------ check
@@ -155,6 +158,7 @@ class PaperSummary(Model):
     answers: dict[str, int]  # answer (or "missing") -> how many questions have it
     warnings: list[str]
     body_chars: int
+    reader: str | None = None  # who read the checklist: "tex", "source" or "pdf"
 
     @classmethod
     def of(cls, paper: Paper) -> PaperSummary:
@@ -164,7 +168,7 @@ class PaperSummary(Model):
             counts[key] = counts.get(key, 0) + 1
         return cls(source=paper.source, format=paper.format, checklist=paper.checklist.id,
                    questions=len(paper.checklist.items), answers=counts, warnings=_messages(paper.warnings),
-                   body_chars=len(paper.body))
+                   body_chars=len(paper.body), reader=paper.reader)
 
 
 class ValidationSummary(Model):

@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     start = time.perf_counter()
     drawn = tex_differential.draw(args.shapes, args.seed)
-    with ParserPool(1, ParseLimits(timeout_s=30)) as pool:
+    with ParserPool(1, ParseLimits(timeout_s=30, tex="never")) as pool:
         outcome = tex_differential.compare(drawn, pool.load_paper, args.batches)
     print(f"seed {args.seed}: {len(drawn)} shapes ({len(set(drawn))} distinct), {time.perf_counter() - start:.0f} s")
     print(outcome.table())

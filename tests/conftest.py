@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 SHARED = Path(os.environ.get("CHECKLIST_EVAL_SHARED", ROOT.parent / "shared"))
+# TeX's compile cache, one for the suite (every process it starts inherits it, and the harnesses that
+# clear CHECKLIST_EVAL_* put it back): each distinct paper is compiled once, not once per test. Entries
+# are named by the digest of what was compiled, so one left by an earlier run is as good as a new one.
+TEX_CACHE = os.environ.setdefault(
+    "CHECKLIST_EVAL_TEX_CACHE", os.path.join(tempfile.gettempdir(), f"checklist-eval-tests-tex-{os.getuid()}"))
 
 
 @pytest.hookimpl(tryfirst=True)

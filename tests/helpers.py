@@ -108,7 +108,8 @@ def run_measured(args, *, cwd, env_extra=None, hang_guard_s: float = 600) -> Mea
     (cwd / "tmpdir").mkdir(exist_ok=True)
     peak = cwd / ".peak"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHECKLIST_EVAL_"))}
-    env.update(HOME=str(cwd / "home"), TMPDIR=str(cwd / "tmpdir"), COLUMNS="200", CE_PEAK_FILE=str(peak))
+    env.update(HOME=str(cwd / "home"), TMPDIR=str(cwd / "tmpdir"), COLUMNS="200", CE_PEAK_FILE=str(peak),
+               CHECKLIST_EVAL_TEX_CACHE=os.environ.get("CHECKLIST_EVAL_TEX_CACHE", ""))
     env.update(env_extra or {})
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", _RUN_REPORTING_TREE_PEAK, *map(str, args)], capture_output=True,

@@ -87,7 +87,8 @@ def cli(tmp_path):
     def run(*args: str, out: Path | None = None) -> Run:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHECKLIST_EVAL_"))}
         peak_file = tmp_path / ".peak"
-        env.update(HOME=str(home), TMPDIR=str(tmpdir), COLUMNS="200", CE_PEAK_FILE=str(peak_file))
+        env.update(HOME=str(home), TMPDIR=str(tmpdir), COLUMNS="200", CE_PEAK_FILE=str(peak_file),
+                   CHECKLIST_EVAL_TEX_CACHE=os.environ.get("CHECKLIST_EVAL_TEX_CACHE", ""))
         # TMPDIR is checked on its own: the parser may use it, but must leave it empty.
         skip = (tmpdir, out) if out is not None else (tmpdir,)
         before = snapshot(tmp_path, skip)

@@ -73,7 +73,8 @@ def hostile(tmp_path):
     shutil.copytree(FIXTURES / "team-alpha", papers / "team-alpha")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CHECKLIST_EVAL_"))}
     env.update(OPENAI_API_KEY=key, HOME=str(home), TMPDIR=str(tmpdir), COLUMNS="200",
-               CHECKLIST_EVAL_CACHE=str(tmp_path / "cache" / "cache.sqlite"), CE_PEAK_FILE=str(tmp_path / ".peak"))
+               CHECKLIST_EVAL_CACHE=str(tmp_path / "cache" / "cache.sqlite"), CE_PEAK_FILE=str(tmp_path / ".peak"),
+               CHECKLIST_EVAL_TEX_CACHE=os.environ.get("CHECKLIST_EVAL_TEX_CACHE", ""))
 
     def run(mode: str, command: str, *args: str) -> Run:
         with MockServer(misbehave=mode) as server:

@@ -7,7 +7,7 @@ import zipfile
 
 from checklist_eval.cli import main
 
-KEYS = ["source", "checklist", "title", "items", "warnings", "body_chars"]
+KEYS = ["source", "checklist", "title", "items", "warnings", "body_chars", "reader", "tex"]
 
 
 def test_json_shape(fixtures_dir, capsys):

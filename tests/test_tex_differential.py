@@ -26,7 +26,7 @@ def test_the_parser_reads_what_tex_prints_or_warns(tmp_path):
         pytest.skip(missing)
     drawn = tex_differential.draw(SHAPES, SEED)
     assert len(drawn) == SHAPES
-    with ParserPool(1, ParseLimits(timeout_s=30)) as pool:
+    with ParserPool(1, ParseLimits(timeout_s=30, tex="never")) as pool:
         outcome = tex_differential.compare(drawn, pool.load_paper, batches=2, workdir=tmp_path)
     print(outcome.table())
     assert outcome.counts["lost"] == 0, outcome.table()  # every shape printed: the batches compiled whole

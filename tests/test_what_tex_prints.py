@@ -2,7 +2,10 @@
 """What TeX prints is what is judged (issue 22, item 6): conditionals decided by the source are
 evaluated, redefined answer macros are followed, and where the source does not decide, the answer is
 read as written with an ``undecided`` warning that `parse` prints and `batch` writes into the records'
-manipulation column. Each case is a real paper (the bundled team-alpha G paper) run through the CLI."""
+manipulation column. Each case is a real paper (the bundled team-alpha G paper) run through the CLI.
+
+These hold the source evaluator (``--tex never``): with TeX on the machine, TeX reads these papers
+(tests/test_tex_reader.py)."""
 
 from __future__ import annotations
 
@@ -78,7 +81,7 @@ def test_decided_conditionals_and_redefinitions_read_what_tex_prints(cli, tmp_pa
     preamble, answer, printed = DECIDED[case]
     path = tmp_path / "paper.tex"
     path.write_text(with_claims(answer, preamble), "utf-8")
-    got, warnings = _claims(cli("parse", str(path), "--json"))
+    got, warnings = _claims(cli("parse", str(path), "--json", "--tex", "never"))
     assert got == printed, (case, got)
     assert not any("undecided" in w or "does not decide" in w for w in warnings), warnings
 
@@ -88,12 +91,12 @@ def test_undecided_answers_are_read_as_written_and_flagged_in_the_records(cli, t
     for case, (preamble, answer, _) in UNDECIDED.items():
         shutil.copytree(FIXTURE, root / case)
         (root / case / "genuine_sga.tex").write_text(with_claims(answer, preamble), "utf-8")
-        run = cli("parse", str(root / case / "genuine_sga.tex"), "--json")
+        run = cli("parse", str(root / case / "genuine_sga.tex"), "--json", "--tex", "never")
         got, warnings = _claims(run)
         assert got in ("Yes", "No"), (case, got)  # read as written: an answer, never dropped
         assert any("does not decide" in w or "does not evaluate" in w for w in warnings), (case, warnings)
     out = tmp_path / "results"
-    run = cli("batch", str(root), "--out", str(out), out=out)
+    run = cli("batch", str(root), "--out", str(out), "--tex", "never", out=out)
     assert run.code == 0, run
     with (out / "records.csv").open(newline="", encoding="utf-8") as fh:
         flags = {r["submission_id"]: r["manipulation"] for r in csv.DictReader(fh) if r["role"] == "G"}
@@ -110,7 +113,7 @@ def test_a_checklist_only_in_an_untaken_branch_is_read_as_written_and_said(cli, 
     text = PAPER[:start] + "\\ifarxiv\\else\n" + PAPER[start:end] + "\\fi\n" + PAPER[end:]
     path = tmp_path / "paper.tex"
     path.write_text(text.replace("\\begin{document}", "\\newif\\ifarxiv\\arxivtrue\n\\begin{document}", 1))
-    run = cli("parse", str(path), "--json")
+    run = cli("parse", str(path), "--json", "--tex", "never")
     assert run.code == 0, run
     parsed = json.loads(run.out)
     assert sum(1 for it in parsed["items"] if it["answer"] not in ("", None, "TODO")) > 10

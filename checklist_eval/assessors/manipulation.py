@@ -4,8 +4,9 @@ Three kinds: ``hidden_text`` (text a reader cannot see: ``Paper.hidden_text``, f
 LaTeX parser), ``injection`` (visible text addressed to an automated reviewer, found by the
 heuristic assessor's own rule, in the body or in a justification) and ``undecided`` (an answer whose
 printed form the LaTeX source does not decide: inside a conditional the parser cannot evaluate, or an
-answer macro redefined; ``WarningKind.UNDECIDED``). The flag is one line per finding,
-``kind`` first, so ``kinds`` reads it back without knowing the wording of the rest.
+answer macro redefined; ``WarningKind.UNDECIDED``) and ``source_differs`` (the LaTeX source reads an
+answer or justification other than the one TeX prints: ``WarningKind.SOURCE_DIFFERS``). The flag is
+one line per finding, ``kind`` first, so ``kinds`` reads it back without knowing the wording of the rest.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from checklist_eval.models import HiddenRun, Paper, WarningKind
 HIDDEN = "hidden_text"
 INJECTION = "injection"
 UNDECIDED = "undecided"
+SOURCE_DIFFERS = "source_differs"
 _EXCERPT = 60
 _MAX_LINES = 8  # a paper hiding dozens of runs is flagged by the first few; the warnings list them all
 
@@ -54,6 +56,7 @@ def paper_flag(paper: Paper) -> str:
     lines = [f"{HIDDEN}: {describe(run)}" for run in paper.hidden_text]
     lines += [f"{INJECTION}: {_quote(p)}" for p in injection_passages(paper)]
     lines += [f"{UNDECIDED}: {w.location}" for w in paper.warnings if w.kind is WarningKind.UNDECIDED]
+    lines += [f"{SOURCE_DIFFERS}: {w.message}" for w in paper.warnings if w.kind is WarningKind.SOURCE_DIFFERS]
     if len(lines) > _MAX_LINES:
         lines = lines[:_MAX_LINES] + [f"(+{len(lines) - _MAX_LINES} more)"]
     return "\n".join(lines)
@@ -68,4 +71,4 @@ def entries(flag: str, kind: str) -> list[str]:
 def kinds(flags: Iterable[str]) -> list[str]:
     """The kinds present in some flags, in a fixed order."""
     seen = {line.split(":", 1)[0] for flag in flags for line in flag.splitlines()}
-    return [k for k in (HIDDEN, INJECTION, UNDECIDED) if k in seen]
+    return [k for k in (HIDDEN, INJECTION, UNDECIDED, SOURCE_DIFFERS) if k in seen]

@@ -97,6 +97,9 @@ class Record(Row):
     # Share of the paper's text the model was given: below 1 the paper was over its context and this
     # question got the passages most relevant to it; empty for the heuristic assessor.
     context_share: float | None = Field(default=None, ge=0.0, le=1.0)
+    # Who read the paper's checklist: "tex" (what the machine's TeX printed), "source" (the source
+    # evaluator, without TeX) or "pdf" (a PDF handed in); empty in files written before it was kept.
+    reader: str = ""
 
     @field_validator("case", mode="before")
     @classmethod
@@ -210,6 +213,7 @@ def records_from_assessments(
                 manipulation=flag,
                 **_provenance_columns(prov),
                 location=item.location,
+                reader=paper.reader or "",
                 state=a.state if a else None,
                 passages=a.passages if a else [],
             )
@@ -364,7 +368,7 @@ def record_from_mapping(row: dict, where: str, path: Path) -> Record:
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
                 "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation", "endpoint",
-                "output_strategy", "location",
+                "output_strategy", "location", "reader",
             )
         },
     )

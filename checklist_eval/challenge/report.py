@@ -34,6 +34,7 @@ from checklist_eval.challenge.results.layout import REPORT_HTML
 from checklist_eval.challenge.scoring import rules_parts
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import (
+    READER_NAMES,
     ROLES,
     Answer,
     Assessment,
@@ -164,6 +165,20 @@ def _version_label(assessor: str | None) -> str:
     return "rules" if assessor == "heuristic" else "prompt"
 
 
+
+
+def _read_by(by_role: dict[str, list[Record]]) -> list[str]:
+    """"Checklists read by TeX (G, A), the source evaluator (T)": which reader made each role's records."""
+    roles: dict[str, list[str]] = {}
+    for role, rows in by_role.items():
+        reader = next((r.reader for r in rows if r.reader), "")
+        if reader in READER_NAMES:
+            roles.setdefault(reader, []).append(role)
+    if not roles:
+        return []
+    return ["Checklists read by " + "; ".join(f"{READER_NAMES[k]} ({', '.join(v)})" for k, v in roles.items())]
+
+
 def _judged_by(records: Sequence[Record]) -> str:
     """Who judged: assessor, and the model, prompt version and endpoint only where they apply."""
     assessor = _joined(records, 'assessor')
@@ -227,6 +242,7 @@ def paper_view(paper: Paper, assessments: Sequence[Assessment], *, assessor: str
     return {
         "heading": f"Checklist assessment: {paper.title or Path(paper.source).name}",
         "meta": [f"Source: {paper.source}", f"checklist {paper.checklist.id}", " / ".join(judged),
+                 *([f"read by {READER_NAMES[paper.reader]}"] if paper.reader in READER_NAMES else []),
                  datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")],
         "scores": [], "headline": f"Correctness C = {_fmt(float(correctness(records)))}", "rules": rules_parts()[:1],
         "p_legend": P_LEGEND,
@@ -236,6 +252,7 @@ def paper_view(paper: Paper, assessments: Sequence[Assessment], *, assessor: str
         "usage": usage_line(usage), "overrides": [], "score_warnings": [],
         "hidden": [describe(run) for run in paper.hidden_text], "injection": injection_passages(paper),
         "undecided": [w.location or w.message for w in paper.warnings if w.kind is WarningKind.UNDECIDED],
+        "source_differs": [w.message for w in paper.warnings if w.kind is WarningKind.SOURCE_DIFFERS],
         "agreement": [],
         "links": list(links),
         "sections": [{"heading": "Answers", "source": "", "warnings": [str(w) for w in paper.warnings],
@@ -307,7 +324,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
                     title: str | None = None, next_links: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """What one submission's report shows (the template's ``r``); ``overrides``: the appeal decisions
     already applied to ``records``; ``links``: a record's page in the organizer's browser."""
-    from checklist_eval.assessors.manipulation import HIDDEN, INJECTION, UNDECIDED
+    from checklist_eval.assessors.manipulation import HIDDEN, INJECTION, SOURCE_DIFFERS, UNDECIDED
 
     by_role: dict[str, list[Record]] = {}
     for r in records:
@@ -323,7 +340,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
                          "cards": _cards(records, role, f"{role} " if multi else "", overrides, links)})
     cards = [card for section in sections for card in section["cards"]]
     meta = [f"Case {score.case}", f"{score.questions} questions", "S = C_G \u00d7 C_A \u00d7 (1 \u2212 R) \u00d7 C_T",
-            _judged_by(records)]
+            _judged_by(records)] + _read_by(by_role)
     if score.case == "GT":
         meta.append("Case GT: the adversarial paper A is T's paper with G's checklist answers")
     applied = [o for k, o in (overrides or {}).items() if k[0] == score.submission_id]
@@ -338,6 +355,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
         "overrides": applied, "score_warnings": list(score.warnings),
         "hidden": _manipulation_lines(by_role, HIDDEN), "injection": _manipulation_lines(by_role, INJECTION),
         "undecided": _manipulation_lines(by_role, UNDECIDED),
+        "source_differs": _manipulation_lines(by_role, SOURCE_DIFFERS),
         "agreement": _agreement_rows(records) if "A" in by_role and "T" in by_role else [],
         "links": list(next_links), "sections": sections,
     }

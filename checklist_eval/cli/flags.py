@@ -126,7 +126,13 @@ def assessor_from_args(args: argparse.Namespace, *, cache_path: str | Path | Non
 
 
 def add_limit_args(parser: argparse.ArgumentParser) -> None:
-    """``--parse-timeout`` and ``--parse-memory`` for every command that parses papers."""
+    """``--parse-timeout``, ``--parse-memory`` and ``--tex`` for every command that parses papers."""
+    from checklist_eval.reading.tex import DEFAULT_TEX, TEX_MODES
+
+    parser.add_argument("--tex", choices=TEX_MODES, default=DEFAULT_TEX,
+                        help="who reads a LaTeX paper: auto (the machine's TeX when it compiles the paper, "
+                             "else the source evaluator), always (TeX, or the paper fails with the reason), "
+                             f"never (the source evaluator alone); default {DEFAULT_TEX}")
     parser.add_argument("--parse-timeout", type=_PARSE_TIMEOUT, metavar="SECONDS", default=DEFAULT_PARSE_TIMEOUT_S,
                         help=f"wall-clock budget to parse one paper (default {DEFAULT_PARSE_TIMEOUT_S:g})")
     parser.add_argument("--parse-memory", type=_PARSE_MEMORY, metavar="MB", default=DEFAULT_PARSE_MEMORY_MB,
@@ -136,6 +142,8 @@ def add_limit_args(parser: argparse.ArgumentParser) -> None:
 
 def parse_limits(args: argparse.Namespace) -> ParseLimits:
     """The parse limits the flags of ``add_limit_args`` give (defaults for a command without them)."""
+    from checklist_eval.reading.tex import DEFAULT_TEX
+
     memory = getattr(args, "parse_memory", None)
     return ParseLimits(getattr(args, "parse_timeout", None) or DEFAULT_PARSE_TIMEOUT_S,
-                       DEFAULT_PARSE_MEMORY_MB if memory is None else memory)
+                       DEFAULT_PARSE_MEMORY_MB if memory is None else memory, getattr(args, "tex", None) or DEFAULT_TEX)

@@ -32,14 +32,17 @@ def run(args: argparse.Namespace) -> int:
 
     paper = isolated_load_paper(args.path, checklist=args.checklist, spec_file=args.questions,
                                 limits=parse_limits(args), root=args.root)
-    doc = ParseDocument.of(paper, with_body=args.with_body)
+    doc = ParseDocument.of(paper, with_body=args.with_body, tex=args.tex)
     return emit(doc, args.json, lambda: _print_table(paper), indent=2, ensure_ascii=False)
+
+
 
 
 def _print_table(paper) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from checklist_eval.models import READER_NAMES
     from checklist_eval.redact import terminal_console
 
     console = terminal_console()
@@ -62,6 +65,7 @@ def _print_table(paper) -> None:
         table.add_row(escape(it.id), escape(it.title), f"[{styles.get(answer, 'dim')}]{answer}[/]", escape(just))
     console.print(table)
     console.print(f"body: {len(paper.body)} characters, {len(paper.sections)} headings, {len(paper.anchors)} anchors")
+    console.print(f"read by: {READER_NAMES.get(paper.reader or '', paper.reader)}", markup=False, highlight=False)
     from checklist_eval.cli.common import body_warning
 
     thin = body_warning(paper)

@@ -23,11 +23,12 @@ def current_settings(args: argparse.Namespace) -> RunSettings:
     from checklist_eval.cli.flags import assessor_config
 
     if args.assessor != "llm":
-        return RunSettings(assessor=args.assessor, via=args.via)
+        return RunSettings(assessor=args.assessor, via=args.via, tex=getattr(args, "tex", None) or "auto")
     config = assessor_config(args)
     return RunSettings(assessor="llm", model=config.model, endpoint=endpoint_identity(config.resolved_base_url),
                        prompt_version=config.prompt_version, via=args.via, temperature=config.temperature,
-                       seed=config.seed, reasoning_effort=config.reasoning_effort)
+                       seed=config.seed, reasoning_effort=config.reasoning_effort,
+                       tex=getattr(args, "tex", None) or "auto")
 
 
 def settle_run(args: argparse.Namespace, out: Path) -> tuple[RunSettings, RunSettings | None]:

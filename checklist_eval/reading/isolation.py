@@ -31,6 +31,7 @@ from pathlib import Path
 from checklist_eval.errors import InputError, NoChecklistError
 from checklist_eval.models import Paper
 from checklist_eval.reading.forkserver import worker_context
+from checklist_eval.reading.tex import DEFAULT_TEX
 
 DEFAULT_PARSE_TIMEOUT_S = 120.0
 DEFAULT_PARSE_MEMORY_MB = 2048
@@ -40,6 +41,7 @@ DEFAULT_PARSE_MEMORY_MB = 2048
 class ParseLimits:
     timeout_s: float = DEFAULT_PARSE_TIMEOUT_S
     memory_mb: int = DEFAULT_PARSE_MEMORY_MB  # 0: no limit
+    tex: str = DEFAULT_TEX  # --tex: who reads a LaTeX paper (reading.tex.TEX_MODES)
 
 
 # ------------------------------------------------------------------------------------------- worker
@@ -55,14 +57,15 @@ def _paper_task(task: dict) -> dict:
     from checklist_eval.reading.parsing import load_paper
 
     paper = load_paper(task["path"], checklist=task.get("checklist"), spec_file=task.get("spec_file"),
-                       root=task.get("root"))
+                       root=task.get("root"), tex=task.get("tex", "never"), budget_s=task.get("budget_s", 120.0))
     return {"paper": paper.model_dump(mode="json")}
 
 
 def _entry_task(task: dict) -> dict:
     from checklist_eval.reading.parsing import load_entry
 
-    paper = load_entry(task["label"], task["name"], task["is_dir"], task["members"])
+    paper = load_entry(task["label"], task["name"], task["is_dir"], task["members"], tex=task.get("tex", "never"),
+                       budget_s=task.get("budget_s", 120.0))
     return {"paper": paper.model_dump(mode="json")}
 
 
@@ -73,6 +76,7 @@ def _latex_task(task: dict) -> dict:
 
     source = load_latex(task["path"])
     paper = parse_latex(source.text, source.source, spec=resolve_spec(task.get("checklist")), warnings=source.warnings)
+    paper.reader = "source"  # attack edits the source: the source evaluator reads what it plants
     return {"paper": paper.model_dump(mode="json"), "text": source.text}
 
 
@@ -82,6 +86,7 @@ def _text_task(task: dict) -> dict:
     from checklist_eval.reading.parsing import resolve_spec
 
     paper = parse_latex(task["text"], task["label"], spec=resolve_spec(task.get("checklist")))
+    paper.reader = "source"  # text with no project around it: nothing for TeX to compile
     return {"paper": paper.model_dump(mode="json")}
 
 
@@ -245,6 +250,7 @@ class ParserPool:
     def _ask(self, task: dict, label: str) -> dict:
         """The worker's reply to ``task``; InputError (one line naming ``label``) for a paper that
         failed, crashed its worker, or went over the time or memory budget."""
+        task = {**task, "tex": self.limits.tex, "budget_s": self.limits.timeout_s}
         worker = self._take()
         try:
             worker.conn.send(task)

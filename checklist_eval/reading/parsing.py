@@ -29,11 +29,14 @@ def resolve_spec(checklist: str | None = None, spec_file: str | Path | None = No
 
 
 def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | Path | None = None,
-               root: str | None = None) -> Paper:
+               root: str | None = None, tex: str = "never", budget_s: float = 120.0) -> Paper:
     """Parse a paper (LaTeX file/folder/archive or PDF) into a :class:`Paper`.
 
     Raises ``InputError`` for unreadable or unsafe input and ``NoChecklistError`` when the document
-    holds no live checklist. ``root`` names the main .tex file of a LaTeX project.
+    holds no live checklist. ``root`` names the main .tex file of a LaTeX project. ``tex``: whether
+    the machine's TeX reads a LaTeX paper (``auto``, ``always``, ``never``: see
+    ``reading.tex.latex_paper``; commands pass ``--tex``, in-process library calls default to never),
+    within ``budget_s`` seconds.
     """
     from checklist_eval.reading.sources import input_kind
 
@@ -44,12 +47,17 @@ def load_paper(path: str | Path, checklist: str | None = None, spec_file: str | 
             raise InputError(path, "--root names the main .tex file of a LaTeX project; this is a PDF")
         from checklist_eval.reading.pdf import parse_pdf
 
-        paper = parse_pdf(path, spec)
+        paper = parse_pdf(path, spec).model_copy(update={"reader": "pdf"})
     else:
         from checklist_eval.reading.latex import load_latex, parse_latex
+        from checklist_eval.reading.tex import project
+        from checklist_eval.reading.tex.latex_paper import read_latex_paper
 
         source = load_latex(path, root)
-        paper = parse_latex(source.text, source.source, spec=spec, warnings=source.warnings, locate=source.locate)
+        paper = read_latex_paper(
+            source.source, spec, tex, budget_s, lambda: project.from_path(path), source.root,
+            lambda: parse_latex(source.text, source.source, spec=spec, warnings=source.warnings,
+                                locate=source.locate))
     paper.warnings = merge_identical(paper.warnings)
     return paper
 
@@ -63,18 +71,25 @@ def merge_identical(warnings: list[ParseWarning]) -> list[ParseWarning]:
     return [w.repeated(n) for w, n in counts.items()]
 
 
-def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes]) -> Paper:
+def load_entry(label: str, name: str, is_dir: bool, members: dict[str, bytes], tex: str = "never",
+               budget_s: float = 120.0) -> Paper:
     """Parse a paper held in memory (a member, or a folder of members, of a submission archive);
-    ``label`` names it in messages and in ``Paper.source``. Nothing is written to disk."""
+    ``label`` names it in messages and in ``Paper.source``. Nothing is written to disk but TeX's copy
+    of a LaTeX paper (``tex``, as in :func:`load_paper`), in a temporary folder."""
     if not is_dir and (name.lower().endswith(".pdf") or members[name].startswith(b"%PDF-")):
         from checklist_eval.reading.pdf import parse_pdf
 
-        paper = parse_pdf(Path(label), None, data=members[name]).model_copy(update={"source": label})
+        paper = parse_pdf(Path(label), None, data=members[name]).model_copy(update={"source": label, "reader": "pdf"})
     else:
         from checklist_eval.reading.latex import latex_from_members, parse_latex
+        from checklist_eval.reading.tex import project
+        from checklist_eval.reading.tex.latex_paper import read_latex_paper
 
         source = latex_from_members(label, name, is_dir, members)
-        paper = parse_latex(source.text, label, warnings=source.warnings, locate=source.locate)
+        paper = read_latex_paper(label, None, tex, budget_s, lambda: project.from_members(name, is_dir, members),
+                                 source.root,
+                                 lambda: parse_latex(source.text, label, warnings=source.warnings,
+                                                     locate=source.locate))
     paper.warnings = merge_identical(paper.warnings)
     return paper
 

@@ -180,6 +180,10 @@ class FileTree:
         """A file already read and decoded by the caller."""
         self._text[name] = text
 
+    def data(self, name: str) -> bytes | None:
+        """A file's bytes as stored (what TeX reads), or None when it cannot be read."""
+        return self._reader(name)
+
     def text(self, name: str) -> str:
         if name not in self._text:
             data = self._reader(name)

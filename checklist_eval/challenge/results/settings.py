@@ -31,6 +31,7 @@ NEW_SETTINGS_FLAG = "--new-settings"
 FLAGS = {
     "assessor": "--assessor", "model": "--model", "endpoint": "--base-url", "prompt_version": "--prompt-version",
     "via": "--via", "temperature": "--temperature", "seed": "--seed", "reasoning_effort": "--reasoning-effort",
+    "tex": "--tex",
 }  # fmt: skip
 
 
@@ -47,6 +48,7 @@ class RunSettings(Model):
     temperature: float | None = None
     seed: int | None = None
     reasoning_effort: str | None = None
+    tex: str = "auto"  # who read the LaTeX papers (--tex); a folder written before it was kept ran as auto
 
 
 def settings_path(results: Path) -> Path:

@@ -44,9 +44,15 @@ _SCAN = (
 
 
 def _scan(switches: set[str]) -> re.Pattern[str]:
-    """The pass's pattern; a switch's ``\\xtrue``/``\\xfalse`` are found for the document's own switches."""
-    names = "|".join(map(re.escape, sorted(switches, key=len, reverse=True)))
-    return re.compile(_SCAN.replace("{settings}", f"|(?:{names})(?:true|false)" if names else ""))
+    """The pass's pattern; a switch's ``\\xtrue``/``\\xfalse`` are found when the document has switches.
+    Any command ending in true/false matches (``_set`` keeps the switches'): an alternation of the
+    names made the pattern's compile and every search grow with the number of switches (a preamble of
+    tens of thousands of them took minutes)."""
+    return _SCAN_WITH_SETTINGS if switches else _SCAN_PLAIN
+
+
+_SCAN_PLAIN = re.compile(_SCAN.replace("{settings}", ""))
+_SCAN_WITH_SETTINGS = re.compile(_SCAN.replace("{settings}", "|[a-zA-Z@]+(?:true|false)"))
 
 
 # Braces are counted between the matches (str.count), not matched one by one: a paper has many.
@@ -60,9 +66,11 @@ _BOOL_SETTERS = {"setboolean", "setbool", "booltrue", "boolfalse", "newbool", "n
 _PRIMITIVE_IFS = {"if", "ifx", "ifcat", "ifnum", "ifdim", "ifodd", "ifvmode", "ifhmode", "ifmmode", "ifinner",
                   "ifvoid", "ifhbox", "ifvbox", "ifeof", "iftrue", "iffalse", "ifcase", "ifdefined", "ifcsname",
                   "iffontchar", "ifincsname", "ifpdfprimitive", "ifpdfabsnum", "ifpdfabsdim"}
-_NUMBER = r"\s*(-?\s*\d+)"
-_IFNUM = re.compile(_NUMBER + r"\s*([<=>])" + _NUMBER + r"(?![\d\\])")
-_IFODD = re.compile(_NUMBER + r"(?![\d\\])")
+# TeX's digits are 0-9 only (Python's \d also matches other scripts' digits, which TeX does not read
+# as a number), and a sign may be followed by any blank, which int() does not take.
+_NUMBER = r"\s*(-?\s*[0-9]+)"
+_IFNUM = re.compile(_NUMBER + r"\s*([<=>])" + _NUMBER + r"(?![0-9\\])")
+_IFODD = re.compile(_NUMBER + r"(?![0-9\\])")
 _CHAR = re.compile(r"[0-9A-Za-z.,;:!?+\-*/=<>()\[\]|']")
 _ANSWER_MARK = re.compile(r"\\answer(?:Yes|No|NA|TODO)(?![a-zA-Z@])|\[\s*(?:Yes|No|NA|N/A|TODO)\s*\]")
 _ARG = re.compile(r"\s*\{\s*([a-zA-Z@]+)\s*\}")
@@ -97,6 +105,10 @@ class _Switch:
     settings: list[int] = field(default_factory=list)  # where the file sets it, in order
 
 
+# A switch set (any command ending in true/false: the switches are told apart by name after the match)
+_SETTING = re.compile(r"\\([a-zA-Z@]+)(?:true|false)(?![a-zA-Z@])|\\let\s*\\if([a-zA-Z@]+)")
+
+
 class _Reader:
     """The state of one pass: the stack of open conditionals, the switches, and the depth of groups."""
 
@@ -129,9 +141,7 @@ class _Reader:
             self.switches[name] = _Switch()
         if not names:
             return
-        setting = re.compile(r"\\(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
-                             + r")(?:true|false)(?![a-zA-Z@])|\\let\s*\\if([a-zA-Z@]+)")
-        for m in setting.finditer(self.text):
+        for m in _SETTING.finditer(self.text):
             name = m.group(1) or m.group(2)
             if name in self.switches:
                 self.switches[name].settings.append(m.start())
@@ -395,15 +405,20 @@ class _Reader:
             m = _IFNUM.match(self.text, pos)
             if m is None:
                 return None, pos
-            a, op, b = int(m.group(1).replace(" ", "")), m.group(2), int(m.group(3).replace(" ", ""))
+            a, op, b = _integer(m.group(1)), m.group(2), _integer(m.group(3))
             return {"<": a < b, "=": a == b, ">": a > b}[op], m.end()
         if name == "ifodd":
             m = _IFODD.match(self.text, pos)
-            return (int(m.group(1).replace(" ", "")) % 2 == 1, m.end()) if m else (None, pos)
+            return (_integer(m.group(1)) % 2 == 1, m.end()) if m else (None, pos)
         if name == "ifdefined":
             m = re.compile(r"\s*\\([a-zA-Z@]+)").match(self.text, pos)
             return (True, m.end()) if m and m.group(1) in self.defined else (None, pos)
         return None, pos
+
+
+def _integer(spelled: str) -> int:
+    """A number as _NUMBER matched it: a sign, blanks (spaces, tabs, a newline), digits."""
+    return int("".join(spelled.split()))
 
 
 def _compare(name: str, text: str, pos: int) -> tuple[bool | None, int]:

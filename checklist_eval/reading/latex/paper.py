@@ -28,6 +28,7 @@ from checklist_eval.reading.latex.macros import collect_macros
 from checklist_eval.reading.latex.numbering import theorem_kinds
 from checklist_eval.reading.latex.printed import Printed, what_tex_prints
 from checklist_eval.reading.latex.render import convert_body
+from checklist_eval.reading.latex.unmodelled import unmodelled
 
 
 def clear_scan_caches() -> None:
@@ -77,6 +78,7 @@ def parse_latex(
     written = text
     printed = what_tex_prints(text, _line_of(locate))
     warnings.extend(printed.warnings)
+    warnings.extend(unmodelled(written, _line_of(locate)))
     text, region, written_offset = _printed_or_written(written, printed, warnings)
     if region is None:
         raise NoChecklistError(source, "no live checklist found (no \\answerYes/\\answerNo/\\answerNA/\\answerTODO "
@@ -111,7 +113,8 @@ def parse_latex(
         checklist=result,
         warnings=warnings,
         hidden_text=hidden,
-        places=source_places(converted.text, text, locate),
+        # places in the printed text, located in the text as written (a skipped branch is not in the first)
+        places=source_places(converted.text, text, locate and (lambda pos: locate(written_offset(pos)))),
     )
 
 

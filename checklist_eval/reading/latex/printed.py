@@ -239,3 +239,16 @@ def _replaced(text: str, start: int, use: re.Pattern[str], new: Callable[[str], 
     kept.append((out, pos))
     parts.append(text[pos:])
     return "".join(parts), kept
+
+
+def faithful_answer_definitions(text: str) -> bool:
+    """Whether every mention of an answer macro in ``text`` (a style file) is a definition that prints
+    that macro's own answer, as the venues' styles define them (``\\answerNA`` printing "[N/A]")."""
+    mentions = len(re.findall(r"\\answer(?:Yes|No|NA|TODO)(?![a-zA-Z@])|answer(?:Yes|No|NA|TODO)(?![a-zA-Z@])", text))
+    own = {n: _Meaning(Answer(n), -1) for n in _ANSWER_NAMES}
+    definitions = 0
+    for m in _ANSWER_DEF.finditer(text):
+        if m.group("how") == "let" or _printed_by(_body(text, m.end()), own) != Answer(m.group("name")):
+            return False
+        definitions += 1
+    return definitions == mentions

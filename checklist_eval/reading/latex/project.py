@@ -20,6 +20,7 @@ from checklist_eval.models import ParseWarning, WarningKind
 from checklist_eval.reading import sources
 from checklist_eval.reading.latex.checklist import find_region
 from checklist_eval.reading.latex.dead import LiveText, live_file_mapped
+from checklist_eval.reading.latex.printed import faithful_answer_definitions
 from checklist_eval.reading.sources import FileTree
 
 MAX_INPUT_DEPTH = 32
@@ -79,6 +80,30 @@ def _candidates(name: str, base_dirs: list[str]) -> list[str]:
     return out
 
 
+# A macro that stands for a conditional's opening or closing: \newcommand{\hide}{\iffalse}, \let\hide\iffalse
+# (a \newif-style name, \ifsomething, is a switch and is modelled).
+_HIDING = re.compile(
+    r"\\(?:[gex]?def|(?:re|provide)?newcommand\*?)\s*\{?\s*\\([a-zA-Z@]{1,200})\s*\}?\s*(?:\[[^\]\n]{0,200}\])*\s*"
+    r"\{\s*\\(?:iffalse|iftrue|fi|else)(?![a-zA-Z@])"
+    r"|\\let\s*\\((?!if)[a-zA-Z@]{1,200})\s*=?\s*\\(?:iffalse|iftrue|fi|else)(?![a-zA-Z@])")
+_COMMENTED = re.compile(r"(?<!\\)%")
+
+
+def _conditional_macros(name: str, text: str) -> list[ParseWarning]:
+    found = []
+    for m in _HIDING.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if _COMMENTED.search(text, line_start, m.start()):
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        macro = m.group(1) or m.group(2)
+        found.append(ParseWarning(
+            kind=WarningKind.UNDECIDED, location=f"\\{macro} at {name}:{line}",
+            message=f"\\{macro} at {name}:{line} stands for a conditional (\\iffalse...): the source does not "
+                    "follow it; every answer is read as written (undecided), the PDF may show others"))
+    return found
+
+
 class _LiveFiles:
     """Each file of a tree as TeX reads it, stripped of dead code once however often root choice and
     \\input resolution ask for it."""
@@ -86,10 +111,19 @@ class _LiveFiles:
     def __init__(self, tree: FileTree):
         self.tree = tree
         self._live: dict[str, LiveText] = {}
+        # macros standing for \iffalse & co. in the files read: dead-code removal cannot see through them
+        self.hiding: list[tuple[str, ParseWarning]] = []
+
+    def hiding_in(self, flattener: _Flattener) -> list[ParseWarning]:
+        """The hiding macros of the files this document reads (root choice reads others too)."""
+        used = {name for _, name, _ in flattener.pieces}
+        return [w for name, w in self.hiding if name in used]
 
     def __call__(self, name: str) -> str:
         if name not in self._live:
-            self._live[name] = live_file_mapped(self.tree.text(name))
+            text = self.tree.text(name)
+            self._live[name] = live_file_mapped(text)
+            self.hiding += [(name, w) for w in _conditional_macros(name, text)]
         return self._live[name].text
 
     def line_of(self, name: str, live_pos: int) -> int:
@@ -186,6 +220,35 @@ class _Flattener:
         self.warnings.append(ParseWarning(kind=WarningKind.INPUT_SKIPPED, message=message, location=current))
 
 
+_PACKAGE_USE = re.compile(r"\\(?:usepackage|RequirePackage|documentclass)\s*(?:\[[^\]]{0,2000}\])?\s*"
+                          r"\{([^{}]{1,2000})\}")
+_ANSWER_NAMED = re.compile(r"answer(?:Yes|No|NA|TODO)(?![a-zA-Z@])")
+
+
+def answer_macros_in_project_styles(tree: FileTree, text: str, root_dir: str) -> list[ParseWarning]:
+    """An ``undecided`` warning for each of the project's own .sty/.cls files the document loads that
+    names an answer macro other than to define it as the venues do (``\\answerYes`` printing "[Yes]"):
+    the source reader does not read styles, TeX does."""
+    warnings = []
+    for m in _PACKAGE_USE.finditer(text):
+        for name in (n.strip() for n in m.group(1).split(",")):
+            for ext in (".sty", ".cls"):
+                path = posixpath.normpath(posixpath.join(root_dir, name + ext)) if name else ""
+                if not path or path.startswith("..") or not tree.exists(path):
+                    continue
+                try:
+                    style = tree.text(path)
+                except InputError:
+                    continue
+                named = _ANSWER_NAMED.search(style)
+                if named and not faithful_answer_definitions(style):
+                    warnings.append(ParseWarning(
+                        kind=WarningKind.UNDECIDED, location=f"\\{named.group(0)} in {path}",
+                        message=f"{path} names \\{named.group(0)} and the source reader does not read styles: "
+                                "every answer is read as written (undecided), the PDF may show others"))
+    return warnings
+
+
 # --- root choice ----------------------------------------------------------------------------------
 
 
@@ -261,6 +324,7 @@ def load_project(tree: FileTree, source: str, root: str | None = None) -> LatexS
     flattener = _Flattener(live, root, warnings)
     text = flattener.flatten(root)
     require_latex(text, f"{tree.label}/{root}")
+    warnings += answer_macros_in_project_styles(tree, text, posixpath.dirname(root)) + live.hiding_in(flattener)
     return LatexSource(source=source, root=root, text=text, warnings=tree.warnings + warnings,
                        locate=flattener.locate)
 
@@ -271,8 +335,10 @@ def load_tex_file(path: Path) -> LatexSource:
     name = path.name
     require_latex(tree.text(name), str(path))
     warnings: list[ParseWarning] = []
-    flattener = _Flattener(_LiveFiles(tree), name, warnings)
+    live = _LiveFiles(tree)
+    flattener = _Flattener(live, name, warnings)
     flat = flattener.flatten(name)
+    warnings += answer_macros_in_project_styles(tree, flat, "") + live.hiding_in(flattener)
     return LatexSource(source=str(path), root=name, text=flat, warnings=tree.warnings + warnings,
                        locate=flattener.locate)
 

@@ -41,6 +41,8 @@ _LABEL = re.compile(r"^[ \t]*(Question|Answer)[ \t]*:", re.M)
 # default was left beside the real answer) or a bare word ("Yes", "Not applicable").
 _ANSWER = re.compile(
     r"^[ \t]*Answer[ \t]*:[ \t]*\n?[ \t]*"
+    # a colour name TeX printed as text where \textcolor was undefined (xcolor not loaded): "blue[Yes]"
+    r"(?:[a-z]{3,12}(?=\[))?"
     r"((?:\[[^\]\n]{1,20}\][ \t]*)+|[A-Za-z/.]+(?:[ \t]+applicable)?)",
     re.M | re.I,
 )
