@@ -7,15 +7,15 @@ import json
 import subprocess
 import sys
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.adversary.attack import STRATEGIES, attack
 from checklist_eval.reading.parsing import load_paper
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+def cli(*args: str) -> CliRun:
+    return run_cli(*args)
 
 
 @pytest.fixture(scope="module")
