@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx2
 import openai
+from cli_runner import run_cli
 import pytest
 from helpers import assess_and_close
 
@@ -124,9 +125,7 @@ def test_check_of_a_real_paper_over_the_context_on_a_llama_cpp_engine(shared_dir
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env["OPENAI_API_KEY"] = KEY
     with llama_cpp(context_tokens=8192) as server:
-        proc = subprocess.run([sys.executable, "-m", "checklist_eval", "check", str(paper), "--json", "--quiet",
-                               "--assessor", "llm", "--model", "gemma-3-270m", "--base-url", server.base_url,
-                               "--no-cache"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+        proc = run_cli("check", str(paper), "--json", "--quiet", "--assessor", "llm", "--model", "gemma-3-270m", "--base-url", server.base_url, "--no-cache", cwd=ROOT, env=env)
         stats = server.stats
     assert proc.returncode == 0, proc.stderr
     assert 400 not in stats.by_status and stats.max_in_flight <= 2

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -22,7 +21,7 @@ def cli(*args: str, cwd: Path = ROOT) -> CliRun:
     return run_cli(*args, cwd=cwd)
 
 
-def one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+def one_line_error(proc: CliRun, *needles: str) -> None:
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
