@@ -37,6 +37,11 @@ def llm(server: MockServer, **config) -> LLMAssessor:
     return make_assessor("llm", **options)
 
 
+# The client deadline of the slot tests: what runs past it is a reply the server holds back, never a
+# request a busy machine slowed (the admitted ones take a tenth of it or less).
+SLOT_DEADLINE_S = 3.0
+
+
 def llama_cpp(**kw) -> MockServer:
     """llama-server -c 2*ctx --parallel 2, as it answers (its default flags but the context)."""
     return MockServer(props=True, context_error="llama.cpp", **{"slots": 2, "context_tokens": 4096, **kw})
@@ -83,10 +88,11 @@ def test_in_flight_never_exceeds_the_engines_slots_and_keeps_them_busy():
 
 def test_a_batch_finishes_without_timeouts_against_a_slow_two_slot_engine():
     # 24 questions of 0.4 s each on 2 slots: 4.8 s of work. Queued 64 deep behind the engine's slots, most
-    # requests would wait past the 2 s deadline; held to its 2 slots, none waits at all.
+    # requests would wait in its queue (max_queued, counted by the server); held to its 2 slots, none waits
+    # at all. The deadline is far above a request's 0.4 s, so no retry comes from a machine busy elsewhere.
     paper = sample_paper(n_questions=24)
     with llama_cpp(latency=0.4, context_tokens=64_000) as server:
-        a = llm(server, timeout=2.0)
+        a = llm(server, timeout=30.0)
         out = assess_and_close(a, paper)
         stats = server.stats
     assert len(out) == 24 and stats.by_status == {200: 24} and stats.chat_requests == 24
@@ -95,10 +101,13 @@ def test_a_batch_finishes_without_timeouts_against_a_slow_two_slot_engine():
 
 def test_an_engine_that_does_not_say_its_slots_is_given_fewer_requests_after_it_overloads():
     # The same engine behind a proxy that hides /props: the first wave queues in the engine and times out;
-    # the limit falls to what the engine finished meanwhile, and the run finishes.
+    # the limit falls to what the engine finished meanwhile, and the run finishes. The server decides
+    # which requests time out: a queued one is never answered (queue_stalls), an admitted one answers in
+    # 0.3 s, a tenth of the deadline.
     paper = sample_paper(n_questions=16)
     with MockServer(slots=2, latency=0.3, context_tokens=64_000) as server:
-        a = llm(server, timeout=1.5, max_attempts=6)
+        server.slot_queue.queue_stalls = True
+        a = llm(server, timeout=SLOT_DEADLINE_S, max_attempts=6)
         out = assess_and_close(a, paper)
         stats = server.stats
     assert len(out) == 16
@@ -165,7 +174,8 @@ def test_timeouts_of_requests_sent_before_the_limit_fell_do_not_stop_the_run():
     # run goes on at the lower limit and every question gets its verdict.
     paper = sample_paper(n_questions=24)
     with MockServer(slots=2, latency=0.3, context_tokens=64_000) as server:
-        a = llm(server, timeout=1.0, max_attempts=6, concurrency=12)
+        server.slot_queue.queue_stalls = True  # queued: never answered; admitted: 0.3 s, a tenth of the deadline
+        a = llm(server, timeout=SLOT_DEADLINE_S, max_attempts=6, concurrency=12)
         out = assess_and_close(a, paper)
         stats = server.stats
     assert len(out) == 24
@@ -173,12 +183,14 @@ def test_timeouts_of_requests_sent_before_the_limit_fell_do_not_stop_the_run():
 
 
 def test_slots_on_shared_cores_are_given_fewer_requests_when_they_run_past_the_deadline():
-    # llama.cpp's server on a CPU says 4 slots, but they share the cores: 4 prompts at once take 4 x 0.5 s
-    # each, past the 1.5 s deadline, while one at a time each takes 0.5 s. The limit falls below the
-    # slots and the run finishes; without that every wave timed out together until the attempts ran out.
+    # llama.cpp's server on a CPU says 4 slots, but they share the cores: with more than 2 busy, none
+    # progresses (the server holds their replies past the deadline, then drops them), while one or two at
+    # a time take 0.2 s each, a fifteenth of the deadline. The limit falls below the slots and the run
+    # finishes; without that every wave timed out together until the attempts ran out.
     paper = sample_paper(n_questions=12)
-    with llama_cpp(slots=4, latency=0.5, context_tokens=64_000, slots_share_cores=True) as server:
-        a = llm(server, timeout=1.5, max_attempts=4)
+    with llama_cpp(slots=4, latency=0.2, context_tokens=64_000, slots_share_cores=True) as server:
+        server.slot_queue.stall_above, server.slot_queue.abandon_after = 2, SLOT_DEADLINE_S
+        a = llm(server, timeout=SLOT_DEADLINE_S, max_attempts=4)
         out = assess_and_close(a, paper)
     assert len(out) == 12
     assert a.scheduler.slots == 4 and a.scheduler.decreases >= 1 and a.scheduler.limit < 4
