@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
-from types import SimpleNamespace
 
 import numpy as np
 from cli_runner import run_cli
@@ -224,12 +221,11 @@ def test_tpr_at_fpr_is_the_highest_tpr_at_fpr_at_most_the_target(files, far_stop
 def test_scorer_flags_refuse_other_tasks_and_plot_types(files):
     from helpers import one_error_line
 
-    base = [sys.executable, "-m", "checklist_eval", "detection", "score", "-r", str(files["ref"]),
+    base = ["detection", "score", "-r", str(files["ref"]),
             "-x", str(files["index"]), "-s", str(files["sysout"]), "--bootstrap", "0"]
     for extra, words in ((["-t", "generation"], ("--task", "generation")),
                          (["--plotType", "pr", "--out", str(files["dir"])], ("--plotType", "pr"))):
-        run = subprocess.run(base + extra, capture_output=True, text=True, timeout=120)
-        one_error_line(SimpleNamespace(code=run.returncode, err=run.stderr), *words)
+        one_error_line(run_cli(*base, *extra), *words)
 
 
 def test_log_score_interval_is_never_below_zero(tmp_path):

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
@@ -119,10 +117,9 @@ def test_an_engine_that_does_not_say_its_slots_is_given_fewer_requests_after_it_
 def test_dry_run_says_what_share_of_the_paper_each_question_is_given(shared_dir, tmp_path):
     paper = shared_dir / "corpus" / "papers-latex" / BIG
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    base = [sys.executable, "-m", "checklist_eval", "check", str(paper), "--dry-run", "--assessor", "llm",
-            "--model", "gemma-3-270m", "--context-tokens", "8192"]
-    js = subprocess.run([*base, "--json"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-    text = subprocess.run(base, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    base = ["check", str(paper), "--dry-run", "--assessor", "llm", "--model", "gemma-3-270m", "--context-tokens", "8192"]
+    js = run_cli(*base, "--json", cwd=ROOT, env=env)
+    text = run_cli(*base, cwd=ROOT, env=env)
     assert js.returncode == 0 and text.returncode == 0, js.stderr
     [planned] = json.loads(js.stdout)["papers"]
     assert planned["truncated"] is True and 0 < planned["body_share_min"] <= planned["body_share"] < 0.2
