@@ -330,6 +330,7 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     # each row counts the submission's unverified answers, the appeal applied, as its page counts them
     listed = page.locator("table.leaderboard tr", has_text="team-alpha").locator("td.unverified").inner_text()
     page.click("text=team-alpha")
+    page.wait_for_url("**/results/s/team-alpha")  # and its load event: content() read before it was empty
     assert page.url.endswith("/results/s/team-alpha")
     check_html(page.content())
     tally = re.search(r"\d+ of (\d+) answers judged correct: \d+ supported by a passage of the paper, (\d+)"
@@ -339,6 +340,7 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     assert card.locator(".chip.override").count() == 1
     assert "appeal granted: see Table 2" in card.inner_text()
     card.locator("a", has_text="the model call behind it").click()
+    page.wait_for_url(f"**/results/s/team-alpha/A/{qid}")  # the page loaded, not only its navigation committed
     assert page.url.endswith(f"/results/s/team-alpha/A/{qid}")
     check_html(page.content())
     assert page.inner_text("#verdict") == "correct"
@@ -350,6 +352,7 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "organizer-question-1280.png"), full_page=True)
     page.locator("a", has_text="call ").first.click()
+    page.wait_for_url(re.compile(rf"/results/s/team-alpha/A/{qid}/call/\d+$"))
     assert re.search(rf"/results/s/team-alpha/A/{qid}/call/\d+$", page.url)
     check_html(page.content())
     assert '"prompt_tokens"' in page.inner_text("#usage")
