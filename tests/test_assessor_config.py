@@ -7,10 +7,9 @@ from __future__ import annotations
 import ast
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.assessors import AssessorConfig, LLMConfig, build_assessor
@@ -25,12 +24,11 @@ PACKAGE = ROOT / "checklist_eval"
 KEY = "sk-test-CONFIG-7d1e5b0a93"
 
 
-def cli(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def cli(*args: str, env_extra: dict[str, str] | None = None) -> CliRun:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env["OPENAI_API_KEY"] = KEY
     env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+    return run_cli(*args, cwd=ROOT, env=env)
 
 
 def flags_config(*argv: str, cache_path: Path | None = None) -> AssessorConfig:

@@ -9,10 +9,9 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import run_cli
 import pytest
 from helpers import assess_and_close, mock_llm
 
@@ -99,9 +98,7 @@ def test_check_still_reports_a_paper_cut_to_the_context_budget(tmp_path, fixture
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env["OPENAI_API_KEY"] = KEY
     with MockServer() as server:
-        proc = subprocess.run([sys.executable, "-m", "checklist_eval", "check", str(paper), "--json", "--quiet",
-                               "--assessor", "llm", "--model", "gpt-4", "--base-url", server.base_url,
-                               "--no-cache"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+        proc = run_cli("check", str(paper), "--json", "--quiet", "--assessor", "llm", "--model", "gpt-4", "--base-url", server.base_url, "--no-cache", cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stderr
     warnings = json.loads(proc.stdout)["warnings"]
     assert len([w for w in warnings if "exceeds the model's context budget" in w["message"]]) == 1

@@ -4,18 +4,16 @@ submission, and `assessor-eval --attack-runs` reports the adversary figures on i
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.adversary.attack import STRATEGIES, attack
 from checklist_eval.reading.parsing import load_paper
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+def cli(*args: str) -> CliRun:
+    return run_cli(*args)
 
 
 @pytest.fixture(scope="module")
@@ -171,12 +169,10 @@ def test_llm_rounds_rewrite_caught_plants_against_the_reviews(tmp_path, fixtures
 
     out = tmp_path / "llm"
     with MockServer() as server:
-        res = subprocess.run(
-            [sys.executable, "-m", "checklist_eval", "attack", str(fixtures_dir / "papers" / "genuine"), "--out",
-             str(out), "--plants", "4", "--seed", "1", "--strategies", "phantom_pointer", "fabricated_irb",
-             "--rounds", "2", "--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", server.base_url,
-             "--api-key-env", "CE_ATTACK_KEY", "--no-cache", "--json"],
-            capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "CE_ATTACK_KEY": "sk-x"})
+        res = run_cli("attack", fixtures_dir / "papers" / "genuine", "--out", out, "--plants", "4", "--seed", "1",
+                      "--strategies", "phantom_pointer", "fabricated_irb", "--rounds", "2", "--assessor", "llm",
+                      "--model", "gpt-4o-mini", "--base-url", server.base_url, "--api-key-env", "CE_ATTACK_KEY",
+                      "--no-cache", "--json", env_extra={"CE_ATTACK_KEY": "sk-x"})
         assert res.returncode == 0, res.stderr
         assert server.stats.chat_requests > 0
     plants = json.loads((out / "plants.json").read_text("utf-8"))

@@ -14,6 +14,7 @@ import time
 
 import openai
 import pandas as pd
+from cli_runner import run_cli
 import pytest
 
 from checklist_eval.testing import MockServer
@@ -43,8 +44,7 @@ def server():
 
 
 def cli(*args, env=None, timeout=120):
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "OPENAI_API_KEY": "", **(env or {})})
+    return run_cli(*args, env={**os.environ, "OPENAI_API_KEY": "", **(env or {})}, timeout=timeout)
 
 
 def llm_flags(server, prices):

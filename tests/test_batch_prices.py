@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
+from cli_runner import run_cli
 import pytest
 
 from checklist_eval.assessors.ledger import PriceTable
@@ -33,14 +34,10 @@ def test_dry_run_of_a_reasoning_model_counts_its_reasoning_tokens(tmp_path, fixt
     """gpt-5-mini thinks before it answers: its plan adds the profile's reasoning tokens per call (at output
     price), so it is never priced below gpt-4o-mini, and the estimate is stated as one."""
     import json
-    import subprocess
-    import sys
 
     def plan(model, *extra):
-        run = subprocess.run([sys.executable, "-m", "checklist_eval", "score", str(fixtures_dir / "submissions" /
-                              "team-alpha"), "--dry-run", "--json", "--assessor", "llm", "--model", model,
-                              "--cache", str(tmp_path / "none.sqlite"), *extra],
-                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        run = run_cli("score", fixtures_dir / "submissions" / "team-alpha", "--dry-run", "--json", "--assessor", "llm",
+                      "--model", model, "--cache", tmp_path / "none.sqlite", *extra)
         assert run.returncode == 0, run.stderr
         return json.loads(run.stdout)
 

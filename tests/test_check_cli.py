@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.cli import main
@@ -38,9 +39,8 @@ def assert_shape(obj: dict) -> None:
     assert isinstance(obj["warnings"], list)
 
 
-def run_check(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", "check", *args],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+def run_check(*args: str) -> CliRun:
+    return run_cli("check", *args, cwd=ROOT)
 
 
 def test_check_json_shape_on_a_real_pdf(shared_dir):

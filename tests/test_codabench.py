@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
+from cli_runner import run_cli
 import pytest
 from helpers import one_error_line
 
@@ -47,8 +48,7 @@ COLUMN_FIELDS = {"computation", "computation_indexes", "title", "key", "sorting"
 
 
 def cli(*args, env=None, cwd=None):
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True,
-                         text=True, timeout=120, env={**os.environ, **(env or {})}, cwd=cwd)
+    run = run_cli(*map(str, args), cwd=cwd, env={**os.environ, **(env or {})})
     return SimpleNamespace(code=run.returncode, out=run.stdout, err=run.stderr)
 
 

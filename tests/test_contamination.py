@@ -7,9 +7,9 @@ import json
 import math
 import random
 import subprocess
-import sys
 
 import numpy as np
+from cli_runner import CliRun, run_cli
 import pytest
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import roc_auc_score
@@ -19,9 +19,8 @@ from checklist_eval.testing.completions import is_seen, prompt_logprobs
 from checklist_eval.testing import MockServer
 
 
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
+def cli(*args: str, timeout: float = 120) -> CliRun:
+    return run_cli(*args, timeout=timeout)
 
 
 def _slope_sklearn(values) -> float:
@@ -280,9 +279,7 @@ def test_a_wrong_key_is_one_line_exit_2_without_the_key(tmp_path):
 
     env = {**os.environ, "MY_KEY": "sk-wrong-0123456789abcdef"}
     with MockServer(require_api_key="sk-right-0123456789abcdef") as server:
-        out = subprocess.run([sys.executable, "-m", "checklist_eval", "contamination-eval", str(path), "--model", "m",
-                              "--base-url", server.base_url, "--api-key-env", "MY_KEY"],
-                             capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+        out = run_cli("contamination-eval", str(path), "--model", "m", "--base-url", server.base_url, "--api-key-env", "MY_KEY", env=env)  # fmt: skip
     assert out.returncode == 2 and "HTTP 401" in out.stderr and "MY_KEY" in out.stderr
     assert "0123456789abcdef" not in out.stderr + out.stdout and len(out.stderr.strip().splitlines()) == 1
 
@@ -466,7 +463,9 @@ def test_plot_without_matplotlib_fails_before_any_work(tmp_path, files_for_plots
 
     env = _without_matplotlib(tmp_path)
 
-    def run(*args):
+    def run(*args):  # a process of its own: what it lacks is an installed module
+        import sys
+
         p = subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
                            timeout=120, env=env)  # fmt: skip
         return SimpleNamespace(code=p.returncode, err=p.stderr, out=p.stdout)

@@ -8,10 +8,9 @@ import importlib
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import run_cli
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,8 +45,7 @@ def test_outputs_page_documents_every_model_exactly():
 
 
 def cli(*args: str, cwd: Path, code: int = 0) -> str:
-    proc = subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+    proc = run_cli(*args, cwd=cwd)
     assert proc.returncode == code, proc.stderr
     return proc.stdout
 

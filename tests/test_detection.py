@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
-from types import SimpleNamespace
 
 import numpy as np
+from cli_runner import run_cli
 import pytest
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
@@ -96,12 +94,10 @@ def test_bad_file_name_and_missing_cutoff(tmp_path, files):
 def test_system_output_not_named_csv_fails_validate_and_package(tmp_path, files, name):
     """Plan 5.1: the system output is a CSV file; NIST refuses a package whose member is not one."""
     sysout = _sysout(tmp_path, _good_rows(), name=name)
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "detection", "validate", "-x", str(files["index"]),
-                          "-s", str(sysout)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = run_cli("detection", "validate", "-x", str(files["index"]), "-s", str(sysout))  # fmt: skip
     assert run.returncode == 2 and "must end in .csv" in run.stdout, run
     pkg = tmp_path / "sub.tgz"
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "detection", "package", "-s", str(sysout),
-                          "--out", str(pkg)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = run_cli("detection", "package", "-s", str(sysout), "--out", str(pkg))  # fmt: skip
     assert run.returncode == 2 and "must end in .csv" in run.stdout and not pkg.exists(), run
 
 
@@ -213,10 +209,7 @@ def _highest_tpr_at_fpr(y, s, target):
 def test_tpr_at_fpr_is_the_highest_tpr_at_fpr_at_most_the_target(files, far_stop):
     """Through the scorer's own flags (-t detection, --plotType) as the plan's appendix types them."""
     out = files["dir"] / f"out{far_stop}"
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "detection", "score", "-t", "detection",
-                          "-r", str(files["ref"]), "-x", str(files["index"]), "-s", str(files["sysout"]),
-                          "--far-stop", far_stop, "--bootstrap", "0", "--json", "--out", str(out),
-                          "--plotType", "[det, roc]"], capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = run_cli("detection", "score", "-t", "detection", "-r", str(files["ref"]), "-x", str(files["index"]), "-s", str(files["sysout"]), "--far-stop", far_stop, "--bootstrap", "0", "--json", "--out", str(out), "--plotType", "[det, roc]")  # fmt: skip
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)["metrics"]["tpr_at_fpr"]
     assert got == pytest.approx(_highest_tpr_at_fpr(files["y"], files["s"], float(far_stop)), abs=1e-12)
@@ -228,12 +221,11 @@ def test_tpr_at_fpr_is_the_highest_tpr_at_fpr_at_most_the_target(files, far_stop
 def test_scorer_flags_refuse_other_tasks_and_plot_types(files):
     from helpers import one_error_line
 
-    base = [sys.executable, "-m", "checklist_eval", "detection", "score", "-r", str(files["ref"]),
+    base = ["detection", "score", "-r", str(files["ref"]),
             "-x", str(files["index"]), "-s", str(files["sysout"]), "--bootstrap", "0"]
     for extra, words in ((["-t", "generation"], ("--task", "generation")),
                          (["--plotType", "pr", "--out", str(files["dir"])], ("--plotType", "pr"))):
-        run = subprocess.run(base + extra, capture_output=True, text=True, timeout=120)
-        one_error_line(SimpleNamespace(code=run.returncode, err=run.stderr), *words)
+        one_error_line(run_cli(*base, *extra), *words)
 
 
 def test_log_score_interval_is_never_below_zero(tmp_path):
@@ -244,9 +236,7 @@ def test_log_score_interval_is_never_below_zero(tmp_path):
     ref.write_text("DatasetID|TaskID|TopicID|FileID|GeneratorID|IsTarget\n"
                    + "".join(f"set1|detection|t|f{i}.txt|G|{t}\n" for i, t in enumerate("YYNN")))
     sysout = _sysout(tmp_path, [f"set1|detection|D|v|f{i}.txt|{p}" for i, p in enumerate([1, 1, 0, 1])])
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "detection", "score", "-r", str(ref), "-x",
-                          str(index), "-s", str(sysout), "--bootstrap", "0", "--json"],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = run_cli("detection", "score", "-r", str(ref), "-x", str(index), "-s", str(sysout), "--bootstrap", "0", "--json")  # fmt: skip
     assert run.returncode == 0, run.stderr
     metrics = json.loads(run.stdout)["metrics"]
     ce = np.array([0, 0, 0, -math.log(1e-12)])  # clipped at 1e-12, TrojAI's epsilon

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
 import openai
+from cli_runner import run_cli
 import pytest
 from helpers import assess_and_close
 
@@ -34,6 +33,11 @@ def llm(server: MockServer, **config) -> LLMAssessor:
                    backoff_initial=0.01)
     options.update(config)
     return make_assessor("llm", **options)
+
+
+# The client deadline of the slot tests: what runs past it is a reply the server holds back, never a
+# request a busy machine slowed (the admitted ones take a tenth of it or less).
+SLOT_DEADLINE_S = 3.0
 
 
 def llama_cpp(**kw) -> MockServer:
@@ -82,10 +86,11 @@ def test_in_flight_never_exceeds_the_engines_slots_and_keeps_them_busy():
 
 def test_a_batch_finishes_without_timeouts_against_a_slow_two_slot_engine():
     # 24 questions of 0.4 s each on 2 slots: 4.8 s of work. Queued 64 deep behind the engine's slots, most
-    # requests would wait past the 2 s deadline; held to its 2 slots, none waits at all.
+    # requests would wait in its queue (max_queued, counted by the server); held to its 2 slots, none waits
+    # at all. The deadline is far above a request's 0.4 s, so no retry comes from a machine busy elsewhere.
     paper = sample_paper(n_questions=24)
     with llama_cpp(latency=0.4, context_tokens=64_000) as server:
-        a = llm(server, timeout=2.0)
+        a = llm(server, timeout=30.0)
         out = assess_and_close(a, paper)
         stats = server.stats
     assert len(out) == 24 and stats.by_status == {200: 24} and stats.chat_requests == 24
@@ -94,10 +99,13 @@ def test_a_batch_finishes_without_timeouts_against_a_slow_two_slot_engine():
 
 def test_an_engine_that_does_not_say_its_slots_is_given_fewer_requests_after_it_overloads():
     # The same engine behind a proxy that hides /props: the first wave queues in the engine and times out;
-    # the limit falls to what the engine finished meanwhile, and the run finishes.
+    # the limit falls to what the engine finished meanwhile, and the run finishes. The server decides
+    # which requests time out: a queued one is never answered (queue_stalls), an admitted one answers in
+    # 0.3 s, a tenth of the deadline.
     paper = sample_paper(n_questions=16)
     with MockServer(slots=2, latency=0.3, context_tokens=64_000) as server:
-        a = llm(server, timeout=1.5, max_attempts=6)
+        server.slot_queue.queue_stalls = True
+        a = llm(server, timeout=SLOT_DEADLINE_S, max_attempts=6)
         out = assess_and_close(a, paper)
         stats = server.stats
     assert len(out) == 16
@@ -109,10 +117,9 @@ def test_an_engine_that_does_not_say_its_slots_is_given_fewer_requests_after_it_
 def test_dry_run_says_what_share_of_the_paper_each_question_is_given(shared_dir, tmp_path):
     paper = shared_dir / "corpus" / "papers-latex" / BIG
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    base = [sys.executable, "-m", "checklist_eval", "check", str(paper), "--dry-run", "--assessor", "llm",
-            "--model", "gemma-3-270m", "--context-tokens", "8192"]
-    js = subprocess.run([*base, "--json"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-    text = subprocess.run(base, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    base = ["check", str(paper), "--dry-run", "--assessor", "llm", "--model", "gemma-3-270m", "--context-tokens", "8192"]
+    js = run_cli(*base, "--json", cwd=ROOT, env=env)
+    text = run_cli(*base, cwd=ROOT, env=env)
     assert js.returncode == 0 and text.returncode == 0, js.stderr
     [planned] = json.loads(js.stdout)["papers"]
     assert planned["truncated"] is True and 0 < planned["body_share_min"] <= planned["body_share"] < 0.2
@@ -124,9 +131,7 @@ def test_check_of_a_real_paper_over_the_context_on_a_llama_cpp_engine(shared_dir
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env["OPENAI_API_KEY"] = KEY
     with llama_cpp(context_tokens=8192) as server:
-        proc = subprocess.run([sys.executable, "-m", "checklist_eval", "check", str(paper), "--json", "--quiet",
-                               "--assessor", "llm", "--model", "gemma-3-270m", "--base-url", server.base_url,
-                               "--no-cache"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+        proc = run_cli("check", str(paper), "--json", "--quiet", "--assessor", "llm", "--model", "gemma-3-270m", "--base-url", server.base_url, "--no-cache", cwd=ROOT, env=env)
         stats = server.stats
     assert proc.returncode == 0, proc.stderr
     assert 400 not in stats.by_status and stats.max_in_flight <= 2
@@ -166,7 +171,8 @@ def test_timeouts_of_requests_sent_before_the_limit_fell_do_not_stop_the_run():
     # run goes on at the lower limit and every question gets its verdict.
     paper = sample_paper(n_questions=24)
     with MockServer(slots=2, latency=0.3, context_tokens=64_000) as server:
-        a = llm(server, timeout=1.0, max_attempts=6, concurrency=12)
+        server.slot_queue.queue_stalls = True  # queued: never answered; admitted: 0.3 s, a tenth of the deadline
+        a = llm(server, timeout=SLOT_DEADLINE_S, max_attempts=6, concurrency=12)
         out = assess_and_close(a, paper)
         stats = server.stats
     assert len(out) == 24
@@ -174,12 +180,14 @@ def test_timeouts_of_requests_sent_before_the_limit_fell_do_not_stop_the_run():
 
 
 def test_slots_on_shared_cores_are_given_fewer_requests_when_they_run_past_the_deadline():
-    # llama.cpp's server on a CPU says 4 slots, but they share the cores: 4 prompts at once take 4 x 0.5 s
-    # each, past the 1.5 s deadline, while one at a time each takes 0.5 s. The limit falls below the
-    # slots and the run finishes; without that every wave timed out together until the attempts ran out.
+    # llama.cpp's server on a CPU says 4 slots, but they share the cores: with more than 2 busy, none
+    # progresses (the server holds their replies past the deadline, then drops them), while one or two at
+    # a time take 0.2 s each, a fifteenth of the deadline. The limit falls below the slots and the run
+    # finishes; without that every wave timed out together until the attempts ran out.
     paper = sample_paper(n_questions=12)
-    with llama_cpp(slots=4, latency=0.5, context_tokens=64_000, slots_share_cores=True) as server:
-        a = llm(server, timeout=1.5, max_attempts=4)
+    with llama_cpp(slots=4, latency=0.2, context_tokens=64_000, slots_share_cores=True) as server:
+        server.slot_queue.stall_above, server.slot_queue.abandon_after = 2, SLOT_DEADLINE_S
+        a = llm(server, timeout=SLOT_DEADLINE_S, max_attempts=4)
         out = assess_and_close(a, paper)
     assert len(out) == 12
     assert a.scheduler.slots == 4 and a.scheduler.decreases >= 1 and a.scheduler.limit < 4

@@ -12,10 +12,9 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.assessors.heuristic import HeuristicAssessor
@@ -34,9 +33,8 @@ ARTIFACTS = Path(os.environ.get("CHECKLIST_EVAL_ARTIFACTS", ROOT / "test-artifac
 SPEC = checklists.load("neurips-2024")
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+def cli(*args: str) -> CliRun:
+    return run_cli(*args, cwd=ROOT)
 
 
 def judged(path: Path):

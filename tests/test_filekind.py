@@ -14,6 +14,7 @@ import uuid
 import zipfile
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.reading.filekind import not_a_paper
@@ -22,9 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WORD = not_a_paper("a Word document (.docx)")
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+def cli(*args: str) -> CliRun:
+    return run_cli(*args, cwd=ROOT)
 
 
 def word_document(path: Path) -> Path:
@@ -35,7 +35,7 @@ def word_document(path: Path) -> Path:
     return path
 
 
-def one_line(proc: subprocess.CompletedProcess) -> str:
+def one_line(proc: CliRun) -> str:
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     return lines[0]

@@ -18,6 +18,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from cli_runner import run_cli
 import pytest
 from helpers import one_error_line
 from test_hostile import GOOD_ANSWERS, GOOD_TEX, write_tar_gz_bomb
@@ -143,8 +144,7 @@ def test_codabench_scoring_program_parses_in_the_budgeted_worker(tmp_path):
     """The scoring program, run as the compute worker runs it, on an upload built to exhaust memory:
     one line and exit 1 (Codabench's failure), with the whole process tree far below the pax header."""
     bundle = tmp_path / "bundle.zip"
-    assert subprocess.run([sys.executable, "-m", "checklist_eval", "codabench", "export", "--out", str(bundle)],
-                          capture_output=True).returncode == 0
+    assert run_cli("codabench", "export", "--out", str(bundle), text=False).returncode == 0
     app = tmp_path / "app"
     with zipfile.ZipFile(bundle) as zf:
         zf.extractall(tmp_path / "bundle")

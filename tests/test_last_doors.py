@@ -19,17 +19,17 @@ import sys
 import zipfile
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.cli import build_parser, main
 
 
-def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, **kwargs)
+def cli(*args: str, **kwargs) -> CliRun:
+    return run_cli(*args, **kwargs)
 
 
-def one_line(proc: subprocess.CompletedProcess, code: int, *words: str) -> str:
+def one_line(proc: CliRun, code: int, *words: str) -> str:
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == code and len(lines) == 1, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr and all(w in lines[0] for w in words), lines
@@ -89,7 +89,7 @@ TOKEN = "tok-0f1e2d3c4b5a69788796"
 SECRET_URL = f"https://orga:{PASSWORD}@proxy.example.org/v1?token={TOKEN}&api-version=2024-06-01"
 
 
-def _export(tmp_path, *flags: str, key: str = CAPPED) -> tuple[subprocess.CompletedProcess, Path]:
+def _export(tmp_path, *flags: str, key: str = CAPPED) -> tuple[CliRun, Path]:
     (tmp_path / "key.txt").write_text(key + "\n")
     out = tmp_path / "bundle.zip"
     proc = cli("codabench", "export", "--out", out, "--model", "gpt-4o-mini", "--api-key-file", tmp_path / "key.txt",

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import run_cli
 import pytest
 
 from checklist_eval.challenge.results.layout import ResultsLayout, records_path
@@ -17,8 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_a_batch_writes_every_file_the_layout_names(tmp_path: Path, fixtures_dir: Path) -> None:
     out = tmp_path / "results"
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "batch", str(fixtures_dir / "submissions"),
-                          "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    run = run_cli("batch", str(fixtures_dir / "submissions"), "--out", str(out), "--quiet", cwd=ROOT)
     assert run.returncode == 0, run.stderr
     layout = ResultsLayout(out)
     # (the cache is made by the LLM assessor only; the heuristic default has nothing to cache)

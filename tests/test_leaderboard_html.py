@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.assessors.heuristic import RULES_VERSION
@@ -21,9 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+def cli(*args: str) -> CliRun:
+    return run_cli(*args, cwd=ROOT)
 
 
 def rendered_dom(path: Path) -> str:

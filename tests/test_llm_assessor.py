@@ -118,9 +118,11 @@ def test_retries_on_429_500_timeouts_sum_usage_over_attempts():
     paper = sample_paper(n_questions=12)
     with MockServer() as clean:
         want = {x.question_id: (x.correct, x.review) for x in run(llm(clean), paper)}
-    faults = FaultConfig(rate=0.35, kinds=("429", "500", "timeout"), retry_after=0.02, timeout_hold=1.0)
+    # A "timeout" fault's reply never comes within the deadline (held past it); a healthy reply comes
+    # far within it even on a busy machine, so every extra request is an injected fault's.
+    faults = FaultConfig(rate=0.35, kinds=("429", "500", "timeout"), retry_after=0.02, timeout_hold=60.0)
     with MockServer(faults=faults, seed=3) as server:
-        a = llm(server, timeout=0.3, max_attempts=8)
+        a = llm(server, timeout=3.0, max_attempts=8)
         out = run(a, paper)
         stats = server.stats
     assert {x.question_id: (x.correct, x.review) for x in out} == want

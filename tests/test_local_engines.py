@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.testing import MockServer
@@ -27,14 +27,13 @@ KEY_ENV = "LOCAL_ENGINE_KEY"
 N_QUESTIONS = 16
 
 
-def cli(server: MockServer, *args: str, cache: Path) -> subprocess.CompletedProcess:
+def cli(server: MockServer, *args: str, cache: Path) -> CliRun:
     """``checklist-eval ARGS`` as typed, with the user's default cache file at ``cache``."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env[KEY_ENV] = "local"
     env["CHECKLIST_EVAL_CACHE"] = str(cache)
     endpoint = ["--model", server.model, "--base-url", server.base_url, "--api-key-env", KEY_ENV]
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args, *endpoint], capture_output=True,
-                          text=True, timeout=300, cwd=ROOT, env=env)
+    return run_cli(*args, *endpoint, cwd=ROOT, env=env)
 
 
 def check(server: MockServer, *extra: str, cache: Path, paper: Path = PAPER):

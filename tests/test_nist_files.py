@@ -10,6 +10,7 @@ import tarfile
 from pathlib import Path
 
 import numpy as np
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.detection.nist import validate_sysout
@@ -24,9 +25,8 @@ PLAN_REF_HEADER = "DatasetID|TaskID|TopicID|FileID|GeneratorID|IsTarget"
 PLAN_REF_ROW = "GenAI24-PL-set1|detection|topic_0000|file_0001.txt|G_NIST_site|Y"
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+def cli(*args: str) -> CliRun:
+    return run_cli(*args)
 
 
 def _write(path, lines):

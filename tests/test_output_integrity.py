@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.tables import TRIGGERS
@@ -35,14 +36,18 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def cli(tmp_path: Path, *args: str, preexec=None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True, text=True,
-                          env=_env(tmp_path), cwd=tmp_path, timeout=300, preexec_fn=preexec)
+def cli(tmp_path: Path, *args: str, preexec=None) -> CliRun | subprocess.CompletedProcess:
+    """The command in this process; in a process of its own when ``preexec`` sets a limit on it."""
+    if preexec is None:
+        proc = run_cli(*args, env=_env(tmp_path), cwd=tmp_path)
+    else:
+        proc = subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True,
+                              text=True, env=_env(tmp_path), cwd=tmp_path, timeout=300, preexec_fn=preexec)
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     return proc
 
 
-def error_line(proc: subprocess.CompletedProcess, *words: str) -> str:
+def error_line(proc: CliRun | subprocess.CompletedProcess, *words: str) -> str:
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("checklist-eval: error:"), proc.stderr

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 from test_serve import ARTIFACTS as SERVE_ARTIFACTS
 from test_serve import CHROMIUM, CHROMIUM_FLAGS, _need_chromium
@@ -29,9 +30,8 @@ TEAMS = ("team-alpha", "team-beta", "team-gamma")
 MAX_ROW_PX = {320: 170, 375: 150, 768: 90, 1280: 60, 1920: 60}
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=600)
+def cli(*args: str) -> CliRun:
+    return run_cli(*args, cwd=ROOT)
 
 
 def submission_name(i: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import zipfile
 
+from cli_runner import run_cli
 from checklist_eval.cli import main
 
 KEYS = ["source", "checklist", "title", "items", "warnings", "body_chars", "reader", "tex"]
@@ -82,13 +83,10 @@ def test_errors_are_one_line_exit_2(tmp_path, capsys):
 def test_missing_checklist_input_is_named_in_the_error(tmp_path, fixtures_dir):
     # The checklist usually lives in checklist.tex: forgetting it in the upload must say so.
     import shutil
-    import subprocess
-    import sys
 
     project = tmp_path / "upload"
     shutil.copytree(fixtures_dir / "papers" / "genuine", project)
     (project / "checklist.tex").unlink()
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "parse", str(project)],
-                         capture_output=True, text=True)
+    run = run_cli("parse", str(project))
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert "no live checklist" in run.stderr and "\\input{checklist}: file not found" in run.stderr

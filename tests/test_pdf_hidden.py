@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+from cli_runner import CliRun, run_cli
 import pytest
 from helpers import pdf_bytes
 
@@ -40,9 +41,8 @@ def add_rect(page: pdfium.PdfPage, x: float, y: float, w: float, h: float, rgba:
     pdfium_c.FPDFPage_InsertObject(page.raw, path)
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          timeout=300)
+def cli(*args: str) -> CliRun:
+    return run_cli(*args)
 
 
 def hidden_warnings(warnings: list) -> list[str]:

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
+from cli_runner import run_cli
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -62,8 +61,7 @@ def test_a_log_odds_sum_past_the_float_range_is_clipped_not_an_overflow():
 def test_2000_missing_sections_against_a_3_mb_body_are_each_a_must_fix(tmp_path):
     paper = tmp_path / "paper.tex"
     paper.write_bytes(missing_pointers_against_a_long_body(3_000_000)["paper.tex"])
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "check", str(paper), "--json"],
-                         capture_output=True, text=True, timeout=600)
+    run = run_cli("check", str(paper), "--json")
     assert run.returncode == 0, run.stderr
 
     (item,) = [a for a in json.loads(run.stdout)["items"] if a["id"] == "1"]

@@ -16,6 +16,7 @@ from datetime import date
 from pathlib import Path
 
 import openai
+from cli_runner import CliRun, run_cli
 import pytest
 from helpers import assess_and_close
 
@@ -67,7 +68,7 @@ N_QUESTIONS = 16
 
 
 def cli_check(server: MockServer, profile: Profile, *extra: str, json_out: bool = True,
-              ) -> subprocess.CompletedProcess:
+              ) -> CliRun:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"}
     env["COLUMNS"] = "250"
     args = ["--assessor", "llm", "--model", profile.model, "--base-url", server.base_url, "--no-cache"]
@@ -75,9 +76,7 @@ def cli_check(server: MockServer, profile: Profile, *extra: str, json_out: bool 
         env[KEY_ENV[profile.name]] = KEY
         if KEY_ENV[profile.name] != "OPENAI_API_KEY":
             args += ["--api-key-env", KEY_ENV[profile.name]]
-    return subprocess.run([sys.executable, "-m", "checklist_eval", "check", str(PAPER), *args, *extra,
-                           *(["--json"] if json_out else [])],
-                          capture_output=True, text=True, timeout=180, cwd=ROOT, env=env)
+    return run_cli("check", str(PAPER), *args, *extra, *(["--json"] if json_out else []), cwd=ROOT, env=env)
 
 
 def server_for(name: str, **kw) -> MockServer:
@@ -234,10 +233,7 @@ def test_azure_v1_base_url_is_what_users_type(monkeypatch):
         assert done.returncode == 0, done.stderr
         legacy = f"http://127.0.0.1:{server.port}/openai/deployments/{profile.model}"
         env = dict(os.environ, AZURE_OPENAI_API_KEY=KEY)
-        bad = subprocess.run([sys.executable, "-m", "checklist_eval", "check", str(PAPER), "--assessor", "llm",
-                              "--model", profile.model, "--base-url", legacy, "--api-key-env",
-                              "AZURE_OPENAI_API_KEY", "--no-cache"], capture_output=True, text=True, timeout=120,
-                             cwd=ROOT, env=env)
+        bad = run_cli("check", str(PAPER), "--assessor", "llm", "--model", profile.model, "--base-url", legacy, "--api-key-env", "AZURE_OPENAI_API_KEY", "--no-cache", cwd=ROOT, env=env)
     assert bad.returncode == 2 and "HTTP 404" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -365,8 +361,7 @@ def test_mock_server_command_serves_a_profile():
     from checklist_eval.cli.mock_server import PROFILE_NAMES
 
     assert PROFILE_NAMES == tuple(PROFILES)  # the flag's choices are the profiles
-    bad = subprocess.run([sys.executable, "-m", "checklist_eval", "mock-server", "--profile", "nope"],
-                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    bad = run_cli("mock-server", "--profile", "nope", cwd=ROOT)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
 
@@ -419,15 +414,10 @@ def test_rerun_from_the_cache_sends_nothing_and_keeps_the_quirks(tmp_path, monke
 
 def test_score_and_batch_take_reasoning_effort_and_never_show_zero_for_an_unknown_price(tmp_path):
     for command in ("check", "score", "batch"):
-        shown = subprocess.run([sys.executable, "-m", "checklist_eval", command, "--help"], capture_output=True,
-                               text=True, timeout=60, cwd=ROOT, env=dict(os.environ, COLUMNS="200"))
+        shown = run_cli(command, "--help", cwd=ROOT, env=dict(os.environ, COLUMNS="200"))
         assert "--reasoning-effort {minimal,low,medium,high}" in shown.stdout
     with server_for("ollama") as server:
-        done = subprocess.run([sys.executable, "-m", "checklist_eval", "score",
-                               str(ROOT / "fixtures" / "submissions" / "team-alpha"), "--assessor", "llm",
-                               "--model", "llama3.1", "--base-url", server.base_url, "--no-cache",
-                               "--out", str(tmp_path / "out")],
-                              capture_output=True, text=True, timeout=300, cwd=ROOT, env=dict(os.environ, COLUMNS="200"))
+        done = run_cli("score", str(ROOT / "fixtures" / "submissions" / "team-alpha"), "--assessor", "llm", "--model", "llama3.1", "--base-url", server.base_url, "--no-cache", "--out", str(tmp_path / "out"), cwd=ROOT, env=dict(os.environ, COLUMNS="200"))
     assert done.returncode == 0, done.stderr
     assert "cost price unknown" in done.stdout and "$0.0000" not in done.stdout
     assert "price unknown" in (tmp_path / "out" / "report.html").read_text("utf-8")

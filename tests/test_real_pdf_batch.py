@@ -7,10 +7,9 @@ process, so every submission must score, and two runs must write the same scores
 
 from __future__ import annotations
 
+from cli_runner import run_cli
 import json
 import shutil
-import subprocess
-import sys
 
 
 def test_batch_of_the_real_pdfs_twice_at_default_jobs(shared_dir, tmp_path):
@@ -26,8 +25,7 @@ def test_batch_of_the_real_pdfs_twice_at_default_jobs(shared_dir, tmp_path):
     scores = []
     for run in (1, 2):
         out = tmp_path / f"out{run}"
-        proc = subprocess.run([sys.executable, "-m", "checklist_eval", "batch", str(subs), "--out", str(out), "--json"],
-                              capture_output=True, text=True, timeout=600)
+        proc = run_cli("batch", str(subs), "--out", str(out), "--json")
         assert proc.returncode == 0, proc.stderr[-2000:]
         counts = json.loads(proc.stdout)
         assert (counts["scored"], counts["failed"]) == (expected, 0), (out / "failures.jsonl").read_text()[:2000]

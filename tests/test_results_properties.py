@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -114,10 +113,9 @@ def test_one_damaged_file_gives_the_same_scores_or_is_named(folder, untouched, c
     check_one(folder, untouched, change, read_in_process)
 
 
-def _cli(*args: object) -> subprocess.CompletedProcess:
+def _cli(*args: object) -> CliRun:
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return run_cli(*map(str, args), env=env)
 
 
 def read_by_cli(folder: Path) -> tuple[int, object]:

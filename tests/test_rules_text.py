@@ -13,12 +13,11 @@ from __future__ import annotations
 import csv
 import json
 import re
-import subprocess
-import sys
 from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
 
+from cli_runner import run_cli
 import pytest
 
 from checklist_eval.challenge.codabench_options import BundleOptions
@@ -132,9 +131,7 @@ def evaluate(stated: dict[str, str], case: str) -> dict[str, Fraction]:
 
 
 def rescored(case: str) -> dict[str, float]:
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "rescore",
-                          str(ROOT / "fixtures" / "scoring" / f"{case}.csv"), "--json"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    run = run_cli("rescore", str(ROOT / "fixtures" / "scoring" / f"{case}.csv"), "--json", cwd=ROOT)
     assert run.returncode == 0, run.stderr
     (row,) = json.loads(run.stdout)["submissions"]
     return row

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from cli_runner import run_cli
 import pytest
 
 from checklist_eval.models import Answer, normalize_answer
@@ -134,12 +135,9 @@ def test_crafted_todo_in_t_counts_in_r_through_rescore(fixtures_dir):
     Dropping q4 (T's TODO) would give R = 3/3 = 1 and S = 0.
     """
     import json
-    import subprocess
-    import sys
 
     path = fixtures_dir / "scoring" / "todo-in-t.csv"
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "rescore", str(path), "--json"],
-                         capture_output=True, text=True, timeout=120)
+    run = run_cli("rescore", str(path), "--json")
     assert run.returncode == 0, run.stderr
     (s,) = json.loads(run.stdout)["submissions"]
     assert (s["C_G"], s["C_A"], s["C_T"], s["R"]) == (1.0, 0.75, 0.75, 0.75)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.testing import MockServer
@@ -32,9 +33,8 @@ def _env(tmp_path: Path, key: str) -> dict[str, str]:
     return env
 
 
-def _cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, env=env, cwd=cwd,
-                          timeout=300)
+def _cli(env: dict[str, str], cwd: Path, *args: str) -> CliRun:
+    return run_cli(*args, cwd=cwd, env=env, text=False)
 
 
 def _files_holding(root: Path, needles: list[bytes]) -> list[str]:
@@ -136,7 +136,6 @@ def test_wrong_key_is_not_echoed(tmp_path, workspace):
 
 def test_a_short_placeholder_key_is_masked_as_a_word_and_never_inside_words():
     # Local engines take any key: "local" or "k" set as the key must not garble "checklist" or "locally".
-    import subprocess
     import sys
 
     code = ("from checklist_eval import redact; redact.register('local'); redact.register('k'); "
@@ -148,7 +147,6 @@ def test_a_short_placeholder_key_is_masked_as_a_word_and_never_inside_words():
 def test_the_digits_of_a_key_never_mask_the_numbers_of_an_output():
     # A key such as "sk-other-0000000000000000" once turned a ledger's cost 0.00041115000000000005 into
     # "0.00041115***5": the key is still masked whole and by its lettered pieces, never a number by its digits.
-    import subprocess
     import sys
 
     code = ("from checklist_eval import redact; redact.register('sk-other-0000000000000000'); "

@@ -22,6 +22,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from cli_runner import run_cli
 import pytest
 from helpers import check_html
 
@@ -81,8 +82,7 @@ def appealed_results(tmp_path_factory, mock_endpoint):
     env = {**os.environ, "CE_TEST_KEY": KEY}
     llm = ["--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", mock_endpoint.base_url,
            "--api-key-env", "CE_TEST_KEY"]
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "batch", str(subs),
-                          "--out", str(out), *llm], capture_output=True, text=True, env=env, timeout=300)
+    run = run_cli("batch", str(subs), "--out", str(out), *llm, env=env)
     assert run.returncode == 4, run.stderr  # the batch ran; one submission failed
     records = list(json.loads(line) for line in (out / "records.jsonl").read_text().splitlines())
     target = next(r for r in records if r["submission_id"] == "team-alpha" and r["role"] == "A" and not r["correct"]
@@ -90,8 +90,7 @@ def appealed_results(tmp_path_factory, mock_endpoint):
     appeals = out.parent / "appeals.csv"
     appeals.write_text(f"submission_id,role,question_id,correct,note\nteam-alpha,A,{target['question_id']},1,"
                        "appeal granted: see Table 2\n")
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "rescore", str(out), "--overrides", str(appeals)],
-                         capture_output=True, text=True, timeout=120)
+    run = run_cli("rescore", str(out), "--overrides", str(appeals))
     assert run.returncode == 0, run.stderr
     return out, target
 
@@ -324,8 +323,7 @@ def test_json_api_returns_the_check_json_document(browser, server, tmp_path):
     assert got.status == 200
     document = got.json()
     assert list(document) == list(CheckResult.model_fields)
-    cli = subprocess.run([sys.executable, "-m", "checklist_eval", "check", str(paper), "--json"],
-                         capture_output=True, text=True, timeout=300)
+    cli = run_cli("check", str(paper), "--json")
     expected = json.loads(cli.stdout)
     assert document["C"] == expected["C"] and document["source"] == "paper.zip"
     assert [(i["id"], i["correct"], i["review"]) for i in document["items"]] == \
@@ -348,6 +346,7 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     # each row counts the submission's unverified answers, the appeal applied, as its page counts them
     listed = page.locator("table.leaderboard tr", has_text="team-alpha").locator("td.unverified").inner_text()
     page.click("text=team-alpha")
+    page.wait_for_url("**/results/s/team-alpha")  # and its load event: content() read before it was empty
     assert page.url.endswith("/results/s/team-alpha")
     check_html(page.content())
     tally = re.search(r"\d+ of (\d+) answers judged correct: \d+ supported by a passage of the paper, (\d+)"
@@ -357,6 +356,7 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     assert card.locator(".chip.override").count() == 1
     assert "appeal granted: see Table 2" in card.inner_text()
     card.locator("a", has_text="the model call behind it").click()
+    page.wait_for_url(f"**/results/s/team-alpha/A/{qid}")  # the page loaded, not only its navigation committed
     assert page.url.endswith(f"/results/s/team-alpha/A/{qid}")
     check_html(page.content())
     assert page.inner_text("#verdict").startswith("counts as correct (c_i = 1)")
@@ -368,6 +368,7 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "organizer-question-1280.png"), full_page=True)
     page.locator("a", has_text="call ").first.click()
+    page.wait_for_url(re.compile(rf"/results/s/team-alpha/A/{qid}/call/\d+$"))
     assert re.search(rf"/results/s/team-alpha/A/{qid}/call/\d+$", page.url)
     check_html(page.content())
     assert '"prompt_tokens"' in page.inner_text("#usage")
@@ -383,8 +384,7 @@ def test_organizer_walks_from_leaderboard_to_the_call_behind_an_appealed_verdict
 
 
 def test_serve_refuses_a_folder_that_is_not_results(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "checklist_eval", "serve", "--results", str(tmp_path)],
-                         capture_output=True, text=True, timeout=60)
+    run = run_cli("serve", "--results", str(tmp_path))
     assert run.returncode == 2 and "not a batch results folder" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.detection import metrics
@@ -17,9 +16,8 @@ N = 60
 Z = {90: 1.64, 95: 1.96, 98: 2.33, 99: 2.58}  # the TrojAI document's values
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          timeout=180)  # fmt: skip
+def cli(*args: str) -> CliRun:
+    return run_cli(*args)
 
 
 @pytest.fixture()

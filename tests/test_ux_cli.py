@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
+from cli_runner import CliRun, run_cli
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,12 +17,11 @@ COMMANDS = ["parse", "check", "validate", "score", "batch", "rescore", "leaderbo
             "assessor-eval", "mock-server", "logs"]
 
 
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+def cli(*args: str, cwd: Path = ROOT) -> CliRun:
+    return run_cli(*args, cwd=cwd)
 
 
-def one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+def one_line_error(proc: CliRun, *needles: str) -> None:
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from cli_runner import CliRun, run_cli
 import pytest
 
 from checklist_eval.testing import MockServer
@@ -21,12 +22,11 @@ KEY = "sk-test-SECRET-4f2a9c"
 ANSWERED = 110  # answered questions of fixtures/submissions: 6 papers x 16 + team-gamma's 14
 
 
-def cli(*args: str, key: str | None = KEY, **kw) -> subprocess.CompletedProcess:
+def cli(*args: str, key: str | None = KEY) -> CliRun:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     if key:
         env["OPENAI_API_KEY"] = key
-    return subprocess.run([sys.executable, "-m", "checklist_eval", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300, **kw)
+    return run_cli(*args, cwd=ROOT, env=env)
 
 
 def llm(server: MockServer, model: str = "gpt-4o-mini") -> list[str]:

@@ -4,10 +4,9 @@ offline verdict is derived from its blocking findings, and the review shows exac
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import run_cli
 import pytest
 
 from checklist_eval.assessors.heuristic import HeuristicAssessor
@@ -71,8 +70,7 @@ def test_anchor_sample(shared_dir):
 
 def test_records_written_by_score_agree(tmp_path, fixtures_dir):
     out = tmp_path / "res"
-    res = subprocess.run([sys.executable, "-m", "checklist_eval", "score", str(fixtures_dir / "submissions" / "team-alpha"),
-                          "--out", str(out)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    res = run_cli("score", str(fixtures_dir / "submissions" / "team-alpha"), "--out", str(out))  # fmt: skip
     assert res.returncode == 0, res.stderr
     records = read_records(out / "records.csv")
     assert records

@@ -12,6 +12,12 @@ what it says about both.
   1/k of that speed (four at once each take four times as long; throughput stays the same). Measured on
   the real llama-server (2 cores, 4 slots): four 6.5k-token prompts at once, each generating 0.2-0.5 tokens/s on a
   loaded machine ran past a 120 s deadline.
+- **Deadlines the server decides.** A test about what a client does when its requests run past their
+  deadline sets the server to hold the reply back, so no race with a busy machine decides the verdict:
+  ``queue_stalls=True``, a request that finds every slot busy is never served (an engine whose queue is
+  stuck); ``stall_above=n``, while more than ``n`` slots are busy none of them progresses (slots thrashing
+  on shared cores), and a request stalled ``abandon_after`` seconds is dropped unanswered, its slot freed
+  (its client has given up by then: set it to the client's deadline).
 - **/props.** ``GET /props`` answers what llama.cpp's does for these fields:
   ``default_generation_settings.n_ctx`` (the context of one slot) and ``total_slots``.
 - **Context overflow.** A prompt over the context gets llama.cpp's 400, its exact body (type
@@ -62,6 +68,9 @@ class SlotQueue:
     def __init__(self, slots: int, share_cores: bool = False):
         self.slots = slots
         self.share_cores = share_cores
+        self.queue_stalls = False
+        self.stall_above: int | None = None
+        self.abandon_after = 60.0
         self._sem: asyncio.Semaphore | None = None
         self.waiting = 0
         self.max_waiting = 0
@@ -81,6 +90,8 @@ class SlotQueue:
             self.waiting += 1
             self.max_waiting = max(self.max_waiting, self.waiting)
             try:
+                if self.queue_stalls:
+                    await asyncio.Event().wait()  # never set: the reply never comes
                 await sem.acquire()
             finally:
                 self.waiting -= 1
@@ -95,8 +106,14 @@ class SlotQueue:
             return
         tick = min(0.01, seconds)
         done = 0.0
+        stalled = 0.0
         while done < seconds:
             await asyncio.sleep(tick)
+            if self.stall_above is not None and self.busy > self.stall_above:
+                stalled += tick
+                if stalled >= self.abandon_after:
+                    raise ConnectionAbortedError("stalled slot dropped")  # the connection closes unanswered
+                continue
             done += tick / max(1, self.busy)
 
     async def __aexit__(self, *exc: Any) -> None:
