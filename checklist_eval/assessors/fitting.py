@@ -107,8 +107,10 @@ class ContextFitting:
             return
         loop = asyncio.get_running_loop()
         if self._engine_asked is None or self._engine_asked.get_loop() is not loop:
+            # A local engine left at the default --timeout gets its pace's deadline (the default, before any answer).
             self._engine_asked = loop.create_task(probe(self._client_for_loop(), self.base_url, self.model or "",
-                                                        ask_behind_proxy=not self.quirks().grammar))
+                                                        ask_behind_proxy=not self.quirks().grammar,
+                                                        timeout=self.config.timeout))
         try:
             facts = await asyncio.shield(self._engine_asked)
         except (openai.AuthenticationError, openai.PermissionDeniedError) as err:

@@ -101,7 +101,7 @@ class MockServer:
                  slots_share_cores: bool = False, kv_shared: bool = False):
         if misbehave is not None and misbehave not in misbehaviour.MODES:
             raise ValueError(f"unknown misbehaviour {misbehave!r}; one of {', '.join(misbehaviour.MODES)}")
-        self.misbehave = misbehave  # see checklist_eval.testing.misbehave
+        self.misbehave, self._misbehave_state = misbehave, {}  # see checklist_eval.testing.misbehave
         if context_error not in CONTEXT_ERRORS:
             raise ValueError(f"unknown context error wording {context_error!r}; one of {', '.join(CONTEXT_ERRORS)}")
         # llama.cpp's slots, /props and context overflow (see checklist_eval.testing.slots)
@@ -573,13 +573,13 @@ class MockServer:
         """The misbehaving mode's reply that needs no model answer (a drip, a huge or garbled body)."""
         if self.misbehave is None:
             return None
-        early = misbehaviour.early_reply(self.misbehave, headers)
+        early = misbehaviour.early_reply(self.misbehave, headers, self._misbehave_state)
         if isinstance(early, misbehaviour.Streamed):
             self._count(200, self.misbehave)
             return Reply(200, b"", streamed=early)
         if early is not None:
             self._count(early[0], self.misbehave)
-            return json_reply(*early)
+            return json_reply(*early[:2], headers=early[2] if len(early) > 2 else None)
         return None
 
     async def _misbehaving_chat(self, headers: dict[str, str], body: bytes) -> Reply:
