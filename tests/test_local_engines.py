@@ -85,7 +85,8 @@ def test_llama_cpp_python_known_by_its_models_list_gets_the_schema_and_no_costly
 
 def test_llama_cpp_python_not_known_by_its_models_list_learns_the_format_once(tmp_path, monkeypatch):
     # Behind a proxy that lists models its own way, the same server is met by its replies: json_schema's 500
-    # is an answer (learned once, never retried), and its logprobs are answered, so they are used.
+    # is an answer, learned once the unchanged resend met it again (one 500 may be a passing fault: issue 45),
+    # and its logprobs are answered, so they are used.
     hidden = dataclasses.replace(PROFILES["llama-cpp-python"], name="llama-cpp-python-hidden",
                                  model_entry=PROFILES["openai-chat"].model_entry)
     monkeypatch.setitem(PROFILES, hidden.name, hidden)
@@ -94,7 +95,7 @@ def test_llama_cpp_python_not_known_by_its_models_list_learns_the_format_once(tm
         stats = server.stats
     assert done.returncode == 0, done.stderr
     assert len(result["items"]) == N_QUESTIONS and on_verdict_side(result["items"])
-    assert stats.by_status == {500: 1, 200: N_QUESTIONS} and result["usage"]["calls"] == N_QUESTIONS + 1
+    assert stats.by_status == {500: 2, 200: N_QUESTIONS} and result["usage"]["calls"] == N_QUESTIONS + 2
     assert stats.logprob_replies == N_QUESTIONS
     assert "response_format json_schema refused: using json_object" in done.stderr
 

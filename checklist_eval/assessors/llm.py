@@ -73,6 +73,8 @@ from checklist_eval.assessors.structured import (
     response_format,
 )
 from checklist_eval.assessors.transport import openai_client
+from checklist_eval.assessors.watch import nothing_listening, post_watched
+from checklist_eval.endpoint.registry import shared
 from checklist_eval.errors import AssessorError
 from checklist_eval.fsutil import loads_json
 from checklist_eval.models import (
@@ -119,8 +121,10 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self.base_url = config.resolved_base_url
         self.endpoint = endpoint_identity(self.base_url)
         self._api_key = self._read_key()
-        self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload,
-                                   memory_full=self._shared_memory)
+        # one scheduler per engine in the process (endpoint/registry.py): jobs of a server share its slots and rpm
+        self.scheduler = shared(("scheduler", self.endpoint, self.model, config.concurrency, config.rpm, config.tpm),
+                                lambda: Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload,
+                                                  memory_full=self._shared_memory))
         # a local engine left at the default --timeout gets deadlines at its own pace (see assessors/pace.py)
         self.pace = Pace(config.timeout, config.timeout == DEFAULT_TIMEOUT_S and is_local_endpoint(self.base_url))
         self.window = config.window()  # what the engine says (``_learn_engine``) and refuses may lower it
@@ -140,6 +144,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
         self._first = FirstRequest()  # settled at once when the cache remembers this endpoint (``quirks``)
         self._prefixes: dict[tuple[Any, ...], PaperPrefix] = {}
+        self._told_cut: set[str] = set()  # papers whose cut to passages was said (once each)
         self._broken: Exception | None = None  # a refusal that holds for every request
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -285,8 +290,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             body = self.request_body(paper, item, sending.sent, feedback)
             sending.chars = sum(len(m["content"]) for m in body["messages"])
             held = await self._reserve(body["messages"])
+            # the requests in flight now share the engine with this one, not the ceiling that may never fill
             deadline = self.pace.deadline(int(sending.chars / self.window.chars_per_token), self.config.max_tokens,
-                                          self.scheduler.limit)
+                                          self.scheduler.in_flight)
             sending.params = {k: v for k, v in body.items() if k not in ("model", "messages")}
             sending.attempts += 1
             if sending.attempts > 1:
@@ -299,6 +305,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
                 if param is not None:
                     raise CapabilityRefusal(err, param) from err
                 raise
+            except openai.APIConnectionError as err:
+                raise (nothing_listening(err, self.base_url) or err) from err
         try:
             completion = loads_json(response.content)
         except (ValueError, RecursionError):
@@ -317,8 +325,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         prompt); auth, base URL, timeouts and status errors are the SDK's own."""
         actual = 0.0
         try:
-            response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body,
-                                         options={"timeout": deadline})
+            response = await post_watched(client, body, deadline=deadline, timeout=self.config.timeout,
+                                          base_url=self.base_url, watch=self.pace.adaptive)
             actual = self._cost_of_body(response.content)
         finally:
             if self.budget is not None:
