@@ -80,3 +80,21 @@ def test_a_base_url_with_credentials_needs_key_is_capped(tmp_path, url):
     assert run.code == 0, run
     with zipfile.ZipFile(out) as zf:
         assert zf.read("dev_phase/reference_data/endpoint_url").decode().strip() == url
+
+
+def test_a_key_that_may_chat_but_not_list_models_is_not_stopped(tmp_path):
+    # Before: the engine probe's 403 on /v1/models stopped the check as a refused key would.
+    with MockServer(misbehave="no-listing") as server:
+        run = check(server, tmp_path)
+        stats = server.stats
+    assert run.code == 0, run
+    assert stats.by_status.get(200, 0) >= 1 and "403" not in run.err
+
+
+def test_a_prompt_the_engine_cut_without_a_word_gives_no_verdict(tmp_path):
+    # Ollama cuts a prompt longer than its context (2,048 or 4,096 tokens by default) and answers anyway:
+    # before, the model's verdict on a paper it had not seen was kept and reported.
+    with MockServer(profile="ollama", context_tokens=2048) as server:
+        run = check(server, tmp_path)
+    one_error_line(run, "cut the prompt", "OLLAMA_CONTEXT_LENGTH", "num_ctx")
+    assert not (tmp_path / "out" / "check.json").exists()

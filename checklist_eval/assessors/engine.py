@@ -4,8 +4,9 @@ and how many requests it runs at once.
     facts = await probe(client, base_url, model)   # EngineFacts(context_tokens, slots, source)
 
 - ``GET {base_url}/models``: the entry of ``model`` (else the only entry) may carry its window: vLLM's
-  ``max_model_len``, OpenRouter's and LM Studio's ``context_length`` / ``max_context_length``. A 401 or
-  403 here is the key's refusal: it is raised, and the run stops as a chat request's would.
+  ``max_model_len``, OpenRouter's and LM Studio's ``context_length`` / ``max_context_length``. A 401
+  here is the key's refusal: it is raised, and the run stops as a chat request's would; a 403 is a key
+  that may chat but not list models (an answer about listing): no fact.
 - ``GET {server root}/props``: llama.cpp's server; ``default_generation_settings.n_ctx`` is the window of
   one slot (the ``-c`` it was started with divided by its parallel slots) and ``total_slots`` how many
   requests it runs at once. A request beyond its slots waits in the engine's queue, where our timeout
@@ -171,8 +172,11 @@ async def _get_json(client: openai.AsyncOpenAI, url: str, timeout: float) -> Any
     try:
         response = await client.get(url, cast_to=httpx2.Response, options={"timeout": timeout})
         return loads_json(response.content)
-    except (openai.AuthenticationError, openai.PermissionDeniedError):
+    except openai.AuthenticationError:  # the key itself is refused: every chat request would be too
         raise
+    except openai.PermissionDeniedError:  # a key that may chat but not list models: an answer about listing
+        log.info("probe %s: the key may not read it (HTTP 403); no fact", url.split("?")[0])
+        return None
     # A reply too large or garbled is the endpoint's fault, but about a question it need not answer: no fact.
     except (openai.APIError, EndpointFault, ValueError, RecursionError) as err:
         log.debug("probe %s: %s", url.split("?")[0], type(err).__name__)

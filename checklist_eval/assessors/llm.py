@@ -73,7 +73,7 @@ from checklist_eval.assessors.structured import (
     response_format,
 )
 from checklist_eval.assessors.transport import openai_client
-from checklist_eval.assessors.watch import nothing_listening, post_watched
+from checklist_eval.assessors.watch import nothing_listening, post_watched, prompt_cut
 from checklist_eval.endpoint.registry import shared
 from checklist_eval.errors import AssessorError
 from checklist_eval.fsutil import loads_json
@@ -312,6 +312,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         except (ValueError, RecursionError):
             raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
         check_completion(completion)
+        if (cut := prompt_cut(completion, sending.chars)) is not None:
+            raise cut
         self.pace.observe(completion, time.monotonic() - started, self.scheduler.in_flight + 1)
         if not (self.engine_grammar or quirks.grammar) and is_llama_server_reply(response.headers, completion):
             quirks.learn_grammar(self._where)

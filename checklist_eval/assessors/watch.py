@@ -25,11 +25,33 @@ import openai
 from checklist_eval.assessors.pace import is_local_endpoint
 from checklist_eval.assessors.retry import EndpointFault
 
-__all__ = ["EngineHung", "NothingListening", "nothing_listening", "post_watched"]
+__all__ = ["EngineHung", "NothingListening", "PromptCut", "nothing_listening", "post_watched", "prompt_cut"]
+
+# No tokenizer packs more characters than this into a token over a whole prompt (English prose is about 4,
+# LaTeX 2.5): an engine reporting fewer prompt tokens than the characters sent allow read only part of it.
+MAX_CHARS_PER_TOKEN = 8.0
+MIN_CUT_CHARS = 8_000  # below this a short prompt's count says too little
 
 
 class EngineHung(EndpointFault):
     """A local engine that answered neither the request nor a health check within ``--timeout``."""
+
+
+class PromptCut(EndpointFault):
+    """An engine that answered a prompt it had cut to its context without saying so (Ollama does)."""
+
+
+def prompt_cut(completion: Any, sent_chars: int) -> PromptCut | None:
+    """The fault when the reply's ``prompt_tokens`` is far below what ``sent_chars`` characters make: the engine
+    read part of the prompt, and a verdict on a paper it did not see is no verdict."""
+    usage = completion.get("usage") if isinstance(completion, dict) else None
+    read = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    if type(read) is not int or read <= 0 or sent_chars < MIN_CUT_CHARS or read * MAX_CHARS_PER_TOKEN >= sent_chars:
+        return None
+    return PromptCut(f"the engine read {read} prompt tokens of a {sent_chars}-character prompt: it cut the prompt "
+                     "to its context window without an error, so no verdict is kept. Give it a larger context "
+                     "(Ollama: OLLAMA_CONTEXT_LENGTH=32768 in the environment of `ollama serve`, or num_ctx in a "
+                     "Modelfile), or pass --context-tokens with the window it has")
 
 
 class NothingListening(EndpointFault):

@@ -28,4 +28,4 @@ def shared(key: Hashable, make: Callable[[], T]) -> T:
         if found is None:
             found = make()
             _objects[key] = found
-        return found  # type: ignore[no-any-return]
+        return found

@@ -20,6 +20,7 @@ bytes, so the server itself is bounded.
     huge-usage        a valid verdict whose usage claims 1e300 prompt and completion tokens
     transient-500     the first chat request answered HTTP 500 with a body that reads like a refusal of
                       ``temperature`` (a passing fault), every later one as usual
+    no-listing        ``GET /models`` answered 403 (a key that may chat but not list models), chat as usual
     rate-window       429 with ``Retry-After: 1`` to every chat request for ``RATE_WINDOW_S`` seconds after the
                       first one (a provider's per-minute window refilling), then answers as usual
 """
@@ -35,7 +36,7 @@ from typing import Any
 
 MODES = ("echo-key-error", "echo-key-review", "drip", "huge-announce", "huge-stream", "gzip-bomb", "json-array",
          "usage-text", "no-choices", "logprob-overflow", "lone-surrogate", "huge-usage", "rate-window",
-         "transient-500")
+         "transient-500", "no-listing")
 STREAM_LIMIT_S = 120.0
 STREAM_LIMIT_BYTES = 512 * 2**20
 HUGE_ANNOUNCED = 2 * 2**30
