@@ -128,8 +128,9 @@ def test_a_refusal_of_what_a_flag_forces_stops_at_once_naming_the_flag(tmp_path,
         assert done.returncode == 2, done.stderr
         last = done.stderr.strip().splitlines()[-1]
         assert "HTTP 500" in last and f"run with {flag}" in last and "Traceback" not in done.stderr
-    # One refusal is enough: not 64 identical attempts.
-    assert schema_calls == 1 and logprob_calls == 1
+    # One refusal, confirmed by one resend (a single 500 may be a passing fault: issue 45), is enough: not 64
+    # identical attempts.
+    assert schema_calls == 2 and logprob_calls == 2
 
 
 def test_logprobs_off_sends_none_and_p_correct_is_on_the_verdicts_side(tmp_path):

@@ -306,7 +306,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
                     raise CapabilityRefusal(err, param) from err
                 raise
             except openai.APIConnectionError as err:
-                raise (nothing_listening(err, self.base_url) or err) from err
+                if (listening := nothing_listening(err, self.base_url)) is None:
+                    raise
+                raise listening from err
         try:
             completion = loads_json(response.content)
         except (ValueError, RecursionError):
