@@ -73,7 +73,10 @@ EXCERPT_CHARS = 300  # of the refusal's body, kept with its lesson
 def evidence_of(err: Any, **more: Any) -> dict[str, Any]:
     """What a lesson rests on: the refusal's HTTP status and an excerpt of what the endpoint said (the transport
     already redacted it), and when."""
-    _, _, text = _error_fields(err)
+    body = getattr(err, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    said = inner.get("message") if isinstance(inner, dict) and isinstance(inner.get("message"), str) else None
+    text = said or _error_fields(err)[2]  # the endpoint's own message where it gives one, else all it said
     return {"status": getattr(err, "status_code", None), "said": " ".join(text.split())[:EXCERPT_CHARS],
             "when": round(time.time(), 3), **more}
 
