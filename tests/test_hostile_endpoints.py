@@ -119,8 +119,11 @@ FATAL = {
 
 
 def test_every_mode_is_covered():
-    # lone-surrogate and huge-usage (runs that finish) are in test_hostile_doors.py
-    assert set(FATAL) | {"echo-key-review", "logprob-overflow", "lone-surrogate", "huge-usage"} == set(misbehave.MODES)
+    # lone-surrogate and huge-usage (runs that finish) are in test_hostile_doors.py, rate-window and
+    # transient-500 in test_endpoint_guarantees.py and test_endpoint_lessons.py
+    assert set(FATAL) | {"echo-key-review", "logprob-overflow", "lone-surrogate", "huge-usage",
+                         "rate-window", "transient-500",
+                         "no-listing"} == set(misbehave.MODES)
 
 
 def test_the_mock_server_command_offers_every_batch_fault():

@@ -18,15 +18,17 @@ ROOT = "root"
 ALLOWED: dict[str, set[str]] = {
     SHARED: set(),
     "reading": {SHARED},
-    "assessors": {SHARED, "reading"},
-    "challenge": {SHARED, "reading", "assessors"},
+    # what an OpenAI-compatible server is and said, below anything that knows checklists (issue 45)
+    "endpoint": {SHARED},
+    "assessors": {SHARED, "reading", "endpoint"},
+    "challenge": {SHARED, "reading", "assessors", "endpoint"},
     "detection": {SHARED},
-    "membership": {SHARED, "reading", "assessors", "detection"},
-    "adversary": {SHARED, "reading", "assessors", "challenge", "detection"},
+    "membership": {SHARED, "reading", "assessors", "detection", "endpoint"},
+    "adversary": {SHARED, "reading", "assessors", "challenge", "detection", "endpoint"},
     "testing": {SHARED},
-    "web": {SHARED, "reading", "assessors", "challenge"},
+    "web": {SHARED, "reading", "assessors", "challenge", "endpoint"},
     "cli": {SHARED, "reading", "assessors", "challenge", "detection", "membership", "adversary", "testing", "web",
-            ROOT},
+            "endpoint", ROOT},
     ROOT: {SHARED, "reading"},
 }
 MAX_TOP_LEVEL_MODULES = 8

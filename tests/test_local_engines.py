@@ -84,7 +84,8 @@ def test_llama_cpp_python_known_by_its_models_list_gets_the_schema_and_no_costly
 
 def test_llama_cpp_python_not_known_by_its_models_list_learns_the_format_once(tmp_path, monkeypatch):
     # Behind a proxy that lists models its own way, the same server is met by its replies: json_schema's 500
-    # is an answer (learned once, never retried), and its logprobs are answered, so they are used.
+    # is an answer, learned once the unchanged resend met it again (one 500 may be a passing fault: issue 45),
+    # and its logprobs are answered, so they are used.
     hidden = dataclasses.replace(PROFILES["llama-cpp-python"], name="llama-cpp-python-hidden",
                                  model_entry=PROFILES["openai-chat"].model_entry)
     monkeypatch.setitem(PROFILES, hidden.name, hidden)
@@ -93,7 +94,7 @@ def test_llama_cpp_python_not_known_by_its_models_list_learns_the_format_once(tm
         stats = server.stats
     assert done.returncode == 0, done.stderr
     assert len(result["items"]) == N_QUESTIONS and on_verdict_side(result["items"])
-    assert stats.by_status == {500: 1, 200: N_QUESTIONS} and result["usage"]["calls"] == N_QUESTIONS + 1
+    assert stats.by_status == {500: 2, 200: N_QUESTIONS} and result["usage"]["calls"] == N_QUESTIONS + 2
     assert stats.logprob_replies == N_QUESTIONS
     assert "response_format json_schema refused: using json_object" in done.stderr
 
@@ -126,8 +127,9 @@ def test_a_refusal_of_what_a_flag_forces_stops_at_once_naming_the_flag(tmp_path,
         assert done.returncode == 2, done.stderr
         last = done.stderr.strip().splitlines()[-1]
         assert "HTTP 500" in last and f"run with {flag}" in last and "Traceback" not in done.stderr
-    # One refusal is enough: not 64 identical attempts.
-    assert schema_calls == 1 and logprob_calls == 1
+    # One refusal, confirmed by one resend (a single 500 may be a passing fault: issue 45), is enough: not 64
+    # identical attempts.
+    assert schema_calls == 2 and logprob_calls == 2
 
 
 def test_logprobs_off_sends_none_and_p_correct_is_on_the_verdicts_side(tmp_path):

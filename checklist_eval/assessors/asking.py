@@ -74,9 +74,20 @@ class Question:
     relearned: int = 0
     facts_reasked: bool = False  # a verdict that ignored an offline fact is asked again once
     feedback: list[dict[str, str]] = field(default_factory=list)  # the last unusable reply and why
+    suspect: tuple[str, int] | None = None  # a parameter one 5xx refused, and that status: resent to see
 
     def add(self, usage: Usage) -> None:
         self.usage = self.usage + usage
+
+    def confirms(self, refusal: CapabilityRefusal) -> bool:
+        """Whether ``refusal`` is an earned lesson: a 4xx naming the parameter, or a 5xx naming it that the
+        unchanged resend met again. A first 5xx is held as a suspicion (the caller sends the request again):
+        one HTTP 500 whose body mentions a parameter is as often a passing fault as a refusal."""
+        status = refusal.error.status_code
+        if status < 500 or self.suspect == (refusal.param, status):
+            return True
+        self.suspect = (refusal.param, status)
+        return False
 
 
 class FirstRequest:

@@ -26,12 +26,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import urlsplit
 
 from checklist_eval import redact
 from checklist_eval.assessors.cachefile import open_cache_db
 from checklist_eval.assessors.calllog import CURRENT_PAPER, CallLog
 from checklist_eval.assessors.structured import SCHEMA_DIGEST
+from checklist_eval.endpoint.identity import endpoint_identity
 
 __all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",
            "MIGRATIONS"]
@@ -43,15 +43,6 @@ class CacheMode:
     USE = "use"          # read hits, write misses
     REFRESH = "refresh"  # ignore hits, overwrite with fresh answers
     OFF = "off"          # neither read nor write
-
-
-def endpoint_identity(base_url: str | None) -> str:
-    """``host[:port]/path`` of the endpoint: the same server is the same cache regardless of scheme
-    spelling, trailing slash, query string or credentials in the URL."""
-    url = urlsplit(base_url or "https://api.openai.com/v1")
-    host = (url.hostname or "").lower()
-    port = f":{url.port}" if url.port else ""
-    return f"{host}{port}{url.path.rstrip('/')}"
 
 
 # The request parameters that change the answer (an unset one is left out, so older keys stay valid).

@@ -4,8 +4,9 @@ and how many requests it runs at once.
     facts = await probe(client, base_url, model)   # EngineFacts(context_tokens, slots, source)
 
 - ``GET {base_url}/models``: the entry of ``model`` (else the only entry) may carry its window: vLLM's
-  ``max_model_len``, OpenRouter's and LM Studio's ``context_length`` / ``max_context_length``. A 401 or
-  403 here is the key's refusal: it is raised, and the run stops as a chat request's would.
+  ``max_model_len``, OpenRouter's and LM Studio's ``context_length`` / ``max_context_length``. A 401
+  here is the key's refusal: it is raised, and the run stops as a chat request's would; a 403 is a key
+  that may chat but not list models (an answer about listing): no fact.
 - ``GET {server root}/props``: llama.cpp's server; ``default_generation_settings.n_ctx`` is the window of
   one slot (the ``-c`` it was started with divided by its parallel slots) and ``total_slots`` how many
   requests it runs at once. A request beyond its slots waits in the engine's queue, where our timeout
@@ -42,6 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx2
 import openai
 
+from checklist_eval.assessors.retry import EndpointFault
 from checklist_eval.fsutil import loads_json
 
 __all__ = ["EngineFacts", "facts_of_props", "is_llama_cpp_python", "is_llama_server", "is_llama_server_reply",
@@ -146,16 +148,16 @@ def is_proxy_listing(listing: Any, model: str, base_url: str) -> bool:
 PROXY_QUESTION = "Reply with the single word OK."
 
 
-async def _ask_behind_proxy(client: openai.AsyncOpenAI, model: str) -> tuple[bool, Any]:
+async def _ask_behind_proxy(client: openai.AsyncOpenAI, model: str, timeout: float) -> tuple[bool, Any]:
     """(llama.cpp's server answered, the reply's usage) for one question of one token through the proxy."""
     body = {"model": model, "messages": [{"role": "user", "content": PROXY_QUESTION}], "max_tokens": 1}
     try:
         response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body,
-                                     options={"timeout": PROXY_PROBE_TIMEOUT_S})
+                                     options={"timeout": timeout})
         completion = loads_json(response.content)
     except (openai.AuthenticationError, openai.PermissionDeniedError):
         raise
-    except (openai.APIError, ValueError, RecursionError) as err:  # no answer is no fact
+    except (openai.APIError, EndpointFault, ValueError, RecursionError) as err:  # no answer is no fact
         log.debug("probe behind a proxy: %s", type(err).__name__)
         return False, None
     usage = completion.get("usage") if isinstance(completion, dict) else None
@@ -166,30 +168,36 @@ LLAMA_CPP_PYTHON_LOGPROBS = ("llama-cpp-python computes them over the whole voca
                              "(about ten times the reply's time)")
 
 
-async def _get_json(client: openai.AsyncOpenAI, url: str) -> Any:
+async def _get_json(client: openai.AsyncOpenAI, url: str, timeout: float) -> Any:
     try:
-        response = await client.get(url, cast_to=httpx2.Response, options={"timeout": PROBE_TIMEOUT_S})
+        response = await client.get(url, cast_to=httpx2.Response, options={"timeout": timeout})
         return loads_json(response.content)
-    except (openai.AuthenticationError, openai.PermissionDeniedError):
+    except openai.AuthenticationError:  # the key itself is refused: every chat request would be too
         raise
-    except (openai.APIError, ValueError, RecursionError) as err:  # no answer is no fact
+    except openai.PermissionDeniedError:  # a key that may chat but not list models: an answer about listing
+        log.info("probe %s: the key may not read it (HTTP 403); no fact", url.split("?")[0])
+        return None
+    # A reply too large or garbled is the endpoint's fault, but about a question it need not answer: no fact.
+    except (openai.APIError, EndpointFault, ValueError, RecursionError) as err:
         log.debug("probe %s: %s", url.split("?")[0], type(err).__name__)
         return None
 
 
-async def probe(client: openai.AsyncOpenAI, base_url: str, model: str, ask_behind_proxy: bool = True) -> EngineFacts:
+async def probe(client: openai.AsyncOpenAI, base_url: str, model: str, ask_behind_proxy: bool = True,
+                timeout: float = PROXY_PROBE_TIMEOUT_S) -> EngineFacts:
     """The engine's facts (see the module docstring); an empty ``EngineFacts`` when it says nothing.
-    ``ask_behind_proxy``: a proxy is asked one question of one token to learn the engine behind it."""
-    listing = await _get_json(client, "/models")
+    ``ask_behind_proxy``: a proxy is asked one question of one token to learn the engine behind it.
+    ``timeout``: the most any of its requests may take (``--timeout``: a probe is a request like another)."""
+    listing = await _get_json(client, "/models", min(PROBE_TIMEOUT_S, timeout))
     window, source = window_of_models(listing, model), "engine /v1/models"
-    props = await _get_json(client, props_url(base_url))
+    props = await _get_json(client, props_url(base_url), min(PROBE_TIMEOUT_S, timeout))
     n_ctx, slots = facts_of_props(props)
     if n_ctx:  # the window one request really gets, where /models may give the model's trained one
         window, source = n_ctx, "engine /props"
     python_server, llama_server = is_llama_cpp_python(listing), is_llama_server(props)
     behind, usage = False, None
     if ask_behind_proxy and not (python_server or llama_server) and is_proxy_listing(listing, model, base_url):
-        behind, usage = await _ask_behind_proxy(client, model)
+        behind, usage = await _ask_behind_proxy(client, model, timeout)
     return EngineFacts(context_tokens=window, slots=slots, source=source if window else "",
                        grammar=llama_server, shared_memory=llama_server and bool(n_ctx), object_schema=python_server,
                        costly_logprobs=LLAMA_CPP_PYTHON_LOGPROBS if python_server else "", behind_proxy=behind,

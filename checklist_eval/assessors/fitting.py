@@ -42,6 +42,7 @@ class ContextFitting:
         base_url: str | None
         model: str | None
         _prefixes: dict[tuple[Any, ...], PaperPrefix]
+        _told_cut: set[str]
         _engine_asked: asyncio.Task[EngineFacts] | None
         _engine_known: bool
         engine_grammar: bool
@@ -76,8 +77,11 @@ class ContextFitting:
         built = prefix_messages(self.prompts, paper, budget, strategy, item)
         tokens = sum(len(m["content"]) for m in built.messages) // CHARS_PER_TOKEN
         prefix = PaperPrefix(built.messages, tokens, built.warning, built.share)
-        if built.warning and item is None and strategy is StructuredOutput.JSON_SCHEMA:  # once per paper
-            log.warning("%s: %s", paper.source, built.warning)
+        # Said once the paper's first question really gets part of it: without a question the prefix holds every
+        # question's guidelines, and the paper that does not fit beside them may fit a question's own prompt.
+        if built.warning and item is not None and paper.source not in self._told_cut:
+            self._told_cut.add(paper.source)
+            log.warning("%s: %s", paper.source, built.warning.message)
         if len(self._prefixes) > 4096:  # a batch of hundreds of papers: keep memory flat
             self._prefixes.clear()
         self._prefixes[key] = prefix
@@ -91,6 +95,8 @@ class ContextFitting:
         if warning is None:
             return []
         shares = sorted(self.paper_prefix(paper, item=item).share for item in answered)
+        if shares[0] >= 1.0:  # every question was given the whole paper (with its own guidelines only)
+            return []
         told = (f"{warning.message} ({shares[len(shares) // 2]:.0%} of the text on median, {shares[0]:.0%} at "
                 f"least; a context window of {self.window.tokens} tokens, from {self.window.source})")
         return [warning.model_copy(update={"message": told})]
@@ -107,8 +113,10 @@ class ContextFitting:
             return
         loop = asyncio.get_running_loop()
         if self._engine_asked is None or self._engine_asked.get_loop() is not loop:
+            # A local engine left at the default --timeout gets its pace's deadline (the default, before any answer).
             self._engine_asked = loop.create_task(probe(self._client_for_loop(), self.base_url, self.model or "",
-                                                        ask_behind_proxy=not self.quirks().grammar))
+                                                        ask_behind_proxy=not self.quirks().grammar,
+                                                        timeout=self.config.timeout))
         try:
             facts = await asyncio.shield(self._engine_asked)
         except (openai.AuthenticationError, openai.PermissionDeniedError) as err:

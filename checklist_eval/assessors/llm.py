@@ -61,10 +61,10 @@ from checklist_eval.assessors.retry import (
 from checklist_eval.assessors.scheduler import Scheduler
 from checklist_eval.assessors.spending import SpendingAndEvidence
 from checklist_eval.assessors.structured import (
+    FALLBACK,
     GRAMMAR,
     InvalidOutput,
     Verdict,
-    chain_from,
     check_findings,
     logprob_p_correct,
     object_with_schema,
@@ -73,6 +73,8 @@ from checklist_eval.assessors.structured import (
     response_format,
 )
 from checklist_eval.assessors.transport import openai_client
+from checklist_eval.assessors.watch import nothing_listening, post_watched, prompt_cut
+from checklist_eval.endpoint.registry import shared
 from checklist_eval.errors import AssessorError
 from checklist_eval.fsutil import loads_json
 from checklist_eval.models import (
@@ -119,8 +121,10 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self.base_url = config.resolved_base_url
         self.endpoint = endpoint_identity(self.base_url)
         self._api_key = self._read_key()
-        self.scheduler = Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload,
-                                   memory_full=self._shared_memory)
+        # one scheduler per engine in the process (endpoint/registry.py): jobs of a server share its slots and rpm
+        self.scheduler = shared(("scheduler", self.endpoint, self.model, config.concurrency, config.rpm, config.tpm),
+                                lambda: Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload,
+                                                  memory_full=self._shared_memory))
         # a local engine left at the default --timeout gets deadlines at its own pace (see assessors/pace.py)
         self.pace = Pace(config.timeout, config.timeout == DEFAULT_TIMEOUT_S and is_local_endpoint(self.base_url))
         self.window = config.window()  # what the engine says (``_learn_engine``) and refuses may lower it
@@ -140,6 +144,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
         self._first = FirstRequest()  # settled at once when the cache remembers this endpoint (``quirks``)
         self._prefixes: dict[tuple[Any, ...], PaperPrefix] = {}
+        self._told_cut: set[str] = set()  # papers whose cut to passages was said (once each)
         self._broken: Exception | None = None  # a refusal that holds for every request
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -195,7 +200,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             start = (StructuredOutput.JSON_SCHEMA if self.config.structured == "auto"
                      else StructuredOutput(self.config.structured))
             quirks = EndpointQuirks(strategy=start, logprobs=self.config.logprobs != "off")
-            remembered = self.cache.capabilities(*key) if self.cache.mode != CacheMode.OFF else None
+            # --refresh relearns: what an earlier run learned is neither restored nor trusted
+            remembered = self.cache.capabilities(*key) if self.cache.mode == CacheMode.USE else None
             if remembered is not None:
                 quirks.restore(remembered, auto=self.config.structured == "auto",
                                logprobs_auto=self.config.logprobs == "auto", where=self._where)
@@ -235,20 +241,24 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         return {"model": self.model, "messages": self.messages_for(paper, item, sent.strategy) + list(feedback),
                 **self._params(sent.strategy, sent)}
 
-    def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str:
-        """What changes the answer, and only that: the endpoint, model, prompt (the prefix by its digest),
-        the sampling asked for (temperature, budget, seed, reasoning effort), strategy and prompt version.
-
-        What the endpoint taught us is left out: a refusal is a property of (endpoint, model), both in the
-        key, so the same asked-for parameters always become the same sent ones there; keying on what was
-        learned would make a rerun miss until it had relearned. Transport knobs are left out too. A paper
-        over the context is keyed by its whole prefix at this budget: the passages a question gets follow
-        from it and the question, both in the key."""
-        params: dict[str, Any] = {"temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
+    def sent_sampling(self, quirks: EndpointQuirks) -> dict[str, Any]:
+        """The sampling parameters as this endpoint is sent them: one a lesson dropped (temperature, seed) is
+        not sent, so it is neither recorded nor keyed as if it were; the completion budget as sent."""
+        params: dict[str, Any] = {"temperature": self.config.temperature,
+                                  "max_tokens": (quirks.budget or self.config.max_tokens)
+                                  if quirks.max_tokens_param is not None else None}
         if self.config.seed is not None:
             params["seed"] = self.config.seed
         if self.config.reasoning_effort is not None:
             params["reasoning_effort"] = self.config.reasoning_effort
+        return {k: v for k, v in params.items() if k not in quirks.dropped}
+
+    def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str:
+        """What changes the answer, and only that: the endpoint, model, prompt (the prefix by its digest),
+        the sampling as sent (``sent_sampling``), strategy and prompt version. Transport knobs are left out.
+        A paper over the context is keyed by its whole prefix at this budget: the passages a question gets
+        follow from it and the question, both in the key."""
+        params = self.sent_sampling(self.quirks())
         return cache_key(endpoint=self.endpoint, model=self.model or "",
                          prefix_digest=self.paper_prefix(paper, strategy).digest, question=question,
                          params=params, strategy=strategy.value, prompt_version=self.prompt_version or "")
@@ -280,8 +290,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             body = self.request_body(paper, item, sending.sent, feedback)
             sending.chars = sum(len(m["content"]) for m in body["messages"])
             held = await self._reserve(body["messages"])
+            # the requests in flight now share the engine with this one, not the ceiling that may never fill
             deadline = self.pace.deadline(int(sending.chars / self.window.chars_per_token), self.config.max_tokens,
-                                          self.scheduler.limit)
+                                          self.scheduler.in_flight)
             sending.params = {k: v for k, v in body.items() if k not in ("model", "messages")}
             sending.attempts += 1
             if sending.attempts > 1:
@@ -294,11 +305,17 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
                 if param is not None:
                     raise CapabilityRefusal(err, param) from err
                 raise
+            except openai.APIConnectionError as err:
+                if (listening := nothing_listening(err, self.base_url)) is None:
+                    raise
+                raise listening from err
         try:
             completion = loads_json(response.content)
         except (ValueError, RecursionError):
             raise MalformedResponse(f"HTTP {response.status_code} reply body is not JSON") from None
         check_completion(completion)
+        if (cut := prompt_cut(completion, sending.chars)) is not None:
+            raise cut
         self.pace.observe(completion, time.monotonic() - started, self.scheduler.in_flight + 1)
         if not (self.engine_grammar or quirks.grammar) and is_llama_server_reply(response.headers, completion):
             quirks.learn_grammar(self._where)
@@ -312,8 +329,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         prompt); auth, base URL, timeouts and status errors are the SDK's own."""
         actual = 0.0
         try:
-            response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body,
-                                         options={"timeout": deadline})
+            response = await post_watched(client, body, deadline=deadline, timeout=self.config.timeout,
+                                          base_url=self.base_url, watch=self.pace.adaptive)
             actual = self._cost_of_body(response.content)
         finally:
             if self.budget is not None:
@@ -343,8 +360,10 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             provenance=Provenance(assessor=self.name, model=self.model, prompt_version=self.prompt_version,
                                   strategy=strategy, usage=usage, latency_s=latency_s, cached=cached,
                                   attempts=usage.calls, quirks=list(verdict.get("quirks") or []),
-                                  endpoint=self.endpoint, temperature=self.config.temperature,
-                                  seed=self.config.seed, context_share=verdict.get("context_share")),
+                                  endpoint=self.endpoint, context_share=verdict.get("context_share"),
+                                  # as sent (a lesson may have dropped them); older cached rows: as asked
+                                  temperature=verdict.get("temperature", self.config.temperature),
+                                  seed=verdict.get("seed", self.config.seed)),
             **graded,
         )
 
@@ -352,8 +371,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         if not self.cache.reads:
             return None
         question = question_for(self.prompts, paper, item)
-        # Try every strategy still open to this endpoint, so a rerun after a fallback also hits.
-        for strategy in chain_from(quirks.strategy):
+        # The strategy in use first, then the others: a verdict cached before a step-down (or after one that
+        # a later run no longer needs) is still the verdict to that question.
+        for strategy in (quirks.strategy, *(s for s in FALLBACK if s is not quirks.strategy)):
             key = self._cache_key(paper, question, strategy)
             hit = self.cache.get(key)
             if hit is not None:
@@ -399,10 +419,15 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         # The transport already redacted the reply; this second pass guards what is stored and shown.
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
         # redact_obj maps a dict to a dict; its signature says object because it takes any JSON value.
+        sent = self.sent_sampling(quirks)
         stored = cast("dict[str, Any]", redact.redact_obj(verdict.model_dump())) | {
             "p_correct": p_correct, "quirks": list(quirks.learned),
+            "temperature": sent.get("temperature"), "seed": sent.get("seed"),
             "context_share": round(self.paper_prefix(paper, strategy, item).share, 4)}
         shared.set_result((stored, strategy))
+        if first and self.cache.writes:  # a clean answer is a fact too: the next run sends every question at once
+            self.cache.remember_capabilities(self.endpoint, self.model or "", quirks.remembered() | {
+                "answered": round(time.time(), 3)})
         if self.cache.writes:
             key = self._cache_key(paper, question_for(self.prompts, paper, item), strategy)
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "",
@@ -475,6 +500,9 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
                 param = failed.sent.refusal_of(err, failed.params)  # a refusal read back from a batch's answers
                 err = CapabilityRefusal(err, param) if param is not None else err
             if isinstance(err, CapabilityRefusal):
+                if question.relearned < MAX_RELEARN and not question.confirms(err):
+                    question.relearned += 1  # a first 5xx: sent again unchanged, learned only if it repeats
+                    return None
                 if question.relearned < MAX_RELEARN and self._learn(quirks, err.error, failed):
                     question.relearned += 1
                     return None

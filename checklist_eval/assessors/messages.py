@@ -31,6 +31,9 @@ __all__ = ["PaperPrefix", "Prefix", "QUESTION_BLOCK_CHARS", "checklist_message",
            "prefix_key", "prefix_messages", "question_message", "question_query"]
 
 QUESTION_BLOCK_CHARS = 2000  # one question block: question text, answer, a long justification
+# The justification shown, at most: the question block is budgeted at QUESTION_BLOCK_CHARS, and a 20,000-character
+# justification sent whole put the request over the window the budget was computed for.
+JUSTIFICATION_CHARS = 1200
 
 _FENCE_TAG = re.compile(r"<(\s*/?\s*paper\b)", re.IGNORECASE)
 
@@ -80,8 +83,17 @@ def question_message(prompts: PromptSet, item: ChecklistItem, facts: Sequence[st
         "question_title": item.title,
         "question": item.question,
         "answer": item.answer.value if item.answer is not None else "(missing)",
-        "justification": (item.justification or "").strip() or "(empty)",
+        "justification": shown_justification(item.justification),
     })
+
+
+def shown_justification(text: str | None) -> str:
+    """The justification as the model is shown it: whole up to ``JUSTIFICATION_CHARS``, else its start and a
+    note of what was left out (the reader of the prompt should know it saw part)."""
+    text = (text or "").strip()
+    if len(text) <= JUSTIFICATION_CHARS:
+        return text or "(empty)"
+    return f"{text[:JUSTIFICATION_CHARS].rstrip()} [... {len(text) - JUSTIFICATION_CHARS} more characters not shown]"
 
 
 def question_query(item: ChecklistItem) -> str:

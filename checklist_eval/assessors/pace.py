@@ -12,7 +12,8 @@ So for a *local* engine (a loopback or private address) left at the default ``--
 value is kept exactly), each request's deadline follows what its prompt needs at the engine's pace:
 
 - before any answer, a slow CPU's pace is assumed (``PROMPT_FLOOR`` and ``GENERATION_FLOOR`` tokens/s),
-  times the requests allowed in flight (a CPU's slots share its cores);
+  times the requests in flight at the engine now (a CPU's slots share its cores; the concurrency ceiling,
+  which may never fill, multiplied a hung engine's first deadline to an hour);
 - after answers, the engine's own pace: llama.cpp's ``timings`` (prompt and generation apart), else the
   reply's wall time over its tokens, per request in flight when it was measured (slots sharing the cores
   and an engine that serves one request at a time both make each take that many times longer); the slowest
@@ -90,7 +91,8 @@ class Pace:
 
     def deadline(self, prompt_tokens: int, max_tokens: int, sharing: int) -> float:
         """Seconds the next request (``prompt_tokens`` estimated, up to ``max_tokens`` out) may take while
-        up to ``sharing`` requests (the scheduler's limit) share the engine with it."""
+        ``sharing`` requests (those in flight now, itself included) share the engine with it. A hung engine is
+        caught long before by ``watch.post_watched``."""
         if not self.adaptive:
             return self.timeout
         if self._seen:

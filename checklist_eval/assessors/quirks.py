@@ -2,8 +2,10 @@
 
 A refusal (HTTP 400, 422 or 5xx) that names a request parameter we sent (OpenAI's ``param`` field; else the
 message, quoted or not, next to words such as "unsupported", "unknown name" or "input should be") is an
-answer about the endpoint, not a fault: never retried, never counted by the circuit breaker, it is learned
-and the request sent again at once:
+answer about the endpoint, not a fault: never counted by the circuit breaker, it is learned and the request
+sent again at once. A lesson is earned: a 4xx naming the parameter teaches it at once, a 5xx only when the
+resend (unchanged) meets the same refusal again, since one 5xx may be a passing fault (``Question.confirms``).
+Each lesson keeps its evidence (status, an excerpt of the body, when) for ``checklist-eval endpoints``:
 
     response_format       -> the structured-output strategy steps down (json_schema, json_object, text)
     max_tokens            -> renamed max_completion_tokens (the same budget, so not in the cache key)
@@ -26,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +36,7 @@ from typing import Any
 from checklist_eval.assessors.structured import chain_from, is_format_unsupported
 from checklist_eval.models import StructuredOutput
 
-__all__ = ["EndpointQuirks", "avoiding_flag", "is_refusal_status", "refused_parameter"]
+__all__ = ["EndpointQuirks", "avoiding_flag", "evidence_of", "is_refusal_status", "refused_parameter"]
 
 log = logging.getLogger("checklist_eval.assessors.llm")
 
@@ -62,6 +65,20 @@ def is_refusal_status(status: int) -> bool:
 def avoiding_flag(param: str) -> str:
     """The flag that stops the run from sending ``param`` when only a flag forces it."""
     return "--logprobs off" if param in LOGPROB_PARAMS else "--structured auto"
+
+
+EXCERPT_CHARS = 300  # of the refusal's body, kept with its lesson
+
+
+def evidence_of(err: Any, **more: Any) -> dict[str, Any]:
+    """What a lesson rests on: the refusal's HTTP status and an excerpt of what the endpoint said (the transport
+    already redacted it), and when."""
+    body = getattr(err, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    said = inner.get("message") if isinstance(inner, dict) and isinstance(inner.get("message"), str) else None
+    text = said or _error_fields(err)[2]  # the endpoint's own message where it gives one, else all it said
+    return {"status": getattr(err, "status_code", None), "said": " ".join(text.split())[:EXCERPT_CHARS],
+            "when": round(time.time(), 3), **more}
 
 
 def _error_fields(err: Any) -> tuple[str | None, str | None, str]:
@@ -108,47 +125,52 @@ class EndpointQuirks:
     learned: tuple[str, ...] = ()  # one line per lesson, in the order learned (the verdicts' provenance)
     budget: int | None = None  # a raised completion budget, after a reasoning model ran out of it
     grammar: bool = False  # takes llama.cpp's ``grammar`` field: its server, known by a reply behind a proxy
+    evidence: tuple[dict[str, Any], ...] = ()  # per lesson: {"lesson", "status", "said", "when"} (``endpoints``)
 
-    def _note(self, lesson: str, where: str) -> None:
+    def _note(self, lesson: str, where: str, evidence: dict[str, Any] | None = None) -> None:
         self.learned = (*self.learned, lesson)
+        self.evidence = (*self.evidence, {"lesson": lesson, **(evidence or {"when": round(time.time(), 3)})})
         log.warning("%s: %s", where, lesson)
 
-    def learn_parameter(self, param: str, value: Any, where: str) -> None:
+    def learn_parameter(self, param: str, value: Any, where: str, evidence: dict[str, Any] | None = None) -> None:
         """Stop sending (or rename) ``param``, refused by the endpoint; announce it once."""
         if param in LOGPROB_PARAMS:
             if self.logprobs:
                 self.logprobs = False
-                self._note(LOGPROBS_LESSON, where)
+                self._note(LOGPROBS_LESSON, where, evidence)
         elif param == "max_tokens":
             if self.max_tokens_param == "max_tokens":
                 self.max_tokens_param = "max_completion_tokens"
-                self._note("max_tokens refused: sent as max_completion_tokens", where)
+                self._note("max_tokens refused: sent as max_completion_tokens", where, evidence)
         elif param == "max_completion_tokens":
             if self.max_tokens_param == "max_completion_tokens":
                 self.max_tokens_param = None
-                self._note("max_completion_tokens refused: no completion budget sent", where)
+                self._note("max_completion_tokens refused: no completion budget sent", where, evidence)
         elif param not in self.dropped:
             self.dropped = self.dropped | {param}
             shown = f"{param}={value!r}" if value is not None else param
-            self._note(f"{shown} refused: sent without it (the provider's default applies)", where)
+            self._note(f"{shown} refused: sent without it (the provider's default applies)", where, evidence)
 
     def forgo_logprobs(self, why: str, where: str) -> None:
         """Ask for no log-probabilities (``--logprobs auto``) where the engine says they cost too much."""
         if self.logprobs:
             self.logprobs = False
-            self._note(f"logprobs not asked: {why}; p_correct from the verdict alone", where)
+            self._note(f"logprobs not asked: {why}; p_correct from the verdict alone", where,
+                       {"said": "the engine's own API (/v1/models)", "when": round(time.time(), 3)})
 
     def learn_grammar(self, where: str) -> None:
         """llama.cpp's server answered (behind a proxy that hides its /props): its compact grammar is sent in
         place of json_schema, whose grammar lets a small model pad every key with whitespace."""
         if not self.grammar:
             self.grammar = True
-            self._note(GRAMMAR_LESSON, where)
+            self._note(GRAMMAR_LESSON, where, {"said": "a reply's Server header or timings",
+                                               "when": round(time.time(), 3)})
 
-    def learn_strategy(self, refused: StructuredOutput, fallback: StructuredOutput, where: str) -> None:
+    def learn_strategy(self, refused: StructuredOutput, fallback: StructuredOutput, where: str,
+                       evidence: dict[str, Any] | None = None) -> None:
         if self.strategy is refused:
             self.strategy = fallback
-            self._note(f"response_format {refused.value} refused: using {fallback.value}", where)
+            self._note(f"response_format {refused.value} refused: using {fallback.value}", where, evidence)
 
     def refusal_of(self, err: Any, sent_params: dict[str, Any]) -> str | None:
         """The parameter a request sent with these quirks and ``sent_params`` that the refusal ``err`` names:
@@ -174,11 +196,11 @@ class EndpointQuirks:
         if param == "response_format":
             if not auto:
                 return False
-            self.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where)
+            self.learn_strategy(sent.strategy, chain_from(sent.strategy)[1], where, evidence_of(err))
             return True
         if param in LOGPROB_PARAMS and not logprobs_auto:
             return False
-        self.learn_parameter(param, sent_params.get(param), where)
+        self.learn_parameter(param, sent_params.get(param), where, evidence_of(err))
         return True
 
     # -- kept in the response cache between runs ---------------------------------------------------
@@ -186,7 +208,8 @@ class EndpointQuirks:
     def remembered(self) -> dict[str, Any]:
         """What the next run against this (endpoint, model) should start from (JSON)."""
         return {"strategy": self.strategy.value, "logprobs": self.logprobs, "max_tokens_param": self.max_tokens_param,
-                "dropped": sorted(self.dropped), "learned": list(self.learned), "grammar": self.grammar}
+                "dropped": sorted(self.dropped), "learned": list(self.learned), "grammar": self.grammar,
+                "evidence": list(self.evidence)}
 
     def restore(self, saved: Any, *, auto: bool, logprobs_auto: bool, where: str) -> None:
         """Start from what an earlier run learned (``saved``: ``remembered()`` read back from the cache file,
@@ -207,6 +230,9 @@ class EndpointQuirks:
         kept = [ln for ln in lessons if (auto or not ln.startswith("response_format"))
                 and (logprobs_auto or not ln.startswith("logprobs"))]
         self.learned = tuple(kept)
+        said = saved.get("evidence")
+        self.evidence = tuple(e for e in said if isinstance(e, dict) and e.get("lesson") in kept) \
+            if isinstance(said, list) else ()
         if kept:
             log.warning("%s: starting from what an earlier run learned: %s", where, "; ".join(kept))
 
@@ -217,7 +243,8 @@ class EndpointQuirks:
             return False
         if self.budget is None or self.budget < bigger:
             self.budget = bigger
-            self._note(f"reasoning used the whole completion budget of {current}: raised to {bigger}", where)
+            self._note(f"reasoning used the whole completion budget of {current}: raised to {bigger}", where,
+                       {"said": "a reply cut off while reasoning, with no text", "when": round(time.time(), 3)})
         return True
 
     def apply(self, params: dict[str, Any], max_tokens: int) -> dict[str, Any]:

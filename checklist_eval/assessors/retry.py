@@ -17,6 +17,7 @@ the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import random
 import re
@@ -26,7 +27,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 import httpx2
 import openai
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from checklist_eval import redact
 from checklist_eval.errors import AssessorError
@@ -39,6 +40,9 @@ __all__ = ["CircuitBreaker", "EndpointDown", "EndpointFault", "MalformedResponse
            "parse_retry_after", "fatal_error", "scrub"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
+# Seconds a request may spend in all waiting out 429s that named their wait (a provider's per-minute window
+# refills within a minute; ten of them is a limit that is not going to lift for this run).
+RATE_LIMIT_PATIENCE_S = 600.0
 
 
 class EndpointFault(Exception):
@@ -147,6 +151,12 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     if when is None:
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _is_told_to_wait(exc: BaseException | None) -> bool:
+    """A 429 that names how long to wait (``Retry-After`` or ``retry-after-ms``)."""
+    return (isinstance(exc, openai.APIStatusError) and exc.status_code == 429
+            and _retry_after_of(exc) is not None)
 
 
 def _retry_after_of(exc: BaseException | None) -> float | None:
@@ -285,6 +295,19 @@ class RetryPolicy:
     # whether the attempt that just failed is a stale one (see ``CircuitBreaker``); the LLM assessor's
     # scheduler knows, other callers send one request at a time and have none
     stale_failure: Callable[[], bool] | None = None
+    rate_limit_patience: float = RATE_LIMIT_PATIENCE_S
+    _told_waits: int = 0
+
+    def _stop(self, state: RetryCallState) -> bool:
+        """Attempts that failed count against ``max_attempts``; a rate limit the server asked us to wait out
+        (429 with a wait it named) does not: that is the server's pace, not a failure, and a per-minute
+        window refills only after its minute. Those waits are bounded by ``rate_limit_patience`` seconds
+        in all, after which the 429 is reported as it came."""
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if _is_told_to_wait(exc):
+            self._told_waits += 1
+            return state.seconds_since_start is not None and state.seconds_since_start >= self.rate_limit_patience
+        return state.attempt_number - self._told_waits >= max(1, self.max_attempts)
 
     def wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -301,8 +324,9 @@ class RetryPolicy:
     async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` until it succeeds, a non-retryable error is raised, or attempts run out (the
         last error is re-raised); none at all once the breaker is open (``EndpointDown``)."""
+        policy = dataclasses.replace(self)  # its own count of the waits it was told (one logical request)
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(max(1, self.max_attempts)),
+            stop=policy._stop,
             wait=self.wait,
             retry=retry_if_exception(is_retryable),
             reraise=True,

@@ -73,6 +73,13 @@ def chain_from(strategy: StructuredOutput) -> tuple[StructuredOutput, ...]:
 # array at the bound, and OpenAI's strict mode takes maxItems among the keywords it supports.
 LIST_LIMIT = 5
 
+# Longest strings the grammar-bound schema (llama-cpp-python) and the grammar (llama.cpp) let through. Gemma 3
+# 270M ran strings on there until the 800-token budget cut the reply (a review copying the prompt again and
+# again, a suggestion of "1000000..."), 7 of 35 replies on the fixture triplet; a bound closes the string and
+# the reply goes on.
+REVIEW_CHARS = 600
+ITEM_CHARS = 200
+
 
 def _strict_schema() -> dict[str, Any]:
     # OpenAI strict mode: every property required, no extra properties; of the bounds only maxItems.
@@ -94,19 +101,32 @@ def _compact_grammar(schema: dict[str, Any]) -> str:
     """The verdict schema as a GBNF grammar for llama.cpp's ``grammar`` field, with no room for whitespace
     beyond one space after a colon or comma. The grammar llama.cpp builds from a JSON schema lets a newline
     and up to 20 tabs or spaces stand before every key, colon and value, and Gemma 3 270M filled them: three
-    quarters of its 540-odd tokens per verdict were that padding, at 3 to 6 tokens per second a slot."""
+    quarters of its 540-odd tokens per verdict were that padding, at 3 to 6 tokens per second a slot.
+
+    Strings are bounded as the schema path bounds them (``REVIEW_CHARS``, ``ITEM_CHARS``: a small model ran a
+    string on to max_tokens), and ``must_fix`` is tied to the verdict: an empty list with ``true``, a listed
+    problem with ``false`` (``check_findings`` would re-ask any other reply)."""
     kinds = {"string": "str", "boolean": "bool", "number": "prob"}
-    members = []
-    for name, prop in schema["properties"].items():
+
+    def member(name: str, prop: dict[str, Any], verdict: bool | None) -> str:
         kind = "strs" if prop.get("type") == "array" else kinds[prop["type"]]
-        members.append(f'"\\"{name}\\":" sp {kind}')
-    root = ' "," sp '.join(members)
+        if verdict is not None and name == "must_fix":
+            kind = '"[]"' if verdict else "some"
+        elif verdict is not None and name == "correct":
+            kind = '"true"' if verdict else '"false"'
+        return f'"\\"{name}\\":" sp {kind}'
+
+    props = schema["properties"]
+    sides: tuple[bool | None, ...] = (True, False) if {"must_fix", "correct"} <= props.keys() else (None,)
+    root = " | ".join(' "," sp '.join(member(n, p, side) for n, p in props.items()) for side in sides)
     return "\n".join([
-        f'root ::= "{{" {root} "}}"',
+        f'root ::= "{{" ({root}) "}}"',
         'sp ::= " "?',
-        'str ::= "\\"" chr* "\\""',
+        f'str ::= "\\"" chr{{0,{REVIEW_CHARS}}} "\\""',
+        f'item ::= "\\"" chr{{0,{ITEM_CHARS}}} "\\""',
         'chr ::= [^"\\\\\\x7F\\x00-\\x1F] | [\\\\] (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
-        f'strs ::= "[" (str ("," sp str){{0,{LIST_LIMIT - 1}}})? "]"',
+        f'strs ::= "[" (item ("," sp item){{0,{LIST_LIMIT - 1}}})? "]"',
+        f'some ::= "[" item ("," sp item){{0,{LIST_LIMIT - 1}}} "]"',
         'bool ::= "true" | "false"',
         'prob ::= "0" ("." [0-9]{1,4})? | "1" (".0")?',
     ]) + "\n"
@@ -128,11 +148,6 @@ def response_format(strategy: StructuredOutput) -> dict[str, Any] | None:
     return None
 
 
-# Longest strings the grammar-bound schema sent to llama-cpp-python lets through. Gemma 3 270M ran strings on
-# there until the 800-token budget cut the reply (a review copying the prompt again and again, a suggestion of
-# "1000000..."), 7 of 35 replies on the fixture triplet; a bound closes the string and the reply goes on.
-REVIEW_CHARS = 600
-ITEM_CHARS = 200
 
 
 def _bounded_strings(schema: dict[str, Any]) -> dict[str, Any]:
@@ -349,7 +364,8 @@ _TEXT_SIDES = {True: "correct", False: "incorrect"}
 
 
 def _polarity(token: str, sides: dict[bool, str], fold: bool) -> bool | None:
-    word = token.strip().strip('"*')
+    # A tokenizer may merge the punctuation before the value into its token (``":true``, ``: false``).
+    word = token.strip().lstrip('":,*').strip().rstrip('",}*')
     word = word.lower() if fold else word
     found = [side for side, spelling in sides.items() if word and spelling.startswith(word)]
     return found[0] if len(found) == 1 else None
@@ -363,7 +379,8 @@ def logprob_p_correct(text: str, content: list[Any] | None) -> float | None:
     "correct"/"incorrect" after "Verdict:") is found by character offset; p = exp(lp) normalized over
     the true/false alternatives among its top_logprobs and the chosen token itself (llama.cpp's server lists
     the model's own top tokens, before a grammar or sampler chose, so the chosen one may be missing). When
-    only one side appears, the rest of the probability mass is taken as the other side.
+    only one side appears, the other is bounded by the least likely listed alternative (it was not listed);
+    with no other alternative listed, by the rest of the probability mass.
     """
     if not content or not isinstance(content, list):
         return None
@@ -415,4 +432,12 @@ def _normalize(entry: Any, sides: dict[bool, str], fold: bool) -> float | None:
         return None
     if mass[True] > 0.0 and mass[False] > 0.0:
         return mass[True] / (mass[True] + mass[False])
-    return min(1.0, mass[True]) if mass[True] > 0.0 else max(0.0, 1.0 - mass[False])
+    # One side listed: the other is not among the top alternatives, so it is at most as likely as the least
+    # likely of them. Taking all the unlisted mass as the other side pulled p toward 0.5 where whitespace and
+    # punctuation tokens held the rest.
+    listed = [math.exp(lp) for alt in alternatives if (lp := _logprob(_get(alt, "logprob"))) is not None]
+    seen_side = True if mass[True] > 0.0 else False
+    other = min(listed) if listed and len(listed) > 1 else 1.0 - mass[seen_side]
+    other = max(0.0, min(other, 1.0 - mass[seen_side]))
+    share = mass[seen_side] / (mass[seen_side] + other) if mass[seen_side] + other > 0 else 1.0
+    return share if seen_side else 1.0 - share

@@ -35,6 +35,7 @@ COMMANDS = {
     "ingest": "ingest",
     "codabench": "codabench",
     "logs": "logs",
+    "endpoints": "endpoints",
     "serve": "serve",
 }
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))

@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--api-key-file", type=Path, default=None, metavar="FILE",
                    help="a capped key (e.g. a LiteLLM virtual key with max_budget) for the phases' reference data")
     e.add_argument("--key-is-capped", action="store_true",
-                   help="the key in --api-key-file is capped, though shaped like a provider's own (sk-...)")
+                   help="the key in --api-key-file (or the credentials in --base-url) is capped, though shaped "
+                        "like a provider's own (sk-...)")
     e.add_argument("--spend-cap", type=number("--spend-cap", low=0, high=1e9), default=None, metavar="USD",
                    help="the key's spending cap, stated on the pages (required with --api-key-file)")
     e.add_argument("--queue", default=None, metavar="VHOST",
@@ -79,6 +80,7 @@ def _phases(value: str) -> tuple[str, ...]:
 
 def _check_credential_flags(args: argparse.Namespace) -> None:
     from checklist_eval.errors import InputError
+    from checklist_eval.redact import url_credentials
 
     needs_model = [flag for flag, given in (("--base-url", args.base_url), ("--api-key-file", args.api_key_file),
                                             ("--worker-key-path", args.worker_key_path)) if given]
@@ -87,8 +89,17 @@ def _check_credential_flags(args: argparse.Namespace) -> None:
     if args.worker_key_path and not args.worker_key_path.startswith("/app/data/"):
         raise InputError(None, "--worker-key-path must be under /app/data/, the worker host's HOST_DIRECTORY/data "
                                "as the scoring container sees it")
-    if args.key_is_capped and not args.api_key_file:
-        raise InputError(None, "--key-is-capped goes with --api-key-file")
+    url_secrets = url_credentials(args.base_url)
+    if args.key_is_capped and not (args.api_key_file or url_secrets):
+        raise InputError(None, "--key-is-capped goes with --api-key-file (or a --base-url carrying credentials)")
+    if url_secrets and not args.queue and not args.key_is_capped:
+        # The bundle is handed to a platform: credentials in the URL are a key like any other there.
+        raise InputError(None, "--base-url carries credentials (user:password@ or a key in its query), which the "
+                               "bundle would hand to the platform: say they are capped with --key-is-capped "
+                               "--spend-cap USD, or give the URL without them")
+    if url_secrets and args.key_is_capped and args.spend_cap is None:
+        raise InputError(None, "--base-url carries credentials: --key-is-capped needs --spend-cap USD, the cap on "
+                               "them, stated on the pages")
     if args.api_key_file and args.spend_cap is None:
         raise InputError(None, "--api-key-file needs --spend-cap USD: the cap on that key, stated on the pages")
     if args.spend_cap is not None and not args.spend_cap > 0:

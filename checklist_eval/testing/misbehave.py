@@ -18,21 +18,31 @@ bytes, so the server itself is bounded.
     logprob-overflow  a valid verdict whose verdict-token logprobs are 10**400 and 1e308 (exp overflows)
     lone-surrogate    a valid verdict whose review holds half a surrogate pair (JSON escape \\ud83d)
     huge-usage        a valid verdict whose usage claims 1e300 prompt and completion tokens
+    transient-500     the first chat request answered HTTP 500 with a body that reads like a refusal of
+                      ``temperature`` (a passing fault), every later one as usual
+    no-listing        ``GET /models`` answered 403 (a key that may chat but not list models), chat as usual
+    rate-window       429 with ``Retry-After: 1`` to every chat request for ``RATE_WINDOW_S`` seconds after the
+                      first one (a provider's per-minute window refilling), then answers as usual
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 MODES = ("echo-key-error", "echo-key-review", "drip", "huge-announce", "huge-stream", "gzip-bomb", "json-array",
-         "usage-text", "no-choices", "logprob-overflow", "lone-surrogate", "huge-usage")
+         "usage-text", "no-choices", "logprob-overflow", "lone-surrogate", "huge-usage", "rate-window",
+         "transient-500", "no-listing")
 STREAM_LIMIT_S = 120.0
 STREAM_LIMIT_BYTES = 512 * 2**20
 HUGE_ANNOUNCED = 2 * 2**30
+# Longer than six attempts waiting one second each: a client that counts a 429 it was told to wait out as a
+# failed attempt gives up inside the window.
+RATE_WINDOW_S = 8.0
 
 
 class Streamed:
@@ -91,9 +101,30 @@ async def _gzip_bomb() -> AsyncIterator[bytes]:
         yield chunk
 
 
-def early_reply(mode: str, headers: dict[str, str]) -> tuple[int, Any] | Streamed | None:
-    """The reply for modes that never produce a verdict: (status, JSON body) or a Streamed body."""
+def _rate_window(state: dict[str, float]) -> tuple[int, Any, list[tuple[str, str]]] | None:
+    now = time.monotonic()
+    started = state.setdefault("rate_window", now)
+    if now - started >= RATE_WINDOW_S:
+        return None
+    return 429, {"error": {"message": "Rate limit reached for requests (window refilling)", "type": "requests",
+                           "param": None, "code": "rate_limit_exceeded"}}, [("retry-after", "1")]
+
+
+def early_reply(mode: str, headers: dict[str, str], state: dict[str, float] | None = None,
+                ) -> tuple[int, Any] | tuple[int, Any, list[tuple[str, str]]] | Streamed | None:
+    """The reply for modes that never produce a verdict: (status, JSON body[, headers]) or a Streamed body;
+    ``state`` is the server's own (when its window opened)."""
     key = _key_of(headers)
+    if mode == "rate-window":
+        return _rate_window(state if state is not None else {})
+    if mode == "transient-500":
+        seen = state if state is not None else {}
+        if seen.setdefault("transient", 0) == 0:
+            seen["transient"] = 1
+            return 500, {"error": {"message": "Internal error while applying 'temperature': not supported in the "
+                                              "current worker state", "type": "server_error", "param": None,
+                                   "code": None}}
+        return None
     if mode == "echo-key-error":
         return 400, {"error": {"message": f"Bad request from Authorization: {headers.get('authorization', '')} "
                                           f"(key pieces {' '.join(_pieces(key))})",

@@ -211,6 +211,9 @@ class Profile:
     response_formats: frozenset[str] = frozenset({"json_schema", "json_object"})
     ignores_response_format: bool = False  # the field is accepted and ignored (Anthropic)
     grammar_whitespace: bool = False  # JSON replies padded as a grammar lets a small model pad them (llama.cpp)
+    # A prompt over the context: refused (None), or cut to its last tokens without an error, as Ollama does
+    # (its context is 2,048 or 4,096 tokens unless OLLAMA_CONTEXT_LENGTH or num_ctx says more).
+    cut_prompt: Callable[[list[str], int], list[str]] = field(default=lambda prompt, n: prompt)
     # A json_schema array with no maxItems is filled with "1", "2", ... until max_tokens, on half the
     # questions (by a digest of the question), as Gemma 3 270M under llama.cpp's grammar did.
     arrays_run_away: bool = False
@@ -336,7 +339,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     # Ollama: a subset of the API; response_format (json_schema/json_object), seed, temperature, top_p,
     # max_tokens and logprobs accepted; usage without details; any key accepted.
     Profile("ollama", model="llama3.1", base_path="/v1", shape=shape_ollama, refusal=lambda req: None,
-            reports_cached=False,
+            reports_cached=False, cut_prompt=lambda prompt, n: prompt[-n:],
             docs=("https://docs.ollama.com/api/openai-compatibility",)),
     # Gemini's OpenAI endpoint: json_schema honoured, reasoning_effort maps to thinking, unknown fields
     # (logprobs, seed) refused in a Google error list.

@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from checklist_eval.testing import misbehave as misbehaviour
 from checklist_eval.testing.batches import BatchService
@@ -101,7 +101,7 @@ class MockServer:
                  slots_share_cores: bool = False, kv_shared: bool = False):
         if misbehave is not None and misbehave not in misbehaviour.MODES:
             raise ValueError(f"unknown misbehaviour {misbehave!r}; one of {', '.join(misbehaviour.MODES)}")
-        self.misbehave = misbehave  # see checklist_eval.testing.misbehave
+        self.misbehave, self._misbehave_state = misbehave, cast("dict[str, float]", {})  # see testing.misbehave
         if context_error not in CONTEXT_ERRORS:
             raise ValueError(f"unknown context error wording {context_error!r}; one of {', '.join(CONTEXT_ERRORS)}")
         # llama.cpp's slots, /props and context overflow (see checklist_eval.testing.slots)
@@ -322,8 +322,10 @@ class MockServer:
 
     def _probe_reply(self, path: str) -> Reply:
         """What a client asking about the engine gets: ``/props`` (llama.cpp's; other servers have no
-        such route) and the model list."""
+        such route) and the model list (refused to a key that may only chat: misbehave ``no-listing``)."""
         self._probed()
+        if path.endswith("/models") and self.misbehave == "no-listing":
+            return error_reply(403, "You are not allowed to list models with this key.", "permission_error")
         if path.endswith("/models"):
             return json_reply(200, {"object": "list", "data": [self.profile.model_entry(self.model)]})
         if self.props:  # the slots and window this server was started with
@@ -465,7 +467,7 @@ class MockServer:
             fmt = "grammar"  # given both, the real llama-server answered by the schema (HTTP 200)
         if fmt == "json_object" and self.profile.object_schema and "schema" in req["response_format"]:
             fmt = "json_schema"  # its grammar is built from that schema (llama-cpp-python)
-        prompt = self._prompt_tokens(messages)
+        prompt = self.profile.cut_prompt(self._prompt_tokens(messages), self.context_tokens)  # Ollama cuts
         refused = self._refusal(req, fmt, prompt)
         if refused is not None:
             return refused
@@ -573,13 +575,13 @@ class MockServer:
         """The misbehaving mode's reply that needs no model answer (a drip, a huge or garbled body)."""
         if self.misbehave is None:
             return None
-        early = misbehaviour.early_reply(self.misbehave, headers)
+        early = misbehaviour.early_reply(self.misbehave, headers, self._misbehave_state)
         if isinstance(early, misbehaviour.Streamed):
             self._count(200, self.misbehave)
             return Reply(200, b"", streamed=early)
         if early is not None:
             self._count(early[0], self.misbehave)
-            return json_reply(*early)
+            return json_reply(*early[:2], headers=early[2] if len(early) > 2 else None)
         return None
 
     async def _misbehaving_chat(self, headers: dict[str, str], body: bytes) -> Reply:
