@@ -20,6 +20,10 @@ from checklist_eval.tables import read_csv_rows
 
 OVERRIDES_JSONL = "overrides.jsonl"
 MAX_HISTORY_LINES = 100_000  # a hostile or runaway file is read this far, no further
+# An overrides file is a person's decisions: 100,000 rows with a paragraph of note each fit well under
+# this. A larger file (a 50 MB note cell) is refused before it is parsed, so memory stays bounded.
+MAX_OVERRIDES_BYTES = 16 << 20
+MAX_NOTE_CHARS = 4000
 
 Key = tuple[str, str, str]
 
@@ -72,11 +76,9 @@ def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> 
     """The overrides of ``path``, each naming a record of ``index`` (else an InputError); two rows for
     one record must agree."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "overrides file not found")
     first_rows: dict[tuple[str, str, str], tuple[str, bool]] = {}
     out = []
-    for i, row in enumerate(read_csv_rows(path, OVERRIDE_REQUIRED)):
+    for i, row in enumerate(overrides_table(path)):
         where = f"row {i + 2}"
         key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
         if key not in index:
@@ -85,6 +87,24 @@ def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> 
         out.append(Override(submission_id=key[0], role=key[1], question_id=key[2],
                             correct=parse_bool(row["correct"], where, path), note=row.get("note", "")))
     return out
+
+
+def overrides_table(path: Path) -> list[dict[str, str]]:
+    """The rows of an overrides file, its size and each note's length bounded first (InputError)."""
+    try:
+        size = path.stat().st_size if path.is_file() else None
+    except OSError:
+        size = None
+    if size is None:
+        raise InputError(path, "overrides file not found")
+    if size > MAX_OVERRIDES_BYTES:
+        raise InputError(path, f"is {size / 2**20:.0f} MB; an overrides file holds at most "
+                               f"{MAX_OVERRIDES_BYTES >> 20} MB of decisions (shorten its notes)")
+    rows = read_csv_rows(path, OVERRIDE_REQUIRED)
+    for i, row in enumerate(rows):
+        if len(row.get("note", "")) > MAX_NOTE_CHARS:
+            raise InputError(path, f"row {i + 2}: note longer than {MAX_NOTE_CHARS} characters: shorten it")
+    return rows
 
 
 class StreamedOverrides:
@@ -99,9 +119,7 @@ class StreamedOverrides:
         self.error: InputError | None = None
         self.rows: list[tuple[tuple[str, str, str], str]] = []  # (key, correct as written), in file order
         try:
-            if not self.path.is_file():
-                raise InputError(self.path, "overrides file not found")
-            table = read_csv_rows(self.path, OVERRIDE_REQUIRED)
+            table = overrides_table(self.path)
         except InputError as err:
             self.error = err
             table = []
@@ -156,6 +174,9 @@ class AppliedOverride(Model):
     file: str  # the overrides file, by its name
     note: str = ""
     applied_at: str = ""
+    # The answer the decision was made on (``answer_digest`` of its record); empty in decisions kept
+    # before it was recorded. A decision on an answer since replaced is kept, not applied.
+    decided_on: str = ""
 
     @property
     def key(self) -> Key:
@@ -196,6 +217,28 @@ def _first_problem(err: ValidationError) -> str:
     return f"{'.'.join(str(x) for x in first['loc']) or 'value'}: {first['msg']}"
 
 
+def answer_digest(rec: Record) -> str:
+    """What an appeal was decided on: the answer and its justification as read (sha256, 16 hex)."""
+    import hashlib
+
+    answer = rec.answer.value if rec.answer is not None else ""
+    return hashlib.sha256(f"{answer}\0{rec.justification}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def decide(records: Sequence[Record], decisions: dict[Key, AppliedOverride]
+           ) -> tuple[list[Record], list[AppliedOverride]]:
+    """(the records with the standing decisions made on these very answers applied, the decisions
+    not applied because the answer they were made on has since been replaced)."""
+    out, replaced = [], []
+    for r in records:
+        d = decisions.get(r.key)
+        if d is not None and d.decided_on and d.decided_on != answer_digest(r):
+            replaced.append(d)
+            d = None
+        out.append(r.with_correct(d.correct) if d is not None else r)
+    return out, replaced
+
+
 def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:
     """The decision that stands per record: the latest."""
     return {entry.key: entry for entry in history}
@@ -203,9 +246,8 @@ def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:
 
 def with_decisions(records: Sequence[Record], decisions: dict[Key, AppliedOverride]) -> list[Record]:
     """The records with the standing decisions applied (a TODO or missing answer stays incorrect:
-    ``Record.c`` sees to that whatever ``correct`` says)."""
-    return [r.with_correct(decisions[r.key].correct) if r.key in decisions else r
-            for r in records]
+    ``Record.c`` sees to that whatever ``correct`` says); one made on another answer is not."""
+    return decide(records, decisions)[0]
 
 
 def record_decisions(results: str | Path, records: Sequence[Record], overrides: str | Path) -> list[AppliedOverride]:

@@ -39,6 +39,10 @@ class SubmissionResult(Model):
     # The appeal decisions standing on these records when the file was written (``score`` is with them
     # applied); None in files written before appeals were kept here, which are then not checked.
     appeals: list[AppliedOverride] | None = None
+    # Which run of results.sqlite this file exports, and the generation that committed the submission
+    # (None in files written before the database).
+    run: int | None = None
+    generation: int | None = None
 
     def report(self) -> ScoreReport:
         """What ``score --json`` prints."""
