@@ -66,7 +66,7 @@ class ResultsFolder:
             raise InputError(folder.root, "not found" if not folder.root.exists() else "not a folder")
         if not folder.layout.db.is_file():
             if not has_legacy_files(folder.root):
-                raise InputError(folder.root, f"no {folder.layout.db.name} (nor records.csv): not a results folder")
+                raise InputError(folder.root, f"no {folder.layout.db.name} or records.csv: not a batch results folder")
             folder._adopt()
         return folder
 

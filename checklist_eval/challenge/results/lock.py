@@ -127,5 +127,6 @@ def environment_error(err: BaseException, where: str | Path | None = None, *,
     code = getattr(err, "sqlite_errorcode", None)
     if isinstance(err, sqlite3.Error) and code is not None and code & 0xFF in (
             _SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CANTOPEN):
-        return InputError(where, f"cannot write the cache: {err}")
+        words = {_SQLITE_FULL: "no space left on the device", _SQLITE_READONLY: "read-only"}.get(code & 0xFF, "")
+        return InputError(where, f"cannot write the database: {words + ': ' if words else ''}{err}")
     return None

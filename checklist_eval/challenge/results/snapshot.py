@@ -10,6 +10,7 @@ named (how many of its submissions are committed).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -65,7 +66,9 @@ class Snapshot:
 
     def __init__(self, path: Path, db: sqlite3.Connection | None = None):
         self.path = path
-        self.db = db if db is not None else connect(path, read_only=True)
+        # Read-write where the folder can be written: a killed writer's WAL is recovered by the first
+        # connection that can write; read-only (or immutable) where nothing can write it anyway.
+        self.db = db if db is not None else connect(path, read_only=not os.access(path.parent, os.W_OK))
         self._own = db is None
         self.db.execute("BEGIN")  # deferred: the snapshot is taken at the first read, just below
         try:

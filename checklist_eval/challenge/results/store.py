@@ -91,9 +91,13 @@ def db_path(root: str | Path) -> Path:
 
 
 def code_version() -> str:
-    from checklist_eval import __version__
+    """The installed checklist-eval's version (what made a run's records)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return __version__
+    try:
+        return version("checklist-eval")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
@@ -109,21 +113,57 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
         db.execute("PRAGMA foreign_keys=ON")
         db.execute("PRAGMA busy_timeout=30000")
         if not read_only:
-            db.execute("PRAGMA journal_mode=WAL")
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")  # a committed submission survives a power cut
             _migrate(db)
         elif not db.execute("SELECT 1 FROM sqlite_master WHERE name='runs'").fetchone():
             raise InputError(path, "not a checklist-eval results database (no runs table)")
     except sqlite3.DatabaseError as err:
         db.close()
-        raise InputError(path, f"not a checklist-eval results database ({err})") from None
+        raise storage_error(path, err) from None
     except BaseException:
         db.close()
         raise
     return db
 
 
+_SQLITE_STORAGE = {13: "no space left on the device", 8: "read-only file system", 10: "disk I/O error",
+                   14: "cannot open the file"}
+
+
+def _refused_write(folder: Path) -> str | None:
+    """Why the system refuses a write of 64 KiB in ``folder`` (file too large, no space), or None."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder) as fh:
+            fh.write(b"\0" * (64 << 10))
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as err:
+        return err.strerror or str(err)
+    return None
+
+
+def storage_error(path: Path, err: sqlite3.Error) -> InputError:
+    """One line for a database the storage would not write (full, read-only) or that is not one."""
+    code = getattr(err, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in _SQLITE_STORAGE:
+        why = _SQLITE_STORAGE[code & 0xFF]
+        if code & 0xFF == 10:  # SQLite says "I/O error" for what the system named: ask the system
+            why = _refused_write(path.parent) or why
+        return InputError(path, f"cannot write: {why} ({err})")
+    return InputError(path, f"not a checklist-eval results database ({err})")
+
+
 def _migrate(db: sqlite3.Connection) -> None:
+    try:
+        done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
+    except sqlite3.OperationalError:
+        done = set()
+    if all(name in done for name, _fn in MIGRATIONS):
+        return  # nothing to write: a reader opening the file takes no write lock
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)")
     for name, fn in MIGRATIONS:
         if db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
