@@ -18,6 +18,7 @@ from checklist_eval.challenge.results.layout import RESULT_JSON, SUBMISSIONS_DIR
 from checklist_eval.challenge.results.legacy import LegacyFolder
 from checklist_eval.challenge.results.outputs import SubmissionResult
 from checklist_eval.challenge.results.store import COMPLETE, ResultsStore, sha256_file
+from checklist_eval.errors import InputError
 from checklist_eval.fsutil import TEMP_SUFFIX, fsync_dir
 
 EXPORTED = ("records.csv", "records.jsonl", "scores.csv", "summary.json", "failures.jsonl", "overrides.jsonl",
@@ -32,7 +33,14 @@ def has_legacy_files(root: Path) -> bool:
 def import_legacy(root: Path) -> str:
     """Import the folder (the caller holds its lock); returns the line that says so."""
     legacy = LegacyFolder.open(root)
-    groups = [(records, score) for records, score in legacy.submissions()]  # every check, before any write
+    state = COMPLETE
+    try:
+        groups = [(records, score) for records, score in legacy.submissions()]  # every check, before any write
+    except InputError as err:
+        if "did not finish" not in err.problem:
+            raise
+        legacy.unfinished, state = True, "interrupted"  # a run killed before its end: imported as one
+        groups = [(records, score) for records, score in legacy.submissions()]
     failures = legacy.failures()
     history = legacy.history()
     settings = legacy.settings()
@@ -53,7 +61,7 @@ def import_legacy(root: Path) -> str:
             result = _result(legacy, root, kind, sid, assessed, score)
             store.commit_submission(run, result, name=Path(result.source).name or sid, papers={}, position=position)
             answers.update({r.key: answer_digest(r) for r in assessed})
-        store.finish_run(run, COMPLETE, failures, _summary(legacy))
+        store.finish_run(run, state, failures, _summary(legacy) if state == COMPLETE else None)
         if history:
             from checklist_eval.challenge.results.appeals import AppliedOverride
 
@@ -67,8 +75,10 @@ def import_legacy(root: Path) -> str:
     finally:
         store.close()
         tmp.unlink(missing_ok=True)
-    return (f"imported {root} into {layout.db.name} (written before the database): run 1, {len(groups)} "
-            f"submission(s), {len(failures)} failure(s), {len(history)} appeal decision(s)")
+    said = "".join(f"; {line}" for line in dict.fromkeys(legacy.notes))
+    return (f"imported {root} into {layout.db.name} (written before the database): run 1"
+            f"{' (did not finish)' if state != COMPLETE else ''}, {len(groups)} submission(s), {len(failures)} "
+            f"failure(s), {len(history)} appeal decision(s){said}")
 
 
 class _Importing(ResultsStore):

@@ -255,6 +255,15 @@ class ResultsFolder:
         return added
 
 
+def folder_of(given: str | Path) -> Path | None:
+    """The results folder a command was given: the folder itself, or the one whose database sits
+    beside an export given as a file; None for a lone ledger."""
+    given = Path(given)
+    if given.is_dir():
+        return given
+    return given.parent if ResultsLayout(given.parent).db.is_file() else None
+
+
 def _beside(path: Path) -> ResultsFolder | None:
     """The results folder whose database sits beside an export given as a file, if there is one."""
     folder = path.parent

@@ -74,6 +74,7 @@ class LegacyFolder:
         self._finished: dict[str, dict[str, Any]] | None = None
         self.settings_file = self.layout.settings  # where settings() found them
         self.notes: list[str] = []  # what a reader recovered from, said once the read succeeded
+        self.unfinished = False  # read a run that did not finish (no scores.csv / summary.json) as it is
 
     @classmethod
     def open(cls, root: str | Path) -> LegacyFolder:
@@ -258,7 +259,7 @@ class LegacyFolder:
     def _scored_rows(self) -> list[dict[str, str]] | None:
         """The rows of ``scores.csv``, in order (None for a folder a batch did not write)."""
         if not self.layout.scores_csv.is_file():
-            if self.layout.settings.is_file() or (self.root / SUBMISSIONS_DIR).is_dir():
+            if not self.unfinished and (self.layout.settings.is_file() or (self.root / SUBMISSIONS_DIR).is_dir()):
                 # every batch writes scores.csv when it ends: its ledger is one a run left unfinished
                 raise InputError(self.layout.scores_csv, "missing: the run writing this folder did not finish "
                                                          "(interrupted, or still running); rerun batch to finish it")
@@ -269,7 +270,7 @@ class LegacyFolder:
         """summary.json's ``scores`` by submission, in order (None for a folder a batch did not write)."""
         path = self.layout.summary_json
         if not path.is_file():
-            if self.layout.scores_csv.is_file():  # a batch writes summary.json right after scores.csv
+            if self.layout.scores_csv.is_file() and not self.unfinished:  # written right after scores.csv
                 raise InputError(path, "missing: the run writing this folder did not finish (interrupted, or still "
                                        "running); rerun batch to finish it")
             return None
