@@ -140,9 +140,9 @@ class ResultsFolder:
             edited = edited_exports(self.root, snap)
             if edited:
                 shown = ", ".join(edited[:4]) + (f" and {len(edited) - 4} more" if len(edited) > 4 else "")
-                lines.append(f"{shown} in {self.root} changed after {self.layout.db.name} exported them: set aside; "
-                             f"the scores are read from {self.layout.db.name} (a command that writes the folder "
-                             "exports them again)")
+                lines.append(f"{shown} in {self.root} differ from what {self.layout.db.name} last exported (edited, "
+                             "cut, removed, or an export cut short): set aside; the scores are read from "
+                             f"{self.layout.db.name} (the next command that writes the folder exports them again)")
         for line in dict.fromkeys(lines):
             note(line)
         self.notes.clear()

@@ -2,9 +2,9 @@
 
 A ``Snapshot`` holds a read transaction open (WAL: a writer goes on beside it, and nothing it commits
 meanwhile is seen), so every figure a command or a page shows comes from one generation. The run it
-shows is the latest complete one; when none is complete yet, the latest that ended otherwise (stopped
-by --max-cost, or interrupted) with a note saying so; a run still in progress is never shown, only
-named (how many of its submissions are committed).
+shows is the latest complete one; when none is complete yet, the latest one --max-cost stopped (what
+the organizer capped it to), with a note saying so. A run in progress, or one killed, is never shown,
+only named (how many of its submissions are committed); with nothing else to show a reader refuses.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from checklist_eval.challenge.results.settings import RunSettings
 from checklist_eval.challenge.results.store import (
     COMPLETE,
     RUNNING,
+    STOPPED,
     appeal_history,
     connect,
     pid_alive,
@@ -106,11 +107,11 @@ class Snapshot:
         return out
 
     def _shown(self) -> Run | None:
-        complete = [r for r in self.runs if r.state == COMPLETE]
-        if complete:
-            return complete[-1]
-        ended = [r for r in self.runs if not r.in_progress]
-        return ended[-1] if ended else None
+        for state in (COMPLETE, STOPPED):
+            ended = [r for r in self.runs if r.state == state]
+            if ended:
+                return ended[-1]
+        return None
 
     # ------------------------------------------------------------------------------------- what it says
 
@@ -130,8 +131,8 @@ class Snapshot:
 
     def require_shown(self) -> Run:
         if self.shown is None:
-            detail = "; ".join(r.described() for r in self.runs) or "no run yet"
-            raise InputError(self.path.parent, f"no committed results to show yet ({detail})")
+            detail = "; ".join(r.described() for r in self.runs[-3:]) or "no run yet"
+            raise InputError(self.path.parent, f"no complete run to show yet ({detail}): rerun batch to finish it")
         return self.shown
 
     # ------------------------------------------------------------------------------------------ reading
