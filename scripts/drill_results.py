@@ -153,11 +153,11 @@ class Drill:
         self._count_in_process(folder, row, allowed)
 
     def _count_in_process(self, folder: Path, row: Row, allowed: list[dict[str, tuple]]) -> None:
-        from checklist_eval.challenge.results.folder import ResultsFolder
-        from checklist_eval.challenge.results.leaderboard import leaderboard_row
-
         import contextlib
         import io
+
+        from checklist_eval.challenge.results.folder import ResultsFolder
+        from checklist_eval.challenge.results.leaderboard import leaderboard_row
 
         try:
             with contextlib.redirect_stderr(io.StringIO()):  # its notes: the CLI readers' rows show them
