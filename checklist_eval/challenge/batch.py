@@ -66,10 +66,6 @@ class BatchEntry:
         return self.score.submission_id
 
 
-def entry_of(result: SubmissionResult, folder_id: str) -> BatchEntry:
-    return BatchEntry(folder_id=folder_id, score=result.score, all_warnings=result.all_warnings, usage=result.usage)
-
-
 class BatchSummary(Model):
     """``summary.json`` of a batch results folder."""
 

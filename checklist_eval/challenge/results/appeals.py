@@ -1,20 +1,19 @@
-"""Appeal decisions kept with the results: which verdicts ``rescore RESULTS --overrides FILE`` changed,
-from what to what, by which file and when (``RESULTS/overrides.jsonl``, one decision a line, oldest
-first), so the leaderboard, each submission's report and the organizer's browser show the same scores
-and say which override stands behind each changed verdict.
+"""Appeal decisions: the overrides files people write, and the decisions kept with the results, which
+verdict ``rescore RESULTS --overrides FILE`` changed, from what to what, by which file, when, and on
+which answer (``answer_digest``). results.sqlite keeps them (append-only); ``overrides.jsonl`` is their
+export (and the history of a folder from before the database). A decision applies to the answer it
+was decided on only (``decide``): after a re-upload that changed it, it stays in the history, not applied.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from checklist_eval.challenge.records import Record, parse_bool
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import Model
 from checklist_eval.tables import read_csv_rows
 
@@ -248,29 +247,3 @@ def with_decisions(records: Sequence[Record], decisions: dict[Key, AppliedOverri
     """The records with the standing decisions applied (a TODO or missing answer stays incorrect:
     ``Record.c`` sees to that whatever ``correct`` says); one made on another answer is not."""
     return decide(records, decisions)[0]
-
-
-def record_decisions(results: str | Path, records: Sequence[Record], overrides: str | Path) -> list[AppliedOverride]:
-    """Apply an overrides file to a results folder's history: each row that changes what stands is
-    appended (rerunning the same file adds nothing). Returns the entries added."""
-    history = read_history(results)
-    current = standing(history)
-    index = {r.key: i for i, r in enumerate(records)}
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    added = []
-    for ov in read_overrides(overrides, index):
-        rec = records[index[ov.key]]
-        if ov.correct and not rec.is_answered:
-            raise InputError(Path(overrides), f"{'/'.join(ov.key)} is TODO or missing and cannot be correct")
-        before = current.get(ov.key)
-        if before is not None and before.correct == ov.correct and before.file == Path(overrides).name:
-            continue
-        entry = AppliedOverride(submission_id=ov.submission_id, role=ov.role, question_id=ov.question_id,
-                                was_correct=rec.correct, correct=ov.correct, file=Path(overrides).name,
-                                note=ov.note, applied_at=now)
-        added.append(entry)
-        current[ov.key] = entry
-    if added:
-        lines = [e.model_dump_json() for e in history + added]
-        atomic_write_text(history_path(results), "\n".join(lines) + "\n")
-    return added
