@@ -163,6 +163,33 @@ def test_a_lone_ledger_is_read_as_a_ledger_and_says_so(work, capsys):
 # ------------------------------------------------------------------------------ runs never destroy
 
 
+def served_leaderboard(results: Path, env: dict[str, str]) -> str:
+    """The organizer's leaderboard page as ``serve --results`` answers it."""
+    import socket
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve = subprocess.Popen([sys.executable, "-m", "checklist_eval", "serve", "--results", str(results), "--port",
+                              str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/results/", timeout=30) as reply:
+                    return reply.read().decode()
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    finally:
+        serve.kill()
+        serve.wait()
+
+
 def test_a_rerun_killed_before_its_first_record_leaves_the_last_complete_run_shown(work, capsys):
     """A rerun in progress (and then killed before it committed anything) changes nothing a reader
     shows: the leaderboard and rescore show the last complete run and say another is in progress."""
@@ -190,6 +217,9 @@ def test_a_rerun_killed_before_its_first_record_leaves_the_last_complete_run_sho
                 got, err = said(capsys, [command, str(results)])
                 assert got == before, command
                 assert "run 2 (in progress: 0 of 3 submissions committed)" in err and "showing run 1" in err
+            page = served_leaderboard(results, env)
+            assert "run 2 (in progress: 0 of 3 submissions committed)" in page and "showing run 1" in page
+            assert all(f"/results/s/{sid}" in page for sid in before)
         finally:
             rerun.send_signal(signal.SIGKILL)
             rerun.wait()
