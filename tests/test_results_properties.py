@@ -111,7 +111,7 @@ def read_in_process(folder: Path) -> tuple[int, object]:
 @settings(max_examples=120, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(change=damage())
-def test_one_damaged_file_gives_the_same_scores_or_is_named(folder, untouched, change):
+def test_one_damaged_export_never_changes_a_score(folder, untouched, change):
     check_one(folder, untouched, change, read_in_process)
 
 
