@@ -101,28 +101,34 @@ def _not_found(message: str) -> Response:
 def routes(root: Path) -> list[Route]:
     results = Results(root)
 
-    async def leaderboard(request: Request) -> Response:
+    def leaderboard_page() -> Response:
         from checklist_eval.challenge.leaderboard_page import SCORE_COLUMNS, judged_by, page_rows, reason
 
-        board, shown = await asyncio.to_thread(results.leaderboard)
+        board, shown = results.leaderboard()
         rows = page_rows(board)
         links = {str(r["submission_id"]): submission_url(str(r["submission_id"])) for r in rows}
-
         return page("leaderboard.html", page_title="Leaderboard", title=f"Leaderboard: {root.name}{shown}", links=links,
                     columns=SCORE_COLUMNS, scored=[r for r in rows if r.get("status") == "scored"],
                     failed=[r for r in rows if r.get("status") != "scored"], judge=judged_by, reason=reason,
                     nav=[("Leaderboard", "")])
 
-    async def submission(request: Request) -> Response:
+    def submission_page(sid: str) -> Response:
         from checklist_eval.challenge.scoring import score_submission
 
-        sid = request.path_params["sid"]
-        recs, applied, _replaced = await asyncio.to_thread(lambda: results.folder().decided(sid))
+        recs, applied, _replaced = results.folder().decided(sid)
         if not recs:
             return _not_found(f"no submission {sid!r} in these results")
         view = submission_view(score_submission(sid, recs), recs, overrides=applied, links=question_url)
         return page("report.html", page_title=f"Submission {sid}", r=view,
                     nav=[("Leaderboard", "/results/"), (sid, "")])
+
+    # Reading the snapshot and rendering the page both run in a worker thread: the event loop stays free
+    # for uploads and progress polls.
+    async def leaderboard(request: Request) -> Response:
+        return await asyncio.to_thread(leaderboard_page)
+
+    async def submission(request: Request) -> Response:
+        return await asyncio.to_thread(submission_page, request.path_params["sid"])
 
     async def question(request: Request) -> Response:
         found = await asyncio.to_thread(_record, request)
