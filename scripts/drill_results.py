@@ -71,6 +71,7 @@ class Row:
     lost: int = 0
     misstated: int = 0
     tracebacks: int = 0
+    note: str = ""
 
 
 class Drill:
@@ -297,7 +298,7 @@ class Drill:
             out = self.work / f"pc{i}"
             shutil.copytree(self.base, out) if i % 2 else None  # half of them a rerun of a finished folder
             proc = self._spawn("batch", self.root, "--out", out, "--json", "--jobs", "2")
-            time.sleep(self.rng.uniform(0.2, 1.0) * self.batch_s)
+            row.note = _freeze_after(proc, out, self.rng.randrange(len(self.before)), row.note)
             proc.send_signal(signal.SIGSTOP)
             copy = self.work / f"pc{i}-copy"
             if out.is_dir():
@@ -422,6 +423,28 @@ class Drill:
         return where
 
 
+def _freeze_after(proc: subprocess.Popen, out: Path, k: int, note: str) -> str:
+    """Wait until the run ``proc`` writes has committed ``k`` submissions (0: its run has begun), then
+    return, the process still running (the caller freezes it there); ``note`` gains where it was."""
+    import sqlite3
+
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            db = sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True, timeout=1)
+            try:
+                row = db.execute("SELECT r.id, (SELECT count(*) FROM submissions s WHERE s.run_id = r.id) FROM runs r "
+                                 "WHERE r.state = 'running' ORDER BY r.id DESC LIMIT 1").fetchone()
+            finally:
+                db.close()
+        except sqlite3.Error:
+            row = None
+        if row is not None and row[1] >= k:
+            return f"{note} {row[1]}".strip()
+        time.sleep(0.01)
+    return f"{note} done".strip()
+
+
 def _finished(out: Path) -> set[str]:
     """The submissions a run committed (in results.sqlite; a folder from before it: by result.json)."""
     import sqlite3
@@ -518,6 +541,9 @@ def print_table(result: dict) -> None:
     print(f"{head[0]:<26}" + "".join(f"{h:>10}" for h in head[1:]))
     for r in result["rows"]:
         print(f"{r['disturbance']:<26}" + "".join(f"{r[h]:>10}" for h in head[1:]))
+    for r in result["rows"]:
+        if r.get("note"):
+            print(f"{r['disturbance']}: copied with these numbers of submissions committed: {r['note']}")
     print(f"tracebacks in any child's stderr: {result['tracebacks']}")
     for note in result["notes"][:20]:
         print("note:", note)
