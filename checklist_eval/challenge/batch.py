@@ -35,7 +35,14 @@ from checklist_eval.challenge.results.leaderboard import Failure
 from checklist_eval.challenge.results.lock import environment_error, locked_out
 from checklist_eval.challenge.results.outputs import SubmissionResult
 from checklist_eval.challenge.results.settings import RunSettings
-from checklist_eval.challenge.results.store import COMPLETE, STOPPED, ResultsStore, paper_digests, source_fingerprint
+from checklist_eval.challenge.results.store import (
+    COMPLETE,
+    STOPPED,
+    ResultsStore,
+    StorageRefused,
+    paper_digests,
+    source_fingerprint,
+)
 from checklist_eval.challenge.scoring import PublicScore, SubmissionScore, score_submission
 from checklist_eval.challenge.submissions import (
     LoadedSubmission,
@@ -311,6 +318,8 @@ class BatchRunner:
             raise
         except BudgetExceeded as err:  # not this submission's fault: it is left for the resumed run
             return path, None, err
+        except StorageRefused:  # the database cannot be written: every other submission would fail alike
+            raise
         except Exception as err:
             refused = environment_error(err, self.out, storage_only=True)
             if refused is not None:  # disk full, read-only: every other submission would fail the same way

@@ -146,6 +146,11 @@ def _refused_write(folder: Path) -> str | None:
     return None
 
 
+class StorageRefused(InputError):
+    """The storage would not take a write of the database (full, read-only, I/O error): every other
+    write would fail the same way, so a batch stops on it instead of failing one submission."""
+
+
 def storage_error(path: Path, err: sqlite3.Error) -> InputError:
     """One line for a database the storage would not write (full, read-only) or that is not one."""
     code = getattr(err, "sqlite_errorcode", None)
@@ -153,7 +158,7 @@ def storage_error(path: Path, err: sqlite3.Error) -> InputError:
         why = _SQLITE_STORAGE[code & 0xFF]
         if code & 0xFF == 10:  # SQLite says "I/O error" for what the system named: ask the system
             why = _refused_write(path.parent) or why
-        return InputError(path, f"cannot write: {why} ({err})")
+        return StorageRefused(path, f"cannot write: {why} ({err})")
     return InputError(path, f"not a checklist-eval results database ({err})")
 
 
@@ -175,7 +180,7 @@ def _migrate(db: sqlite3.Connection) -> None:
                 db.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, time.time()))
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
             raise
 
 
@@ -191,8 +196,11 @@ def transaction(db: sqlite3.Connection, event: str, detail: dict[str, Any]) -> I
                    (time.time(), generation, event, json.dumps(detail, ensure_ascii=False)))
         yield generation
         db.execute("COMMIT")
+    except sqlite3.Error as err:
+        _rollback(db)
+        raise _named(db, err) from None
     except BaseException:
-        db.execute("ROLLBACK")
+        _rollback(db)
         raise
 
 
@@ -208,6 +216,19 @@ def source_fingerprint(path: Path) -> str:
                 h.update(chunk)
         h.update(b"\0")
     return h.hexdigest()
+
+
+def _named(db: sqlite3.Connection, err: sqlite3.Error) -> Exception:
+    """A write the storage refused, as one line naming the database file; any other error as itself."""
+    refused = storage_error(Path(db.execute("PRAGMA database_list").fetchone()[2] or "results.sqlite"), err)
+    return refused if isinstance(refused, StorageRefused) else err
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Undo the open transaction, if SQLite has not undone it itself (it does on a full disk): the
+    error that stopped it is the one the user reads, not "no transaction is active"."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
 
 
 def paper_digests(path: Path) -> dict[str, str]:
@@ -370,8 +391,11 @@ class ResultsStore:
             self.db.executemany("INSERT OR REPLACE INTO exports VALUES (?, ?, ?, ?, ?)",
                                 [(name, sha, size, run_id, generation) for name, (sha, size) in written.items()])
             self.db.execute("COMMIT")
+        except sqlite3.Error as err:
+            _rollback(self.db)
+            raise _named(self.db, err) from None
         except BaseException:
-            self.db.execute("ROLLBACK")
+            _rollback(self.db)
             raise
 
 
