@@ -34,6 +34,7 @@ from checklist_eval.challenge.results.outputs import SubmissionResult
 from checklist_eval.challenge.results.settings import RunSettings
 from checklist_eval.challenge.scoring import SubmissionScore, score_submission
 from checklist_eval.errors import InputError
+from checklist_eval.redact import redact  # what the database keeps, like every file, holds no secret
 
 RUNNING, COMPLETE, STOPPED = "running", "complete", "stopped"
 
@@ -271,9 +272,9 @@ class ResultsStore:
     def finish_run(self, run_id: int, state: str, failures: Sequence[Failure], summary: dict[str, Any] | None) -> int:
         with self._lock, transaction(self.db, f"run {state}", {"run": run_id, "failures": len(failures)}) as generation:
             self.db.executemany("INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?)",
-                                [(run_id, f.submission_id, f.source, f.error) for f in failures])
+                                [(run_id, f.submission_id, f.source, redact(f.error)) for f in failures])
             self.db.execute("UPDATE runs SET state=?, finished_at=?, summary_json=? WHERE id=?",
-                            (state, _now(), json.dumps(summary) if summary is not None else None, run_id))
+                            (state, _now(), redact(json.dumps(summary)) if summary is not None else None, run_id))
             return generation
 
     def recorded_settings(self) -> RunSettings | None:
@@ -294,7 +295,7 @@ class ResultsStore:
             meta = result.model_copy(update={"records": [], "appeals": None})
             self.db.execute("INSERT INTO submissions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             (run_id, sid, name, result.source, result.fingerprint, json.dumps(papers),
-                             meta.model_dump_json(), position, time.time(), gen))
+                             redact(meta.model_dump_json()), position, time.time(), gen))
             self.db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 [_record_row(run_id, i, r) for i, r in enumerate(result.records)])
             return self._write_score(run_id, sid, result.records)
@@ -361,8 +362,8 @@ class ResultsStore:
                 self.db.execute("INSERT INTO appeals (submission_id, role, question_id, answer_digest, was_correct, "
                                 "correct, file, note, applied_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 (entry.submission_id, entry.role, entry.question_id, entry.decided_on,
-                                 int(entry.was_correct), int(entry.correct), entry.file, entry.note, entry.applied_at,
-                                 run_id))
+                                 int(entry.was_correct), int(entry.correct), entry.file, redact(entry.note),
+                                 entry.applied_at, run_id))
                 current[entry.key] = entry
                 added.append(entry)
             for (run, sid) in self.db.execute(
@@ -426,9 +427,9 @@ def appeal_history(db: sqlite3.Connection, where: str = "", params: Sequence[Any
 
 def _record_row(run_id: int, position: int, r: Record) -> tuple:
     return (run_id, r.submission_id, r.role, r.question_id, r.answer.value if r.answer is not None else None,
-            r.justification, answer_digest(r), int(r.correct), r.verdict, r.state.value if r.state else None,
-            r.p_correct, json.dumps([p.model_dump() for p in r.passages], ensure_ascii=False), r.assessor,
-            position, r.model_dump_json())
+            redact(r.justification), answer_digest(r), int(r.correct), r.verdict, r.state.value if r.state else None,
+            r.p_correct, redact(json.dumps([p.model_dump() for p in r.passages], ensure_ascii=False)), r.assessor,
+            position, redact(r.model_dump_json()))
 
 
 def _alive(db: sqlite3.Connection, run_id: int) -> bool:
