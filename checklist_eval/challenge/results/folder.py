@@ -94,14 +94,23 @@ class ResultsFolder:
     # ---------------------------------------------------------------------------------------- reading
 
     def settings(self) -> RunSettings | None:
-        """The settings the folder's latest records were made with (None for a new folder)."""
+        """The settings the folder's current run asked for (``run_settings.json``, written when a run
+        starts: a ``--via batch-api --submit-only`` run has committed nothing yet, and its jobs were made
+        with them), else those of its latest committed records; None for a new folder."""
         from checklist_eval.challenge.results.adopt import has_legacy_files
+        from checklist_eval.challenge.results.settings import read_settings
 
         if not self.layout.db.is_file() and not has_legacy_files(self.root):
-            return None
+            self.settings_file = self.layout.settings
+            return read_settings(self.root)
         opened = ResultsFolder.open(self.root)
         if opened._legacy is not None:
+            self.settings_file = opened._legacy.settings_file
             return opened._legacy.settings()
+        asked = read_settings(self.root)
+        if asked is not None:
+            self.settings_file = self.layout.settings
+            return asked
         with opened.snapshot() as snap:
             return snap.settings()
 
