@@ -56,12 +56,27 @@ def atomic_writer(path: str | Path) -> Iterator[Callable[[bytes], None]]:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        fsync_dir(path.parent)  # the rename itself survives a power cut
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+
+
+def fsync_dir(folder: str | Path) -> None:
+    """Make a rename in ``folder`` durable (where the platform lets a folder be opened: not Windows)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a folder; the rename is as durable as they allow
+    finally:
+        os.close(fd)
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

@@ -5,9 +5,16 @@
 
 What it does, on N synthetic submissions scored by the offline assessor (``scripts/synth.py``):
 
-* kill batch: ``batch`` in a subprocess, SIGKILLed after a random delay;
+* kill batch: ``batch`` in a subprocess, SIGKILLed after a random delay (also on a root with failing
+  submissions, and as a rerun on a finished folder: the window before its first record);
+* kill new settings: a ``batch --assessor llm --new-settings`` rerun (loopback server) of a finished
+  folder, SIGKILLed at a random instant, from before its first record to its end;
 * kill rescore: ``rescore RESULTS --overrides FILE`` (an appeal) on a finished folder, SIGKILLed likewise;
+* kill score --out: ``score SUB --out DIR``, then ``rescore DIR --overrides``, each SIGKILLed;
 * kill serve: ``serve --results RESULTS`` taking uploads (POST /check), SIGKILLed mid-upload;
+* power cut: ``batch`` SIGSTOPped at a random instant and its folder copied as it is on disk then (what a
+  power cut leaves), the copy read and resumed;
+* hand edits: an export of a finished, appealed folder edited, cut or removed by hand;
 * full disk: ``batch`` into a small tmpfs (random size), then ``rescore --overrides`` with the rest of it filled;
 * read-only: the finished, appealed folder on a tmpfs remounted read-only: every reader, ``logs``, and the
   writers (which must refuse).
@@ -64,6 +71,7 @@ class Row:
     lost: int = 0
     misstated: int = 0
     tracebacks: int = 0
+    note: str = ""
 
 
 class Drill:
@@ -94,6 +102,13 @@ class Drill:
         self.after = self._scores_of(self.appealed_base)
         assert self.after != self.before, "the drill's appeal changes no score"
         self.base = base
+        self.failing_root = work / "subs-failing"
+        shutil.copytree(self.root, self.failing_root)
+        (self.failing_root / "team-broken").mkdir()
+        (self.failing_root / "team-broken" / "genuine_x.tex").write_text("no checklist here\n")
+        failing = work / "failing"
+        self._cli("batch", self.failing_root, "--out", failing)
+        self.failing_before = self._scores_of(failing)
 
     # ---------------------------------------------------------------------------------------- running
 
@@ -139,11 +154,15 @@ class Drill:
         self._count_in_process(folder, row, allowed)
 
     def _count_in_process(self, folder: Path, row: Row, allowed: list[dict[str, tuple]]) -> None:
+        import contextlib
+        import io
+
         from checklist_eval.challenge.results.folder import ResultsFolder
         from checklist_eval.challenge.results.leaderboard import leaderboard_row
 
         try:
-            rows = ResultsFolder.open(folder).scored(leaderboard_row)
+            with contextlib.redirect_stderr(io.StringIO()):  # its notes: the CLI readers' rows show them
+                rows = ResultsFolder.open(folder).scored(leaderboard_row)
         except ChecklistEvalError as err:
             self._count(row, folder, 2, f"checklist-eval: error: {err}\n", None, allowed, "ResultsFolder")
             return
@@ -187,6 +206,136 @@ class Drill:
             done = self._cli("batch", self.root, "--out", out, "--json")
             resumed = json.loads(done.stdout)["resumed"] if done.returncode == 0 else None
             self._lost(out, row, self.before, finished, resumed)
+        return row
+
+    def kill_batch_failing(self, kills: int) -> Row:
+        row = Row("kill batch (failures)")
+        for i in range(kills):
+            out = self.work / f"kf{i}"
+            proc = self._spawn("batch", self.failing_root, "--out", out, "--json", "--jobs", "2")
+            self._killed(proc, self.rng.uniform(0.2, 1.0) * self.batch_s)
+            row.runs += 1
+            if out.is_dir():
+                self.read_all(out, row, [self.failing_before])
+            self._cli("batch", self.failing_root, "--out", out, "--json")
+            self._lost(out, row, self.failing_before)
+        return row
+
+    def kill_rerun(self, kills: int) -> Row:
+        """A rerun of a finished folder killed early: the window before (and just after) its first record."""
+        row = Row("kill rerun (early)")
+        for i in range(kills):
+            out = self.work / f"kq{i}"
+            shutil.copytree(self.base, out)
+            proc = self._spawn("batch", self.root, "--out", out, "--json")
+            self._killed(proc, self.rng.uniform(0.0, 0.5) * self.batch_s)
+            row.runs += 1
+            self.read_all(out, row, [self.before])
+            done = self._cli("batch", self.root, "--out", out, "--json")
+            self._lost(out, row, self.before, set(self.before), json.loads(done.stdout)["resumed"]
+                       if done.returncode == 0 else None)
+        return row
+
+    def kill_new_settings(self, kills: int) -> Row:
+        from checklist_eval.testing import MockServer
+
+        row = Row("kill new-settings rerun")
+        env = {**self.env, "OPENAI_API_KEY": "sk-drill"}
+        with MockServer(latency=0.02, seed=0) as server:
+            llm = ("--assessor", "llm", "--model", "gpt-4o-mini", "--base-url", server.base_url, "--new-settings",
+                   "--no-cache", "--json")
+            want_dir = self.work / "ns-want"
+            shutil.copytree(self.base, want_dir)
+            started = time.monotonic()
+            done = subprocess.run([sys.executable, "-m", "checklist_eval", "batch", str(self.root), "--out",
+                                   str(want_dir), *llm], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
+            took = time.monotonic() - started
+            self._traceback(done.stderr)
+            want = self._scores_of(want_dir)
+            for i in range(kills):
+                out = self.work / f"kn{i}"
+                shutil.copytree(self.base, out)
+                proc = subprocess.Popen([sys.executable, "-m", "checklist_eval", "batch", str(self.root), "--out",
+                                         str(out), *llm], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        env=env, cwd=self.work)
+                self._killed(proc, self.rng.uniform(0.0, 1.0) * took)
+                row.runs += 1
+                self.read_all(out, row, [self.before, want])  # the old run until the new one completes
+                done = subprocess.run([sys.executable, "-m", "checklist_eval", "batch", str(self.root), "--out",
+                                       str(out), *llm], capture_output=True, text=True, env=env,
+                                      timeout=RUN_TIMEOUT_S)
+                self._traceback(done.stderr)
+                self._lost(out, row, want)
+        return row
+
+    def kill_score_out(self, kills: int) -> Row:
+        row = Row("kill score --out + appeal")
+        sub = sorted(p for p in self.root.iterdir() if p.is_dir())[0]
+        want_dir = self.work / "so-want"
+        self._cli("score", sub, "--out", want_dir, "--json", check=True)
+        plain = self._scores_of(want_dir)
+        self._cli("rescore", want_dir, "--overrides", self.overrides, "--json", check=True)
+        appealed = self._scores_of(want_dir)
+        for i in range(kills):
+            out = self.work / f"ko{i}"
+            proc = self._spawn("score", sub, "--out", out, "--json")
+            self._killed(proc, self.rng.uniform(0.2, 1.0) * self.batch_s / 2)
+            row.runs += 1
+            if (out / "results.sqlite").is_file():
+                self.read_all(out, row, [plain])
+            self._cli("score", sub, "--out", out, "--json")
+            proc = self._spawn("rescore", out, "--overrides", self.overrides, "--json")
+            self._killed(proc, self.rng.uniform(0.3, 1.0) * self.rescore_s)
+            self.read_all(out, row, [plain, appealed])
+            self._cli("rescore", out, "--overrides", self.overrides, "--json")
+            self._lost(out, row, appealed)
+        return row
+
+    def power_cut(self, kills: int) -> Row:
+        """The folder as the disk holds it at a random instant of a batch (process frozen, folder copied)."""
+        row = Row("power cut (copy mid-write)")
+        for i in range(kills):
+            out = self.work / f"pc{i}"
+            shutil.copytree(self.base, out) if i % 2 else None  # half of them a rerun of a finished folder
+            proc = self._spawn("batch", self.root, "--out", out, "--json", "--jobs", "2")
+            row.note = _freeze_after(proc, out, self.rng.randrange(len(self.before)), row.note)
+            proc.send_signal(signal.SIGSTOP)
+            copy = self.work / f"pc{i}-copy"
+            if out.is_dir():
+                shutil.copytree(out, copy, ignore=shutil.ignore_patterns(".checklist-eval.lock"))
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
+            row.runs += 1
+            if not copy.is_dir():
+                continue
+            self.read_all(copy, row, [self.before])
+            self._cli("batch", self.root, "--out", copy, "--json")
+            self._lost(copy, row, self.before)
+        return row
+
+    def hand_edits(self, edits: int) -> Row:
+        row = Row("hand edits of exports")
+        names = ["records.csv", "records.jsonl", "scores.csv", "summary.json", "failures.jsonl", "overrides.jsonl",
+                 "exports.json"]
+        for i in range(edits):
+            out = self.work / f"he{i}"
+            shutil.copytree(self.appealed_base, out)
+            subs = sorted((out / "submissions").iterdir())
+            path = self.rng.choice([out / n for n in names] + [s / "result.json" for s in subs])
+            data = path.read_bytes()
+            how = self.rng.choice(["cut", "edit", "remove", "flip"])
+            if how == "remove":
+                path.unlink()
+            elif how == "cut":
+                path.write_bytes(data[: self.rng.randrange(max(1, len(data)))])
+            elif how == "flip":
+                path.write_bytes(data.replace(b"1", b"0", self.rng.randint(1, 50)))
+            else:
+                at = self.rng.randrange(max(1, len(data)))
+                path.write_bytes(data[:at] + b"9" + data[at + 1:])
+            row.runs += 1
+            self.read_all(out, row, [self.after])
+            self._lost(out, row, self.after)
         return row
 
     def kill_rescore(self, kills: int) -> Row:
@@ -274,7 +423,40 @@ class Drill:
         return where
 
 
+def _freeze_after(proc: subprocess.Popen, out: Path, k: int, note: str) -> str:
+    """Wait until the run ``proc`` writes has committed ``k`` submissions (0: its run has begun), then
+    return, the process still running (the caller freezes it there); ``note`` gains where it was."""
+    import sqlite3
+
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            db = sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True, timeout=1)
+            try:
+                row = db.execute("SELECT r.id, (SELECT count(*) FROM submissions s WHERE s.run_id = r.id) FROM runs r "
+                                 "WHERE r.state = 'running' ORDER BY r.id DESC LIMIT 1").fetchone()
+            finally:
+                db.close()
+        except sqlite3.Error:
+            row = None
+        if row is not None and row[1] >= k:
+            return f"{note} {row[1]}".strip()
+        time.sleep(0.01)
+    return f"{note} done".strip()
+
+
 def _finished(out: Path) -> set[str]:
+    """The submissions a run committed (in results.sqlite; a folder from before it: by result.json)."""
+    import sqlite3
+
+    if (out / "results.sqlite").is_file():
+        db = sqlite3.connect(out / "results.sqlite")
+        try:
+            return {r[0] for r in db.execute("SELECT DISTINCT submission_id FROM submissions")}
+        except sqlite3.Error:
+            return set()
+        finally:
+            db.close()
     found = set()
     for result in (out / "submissions").glob("*/result.json") if (out / "submissions").is_dir() else []:
         try:
@@ -340,7 +522,9 @@ def drill(*, n: int = 8, kills: int = 6, disks: int = 4, seed: int = 0, workdir:
     work = Path(workdir or tempfile.mkdtemp(prefix="drill-results-"))
     work.mkdir(parents=True, exist_ok=True)
     d = Drill(work, n, seed)
-    rows = [d.kill_batch(kills), d.kill_rescore(kills), d.kill_serve(max(1, kills // 2))]
+    rows = [d.kill_batch(kills), d.kill_batch_failing(kills), d.kill_rerun(kills), d.kill_new_settings(kills),
+            d.kill_rescore(kills), d.kill_score_out(max(1, kills // 2)), d.kill_serve(max(1, kills // 2)),
+            d.power_cut(kills), d.hand_edits(kills * 2)]
     if os.geteuid() == 0:
         rows += [d.full_disk([d.rng.choice([48, 96, 160, 240, 320, 480]) for _ in range(disks)]), d.read_only()]
     else:
@@ -357,6 +541,9 @@ def print_table(result: dict) -> None:
     print(f"{head[0]:<26}" + "".join(f"{h:>10}" for h in head[1:]))
     for r in result["rows"]:
         print(f"{r['disturbance']:<26}" + "".join(f"{r[h]:>10}" for h in head[1:]))
+    for r in result["rows"]:
+        if r.get("note"):
+            print(f"{r['disturbance']}: copied with these numbers of submissions committed: {r['note']}")
     print(f"tracebacks in any child's stderr: {result['tracebacks']}")
     for note in result["notes"][:20]:
         print("note:", note)

@@ -110,10 +110,17 @@ def test_rerun_scores_again_exactly_what_changed(root, tmp_path, capsys):
     assert (changed["scored"], changed["resumed"]) == (1, 2)
     beta = json.loads((out / "submissions" / "team-beta" / "result.json").read_text())
     assert beta["fingerprint"] != before["team-beta"]["fingerprint"]
-    # A result scored with another model, or another assessor, is scored again (and only that one).
+    # A result scored with another model, or another assessor, is scored again (and only that one): as
+    # results.sqlite holds it (result.json is an export; an edit of it is set aside, not believed).
+    import sqlite3
+
+    db = sqlite3.connect(out / "results.sqlite")
     for sid, key, value in (("team-alpha", "model", "another-model"), ("team-gamma", "assessor", "llm")):
-        path = out / "submissions" / sid / "result.json"
-        path.write_text(json.dumps({**json.loads(path.read_text()), key: value}))
+        for run, text in db.execute("SELECT run_id, result_json FROM submissions WHERE submission_id=?", (sid,)):
+            db.execute("UPDATE submissions SET result_json=? WHERE run_id=? AND submission_id=?",
+                       (json.dumps({**json.loads(text), key: value}), run, sid))
+    db.commit()
+    db.close()
     other = batch()
     assert (other["scored"], other["resumed"]) == (2, 1)
     for sid in ("team-alpha", "team-gamma"):
@@ -155,10 +162,16 @@ def test_resume_after_interrupt_makes_zero_repeated_requests(root, tmp_path, mon
         ledger = read_records(out / "records.csv")
         assert sum(r.calls for r in ledger) == n and sum(r.cost_usd for r in ledger) > 0
         alpha_first = json.loads((out / "submissions" / "team-alpha" / "result.json").read_text())
-        # A killed run can die after its requests were answered but before result.json was written:
-        # simulate it by deleting one finished result. The rerun redoes team-alpha from the cache
-        # and skips team-gamma: zero requests.
-        (out / "submissions" / "team-alpha" / "result.json").unlink()
+        # A killed run can die after its requests were answered but before team-alpha's records were
+        # committed: simulate it by removing them from results.sqlite (a result.json removed is only an
+        # export gone). The rerun redoes team-alpha from the cache and skips team-gamma: zero requests.
+        import sqlite3
+
+        db = sqlite3.connect(out / "results.sqlite")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("DELETE FROM submissions WHERE submission_id='team-alpha'")
+        db.commit()
+        db.close()
         # A kill in the middle of an atomic write leaves its temp file, never a half result.json.
         (out / "submissions" / "team-alpha" / ".result.json.k1ll3d.tmp").write_text('{"half": ')
         second, n = batch(partial, server)

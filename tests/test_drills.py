@@ -75,12 +75,15 @@ def test_crash_drill_no_true_repeats_and_identical_results(tmp_path):
 
 
 def test_results_drill_loses_and_misstates_nothing(tmp_path):
-    """A killed batch, a killed appeal, a killed server, a full disk and read-only storage: every reader
-    gives the undisturbed scores or refuses in one line naming the folder; no child prints a traceback."""
+    """A killed batch (also with failing submissions, and a rerun before its first record), a killed
+    new-settings rerun, a killed appeal, a killed score --out, a killed server, a folder copied mid-write,
+    hand-edited exports, a full disk and read-only storage: every reader gives the undisturbed scores or
+    refuses in one line naming the folder; no child prints a traceback."""
     import drill_results
 
     result = drill_results.drill(n=N, kills=1, disks=1, seed=2, workdir=tmp_path)
     rows = {r["disturbance"]: r for r in result["rows"]}
     assert rows["kill batch"]["runs"] == rows["kill rescore --overrides"]["runs"] == 1
+    assert rows["power cut (copy mid-write)"]["runs"] == rows["kill new-settings rerun"]["runs"] == 1
     assert sum(r["identical"] for r in result["rows"]) > 0
     assert drill_results.passed(result), result

@@ -52,6 +52,24 @@ def _without_time(path: Path) -> list[dict]:
     return [{k: v for k, v in json.loads(line).items() if k != "scored_at"} for line in path.open(encoding="utf-8")]
 
 
+def _committed(out: Path) -> list[str]:
+    """The submissions whose records results.sqlite holds (each committed whole, with its scores)."""
+    import sqlite3
+
+    if not (out / "results.sqlite").is_file():
+        return []
+    db = sqlite3.connect(out / "results.sqlite", timeout=30)
+    try:
+        return [r[0] for r in db.execute("SELECT s.submission_id FROM submissions s WHERE (SELECT count(*) FROM "
+                                         "records r WHERE r.run_id = s.run_id AND r.submission_id = s.submission_id) "
+                                         "> 0 AND EXISTS (SELECT 1 FROM scores c WHERE c.run_id = s.run_id AND "
+                                         "c.submission_id = s.submission_id)")]
+    except sqlite3.OperationalError:
+        return []  # the tables are being created
+    finally:
+        db.close()
+
+
 def test_batch_ledger_grows_as_submissions_finish_and_a_killed_run_resumes(tmp_path):
     root, out, ref = tmp_path / "subs", tmp_path / "out", tmp_path / "ref"
     synth.build_submissions(root, 24)
@@ -59,17 +77,16 @@ def test_batch_ledger_grows_as_submissions_finish_and_a_killed_run_resumes(tmp_p
     run = _batch(root, out)
     deadline = time.monotonic() + HANG_GUARD_S
     while run.poll() is None and time.monotonic() < deadline:
-        # The ledger holds finished submissions while the run is still going: nothing waits for the end.
-        if ledger.is_file() and _ledger_ids(ledger):
+        # The database holds finished submissions while the run is still going: nothing waits for the end.
+        if _committed(out):
             run.send_signal(signal.SIGKILL)
             break
         time.sleep(0.005)
     run.communicate(timeout=HANG_GUARD_S)
-    assert run.returncode == -signal.SIGKILL, "the run ended before its ledger held any submission"
-    seen = _ledger_ids(ledger)
-    finished = sorted(p.parent.name for p in (out / "submissions").glob("*/result.json"))
-    assert seen and len(seen) < 24 and set(seen) <= set(finished)
-    assert len(seen) == len(set(seen))  # each submission's rows together, once
+    assert run.returncode == -signal.SIGKILL, "the run ended before its database held any submission"
+    finished = _committed(out)
+    assert finished and len(finished) < 24
+    assert len(finished) == len(set(finished))  # each submission committed once, records with its scores
 
     resumed = _batch(root, out)
     stdout, stderr = resumed.communicate(timeout=HANG_GUARD_S)

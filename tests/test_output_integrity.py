@@ -329,7 +329,9 @@ def test_cell_rule_round_trips():
         assert not written.startswith(TRIGGERS) or float(written) == float(cell)
 
 
-def test_hostile_result_file_in_out_is_redone(tmp_path):
+def test_hostile_result_file_in_out_is_set_aside_and_exported_again(tmp_path):
+    """result.json is an export of results.sqlite: a hostile one is not read (no submission is redone for
+    it, no figure of it reaches the summary) and the next run writes it again from the database."""
     root = make_root(tmp_path, ["team-a", "team-b"])
     out = tmp_path / "out"
     assert cli(tmp_path, "batch", root, "--out", out, "--json").returncode == 0
@@ -340,6 +342,8 @@ def test_hostile_result_file_in_out_is_redone(tmp_path):
     again = cli(tmp_path, "batch", root, "--out", out, "--json")
     assert again.returncode == 0, again.stderr
     counts = json.loads(again.stdout)
-    assert (counts["scored"], counts["resumed"]) == (1, 1)
+    assert (counts["scored"], counts["resumed"]) == (0, 2)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["usage_total"]["cost_usd"] == 0.0
+    rewritten = json.loads(result.read_text())
+    assert rewritten.pop("run") == 2 and rewritten == {k: v for k, v in json.loads(text).items() if k != "run"}

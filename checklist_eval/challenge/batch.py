@@ -4,15 +4,15 @@ A batch uses ONE assessor instance for every submission, so every model call goe
 assessor's single concurrency/rate-bounded scheduler and its one cache. ``jobs`` only bounds how many
 submissions are parsed and in flight at once (memory), not how many requests are.
 
-Resumability: a submission is finished when ``RESULTS/submissions/<id>/result.json`` exists; it is
-written atomically, last, after the report. A rerun skips finished submissions whose source files and
-assessor settings are unchanged (fingerprint), and the assessor's cache answers whatever a killed run
-had already asked, so an interrupted batch repeats no request.
+Every batch is a run of the folder's ``results.sqlite`` (see ``results.store``). A submission is
+finished when its records and scores are committed there (one transaction). A rerun copies each
+submission finished in an earlier run from the same source files and settings (fingerprint) into its
+own run, and the assessor's cache answers whatever a killed run had already asked, so an interrupted
+batch repeats no request. Until the run completes, every reader goes on showing the last complete one.
 
-Flat memory: a submission's records go to the ledger (records.csv, records.jsonl) as soon as it is
-finished, and the run keeps only its score, warnings and usage (``BatchEntry``). The ledger starts each
-run with the resumed submissions, grows as the others finish, and is rewritten in submission order at
-the end; scores, summary and failures are written at the end from what the run kept.
+Flat memory: a submission's records go to the database as soon as it is finished, and the run keeps
+only its score, warnings and usage (``BatchEntry``). When the run ends, every file of the folder is
+exported from the database (``results.exports``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,14 +30,20 @@ from typing import Any, cast
 from checklist_eval.assessors.base import Assessor, gather_all
 from checklist_eval.assessors.calllog import CURRENT_PAPER
 from checklist_eval.challenge.records import Record, records_from_assessments
-from checklist_eval.challenge.results.appeals import read_history, standing, with_decisions
 from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.challenge.results.leaderboard import Failure
-from checklist_eval.challenge.results.ledger import GrowingLedger
 from checklist_eval.challenge.results.lock import environment_error, locked_out
-from checklist_eval.challenge.results.outputs import SubmissionResult, read_result, write_submission_outputs
+from checklist_eval.challenge.results.outputs import SubmissionResult
 from checklist_eval.challenge.results.settings import RunSettings
-from checklist_eval.challenge.scoring import PublicScore, ScoreRow, SubmissionScore, score_submission
+from checklist_eval.challenge.results.store import (
+    COMPLETE,
+    STOPPED,
+    ResultsStore,
+    StorageRefused,
+    paper_digests,
+    source_fingerprint,
+)
+from checklist_eval.challenge.scoring import PublicScore, SubmissionScore, score_submission
 from checklist_eval.challenge.submissions import (
     LoadedSubmission,
     PaperLoader,
@@ -48,10 +53,9 @@ from checklist_eval.challenge.submissions import (
     submission_id_of,
 )
 from checklist_eval.errors import BudgetExceeded, InputError
-from checklist_eval.fsutil import atomic_write_text, remove_stale_temps
+from checklist_eval.fsutil import remove_stale_temps
 from checklist_eval.models import Assessment, Model, Usage
 from checklist_eval.reading.isolation import ParseLimits, ParserPool
-from checklist_eval.tables import csv_text
 
 
 @dataclass
@@ -67,10 +71,6 @@ class BatchEntry:
     @property
     def submission_id(self) -> str:
         return self.score.submission_id
-
-
-def entry_of(result: SubmissionResult, folder_id: str) -> BatchEntry:
-    return BatchEntry(folder_id=folder_id, score=result.score, all_warnings=result.all_warnings, usage=result.usage)
 
 
 class BatchSummary(Model):
@@ -115,20 +115,6 @@ def assessor_identity(assessor: Assessor) -> dict[str, str | None]:
         "model": getattr(assessor, "model", None),
         "prompt_version": getattr(assessor, "prompt_version", None),
     }
-
-
-def source_fingerprint(path: Path) -> str:
-    """Hash of every file of a submission (names and bytes): a changed upload is scored again."""
-    h = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for f in files:
-        h.update(f.relative_to(path).as_posix().encode() if f != path else b".")
-        h.update(b"\0")
-        with f.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 def _fresh_usage(assessments: Sequence[Assessment]) -> Usage:
@@ -271,49 +257,36 @@ class BatchRunner:
                  settings: RunSettings | None = None):
         self.root = Path(root)
         self.settings = settings
-        self.decisions: dict = {}  # the appeal decisions standing in the folder: every score shows them
         self.out = Path(out)
         self.layout = ResultsLayout(self.out)
-        self.ledger = GrowingLedger(self.layout.records_csv, self.layout.records_jsonl)
         self.assessor = assessor
         self.jobs = max(1, jobs)
         self.on_progress = on_progress or (lambda event, done, total, submission: None)
         self.parse_limits = parse_limits
         self.pool: ParserPool | None = None
+        self.store: ResultsStore | None = None
+        self.run_id = 0
+        self.positions: dict[str, int] = {}
 
-    def _result_path(self, sid: str) -> Path:
-        return self.layout.submission(sid).result_json
-
-    def _finished(self, sid: str, fingerprint: str) -> SubmissionResult | None:
-        result = read_result(self._result_path(sid))
-        if result is None or result.fingerprint != fingerprint:
-            return None
-        ident = assessor_identity(self.assessor)
-        if any(getattr(result, k) != v for k, v in ident.items()):
-            return None  # scored with another assessor/model/prompt: score again
-        if self._made_otherwise(result):
-            return None  # the run asked for new settings (--new-settings): this one is a changed item
-        return result
-
-    def _made_otherwise(self, result: SubmissionResult) -> bool:
-        return self.settings is not None and result.settings is not None and result.settings != self.settings
+    def _store(self) -> ResultsStore:
+        assert self.store is not None, "the run's database is opened by run()"
+        return self.store
 
     async def _one(self, path: Path, sid: str, fingerprint: str, sem: asyncio.Semaphore) -> BatchEntry:
-        """Parse and assess one submission, write its outputs and add its records to the ledger;
+        """Parse and assess one submission and commit it (records and scores, one transaction);
         ``fingerprint`` was computed once, by ``run``."""
         async with sem:
             loaded = await asyncio.to_thread(_parse_submission, path, sid, self.pool)
             with await self._admitted(loaded):
                 result = await assess_loaded(loaded, self.assessor, source=str(path), fingerprint=fingerprint)
             result.settings = self.settings
-            result.appeals = []  # a new result.json says which appeals stand on it, none included
-            self._with_appeals(result)
-            await asyncio.to_thread(self._write_finished, sid, result)
-            return entry_of(result, sid)
+            score = await asyncio.to_thread(self._commit, path, sid, result)
+            return BatchEntry(folder_id=sid, score=score, all_warnings=result.warnings + score.warnings,
+                              usage=result.usage)
 
-    def _write_finished(self, sid: str, result: SubmissionResult) -> None:
-        write_submission_outputs(self._result_path(sid).parent, result)
-        self.ledger.append(sid, result.records)
+    def _commit(self, path: Path, sid: str, result: SubmissionResult) -> SubmissionScore:
+        return self._store().commit_submission(self.run_id, result, name=path.name, papers=paper_digests(path),
+                                               position=self.positions[sid])
 
     async def _admitted(self, loaded: LoadedSubmission) -> contextlib.AbstractContextManager:
         """Under ``--max-cost``: the submission starts only if its estimate fits what is left (else
@@ -345,6 +318,8 @@ class BatchRunner:
             raise
         except BudgetExceeded as err:  # not this submission's fault: it is left for the resumed run
             return path, None, err
+        except StorageRefused:  # the database cannot be written: every other submission would fail alike
+            raise
         except Exception as err:
             refused = environment_error(err, self.out, storage_only=True)
             if refused is not None:  # disk full, read-only: every other submission would fail the same way
@@ -361,17 +336,29 @@ class BatchRunner:
             return await self._run()
 
     async def _run(self) -> BatchOutcome:
+        from checklist_eval.challenge.results.adopt import has_legacy_files
+        from checklist_eval.challenge.results.folder import ResultsFolder
+
         started = time.perf_counter()
         started_at = now_iso()
         paths = find_submissions(self.root)
+        if not self.layout.db.is_file() and has_legacy_files(self.out):
+            ResultsFolder.open(self.out)  # a folder from before the database: imported (or refused) first
         with locked_out(self.out):
             remove_stale_temps(self.out)  # a previous run killed mid-write; we hold the folder now
-            with self.ledger:
-                return await self._run_locked(paths, started, started_at)
+            with ResultsStore(self.out) as self.store:
+                self.run_id = self.store.begin_run("batch", self.settings, assessor_identity(self.assessor),
+                                                   str(self.root), expected=len(paths))
+                try:
+                    return await self._run_locked(paths, started, started_at)
+                except BaseException:
+                    with contextlib.suppress(Exception):  # the run ended here: readers say interrupted
+                        self.store.finish_run(self.run_id, "interrupted", [], None)
+                    raise
 
     async def _run_locked(self, paths: list[Path], started: float, started_at: str) -> BatchOutcome:
         ids = self._ids(paths)
-        self.decisions = standing(read_history(self.out))
+        self.positions = {ids[p]: i for i, p in enumerate(paths)}
         usage_before = self.assessor.usage
         outcome = BatchOutcome(results=[], failures=[])
         done_by_path, todo = await self._resume(paths, ids)
@@ -384,15 +371,15 @@ class BatchRunner:
         outcome.failures = [failures_by_path[p] for p in paths if p in failures_by_path]
         outcome.usage = self.assessor.usage - usage_before
         outcome.wall_s = time.perf_counter() - started
-        outcome.summary_path = self._write_aggregates(outcome, started_at)
-        if stopped is not None:  # the finished submissions are written; the rest wait for the rerun
+        outcome.summary_path = await asyncio.to_thread(self._finish, outcome, started_at, stopped is not None)
+        if stopped is not None:  # the finished submissions are committed; the rest wait for the rerun
             raise stopped
         return outcome
 
     async def _resume(self, paths: list[Path], ids: dict[Path, str]
                       ) -> tuple[dict[Path, BatchEntry], dict[Path, str]]:
-        """(submissions already finished in the output folder for this very source, their records put
-        back in the ledger; path -> fingerprint of the rest)."""
+        """(submissions already finished in an earlier run for this very source, copied into this
+        run; path -> fingerprint of the rest)."""
         todo: dict[Path, str] = {}  # path -> fingerprint, hashed once here and passed on
         done_by_path: dict[Path, BatchEntry] = {}
         for p in paths:
@@ -405,24 +392,14 @@ class BatchRunner:
         return done_by_path, todo
 
     def _resumed(self, sid: str, fingerprint: str) -> BatchEntry | None:
-        finished = self._finished(sid, fingerprint)
-        if finished is None:
+        store = self._store()
+        found = store.finished(sid, fingerprint, self.settings, assessor_identity(self.assessor))
+        if found is None:
             return None
-        was = (finished.appeals, finished.score)
-        self._with_appeals(finished)
-        if (finished.appeals, finished.score) != was:
-            write_submission_outputs(self._result_path(sid).parent, finished)  # an appeal made since, or cut short
-        self.ledger.append(sid, finished.records)
-        return entry_of(finished, sid)
-
-    def _with_appeals(self, result: SubmissionResult) -> None:
-        """The standing appeal decisions on ``result``'s records, and its score with them applied."""
-        sid = result.submission_id
-        mine = [d for d in self.decisions.values() if d.submission_id == sid]
-        if not mine and result.appeals is None:
-            return  # a folder without appeals for it: the file stays as it was written
-        result.appeals = mine
-        result.score = score_submission(sid, with_decisions(result.records, self.decisions))
+        from_run, result = found
+        score = store.copy_submission(from_run, self.run_id, sid, self.positions[sid])
+        return BatchEntry(folder_id=sid, score=score, all_warnings=result.warnings + score.warnings,
+                          usage=result.usage)
 
     async def _collect(self, tasks: Sequence[asyncio.Future], ids: dict[Path, str], outcome: BatchOutcome,
                        done_by_path: dict[Path, BatchEntry], total: int
@@ -452,14 +429,11 @@ class BatchRunner:
             raise
         return failures_by_path, stopped
 
-    def _write_aggregates(self, outcome: BatchOutcome, started_at: str) -> Path:
-        self.ledger.finish(res.folder_id for res in outcome.results)
-        scores = [ScoreRow.of(res.score, res.all_warnings) for res in outcome.results]
-        atomic_write_text(self.layout.scores_csv, csv_text(ScoreRow, scores))
-        atomic_write_text(
-            self.layout.failures_jsonl, "".join(json.dumps(f.model_dump()) + "\n" for f in outcome.failures)
-        )
-        total_usage = sum((res.usage for res in outcome.results), Usage())
+    def _finish(self, outcome: BatchOutcome, started_at: str, stopped: bool) -> Path:
+        """End the run (complete, or stopped by the budget) with its failures and summary, in one
+        transaction, then export the folder from the database."""
+        from checklist_eval.challenge.results.exports import write_exports
+
         counts = outcome.counts()
         summary = BatchSummary(
             root=str(self.root),
@@ -472,11 +446,15 @@ class BatchRunner:
             failed=counts.failed,
             **assessor_identity(self.assessor),
             usage_this_run=outcome.usage,
-            usage_total=total_usage,
+            usage_total=sum((res.usage for res in outcome.results), Usage()),
             scores=[res.score.public() for res in outcome.results],
             failures=outcome.failures,
         )
-        return atomic_write_text(self.layout.summary_json, json.dumps(summary.model_dump(mode="json"), indent=1))
+        store = self._store()
+        store.finish_run(self.run_id, STOPPED if stopped else COMPLETE, outcome.failures,
+                         summary.model_dump(mode="json"))
+        write_exports(store)
+        return self.layout.summary_json
 
 
 async def run_batch(root: str | Path, out: str | Path, assessor: Assessor, *, jobs: int = 4,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from checklist_eval.challenge.results.layout import is_results_folder
+from checklist_eval.challenge.results.layout import SUBMISSIONS_DIR, ResultsLayout
 from checklist_eval.errors import InputError
 from checklist_eval.models import Case, Paper, Role
 from checklist_eval.reading.filekind import is_paper_name, kind_by_name, name_problem, not_a_paper
@@ -177,7 +177,7 @@ def _is_results_folder(folder: Path) -> bool:
     return folder.is_dir() and any((folder / name).is_file() for name in RESULT_MARKERS)
 
 
-RESULT_MARKERS = ("result.json", "records.csv", "records.jsonl", "summary.json")
+RESULT_MARKERS = ("result.json", "records.csv", "records.jsonl", "summary.json", "results.sqlite")
 
 
 def _children(base: Path) -> list[tuple[str, bool]]:
@@ -271,6 +271,21 @@ def find_submissions(root: str | Path) -> list[Path]:
     if not found:
         raise InputError(root, "no submissions (sub-folders or .zip files) found")
     return found
+
+
+def is_results_folder(path: Path) -> bool:
+    """A folder this tool wrote as ``--out``: known by its database (or, written before the database,
+    by its ledger beside its submissions' folder). A folder holding papers is a submission, whatever
+    else it holds (a stray run_settings.json does not hide one)."""
+    if not path.is_dir():
+        return False
+    try:
+        if any(role_of(child.name) for child in path.iterdir()):
+            return False
+    except OSError:
+        return False
+    layout = ResultsLayout(path)
+    return layout.db.is_file() or (layout.records_file() is not None and (path / SUBMISSIONS_DIR).is_dir())
 
 
 def results_folders_in(root: str | Path) -> list[Path]:

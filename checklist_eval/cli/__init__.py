@@ -25,6 +25,7 @@ COMMANDS = {
     "batch": "batch",
     "rescore": "rescore",
     "leaderboard": "leaderboard",
+    "prune": "prune",
     "detection": "detection",
     "assessor-eval": "assessor_eval",
     "attack": "attack",

@@ -104,43 +104,21 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import sys
 
+    from checklist_eval.challenge.results.lock import refuse_out_inside
     from checklist_eval.cli.common import output_folder
     from checklist_eval.cli.output import emit
 
     output_folder(args.out)
+    refuse_out_inside(args.out, args.root, "ROOT")
     if args.dry_run:
         return dry_run(args)
     # every assessor: a heuristic batch of many PDFs takes minutes of parsing too
     enabled = not args.quiet and not args.json and sys.stderr.isatty()
-    try:
-        outcome = asyncio.run(_run(args, enabled))
-    except BaseException:
-        _say_moved_aside(args, complete=False)
-        raise
-    _say_moved_aside(args, complete=outcome is not None and not outcome.failures)
+    outcome = asyncio.run(_run(args, enabled))
     if outcome is None:  # --via jsonl / --submit-only: requests written or submitted, nothing scored yet
         return 0
     code = emit(outcome.counts(), args.json, lambda: _print_outcome(args, outcome))
     return exit_code(outcome, code)
-
-
-def _say_moved_aside(args: argparse.Namespace, *, complete: bool) -> None:
-    """Records a --new-settings run moved aside (this run or an earlier one that did not finish) go once
-    the new ones are complete (every submission scored), and are named until then."""
-    import shutil
-    import sys
-
-    from checklist_eval.challenge.results.folder import ResultsFolder
-    from checklist_eval.redact import one_line
-
-    for aside in ResultsFolder(args.out).replaced():
-        if complete:
-            shutil.rmtree(aside, ignore_errors=True)
-            print(one_line(f"removed {aside}: the records made with the replaced settings (every submission is "
-                           "scored with the new ones)"), file=sys.stderr)
-        else:
-            print(one_line(f"the records made with the replaced settings are kept in {aside} until a run with "
-                           "the new ones scores every submission"), file=sys.stderr)
 
 
 def exit_code(outcome, printed: int) -> int:

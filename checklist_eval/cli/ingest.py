@@ -33,8 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
     from checklist_eval.assessors.batch_replay import is_waiting
-    from checklist_eval.challenge.batch import run_batch, score_path, write_submission_outputs
+    from checklist_eval.challenge.batch import run_batch, score_path
     from checklist_eval.challenge.batch_api import BatchFlow
+    from checklist_eval.challenge.results.folder import write_score_folder
     from checklist_eval.cli.via import build_assessor
 
     results = Path(args.results)
@@ -59,7 +60,7 @@ async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
                     raise
                 result = None
             if result is not None:
-                write_submission_outputs(results, result, with_records=True)
+                write_score_folder(results, result, Path(record["root"]))
             scored = {"scored": int(result is not None), "failed": 0, "waiting": int(result is None),
                       "usage": result.usage if result else None}
         followup = None

@@ -42,17 +42,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
-    from checklist_eval.challenge.results.folder import ResultsFolder, scored_submissions
+    from checklist_eval.challenge.results.folder import ResultsFolder, folder_of, scored_submissions
     from checklist_eval.challenge.scoring import RescoreReport
     from checklist_eval.cli.output import emit
 
-    if args.overrides and Path(args.records).is_dir():
-        # On a results folder the decisions are kept (overrides.jsonl) and written into every output
-        # showing the named submissions' scores, so every file and page shows the same scores after.
-        ResultsFolder.open(args.records).record_appeals(args.overrides)
-    scores = scored_submissions(args.records, args.overrides, lambda score, _records: score)
+    folder = folder_of(args.records)
+    if args.overrides and folder is not None:
+        # On a results folder (or an export beside its database) the decisions are kept in results.sqlite,
+        # tied to the answers they were decided on, and the folder is exported again: every file and page
+        # shows the same scores after. The scores shown then are the database's, the decisions applied.
+        ResultsFolder.open(folder).record_appeals(args.overrides)
+        scores = scored_submissions(args.records, None, lambda score, _records: score)
+    else:
+        scores = scored_submissions(args.records, args.overrides, lambda score, _records: score)
 
     def text() -> None:
         from checklist_eval.challenge.report import print_scores_table

@@ -42,10 +42,13 @@ def settle_run(args: argparse.Namespace, out: Path) -> tuple[RunSettings, RunSet
         args.via = recorded.via if recorded is not None else "online"
     current = current_settings(args)
     if check_resume(folder.settings_file, current, recorded, new_settings=bool(getattr(args, "new_settings", False))):
-        from checklist_eval.challenge.results.lock import locked_out
+        import sys
 
-        with locked_out(out):  # not while another run writes the folder
-            folder.move_aside()
+        from checklist_eval.redact import one_line
+
+        print(one_line(f"{out}: the new settings open a new run; the runs made with the earlier ones stay in "
+                       f"{folder.layout.db.name} (the leaderboard shows them until the new run completes) until "
+                       "checklist-eval prune"), file=sys.stderr)
     return current, recorded
 
 

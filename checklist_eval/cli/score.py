@@ -74,21 +74,24 @@ def dry_run(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
+    from pathlib import Path
 
-    from checklist_eval.challenge.batch import write_submission_outputs
-    from checklist_eval.challenge.results.lock import locked_out
+    from checklist_eval.challenge.results.folder import write_score_folder
+    from checklist_eval.challenge.results.lock import refuse_batch_folder, refuse_out_inside
     from checklist_eval.cli.common import output_folder
     from checklist_eval.cli.output import emit
 
     output_folder(args.out)  # unusable: exit 2 now, before any request is paid for
+    if args.out:
+        refuse_out_inside(args.out, args.submission, "the submission")
+        refuse_batch_folder(args.out)
     if args.dry_run:
         return dry_run(args)
     result = asyncio.run(_score(args))
     if result is None:  # --via jsonl / --submit-only: nothing scored yet
         return 0
     if args.out:
-        with locked_out(args.out) as out:
-            write_submission_outputs(out, result, with_records=True)
+        write_score_folder(args.out, result, Path(args.submission))
     return emit(result.report(), args.json, lambda: _print_result(args, result))
 
 

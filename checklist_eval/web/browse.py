@@ -1,11 +1,19 @@
 """The organizer's browser over a results folder, read-only: the leaderboard, each submission's
 report, each question (verdict, review, the appeal decisions on it, the model calls behind it) and
 each call (the whole prompt, the reply as received, its usage, whether the verdict came from the
-cache). Every page is built from the folder's files at request time; nothing is written."""
+cache). Nothing is written.
+
+Every page reads one committed snapshot of the folder's ``results.sqlite`` (the run the readers
+show), in a worker thread: the event loop goes on answering uploads and progress polls meanwhile,
+and a batch writing the folder is neither waited for nor half-seen. The leaderboard is computed once
+per (run shown, appeals) and kept until either changes; a submission's page reads that submission's
+rows alone."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -35,14 +43,40 @@ def question_url(r: Record) -> str:
 
 
 class Results:
-    """The folder as each request finds it: opened (and checked) again every time, since a batch or
-    an appeal may have changed it since the last page."""
+    """The folder, opened once (a folder from before the database is imported then); each page reads
+    the snapshot committed when it asks."""
 
     def __init__(self, root: Path):
         self.root = root
+        self._folder: ResultsFolder | None = None
+        self._board: tuple[object, list[Any], str] | None = None  # (key, rows, what they show)
+        self._lock = threading.Lock()
 
     def folder(self) -> ResultsFolder:
-        return ResultsFolder.open(self.root)
+        if self._folder is None:
+            self._folder = ResultsFolder.open(self.root)
+        return self._folder
+
+    def leaderboard(self) -> tuple[list[Any], str]:
+        """(the leaderboard rows, which run they show and any run after it), from the cache when the
+        run shown and the appeals are those it was computed from."""
+        folder = self.folder()
+        if folder.layout.db.is_file():
+            with folder.snapshot() as snap:
+                key = snap.cache_key()
+                said = snap.shown.described() if snap.shown else ""
+                later = [r.described() for r in snap.runs if snap.shown is None or r.id > snap.shown.id]
+            if not said:  # nothing committed to show yet (the first run is in progress)
+                return [], _shown_line(said, later)
+        else:
+            key, said, later = None, "", []
+        with self._lock:
+            if self._board is not None and key is not None and self._board[0] == key:
+                return self._board[1], _shown_line(said, later)
+        rows = folder.leaderboard()
+        with self._lock:
+            self._board = (key, rows, said)
+        return rows, _shown_line(said, later)
 
     def records(self, sid: str) -> list[Record]:
         return self.folder().records(sid)
@@ -57,6 +91,11 @@ class Results:
         return [c for c in calls if c["role"] == r.role]
 
 
+def _shown_line(shown: str, later: list[str]) -> str:
+    parts = ([f"showing {shown}"] if shown else []) + later
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def _not_found(message: str) -> Response:
     return page("refused.html", status=404, page_title="Not found", message=message)
 
@@ -64,38 +103,44 @@ def _not_found(message: str) -> Response:
 def routes(root: Path) -> list[Route]:
     results = Results(root)
 
-    async def leaderboard(request: Request) -> Response:
+    def leaderboard_page() -> Response:
         from checklist_eval.challenge.leaderboard_page import SCORE_COLUMNS, judged_by, page_rows, reason
 
-        rows = page_rows(results.folder().leaderboard())
+        board, shown = results.leaderboard()
+        rows = page_rows(board)
         links = {str(r["submission_id"]): submission_url(str(r["submission_id"])) for r in rows}
-
-        return page("leaderboard.html", page_title="Leaderboard", title=f"Leaderboard: {root.name}", links=links,
+        return page("leaderboard.html", page_title="Leaderboard", title=f"Leaderboard: {root.name}{shown}", links=links,
                     columns=SCORE_COLUMNS, scored=[r for r in rows if r.get("status") == "scored"],
                     failed=[r for r in rows if r.get("status") != "scored"], judge=judged_by, reason=reason,
                     nav=[("Leaderboard", "")])
 
-    async def submission(request: Request) -> Response:
+    def submission_page(sid: str) -> Response:
         from checklist_eval.challenge.scoring import score_submission
 
-        sid = request.path_params["sid"]
-        folder = results.folder()
-        recs = folder.records(sid)
+        recs, applied, _replaced = results.folder().decided(sid)
         if not recs:
             failed = next((f for f in folder.failures() if f.submission_id == sid), None)
             if failed is not None:
                 return _failure_page(failed)
             return _not_found(f"no submission {sid!r} in these results")
-        view = submission_view(score_submission(sid, recs), recs, overrides=folder.decisions(), links=question_url)
+        view = submission_view(score_submission(sid, recs), recs, overrides=applied, links=question_url)
         return page("report.html", page_title=f"Submission {sid}", r=view,
                     nav=[("Leaderboard", "/results/"), (sid, "")])
 
+    # Reading the snapshot and rendering the page both run in a worker thread: the event loop stays free
+    # for uploads and progress polls.
+    async def leaderboard(request: Request) -> Response:
+        return await asyncio.to_thread(leaderboard_page)
+
+    async def submission(request: Request) -> Response:
+        return await asyncio.to_thread(submission_page, request.path_params["sid"])
+
     async def question(request: Request) -> Response:
-        found = _record(request)
+        found = await asyncio.to_thread(_record, request)
         if found is None:
             return _not_found("no such question in these results")
-        history = [e for e in results.folder().history() if e.key == found.key]
-        calls = [_call_view(c) for c in results.calls(found)]
+        history = await asyncio.to_thread(lambda: [e for e in results.folder().history() if e.key == found.key])
+        calls = [_call_view(c) for c in await asyncio.to_thread(results.calls, found)]
         return page("question.html", page_title=f"{found.submission_id} {found.role} {found.question_id}",
                     rec=found, state=shown_state(found), contradiction=first_problem(found.review), history=history,
                     calls=calls, here=question_url(found),
@@ -105,13 +150,15 @@ def routes(root: Path) -> list[Route]:
     async def call(request: Request) -> Response:
         from checklist_eval.assessors.calllog import prompt_messages
 
-        found = _record(request)
+        found = await asyncio.to_thread(_record, request)
         wanted = request.path_params["call"]
-        match = next((c for c in results.calls(found) if str(c["id"]) == wanted), None) if found else None
+        calls = await asyncio.to_thread(results.calls, found) if found else []
+        match = next((c for c in calls if str(c["id"]) == wanted), None)
         if found is None or match is None:
             return _not_found("no such call in these results")
         view = _call_view(match)
-        view["messages"] = prompt_messages(results.folder().layout.cache, match["prefix_digest"])
+        view["messages"] = await asyncio.to_thread(prompt_messages, results.folder().layout.cache,
+                                                   match["prefix_digest"])
         return page("call.html", page_title=f"Call {wanted}", rec=found, call=view,
                     nav=[("Leaderboard", "/results/"), (found.submission_id, submission_url(found.submission_id)),
                          (f"{found.role} question {found.question_id}", question_url(found)), (f"call {wanted}", "")])

@@ -1,25 +1,28 @@
-"""Appeal decisions kept with the results: which verdicts ``rescore RESULTS --overrides FILE`` changed,
-from what to what, by which file and when (``RESULTS/overrides.jsonl``, one decision a line, oldest
-first), so the leaderboard, each submission's report and the organizer's browser show the same scores
-and say which override stands behind each changed verdict.
+"""Appeal decisions: the overrides files people write, and the decisions kept with the results, which
+verdict ``rescore RESULTS --overrides FILE`` changed, from what to what, by which file, when, and on
+which answer (``answer_digest``). results.sqlite keeps them (append-only); ``overrides.jsonl`` is their
+export (and the history of a folder from before the database). A decision applies to the answer it
+was decided on only (``decide``): after a re-upload that changed it, it stays in the history, not applied.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from checklist_eval.challenge.records import Record, parse_bool
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import Model
 from checklist_eval.tables import read_csv_rows
 
 OVERRIDES_JSONL = "overrides.jsonl"
 MAX_HISTORY_LINES = 100_000  # a hostile or runaway file is read this far, no further
+# An overrides file is a person's decisions: 100,000 rows with a paragraph of note each fit well under
+# this. A larger file (a 50 MB note cell) is refused before it is parsed, so memory stays bounded.
+MAX_OVERRIDES_BYTES = 16 << 20
+MAX_NOTE_CHARS = 4000
 
 Key = tuple[str, str, str]
 
@@ -72,11 +75,9 @@ def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> 
     """The overrides of ``path``, each naming a record of ``index`` (else an InputError); two rows for
     one record must agree."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "overrides file not found")
     first_rows: dict[tuple[str, str, str], tuple[str, bool]] = {}
     out = []
-    for i, row in enumerate(read_csv_rows(path, OVERRIDE_REQUIRED)):
+    for i, row in enumerate(overrides_table(path)):
         where = f"row {i + 2}"
         key = (row["submission_id"].strip(), row["role"].strip().upper(), row["question_id"].strip())
         if key not in index:
@@ -85,6 +86,24 @@ def read_overrides(path: str | Path, index: dict[tuple[str, str, str], int]) -> 
         out.append(Override(submission_id=key[0], role=key[1], question_id=key[2],
                             correct=parse_bool(row["correct"], where, path), note=row.get("note", "")))
     return out
+
+
+def overrides_table(path: Path) -> list[dict[str, str]]:
+    """The rows of an overrides file, its size and each note's length bounded first (InputError)."""
+    try:
+        size = path.stat().st_size if path.is_file() else None
+    except OSError:
+        size = None
+    if size is None:
+        raise InputError(path, "overrides file not found")
+    if size > MAX_OVERRIDES_BYTES:
+        raise InputError(path, f"is {size / 2**20:.0f} MB; an overrides file holds at most "
+                               f"{MAX_OVERRIDES_BYTES >> 20} MB of decisions (shorten its notes)")
+    rows = read_csv_rows(path, OVERRIDE_REQUIRED)
+    for i, row in enumerate(rows):
+        if len(row.get("note", "")) > MAX_NOTE_CHARS:
+            raise InputError(path, f"row {i + 2}: note longer than {MAX_NOTE_CHARS} characters: shorten it")
+    return rows
 
 
 class StreamedOverrides:
@@ -99,9 +118,7 @@ class StreamedOverrides:
         self.error: InputError | None = None
         self.rows: list[tuple[tuple[str, str, str], str]] = []  # (key, correct as written), in file order
         try:
-            if not self.path.is_file():
-                raise InputError(self.path, "overrides file not found")
-            table = read_csv_rows(self.path, OVERRIDE_REQUIRED)
+            table = overrides_table(self.path)
         except InputError as err:
             self.error = err
             table = []
@@ -156,6 +173,9 @@ class AppliedOverride(Model):
     file: str  # the overrides file, by its name
     note: str = ""
     applied_at: str = ""
+    # The answer the decision was made on (``answer_digest`` of its record); empty in decisions kept
+    # before it was recorded. A decision on an answer since replaced is kept, not applied.
+    decided_on: str = ""
 
     @property
     def key(self) -> Key:
@@ -196,6 +216,28 @@ def _first_problem(err: ValidationError) -> str:
     return f"{'.'.join(str(x) for x in first['loc']) or 'value'}: {first['msg']}"
 
 
+def answer_digest(rec: Record) -> str:
+    """What an appeal was decided on: the answer and its justification as read (sha256, 16 hex)."""
+    import hashlib
+
+    answer = rec.answer.value if rec.answer is not None else ""
+    return hashlib.sha256(f"{answer}\0{rec.justification}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def decide(records: Sequence[Record], decisions: dict[Key, AppliedOverride]
+           ) -> tuple[list[Record], list[AppliedOverride]]:
+    """(the records with the standing decisions made on these very answers applied, the decisions
+    not applied because the answer they were made on has since been replaced)."""
+    out, replaced = [], []
+    for r in records:
+        d = decisions.get(r.key)
+        if d is not None and d.decided_on and d.decided_on != answer_digest(r):
+            replaced.append(d)
+            d = None
+        out.append(r.with_correct(d.correct) if d is not None else r)
+    return out, replaced
+
+
 def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:
     """The decision that stands per record: the latest."""
     return {entry.key: entry for entry in history}
@@ -203,32 +245,5 @@ def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:
 
 def with_decisions(records: Sequence[Record], decisions: dict[Key, AppliedOverride]) -> list[Record]:
     """The records with the standing decisions applied (a TODO or missing answer stays incorrect:
-    ``Record.c`` sees to that whatever ``correct`` says)."""
-    return [r.with_correct(decisions[r.key].correct) if r.key in decisions else r
-            for r in records]
-
-
-def record_decisions(results: str | Path, records: Sequence[Record], overrides: str | Path) -> list[AppliedOverride]:
-    """Apply an overrides file to a results folder's history: each row that changes what stands is
-    appended (rerunning the same file adds nothing). Returns the entries added."""
-    history = read_history(results)
-    current = standing(history)
-    index = {r.key: i for i, r in enumerate(records)}
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    added = []
-    for ov in read_overrides(overrides, index):
-        rec = records[index[ov.key]]
-        if ov.correct and not rec.is_answered:
-            raise InputError(Path(overrides), f"{'/'.join(ov.key)} is TODO or missing and cannot be correct")
-        before = current.get(ov.key)
-        if before is not None and before.correct == ov.correct and before.file == Path(overrides).name:
-            continue
-        entry = AppliedOverride(submission_id=ov.submission_id, role=ov.role, question_id=ov.question_id,
-                                was_correct=rec.correct, correct=ov.correct, file=Path(overrides).name,
-                                note=ov.note, applied_at=now)
-        added.append(entry)
-        current[ov.key] = entry
-    if added:
-        lines = [e.model_dump_json() for e in history + added]
-        atomic_write_text(history_path(results), "\n".join(lines) + "\n")
-    return added
+    ``Record.c`` sees to that whatever ``correct`` says); one made on another answer is not."""
+    return decide(records, decisions)[0]

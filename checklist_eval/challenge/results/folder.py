@@ -1,45 +1,24 @@
-"""A batch results folder as one thing: the only reader of its ledgers, settings, appeals and derived
-outputs for every command and the organizer's browser, and the writer of what appeals change.
+"""A results folder as one thing: the one reader every command and the organizer's browser use, and
+the writer of what an appeal changes.
 
-What opening one checks (each refusal is one InputError naming the file):
-
-* the settings: ``run_settings.json`` and the ``settings`` of each ``result.json`` agree; when the
-  first is missing they are recovered from the second, and two that disagree are refused, both named;
-* the ledger holds whole rows: ``records.csv`` is read first; a row it cannot give (cut, ragged,
-  unreadable) sends the reader to ``records.jsonl``, which holds the same records; when neither can
-  give it, the first one's problem is raised with its row;
-* the ledger is the one the other files describe: its submissions are those of ``scores.csv`` and of
-  ``summary.json``'s ``scores``, in order, and each submission's scores (with the appeals standing on
-  it) are those both list and those its ``result.json`` records, with the same appeals. A folder whose
-  files tell two stories is refused rather than shown with one of them: an interrupted run or an edit,
-  made good by rerunning ``batch`` (or ``rescore --overrides``) on it.
-
-The appeals (``overrides.jsonl``) are part of the folder's state: every score read through the folder
-has them applied, and ``record_appeals`` writes them into each derived output.
+Its truth is ``results.sqlite`` (see ``store``): every score is computed from one committed snapshot
+of it (the latest complete run, the appeals that apply to its answers), never from the CSV and JSON
+files beside it, which are its exports (``exports``). An export changed after it was written (by hand,
+a cut copy, a removal) is set aside with one line saying so. A folder written before the database is
+imported on its first open (``adopt``); on storage that cannot be written it is read through the old
+checks instead (``legacy``), and says so.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from checklist_eval.challenge.records import Record
-from checklist_eval.challenge.results.appeals import (
-    AppliedOverride,
-    Key,
-    StreamedOverrides,
-    history_path,
-    read_history,
-    record_decisions,
-    standing,
-    with_decisions,
-)
-from checklist_eval.challenge.results.layout import SUBMISSIONS_DIR, ResultsLayout, records_path
+from checklist_eval.challenge.results.appeals import AppliedOverride, Key, StreamedOverrides, decide
+from checklist_eval.challenge.results.layout import ResultsLayout, records_path
 from checklist_eval.challenge.results.leaderboard import (
     Failure,
     LeaderboardRow,
@@ -48,18 +27,15 @@ from checklist_eval.challenge.results.leaderboard import (
     rank_rows,
     read_failures,
 )
-from checklist_eval.challenge.results.ledger import Ledger, NoRecords
-from checklist_eval.challenge.results.outputs import SubmissionResult, write_submission_outputs
-from checklist_eval.challenge.results.settings import RunSettings, read_settings
-from checklist_eval.challenge.scoring import PublicScore, ScoreRow, ScoringError, SubmissionScore, score_submission
+from checklist_eval.challenge.results.ledger import NoRecords
+from checklist_eval.challenge.results.legacy import LegacyFolder, ledger_scored
+from checklist_eval.challenge.results.outputs import SubmissionResult
+from checklist_eval.challenge.results.settings import RunSettings
+from checklist_eval.challenge.results.snapshot import Snapshot
+from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, score_submission
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_text, loads_json
-from checklist_eval.tables import csv_text, read_csv_rows
 
 T = TypeVar("T")
-SCORE_FIELDS = ("case", "C_G", "C_A", "C_T", "R", "S")
-MAX_RESULT_BYTES = 256 << 20  # a result.json larger than this is not one a run wrote
-REPLACED_PREFIX = "replaced-"  # the folder a --new-settings run moves the replaced records into
 
 
 def note(text: str) -> None:
@@ -70,455 +46,308 @@ def note(text: str) -> None:
 
 
 class ResultsFolder:
-    """The results folder at ``root`` (``batch --out``), read through its invariants."""
+    """The results folder at ``root`` (``batch --out``, ``score --out``)."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self.layout = ResultsLayout(self.root)
-        self._finished: dict[str, dict[str, Any]] | None = None
-        self.settings_file = self.layout.settings  # where settings() found them
-        self.notes: list[str] = []  # what a reader recovered from, said once the read succeeded
+        self.settings_file = self.layout.db  # where settings() found them
+        self.notes: list[str] = []  # said once a read succeeded
+        self._legacy: LegacyFolder | None = None
 
     @classmethod
     def open(cls, root: str | Path) -> ResultsFolder:
-        """The folder, refused (InputError) when it is not a batch results folder or its settings disagree."""
+        """The folder, its database opened (or a folder from before it imported): InputError when it
+        is not a results folder, or its old files disagree."""
+        from checklist_eval.challenge.results.adopt import has_legacy_files
+
         folder = cls(root)
         if not folder.root.is_dir():
             raise InputError(folder.root, "not found" if not folder.root.exists() else "not a folder")
-        if folder.layout.records_file() is None and not folder.layout.failures_jsonl.is_file():
-            raise InputError(folder.root, "no records.csv or records.jsonl: not a batch results folder")
-        folder.settings()
+        if not folder.layout.db.is_file():
+            if not has_legacy_files(folder.root):
+                raise InputError(folder.root, f"no {folder.layout.db.name} or records.csv: not a batch results folder")
+            folder._adopt()
         return folder
 
-    # ------------------------------------------------------------------------------------ settings
+    def _adopt(self) -> None:
+        from checklist_eval.challenge.results.adopt import import_legacy
+        from checklist_eval.challenge.results.lock import locked_out
 
-    def finished(self) -> dict[str, dict[str, Any]]:
-        """``result.json`` of each submission folder, as JSON (the ones that do not parse are left out:
-        a run redoes them, and the ledger is checked without them)."""
-        if self._finished is None:
-            self._finished = {}
-            base = self.root / SUBMISSIONS_DIR
-            for result in sorted(base.glob("*/result.json")) if base.is_dir() else []:
-                data = _json_file(result)
-                if isinstance(data, dict):  # what the checks need; the records stay on disk (flat memory)
-                    self._finished[result.parent.name] = {k: data.get(k) for k in ("settings", "score", "appeals")}
-        return self._finished
+        legacy = LegacyFolder.open(self.root)  # the old checks first: a folder telling two stories is refused
+        try:
+            with locked_out(self.root):
+                if not self.layout.db.is_file():  # another process may have imported it meanwhile
+                    note(import_legacy(self.root))
+        except InputError as err:
+            if self.layout.db.is_file():
+                return
+            for _checked in legacy.submissions():
+                pass
+            self._legacy = legacy
+            self.notes.append(f"read {self.root} as files written before {self.layout.db.name}, without importing "
+                              f"them ({err.problem})")
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(self.layout.db)
+
+    # ---------------------------------------------------------------------------------------- reading
 
     def settings(self) -> RunSettings | None:
-        """The settings the folder's records were made with: ``run_settings.json``, else recovered from
-        the ``result.json`` files; refused when two of them disagree."""
-        recorded = read_settings(self.root)
-        seen: tuple[str, RunSettings] | None = None
-        for sid, data in self.finished().items():
-            if not isinstance(data.get("settings"), dict):
-                continue  # a folder scored before settings were kept
-            try:
-                theirs = RunSettings.model_validate(data["settings"])
-            except ValueError:
-                raise InputError(self._result(sid), "settings: not run settings") from None
-            if recorded is not None and theirs != recorded:
-                raise InputError(self.layout.settings, f"says the records were made with {_brief(recorded)}, "
-                                                       f"{self._result(sid)} with {_brief(theirs)}: restore one")
-            if seen is not None and theirs != seen[1]:
-                raise InputError(self._result(sid), f"records made with {_brief(theirs)}, "
-                                                    f"{self._result(seen[0])} with {_brief(seen[1])}")
-            seen = seen or (sid, theirs)
-        if recorded is None and seen is not None:
-            self.settings_file = self._result(seen[0])
-            return seen[1]
-        return recorded
+        """The settings the folder's current run asked for (``run_settings.json``, written when a run
+        starts: a ``--via batch-api --submit-only`` run has committed nothing yet, and its jobs were made
+        with them), else those of its latest committed records; None for a new folder."""
+        from checklist_eval.challenge.results.adopt import has_legacy_files
+        from checklist_eval.challenge.results.settings import read_settings
 
-    def _result(self, sid: str) -> Path:
-        return self.layout.submission(sid).result_json
+        if not self.layout.db.is_file() and not has_legacy_files(self.root):
+            self.settings_file = self.layout.settings
+            return read_settings(self.root)
+        opened = ResultsFolder.open(self.root)
+        if opened._legacy is not None:
+            self.settings_file = opened._legacy.settings_file
+            return opened._legacy.settings()
+        asked = read_settings(self.root)
+        if asked is not None:
+            self.settings_file = self.layout.settings
+            return asked
+        with opened.snapshot() as snap:
+            return snap.settings()
 
-    # -------------------------------------------------------------------------------------- reading
-
-    def history(self) -> list[AppliedOverride]:
-        return read_history(self.root)
-
-    def decisions(self) -> dict[Key, AppliedOverride]:
-        return standing(self.history())
-
-    def failures(self) -> list[Failure]:
-        return read_failures(self.root)
-
-    def _ledger_groups(self) -> Iterator[list[Record]]:
-        """Each submission's records, as assessed: from records.csv, or from records.jsonl when the CSV
-        cannot give them all (then the CSV's problem is raised when the JSONL cannot either)."""
-        first = self.layout.records_file()
-        if first is None:
-            raise NoRecords(self.root, "no records.csv or records.jsonl: not a batch results folder")
-        other = self.layout.records_jsonl
-        try:
-            _read_through(first)
-        except InputError as err:
-            if first == other or not other.is_file():
-                raise
-            try:
-                _read_through(other)
-            except InputError:
-                raise err from None
-            self.notes.append(f"{err}; read {other.name} instead, which holds the same records")
-            first = other
-        yield from Ledger(first).submissions()
-
-    def submissions(self, overrides: str | Path | None = None) -> Iterator[tuple[list[Record], SubmissionScore]]:
-        """(records, score) of each submission, in ledger order, the standing appeals applied, then
-        those of ``overrides`` (a file not kept: ``leaderboard --overrides``). Checked against the
-        folder's other files as the module says."""
-        decisions = self.decisions()
+    def _submissions(self, snap: Snapshot, overrides: str | Path | None
+                     ) -> Iterator[tuple[list[Record], SubmissionScore]]:
+        standing = snap.standing()
         extra = StreamedOverrides(overrides) if overrides else None
-        listed = self._scored_rows()
-        order = None if listed is None else [row["submission_id"] for row in listed]
-        by_id = {row["submission_id"]: row for row in listed or []}
-        summarized = self._summary_scores()
-        seen: list[str] = []
+        replaced: list[AppliedOverride] = []
         unscorable: ScoringError | None = None
-        for assessed in self._ledger_groups():
-            sid = assessed[0].submission_id
-            seen.append(sid)
-            records = with_decisions(assessed, decisions)
+        for assessed in snap.groups():
+            records, gone = decide(assessed, standing)
+            replaced += gone
+            if extra is not None:
+                records = extra.apply(records)
             try:
-                score = score_submission(sid, records)
+                score = score_submission(records[0].submission_id, records)
             except ScoringError as err:
                 unscorable = unscorable or err
                 continue
-            self._check_finished(sid, score, decisions)
-            if sid in by_id:
-                self._check_listed(sid, score, by_id[sid])
-            if summarized is not None and sid in summarized:
-                self._check_recorded(self.layout.summary_json, sid, summarized[sid], score)
-            if extra is not None:
-                records = extra.apply(records)
-                score = score_submission(sid, records)
             yield records, score
         if extra is not None:
             extra.check()
         if unscorable is not None:
-            raise InputError(self.layout.records_file() or self.root, str(unscorable))
-        if order is not None and order != seen:
-            raise InputError(self.layout.scores_csv, f"lists {_few(order)} but {self._ledger_name()} holds "
-                                                     f"{_few(seen)}: an interrupted run or an edit; rerun batch")
-        if summarized is not None and list(summarized) != seen:
-            raise InputError(self.layout.summary_json, f"scores {_few(list(summarized))} but "
-                                                       f"{self._ledger_name()} holds {_few(seen)}: an interrupted run "
-                                                       "or an edit; rerun batch")
+            raise InputError(self.layout.db, str(unscorable))
+        if replaced:
+            shown = ", ".join("/".join(d.key) for d in replaced[:3]) + (" and more" if len(replaced) > 3 else "")
+            self.notes.append(f"{len(replaced)} appeal decision(s) were decided on an answer since replaced and are "
+                              f"not applied ({shown}); see the history in {self.layout.db.name}")
 
-    def assessed(self) -> Iterator[list[Record]]:
-        """Each submission's records as the assessor gave them (no appeal applied: what evaluating the
-        assessor reads), once the folder passed every check ``submissions`` makes."""
-        for _checked in self.submissions():
-            pass
-        yield from self._ledger_groups()
+    def _say(self, snap: Snapshot | None) -> None:
+        from checklist_eval.challenge.results.exports import edited_exports
+
+        lines = list(self.notes)
+        if snap is not None:
+            lines = snap.notes() + lines
+            edited = edited_exports(self.root, snap)
+            if edited:
+                shown = ", ".join(edited[:4]) + (f" and {len(edited) - 4} more" if len(edited) > 4 else "")
+                lines.append(f"{shown} in {self.root} differ from what {self.layout.db.name} last exported (edited, "
+                             "cut, removed, or an export cut short): set aside; the scores are read from "
+                             f"{self.layout.db.name} (the next command that writes the folder exports them again)")
+        for line in dict.fromkeys(lines):
+            note(line)
+        self.notes.clear()
 
     def scored(self, summarize: Callable[[SubmissionScore, list[Record]], T],
                overrides: str | Path | None = None) -> list[T]:
-        out = [summarize(score, records) for records, score in self.submissions(overrides)]
-        for line in dict.fromkeys(self.notes):
-            note(line)
+        if self._legacy is not None:
+            out = self._legacy.scored(summarize, overrides)
+            self._say(None)
+            return out
+        with self.snapshot() as snap:
+            out = [summarize(score, records) for records, score in self._submissions(snap, overrides)]
+            if not out and not snap.failures():
+                raise NoRecords(self.layout.db, f"no records in {snap.require_shown().described()}")
+            self._say(snap)
         return out
 
     def leaderboard(self, overrides: str | Path | None = None) -> list[LeaderboardRow]:
-        failures = self.failures()
-        try:
-            rows = self.scored(leaderboard_row, overrides)
-        except NoRecords:
-            if not failures:
-                raise
-            rows = []  # every submission failed: the leaderboard lists them, with reasons
-        rows += failure_rows(failures, {r.submission_id for r in rows})
+        if self._legacy is not None:
+            rows = self._legacy.leaderboard(overrides)
+            self._say(None)
+            return rows
+        with self.snapshot() as snap:
+            rows = [leaderboard_row(score, records) for records, score in self._submissions(snap, overrides)]
+            rows += failure_rows(snap.failures(), {r.submission_id for r in rows})
+            self._say(snap)
         return rank_rows(rows)
 
+    def decided(self, sid: str) -> tuple[list[Record], dict[Key, AppliedOverride], list[AppliedOverride]]:
+        """One submission's records with the appeals that apply to them, those decisions, and those
+        made on an answer since replaced (not applied)."""
+        if self._legacy is not None:
+            return self._legacy.records(sid), self._legacy.decisions(), []
+        with self.snapshot() as snap:
+            mine = {k: d for k, d in snap.standing().items() if d.submission_id == sid}
+            records, replaced = decide(snap.records(sid) if snap.shown else [], mine)
+        applied = {k: d for k, d in mine.items() if d not in replaced}
+        return records, applied, replaced
+
     def records(self, sid: str) -> list[Record]:
-        """One submission's records, the standing appeals applied ([] when it has none)."""
-        for records, _score in self.submissions():
-            if records[0].submission_id == sid:
-                return records
-        return []
+        return self.decided(sid)[0]
 
-    def _ledger_name(self) -> str:
-        found = self.layout.records_file()
-        return found.name if found else "the ledger"
+    def decisions(self) -> dict[Key, AppliedOverride]:
+        if self._legacy is not None:
+            return self._legacy.decisions()
+        with self.snapshot() as snap:
+            return snap.standing()
 
-    def _scored_order(self) -> list[str] | None:
-        rows = self._scored_rows()
-        return None if rows is None else [row["submission_id"] for row in rows]
+    def history(self) -> list[AppliedOverride]:
+        if self._legacy is not None:
+            return self._legacy.history()
+        with self.snapshot() as snap:
+            return snap.history()
 
-    def _check_listed(self, sid: str, score: SubmissionScore, row: dict[str, str]) -> None:
-        """scores.csv shows the scores the ledger and the appeals give (a stale one is not published)."""
-        computed = score.public().model_dump()
-        for k in SCORE_FIELDS:
-            if k not in row:
-                continue
-            try:
-                same = row[k] == (computed[k] or "") if k == "case" else float(row[k]) == computed[k]
-            except ValueError:
-                same = False
-            if not same:
-                raise InputError(self.layout.scores_csv, f"says {k} {row[k][:40]} for {sid}, {self._ledger_name()} "
-                                                         f"with {history_path(self.root).name} give {computed[k]}: "
-                                                         "rerun batch (or the rescore --overrides that was cut short)")
+    def failures(self) -> list[Failure]:
+        if self._legacy is not None:
+            return self._legacy.failures()
+        with self.snapshot() as snap:
+            return snap.failures() if snap.shown else []
 
-    def _scored_rows(self) -> list[dict[str, str]] | None:
-        """The rows of ``scores.csv``, in order (None for a folder a batch did not write)."""
-        if not self.layout.scores_csv.is_file():
-            if self.layout.settings.is_file() or (self.root / SUBMISSIONS_DIR).is_dir():
-                # every batch writes scores.csv when it ends: its ledger is one a run left unfinished
-                raise InputError(self.layout.scores_csv, "missing: the run writing this folder did not finish "
-                                                         "(interrupted, or still running); rerun batch to finish it")
-            return None
-        return read_csv_rows(self.layout.scores_csv, ["submission_id", "S"])
+    def assessed(self) -> Iterator[list[Record]]:
+        """Each submission's records as the assessor gave them (what evaluating the assessor reads)."""
+        if self._legacy is not None:
+            yield from self._legacy.assessed()
+            return
+        with self.snapshot() as snap:
+            yield from snap.groups()
 
-    def _summary_scores(self) -> dict[str, dict[str, Any]] | None:
-        """summary.json's ``scores`` by submission, in order (None for a folder a batch did not write)."""
-        path = self.layout.summary_json
-        if not path.is_file():
-            if self.layout.scores_csv.is_file():  # a batch writes summary.json right after scores.csv
-                raise InputError(path, "missing: the run writing this folder did not finish (interrupted, or still "
-                                       "running); rerun batch to finish it")
-            return None
-        data = _json_file(path)
-        listed = data.get("scores") if isinstance(data, dict) else None
-        if not isinstance(listed, list) or not all(isinstance(s, dict) for s in listed):
-            raise InputError(path, "not a batch summary (no list of scores): an edit or a cut file; rerun batch")
-        by_id = {str(s.get("submission_id")): s for s in listed}
-        if len(by_id) != len(listed):
-            raise InputError(path, "lists a submission twice: an edit; rerun batch")
-        return by_id
-
-    def _check_finished(self, sid: str, score: SubmissionScore, decisions: dict[Key, AppliedOverride]) -> None:
-        data = self.finished().get(sid)
-        if data is None or data.get("appeals") is None:
-            return  # not finished in this folder, or written before result.json kept its appeals
-        mine = sorted(_decision_key(d) for d in decisions.values() if d.submission_id == sid)
-        where = self._result(sid)
-        if not isinstance(data["appeals"], list):
-            raise InputError(where, "appeals: not a list of decisions")
-        theirs = sorted(_decision_key(d) for d in data["appeals"] if isinstance(d, dict))
-        if mine != theirs:
-            raise InputError(where, f"holds {len(theirs)} appeal decision(s) for {sid}, {history_path(self.root).name} "
-                                    f"{len(mine)}: an interrupted or edited appeal; rerun rescore --overrides")
-        self._check_recorded(where, sid, data["score"] if isinstance(data.get("score"), dict) else {}, score)
-
-    def _check_recorded(self, where: Path, sid: str, recorded: dict[str, Any], score: SubmissionScore) -> None:
-        """A file's copy of a submission's scores (result.json's, summary.json's) is what the ledger gives."""
-        computed = score.public().model_dump()
-        differ = [k for k in SCORE_FIELDS if recorded.get(k) != computed[k]]
-        if differ:
-            k = differ[0]
-            raise InputError(where, f"says {k} {str(recorded.get(k))[:40]} for {sid}, its rows in "
-                                    f"{self._ledger_name()} give {computed[k]}: the files were changed after the "
-                                    "run; restore them or rerun batch")
-
-    # -------------------------------------------------------------------------------------- writing
+    # ---------------------------------------------------------------------------------------- writing
 
     def record_appeals(self, overrides: str | Path) -> list[AppliedOverride]:
-        """Keep the decisions of an overrides file (``overrides.jsonl``) and write them into every
-        output that shows the named submissions' scores: their result.json and report, scores.csv and
-        summary.json. Rerunning the same file adds no decision and finishes an interrupted one. Holds
-        the folder's lock (a batch writing it meanwhile is refused, and this waits for none)."""
+        """Keep the decisions of an overrides file, each with the answer it was decided on, and export
+        the folder again; one transaction (a kill leaves the decisions in or out, never half). Rerunning
+        the same file adds no decision. Holds the folder's lock."""
         from checklist_eval.challenge.results.lock import environment_error, locked_out
 
-        named = {key[0] for key, _ in StreamedOverrides(overrides).rows}
-        with locked_out(self.root):
-            try:
-                assessed = [r for group in self._ledger_groups() if group[0].submission_id in named for r in group]
-                sids = {r.submission_id for r in assessed}
-                with _undone_on_failure() as keep:  # a full disk half way leaves the folder as it was
-                    keep(history_path(self.root))
-                    added = record_decisions(self.root, assessed, overrides)
-                    self.write_scores(sids, keep)
-            except OSError as err:  # a full disk: one line naming the folder; rerunning the appeal finishes it
-                refused = environment_error(err, self.root)
-                if refused is None:
-                    raise
-                raise refused from None
-        return added
+        try:
+            with locked_out(self.root):
+                return self._record_appeals(Path(overrides))
+        except OSError as err:
+            refused = environment_error(err, self.root)
+            if refused is None:
+                raise
+            raise refused from None
 
-    def write_scores(self, sids: set[str], keep: Callable[[Path], None] = lambda path: None) -> None:
-        """result.json and report.html of ``sids``, then scores.csv and summary.json, with the standing
-        appeals (each written atomically; ``keep`` is told each file before it is replaced)."""
-        decisions = self.decisions()
-        appeals: dict[str, list[AppliedOverride]] = {}
-        for d in decisions.values():
-            appeals.setdefault(d.submission_id, []).append(d)
-        for sid in sorted(sids):
-            result = self.result(sid)
-            if result is None:
-                continue
-            result.appeals = appeals.get(sid, [])
-            result.score = score_submission(sid, with_decisions(result.records, decisions))
-            folder = self.layout.submission(sid)
-            keep(folder.report_html)
-            keep(folder.result_json)
-            write_submission_outputs(folder.path, result)
-        self._finished = None
-        keep(self.layout.scores_csv)
-        keep(self.layout.summary_json)
-        self._write_aggregates()
-
-    def move_aside(self) -> Path | None:
-        """Move the records made with the settings a ``--new-settings`` run replaces, and every output
-        made from them, into ``RESULTS/replaced-<time>/``; None when there was nothing to move. The
-        appeals and the cache stay: the decisions are about the answers, the cache about requests."""
+    def _record_appeals(self, overrides: Path) -> list[AppliedOverride]:
         from datetime import datetime, timezone
 
-        layout = self.layout
-        names = [layout.records_csv, layout.records_jsonl, layout.scores_csv, layout.summary_json,
-                 layout.failures_jsonl, layout.settings, self.root / SUBMISSIONS_DIR]
-        present = [p for p in names if p.exists()]
-        if not present:
-            return None
-        aside = self.root / f"{REPLACED_PREFIX}{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S.%fZ')}"
-        aside.mkdir()
-        for path in present:
-            path.rename(aside / path.name)
-        self._finished = None
-        return aside
+        from checklist_eval.challenge.results.appeals import answer_digest, read_overrides
+        from checklist_eval.challenge.results.exports import write_exports
+        from checklist_eval.challenge.results.store import ResultsStore
 
-    def replaced(self) -> list[Path]:
-        """The folders ``move_aside`` made that are still there, oldest first."""
-        return sorted(p for p in self.root.glob(f"{REPLACED_PREFIX}*") if p.is_dir()) if self.root.is_dir() else []
+        named = {key[0] for key, _ in StreamedOverrides(overrides).rows}
+        with ResultsStore(self.root) as store:
+            with Snapshot(store.path) as snap:
+                run = snap.require_shown()
+                records = [r for sid in sorted(named) for r in snap.records(sid)]
+            index = {r.key: i for i, r in enumerate(records)}
+            now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            entries = []
+            for ov in read_overrides(overrides, index):
+                rec = records[index[ov.key]]
+                if ov.correct and not rec.is_answered:
+                    raise InputError(overrides, f"{'/'.join(ov.key)} is TODO or missing and cannot be correct")
+                entries.append(AppliedOverride(submission_id=ov.submission_id, role=ov.role, question_id=ov.question_id,
+                                               was_correct=rec.correct, correct=ov.correct, file=overrides.name,
+                                               note=ov.note, applied_at=now, decided_on=answer_digest(rec)))
+            added, _generation = store.record_appeals(run.id, entries)
+            write_exports(store)
+        return added
 
-    def result(self, sid: str) -> SubmissionResult | None:
-        from checklist_eval.challenge.results.outputs import read_result
 
-        return read_result(self._result(sid))
+def folder_of(given: str | Path) -> Path | None:
+    """The results folder a command was given: the folder itself, or the one whose database sits
+    beside an export given as a file; None for a lone ledger."""
+    given = Path(given)
+    if given.is_dir():
+        return given
+    return given.parent if ResultsLayout(given.parent).db.is_file() else None
 
-    def _write_aggregates(self) -> None:
-        rows: list[ScoreRow] = []
-        for sid in self._scored_order() or []:  # one result.json at a time: only its scores are kept
-            result = self.result(sid)
-            if result is not None:
-                rows.append(ScoreRow.of(result.score, result.all_warnings))
-        atomic_write_text(self.layout.scores_csv, csv_text(ScoreRow, rows))
-        summary = _json_file(self.layout.summary_json)
-        if isinstance(summary, dict):
-            summary["scores"] = [PublicScore.model_validate(r.model_dump()).model_dump(mode="json") for r in rows]
-            atomic_write_text(self.layout.summary_json, json.dumps(summary, indent=1))
+
+def _beside(path: Path) -> ResultsFolder | None:
+    """The results folder whose database sits beside an export given as a file, if there is one."""
+    folder = path.parent
+    if ResultsLayout(folder).db.is_file():
+        opened = ResultsFolder.open(folder)
+        opened.notes.append(f"{path} is an export of {opened.layout.db}: read the database")
+        return opened
+    return None
 
 
 def scored_submissions(path: str | Path, overrides: str | Path | None,
                        summarize: Callable[[SubmissionScore, list[Record]], T]) -> list[T]:
-    """What ``rescore`` reads: a results folder through its invariants, or a records file as it is."""
+    """What ``rescore`` reads: a results folder, the database beside an export, or a lone ledger."""
     path = Path(path)
     if path.is_dir():
         return ResultsFolder.open(path).scored(summarize, overrides)
-    return _file_scored(records_path(path), overrides, summarize)
+    folder = _beside(path) if path.is_file() else None
+    if folder is not None:
+        return folder.scored(summarize, overrides)
+    out = ledger_scored(records_path(path), overrides, summarize)
+    note(f"read {path} as a ledger: no results.sqlite beside it")
+    return out
 
 
 def build_leaderboard(results: str | Path, *, overrides: str | Path | None = None) -> list[LeaderboardRow]:
-    """The ranked rows of a results folder, or of a records file (with the failures beside it)."""
+    """The ranked rows of a results folder, of the database beside an export, or of a lone ledger
+    (with the failures beside it)."""
     results = Path(results)
     if results.is_dir():
         return ResultsFolder.open(results).leaderboard(overrides)
+    folder = _beside(results) if results.is_file() else None
+    if folder is not None:
+        return folder.leaderboard(overrides)
     path = records_path(results)
     failures = read_failures(path.parent)
     try:
-        rows = _file_scored(path, overrides, leaderboard_row)
+        rows = ledger_scored(path, overrides, leaderboard_row)
     except NoRecords:
         if not failures:
             raise
         rows = []
+    note(f"read {path} as a ledger: no results.sqlite beside it")
     rows += failure_rows(failures, {r.submission_id for r in rows})
     return rank_rows(rows)
 
 
-def _file_scored(
-    path: str | Path, overrides: str | Path | None, summarize: Callable[[SubmissionScore, list[Record]], T],
-    *, recorded_appeals: bool = True,
-) -> list[T]:
-    """``summarize(score, records)`` of every submission of a records file given as a file, in order of first
-    appearance, with the appeal decisions applied first: those recorded beside it (``overrides.jsonl``,
-    unless ``recorded_appeals`` is False), then the ``overrides`` file. The file is read one submission
-    at a time: only the summaries are kept.
+def write_score_folder(out: str | Path, result: SubmissionResult, source: Path) -> Path:
+    """What ``score --out DIR`` writes: a run of ``DIR/results.sqlite`` holding the one submission, then
+    its exports (result.json, report.html, records.csv, records.jsonl). Holds the folder's lock."""
+    from checklist_eval.challenge.results.exports import write_exports
+    from checklist_eval.challenge.results.lock import locked_out, refuse_batch_folder
+    from checklist_eval.challenge.results.store import COMPLETE, ResultsStore, paper_digests
 
-    The one way ``rescore`` and the leaderboard read a ledger: InputError names the file for an
-    unreadable row, then for a bad override, then for records that cannot be scored.
-    """
-    from checklist_eval.challenge.results.appeals import read_history, standing, with_decisions
-
-    decisions = standing(read_history(Path(path).parent)) if recorded_appeals else None
-    ledger = Ledger(path)
-    appeals = StreamedOverrides(overrides) if overrides else None
-    out: list[T] = []
-    unscorable: ScoringError | None = None  # raised once every row was read: row problems come first
-    for records in ledger.submissions():
-        if decisions:
-            records = with_decisions(records, decisions)
-        if appeals is not None:
-            records = appeals.apply(records)
-        if unscorable is None:
-            try:
-                out.append(summarize(score_submission(records[0].submission_id, records), records))
-            except ScoringError as err:
-                unscorable = err
-    if appeals is not None:
-        appeals.check()
-    if unscorable is not None:
-        raise InputError(path, str(unscorable)) from None
-    return out
+    refuse_batch_folder(out)
+    with locked_out(out) as folder, ResultsStore(folder) as store:
+        ident = {"assessor": result.assessor, "model": result.model, "prompt_version": result.prompt_version}
+        run = store.begin_run("score", result.settings, ident, str(source), expected=1)
+        store.commit_submission(run, result, name=source.name, papers=paper_digests(source), position=0)
+        store.finish_run(run, COMPLETE, [], None)
+        write_exports(store)
+    return Path(out) / "result.json"
 
 
+def prune(root: str | Path) -> tuple[int, list[int]]:
+    """(the run kept, the runs removed): ``checklist-eval prune``. Holds the folder's lock."""
+    from checklist_eval.challenge.results.exports import write_exports
+    from checklist_eval.challenge.results.lock import locked_out
+    from checklist_eval.challenge.results.store import ResultsStore
 
-@contextmanager
-def _undone_on_failure() -> Iterator[Callable[[Path], None]]:
-    """``keep(path)`` before a file is replaced; when the block fails, every kept file is put back as it
-    was. The old versions are kept as hard links, so putting them back is a rename: it needs no space."""
-    kept: list[tuple[Path, Path | None]] = []
-
-    def keep(path: Path) -> None:
-        if not path.exists():
-            kept.append((path, None))
-            return
-        old = path.with_name(f".{path.name}.undo{TEMP_SUFFIX}")  # a temp of ours: a later run removes it
-        old.unlink(missing_ok=True)
-        os.link(path, old)
-        kept.append((path, old))
-
-    try:
-        yield keep
-    except BaseException:
-        for path, old in reversed(kept):
-            if old is not None:
-                os.replace(old, path)
-                old.unlink(missing_ok=True)  # still there when path was never replaced: rename of a link to itself
-            else:
-                path.unlink(missing_ok=True)
-        raise
-    for _path, old in kept:
-        if old is not None:
-            old.unlink(missing_ok=True)
-
-
-def _read_through(path: Path) -> None:
-    """Read the whole ledger once, so its first problem is raised before any of it is used."""
-    for _record in Ledger(path).records():
-        pass
-
-
-def _json_file(path: Path) -> Any:
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_RESULT_BYTES + 1)
-        if len(data) > MAX_RESULT_BYTES:
-            return None
-        return loads_json(data)
-    except (OSError, ValueError, RecursionError):
-        return None
-
-
-def _decision_key(d: AppliedOverride | dict[str, Any]) -> tuple[str, str, str, bool]:
-    if isinstance(d, dict):
-        return (str(d.get("submission_id")), str(d.get("role")), str(d.get("question_id")), bool(d.get("correct")))
-    return (d.submission_id, d.role, d.question_id, d.correct)
-
-
-def _brief(s: RunSettings) -> str:
-    parts = [s.assessor] + [f"{k} {v}" for k, v in s.model_dump().items() if k != "assessor" and v is not None]
-    return ", ".join(parts)
-
-
-def _few(ids: Sequence[str]) -> str:
-    shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
-    return f"{len(ids)} submission(s) ({shown})" if ids else "no submission"
+    folder = ResultsFolder.open(root)
+    if folder._legacy is not None:
+        raise InputError(folder.root, "cannot be written, so it cannot be pruned")
+    with locked_out(folder.root), ResultsStore(folder.root) as store:
+        with Snapshot(store.path) as snap:
+            kept = snap.require_shown().id
+        removed = store.prune(kept)
+        write_exports(store)
+    return kept, removed

@@ -4,6 +4,8 @@ A batch results folder (``batch --out RESULTS``)::
 
     RESULTS/
       .checklist-eval.lock        held by the run writing the folder (see lock.locked_out)
+      results.sqlite              every run, record, score, failure and appeal (see store.py): the
+                                  one source every reader reads; the files below are its exports
       cache.sqlite                the default cache: verdicts, call log, provider batch jobs
       batch_run.json              the options of a ``--via jsonl|batch-api`` run, for its later steps
       run_settings.json           the settings the records were made with (a resume must match them)
@@ -26,10 +28,11 @@ from pathlib import Path
 
 from checklist_eval.errors import InputError
 
-__all__ = ["CHECK_JSON", "LOCK_NAME", "REPORT_HTML", "ResultsLayout", "SubmissionFolder", "is_results_folder",
-           "records_path"]
+__all__ = ["CHECK_JSON", "LOCK_NAME", "REPORT_HTML", "ResultsLayout", "SubmissionFolder", "records_path"]
 
 LOCK_NAME = ".checklist-eval.lock"
+DB_NAME = "results.sqlite"
+OVERRIDES_JSONL = "overrides.jsonl"
 CACHE_NAME = "cache.sqlite"
 RUN_FILE_NAME = "batch_run.json"
 SETTINGS_NAME = "run_settings.json"
@@ -69,6 +72,8 @@ class ResultsLayout:
         self.scores_csv = self.root / SCORES_CSV
         self.summary_json = self.root / SUMMARY_JSON
         self.failures_jsonl = self.root / FAILURES_JSONL
+        self.db = self.root / DB_NAME
+        self.overrides_jsonl = self.root / OVERRIDES_JSONL
 
     def records_file(self) -> Path | None:
         """The records file that is there, CSV first; None when neither is."""
@@ -80,14 +85,6 @@ class ResultsLayout:
         if sid in ("", ".", "..") or "/" in sid or "\\" in sid or "\0" in sid:
             raise ValueError(f"not a submission id: {sid!r}")
         return SubmissionFolder(self.root / SUBMISSIONS_DIR / sid)
-
-
-def is_results_folder(path: Path) -> bool:
-    """A folder this tool wrote as ``--out`` (its lock, settings or ledger with its submissions), which
-    a batch ROOT may hold and which is then not a submission."""
-    layout = ResultsLayout(path)
-    return path.is_dir() and (layout.lock.is_file() or layout.settings.is_file()
-                              or (layout.records_file() is not None and (path / SUBMISSIONS_DIR).is_dir()))
 
 
 def records_path(results: str | Path) -> Path:

@@ -1,13 +1,11 @@
-"""The ledgers of a results folder, ``records.csv`` and ``records.jsonl``: read one row at a time
-(``Ledger``), grown one submission at a time by a batch (``GrowingLedger``), written whole
-(``write_records``). What a row is, and how a cell is parsed, is ``challenge.records``'s."""
+"""Ledgers, ``records.csv`` and ``records.jsonl``: read one row at a time (``Ledger``: a lone ledger, or
+the exports of a folder from before results.sqlite), written whole (``write_records``). What a row is,
+and how a cell is parsed, is ``challenge.records``'s."""
 
 from __future__ import annotations
 
 import json
-import os
-import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from checklist_eval.challenge.records import (
@@ -19,9 +17,8 @@ from checklist_eval.challenge.records import (
     records_to_jsonl_text,
 )
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import atomic_write_bytes, atomic_write_text, atomic_writer, loads_json
-from checklist_eval.redact import redact_bytes
-from checklist_eval.tables import csv_header_and_rows, csv_header_text, csv_rows_text, ragged_row, restore, row_reader
+from checklist_eval.fsutil import atomic_write_text, loads_json
+from checklist_eval.tables import csv_header_and_rows, ragged_row, restore, row_reader
 
 
 def write_records(records: Sequence[Record], csv_path: str | Path, jsonl_path: str | Path | None = None) -> None:
@@ -29,69 +26,6 @@ def write_records(records: Sequence[Record], csv_path: str | Path, jsonl_path: s
     atomic_write_text(csv_path, records_to_csv_text(records))
     if jsonl_path is not None:
         atomic_write_text(jsonl_path, records_to_jsonl_text(records))
-
-
-class GrowingLedger:
-    """``records.csv`` and ``records.jsonl`` of a batch, appended one submission at a time as each
-    finishes: the run holds no submission's records once they are written, and a killed run leaves
-    every finished submission in the ledger. ``finish`` rewrites both files, atomically, with the
-    submissions in a given order (the batch's, not the order they finished in) by copying their bytes.
-
-    One writer at a time (the batch holds the results folder's lock); ``append`` may be called from
-    several threads."""
-
-    def __init__(self, csv_path: str | Path, jsonl_path: str | Path):
-        self.paths = (Path(csv_path), Path(jsonl_path))
-        self._heads = (csv_header_text(Record).encode("utf-8"), b"")
-        self._ends = [len(head) for head in self._heads]
-        self._spans: dict[str, list[tuple[int, int]]] = {}  # id -> (offset, size) in each file
-        self._fds: list[int] = []
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> GrowingLedger:
-        self._ends = [len(head) for head in self._heads]
-        self._spans.clear()
-        for path, head in zip(self.paths, self._heads, strict=True):
-            atomic_write_bytes(path, head)  # our own regular file, whatever was there (a link is replaced)
-            self._fds.append(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._close()
-
-    def _close(self) -> None:
-        while self._fds:
-            os.close(self._fds.pop())
-
-    def append(self, submission_id: str, records: Sequence[Record]) -> None:
-        """Add one submission's records to the end of both files (redacted, as every output is)."""
-        blocks = (csv_rows_text(Record, records), records_to_jsonl_text(records))
-        with self._lock:
-            spans = []
-            for i, (fd, text) in enumerate(zip(self._fds, blocks, strict=True)):
-                data = redact_bytes(text.encode("utf-8"))
-                _write_all(fd, data)
-                spans.append((self._ends[i], len(data)))
-                self._ends[i] += len(data)
-            self._spans[submission_id] = spans
-
-    def finish(self, order: Iterable[str]) -> None:
-        """Rewrite both files with the records of the submissions ``order`` names, in that order."""
-        order = list(order)
-        self._close()
-        for i, (path, head) in enumerate(zip(self.paths, self._heads, strict=True)):
-            with path.open("rb") as grown, atomic_writer(path) as write:
-                write(head)
-                for sid in order:
-                    offset, size = self._spans[sid][i]
-                    grown.seek(offset)
-                    write(grown.read(size))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:

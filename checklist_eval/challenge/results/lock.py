@@ -58,6 +58,34 @@ def check_out(out: str | Path) -> Path:
     return out
 
 
+def refuse_out_inside(out: str | Path, given: str | Path, what: str) -> None:
+    """``--out`` inside the input (a batch's ROOT, the submission scored) is refused: its files would sit
+    among the papers, and the next run would read them as part of the input."""
+    out_at, given_at = Path(out).resolve(), Path(given).resolve()
+    if Path(given).is_dir() and (out_at == given_at or given_at in out_at.parents):
+        raise InputError(out, f"--out is inside {what} {given}: results would sit among the papers it reads; "
+                              "choose a folder outside it")
+
+
+def refuse_batch_folder(out: str | Path) -> None:
+    """``score --out`` into a batch's results folder is refused: the folder is the batch's."""
+    import sqlite3
+
+    layout = ResultsLayout(out)
+    batch = (Path(out) / "submissions").is_dir() and layout.records_file() is not None
+    if layout.db.is_file():
+        try:
+            db = sqlite3.connect(f"file:{layout.db.resolve()}?mode=ro", uri=True)
+            try:
+                batch = bool(db.execute("SELECT 1 FROM runs WHERE kind='batch' LIMIT 1").fetchone())
+            finally:
+                db.close()
+        except sqlite3.Error:
+            batch = True  # not a database we can read: not a place for score's files either
+    if batch:
+        raise InputError(out, "--out is a batch's results folder; score writes a folder of its own: choose another")
+
+
 @contextmanager
 def locked_out(out: str | Path) -> Iterator[Path]:
     """Hold the results folder's lock for the block; refuse (InputError) when another run holds it."""
@@ -99,5 +127,6 @@ def environment_error(err: BaseException, where: str | Path | None = None, *,
     code = getattr(err, "sqlite_errorcode", None)
     if isinstance(err, sqlite3.Error) and code is not None and code & 0xFF in (
             _SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CANTOPEN):
-        return InputError(where, f"cannot write the cache: {err}")
+        words = {_SQLITE_FULL: "no space left on the device", _SQLITE_READONLY: "read-only"}.get(code & 0xFF, "")
+        return InputError(where, f"cannot write the database: {words + ': ' if words else ''}{err}")
     return None

@@ -1,5 +1,5 @@
-"""What one scored submission leaves in its folder: ``result.json`` (the completion marker, written
-last) beside ``report.html``; with ``score --out``, its own records too."""
+"""A scored submission as one document: ``SubmissionResult``, what results.sqlite keeps of it and what
+each ``result.json`` export holds (written last, after its report)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ from pydantic import Field, ValidationError
 
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.results.appeals import AppliedOverride
-from checklist_eval.challenge.results.layout import SubmissionFolder
-from checklist_eval.challenge.results.ledger import write_records
 from checklist_eval.challenge.results.settings import RunSettings
 from checklist_eval.challenge.scoring import ScoreReport, SubmissionScore
-from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import Case, Model, Usage
 
 RESULT_FORMAT = 1
@@ -39,6 +36,10 @@ class SubmissionResult(Model):
     # The appeal decisions standing on these records when the file was written (``score`` is with them
     # applied); None in files written before appeals were kept here, which are then not checked.
     appeals: list[AppliedOverride] | None = None
+    # Which run of results.sqlite this file exports, and the generation that committed the submission
+    # (None in files written before the database).
+    run: int | None = None
+    generation: int | None = None
 
     def report(self) -> ScoreReport:
         """What ``score --json`` prints."""
@@ -48,20 +49,6 @@ class SubmissionResult(Model):
     def all_warnings(self) -> list[str]:
         """The submission's warnings, then its score's."""
         return self.warnings + self.score.warnings
-
-
-def write_submission_outputs(out_dir: str | Path, result: SubmissionResult, *, with_records: bool = False) -> Path:
-    """report.html then result.json (the completion marker), each atomically; returns result.json."""
-    from checklist_eval.challenge.report import write_submission_report
-    from checklist_eval.challenge.results.appeals import standing, with_decisions
-
-    folder = SubmissionFolder(Path(out_dir))
-    decisions = standing(result.appeals or [])
-    write_submission_report(folder.report_html, result.score, with_decisions(result.records, decisions),
-                            usage=result.usage, overrides=decisions)
-    if with_records:
-        write_records(result.records, folder.records_csv, folder.records_jsonl)
-    return atomic_write_text(folder.result_json, result.model_dump_json(indent=1))
 
 
 def read_result(path: Path) -> SubmissionResult | None:
