@@ -54,7 +54,7 @@ def test_output_validates_as_a_gat_submission(run_dir):
 
 
 def test_assessor_eval_reports_the_adversary_figures(run_dir):
-    res = cli("score", run_dir, "--out", run_dir / "results", "--json")
+    res = cli("score", run_dir, "--out", run_dir.parent / f"{run_dir.name}-results", "--json")
     assert res.returncode == 0, res.stderr
     res = cli("assessor-eval", "--attack-runs", run_dir.parent, "--json", "--bootstrap", "50")
     assert res.returncode == 0, res.stderr

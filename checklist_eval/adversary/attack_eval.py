@@ -203,12 +203,20 @@ def run_folders(root: str | Path) -> list[Path]:
     return runs
 
 
+def results_of_run(run: Path) -> Path:
+    """Where a run's scores are kept: ``RUN-results`` beside it (``score`` refuses a results folder inside the
+    submission it scores, which must not change before it is read); a run scored before that rule kept them
+    in the run itself or one of its subfolders."""
+    return run.parent / f"{run.name}-results"
+
+
 def _records_file(run: Path) -> Path:
-    for folder in [run, *sorted(p for p in run.iterdir() if p.is_dir())]:
-        found = ResultsLayout(folder).records_file()
+    for folder in [results_of_run(run), run, *sorted(p for p in run.iterdir() if p.is_dir())]:
+        found = ResultsLayout(folder).records_file() if folder.is_dir() else None
         if found is not None:
             return found
-    raise InputError(run, f"no {RECORDS_CSV}: score the run first (checklist-eval score RUN --out RUN/results)")
+    raise InputError(run, f"no {RECORDS_CSV}: score the run first "
+                          f"(checklist-eval score {run} --out {results_of_run(run)})")
 
 
 def _half_of_run(run: Path) -> str | None:
