@@ -76,13 +76,32 @@ def _open_cache(path: Path | None) -> sqlite3.Connection | None:
         return None
 
 
+def _as_sent(db: sqlite3.Connection, endpoint: str, model: str, params: dict[str, Any], *, refresh: bool
+             ) -> dict[str, Any]:
+    """``params`` as a run would send them: less what an earlier run learned this (endpoint, model) refuses
+    (its stored lessons, which the run's cache key follows); ``--refresh`` relearns, so it starts from none."""
+    import json
+
+    if refresh:
+        return params
+    try:
+        row = db.execute("SELECT quirks_json FROM capabilities WHERE endpoint=? AND model=?",
+                         (endpoint, model)).fetchone()
+        saved = json.loads(row[0]) if row else {}
+    except (sqlite3.Error, ValueError, TypeError):  # no table yet, or a damaged row: nothing was learned
+        saved = {}
+    dropped = saved.get("dropped") if isinstance(saved, dict) else None
+    gone = {p for p in dropped if isinstance(p, str)} if isinstance(dropped, list) else set()
+    return {k: v for k, v in params.items() if k not in gone}
+
+
 def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
     """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
     exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
     from checklist_eval.assessors.cache import cache_key, endpoint_identity
 
     endpoint = endpoint_identity(cfg.resolved_base_url)
-    params = cfg.sampling_params()
+    params = _as_sent(db, endpoint, cfg.model or "", cfg.sampling_params(), refresh=cfg.refresh)
 
     def answered(strategy: str, digest: str, question: str) -> bool:
         key = cache_key(endpoint=endpoint, model=cfg.model or "", prefix_digest=digest, question=question,
