@@ -296,7 +296,7 @@ def test_resumed_batch_api_run_with_a_changed_flag_is_refused_then_finished_with
     settings = json.loads((out / "run_settings.json").read_text())
     assert settings == {"assessor": "llm", "model": MODEL, "endpoint": f"127.0.0.1:{server.port}/v1",
                         "prompt_version": "assess-v1", "via": "batch-api", "temperature": 0.0, "seed": None,
-                        "reasoning_effort": None}
+                        "reasoning_effort": None, "tex": "auto"}
     sent = (server.batches.uploads, len(server.batches.batches), server.stats.chat_requests)
     assert sent[:2] == (1, 1)
     time.sleep(0.4)  # the batch finishes on the provider's side
