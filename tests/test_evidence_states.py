@@ -104,7 +104,7 @@ def test_records_keep_state_and_passages_and_older_files_derive_the_state(shared
     rows = records_from_assessments("s1", "G", paper, out, case="G", scored_at="")
     write_records(rows, tmp_path / "records.csv", tmp_path / "records.jsonl")
     header = (tmp_path / "records.csv").read_text().splitlines()[0].split(",")
-    assert header[-3:] == ["state", "passages", "context_share"]
+    assert header[-4:] == ["state", "passages", "context_share", "reader"]  # reader: issue 42
     for name in ("records.csv", "records.jsonl"):
         back = [r for group in Ledger(tmp_path / name).submissions() for r in group]
         assert [(r.state, r.passages) for r in back] == [(r.state, r.passages) for r in rows]
@@ -311,6 +311,7 @@ def test_an_appeal_keeps_the_state_in_step_with_c(shared_dir, tmp_path):
     class Decision:
         def __init__(self, key, correct):
             self.key, self.correct = key, correct
+            self.decided_on = ""  # a decision from before answers were digested: applied as it stands
 
     decided = with_decisions(rows, {wrong.key: Decision(wrong.key, True)})
     assert next(r for r in decided if r.key == wrong.key).state is State.UNVERIFIED
