@@ -138,15 +138,23 @@ class Checker:
             shutil.rmtree(folder, ignore_errors=True)
 
     async def _check_paper(self, job: Job, path: Path) -> None:
-        from checklist_eval.challenge.report import paper_records, render_paper_report
-        from checklist_eval.challenge.scoring import correctness
-        from checklist_eval.summaries import CheckResult
-
         job.status = "parsing"
         paper = _as_uploaded(await asyncio.to_thread(self.pool.load_paper, path), path)
         job.questions = [(it.id, it.title) for it in paper.checklist.items]
         job.status = "assessing"
-        assessor = build_assessor(self.config(job.assessor))
+        config = self.config(job.assessor)
+        if config.assessor == "heuristic":  # CPU work (seconds for a long paper): in a thread, so the loop answers
+            await asyncio.to_thread(asyncio.run, self._judge_and_render(job, paper, config))
+        else:  # an LLM check waits on its endpoint, sharing the process's scheduler: on the server's loop
+            await self._judge_and_render(job, paper, config)
+        job.status = "done"
+
+    async def _judge_and_render(self, job: Job, paper: Paper, config: AssessorConfig) -> None:
+        from checklist_eval.challenge.report import paper_records, render_paper_report
+        from checklist_eval.challenge.scoring import correctness
+        from checklist_eval.summaries import CheckResult
+
+        assessor = build_assessor(config)
         try:
             assessor.questions_planned += sum(1 for it in paper.checklist.items if it.is_answered)
 
@@ -165,7 +173,6 @@ class Checker:
         job.html = render_paper_report(paper, assessments, assessor=assessor.name, model=assessor.model,
                                        usage=assessor.usage, prompt_version=assessor.prompt_version,
                                        links=next_links(job))
-        job.status = "done"
 
     async def _score_set(self, job: Job, folder: Path) -> None:
         from checklist_eval.challenge.batch import score_path
