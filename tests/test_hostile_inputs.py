@@ -160,8 +160,14 @@ def test_a_24_mb_name_with_escape_sequences_reaches_the_terminal_cut_and_inert(t
     shutil.copytree(FIXTURES, tmp_path / "subs")
     assert run(tmp_path, "batch", tmp_path / "subs", "--out", tmp_path / "out").code == 0
     name = "\x1b]0;owned\x07\x1b[2J" + "n" * (24 << 20) + "\u202e"
-    with (tmp_path / "out" / "failures.jsonl").open("a") as fh:
-        fh.write(json.dumps({"submission_id": name, "source": name, "error": f"{name}: not a submission"}) + "\n")
+    # results.sqlite is what every reader reads (failures.jsonl is an export, set aside when edited): the
+    # hostile name is put where a reader takes it from, as a hand-edited or hostile database would hold it
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as db:
+        run_id = db.execute("SELECT max(id) FROM runs").fetchone()[0]
+        db.execute("INSERT INTO failures (run_id, submission_id, source, error) VALUES (?, ?, ?, ?)",
+                   (run_id, name, name, f"{name}: not a submission"))
     for args in ((), ("--json",)):
         r = run(tmp_path, "leaderboard", tmp_path / "out", *args, rss_mb=1024)
         assert r.code == 0, r
@@ -203,7 +209,12 @@ def test_deeply_nested_json_is_one_line_in_every_reader(tmp_path):
                    "batch_run.json", "nested deeper than 64 levels")
     (tmp_path / "out" / "records.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
     (tmp_path / "out" / "records.csv").unlink()
-    one_error_line(run(tmp_path, "rescore", tmp_path / "out"), "records.jsonl", "nested")
+    # beside its database an edited export decides nothing: set aside, the scores read from results.sqlite
+    beside = run(tmp_path, "rescore", tmp_path / "out")
+    assert beside.code == 0 and "set aside" in beside.err, beside
+    (tmp_path / "lone").mkdir()  # a lone ledger is read as a ledger: the nesting is one line
+    shutil.copy(tmp_path / "out" / "records.jsonl", tmp_path / "lone" / "records.jsonl")
+    one_error_line(run(tmp_path, "rescore", tmp_path / "lone" / "records.jsonl"), "records.jsonl", "nested")
 
 
 @pytest.mark.parametrize("kind", ["text", "folder", "fifo"])
@@ -259,10 +270,14 @@ def test_leaderboard_lists_a_run_in_which_every_submission_failed(tmp_path):
 
 
 def test_score_with_out_inside_the_submission_reruns(tmp_path):
+    """``--out`` inside the submission scored is refused in one line (its files would sit among the papers
+    read: issue 43); beside it, a second run reads its own folder and gives the same scores."""
     sub = tmp_path / "team"
     shutil.copytree(FIXTURES / "team-alpha", sub)
-    first = run(tmp_path, "score", sub, "--out", sub / "results", "--json")
-    second = run(tmp_path, "score", sub, "--out", sub / "results", "--json")
+    one_error_line(run(tmp_path, "score", sub, "--out", sub / "results", "--json"), "among the papers")
+    assert not (sub / "results").exists()
+    first = run(tmp_path, "score", sub, "--out", tmp_path / "results", "--json")
+    second = run(tmp_path, "score", sub, "--out", tmp_path / "results", "--json")
     assert first.code == 0 and second.code == 0, second
     assert json.loads(first.out)["S"] == json.loads(second.out)["S"]
 

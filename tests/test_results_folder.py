@@ -511,3 +511,19 @@ def test_read_only_storage_is_read_and_writers_refuse(work, capsys):
         refused(capsys, ["batch", str(work / "subs"), "--out", str(results), "--quiet"], str(results))
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_the_leaderboards_are_exports_of_the_committed_state_and_follow_an_appeal(work, capsys):
+    """``leaderboard.csv`` and ``leaderboard.html`` in the folder are exports like the ledger: what
+    ``leaderboard RESULTS --csv/--html`` writes, marked in exports.json, written again after an appeal."""
+    results = work / "results"
+    capsys.readouterr()
+    assert main(["leaderboard", str(results), "--csv", str(work / "board.csv"), "--html", str(work / "board.html")]) == 0
+    assert (results / "leaderboard.csv").read_text() == (work / "board.csv").read_text()
+    assert "team-beta" in (results / "leaderboard.html").read_text()
+    assert {"leaderboard.csv", "leaderboard.html"} <= set(json.loads((results / "exports.json").read_text())["files"])
+    (work / "appeal.csv").write_text(APPEAL)
+    assert main(["rescore", str(results), "--overrides", str(work / "appeal.csv"), "--json"]) == 0
+    rows = {r["submission_id"]: r for r in csv.DictReader((results / "leaderboard.csv").open())}
+    assert float(rows["team-beta"]["S"]) == board(capsys, results)["team-beta"]
+    assert float(rows["team-beta"]["C_G"]) < 1.0  # the appeal made G's question 1 wrong: the export follows

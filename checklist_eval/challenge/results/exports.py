@@ -19,7 +19,14 @@ from pathlib import Path
 from checklist_eval.challenge.records import records_to_jsonl_text
 from checklist_eval.challenge.results.appeals import decide
 from checklist_eval.challenge.results.layout import SUBMISSIONS_DIR, ResultsLayout, SubmissionFolder
-from checklist_eval.challenge.results.leaderboard import Failure
+from checklist_eval.challenge.results.leaderboard import (
+    Failure,
+    LeaderboardRow,
+    failure_rows,
+    leaderboard_csv_text,
+    leaderboard_row,
+    rank_rows,
+)
 from checklist_eval.challenge.results.outputs import SubmissionResult
 from checklist_eval.challenge.results.snapshot import Snapshot
 from checklist_eval.challenge.results.store import ResultsStore, sha256_file
@@ -101,7 +108,8 @@ def _result_of(snap: Snapshot, sid: str) -> tuple[SubmissionResult, list]:
     return result, decided
 
 
-def _submission_files(snap: Snapshot, writer: _Writer, folder: SubmissionFolder, sid: str) -> SubmissionResult:
+def _submission_files(snap: Snapshot, writer: _Writer, folder: SubmissionFolder, sid: str
+                      ) -> tuple[SubmissionResult, list]:
     from checklist_eval.challenge.report import render_submission_report
     from checklist_eval.challenge.results.appeals import standing
 
@@ -116,7 +124,7 @@ def _submission_files(snap: Snapshot, writer: _Writer, folder: SubmissionFolder,
         sha = sha256_file(folder.report_html)
         if sha is not None:
             writer.written[writer.name(folder.report_html)] = sha
-    return result
+    return result, decided
 
 
 def _batch_folder(snap: Snapshot, writer: _Writer) -> None:
@@ -124,10 +132,12 @@ def _batch_folder(snap: Snapshot, writer: _Writer) -> None:
     rows: list[ScoreRow] = []
     scores: list[PublicScore] = []
     results = []
+    board: list[LeaderboardRow] = []
     for sid in snap.submission_ids():
-        result = _submission_files(snap, writer, layout.submission(sid), sid)
+        result, decided = _submission_files(snap, writer, layout.submission(sid), sid)
         rows.append(ScoreRow.of(result.score, result.all_warnings))
         scores.append(result.score.public())
+        board.append(leaderboard_row(result.score, decided))
         results.append(sid)
 
     def ledger(jsonl: bool) -> Callable[[Callable[[bytes], None]], None]:
@@ -146,8 +156,18 @@ def _batch_folder(snap: Snapshot, writer: _Writer) -> None:
     failures = snap.failures()
     writer.whole(layout.failures_jsonl, "".join(json.dumps(f.model_dump()) + "\n" for f in failures).encode())
     writer.whole(layout.summary_json, _summary(snap, scores, failures).encode())
+    _leaderboards(writer, layout, rank_rows(board + failure_rows(failures, set(results))))
     _history(snap, writer, layout)
     _remove_gone(writer.root / SUBMISSIONS_DIR, set(results))
+
+
+def _leaderboards(writer: _Writer, layout: ResultsLayout, rows: list[LeaderboardRow]) -> None:
+    """The ranking as ``leaderboard RESULTS --csv/--html`` would write it, of the same committed state."""
+    from checklist_eval.challenge.leaderboard_page import page_rows, render_leaderboard, report_links
+
+    writer.whole(layout.leaderboard_csv, leaderboard_csv_text(rows).encode())
+    links = report_links(writer.root, layout.leaderboard_html, [r.submission_id for r in rows])
+    writer.whole(layout.leaderboard_html, render_leaderboard(page_rows(rows), links).encode())
 
 
 def _summary(snap: Snapshot, scores: list[PublicScore], failures: list[Failure]) -> str:
@@ -174,7 +194,7 @@ def _score_folder(snap: Snapshot, writer: _Writer) -> None:
     for sid in sids[-1:]:
         from checklist_eval.challenge.records import Record
 
-        result = _submission_files(snap, writer, folder, sid)
+        result, _ = _submission_files(snap, writer, folder, sid)
         writer.whole(folder.records_csv, (csv_header_text(Record) + csv_rows_text(Record, result.records)).encode())
         writer.whole(folder.records_jsonl, records_to_jsonl_text(result.records).encode())
     _history(snap, writer, ResultsLayout(writer.root))

@@ -41,6 +41,8 @@ RECORDS_JSONL = "records.jsonl"
 SCORES_CSV = "scores.csv"
 SUMMARY_JSON = "summary.json"
 FAILURES_JSONL = "failures.jsonl"
+LEADERBOARD_CSV = "leaderboard.csv"
+LEADERBOARD_HTML = "leaderboard.html"
 SUBMISSIONS_DIR = "submissions"
 RESULT_JSON = "result.json"
 REPORT_HTML = "report.html"
@@ -72,6 +74,8 @@ class ResultsLayout:
         self.scores_csv = self.root / SCORES_CSV
         self.summary_json = self.root / SUMMARY_JSON
         self.failures_jsonl = self.root / FAILURES_JSONL
+        self.leaderboard_csv = self.root / LEADERBOARD_CSV
+        self.leaderboard_html = self.root / LEADERBOARD_HTML
         self.db = self.root / DB_NAME
         self.overrides_jsonl = self.root / OVERRIDES_JSONL
 
