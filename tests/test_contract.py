@@ -8,6 +8,7 @@ import importlib
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from cli_runner import run_cli

@@ -91,6 +91,9 @@ class BatchSummary(Model):
     usage_total: Usage
     scores: list[PublicScore]
     failures: list[Failure]
+    # the run of results.sqlite this export shows, and the database's generation it was written from
+    run: int | None = None
+    generation: int | None = None
 
 
 class BatchCounts(Model):
