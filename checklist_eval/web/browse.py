@@ -117,7 +117,8 @@ def routes(root: Path) -> list[Route]:
     def submission_page(sid: str) -> Response:
         from checklist_eval.challenge.scoring import score_submission
 
-        recs, applied, _replaced = results.folder().decided(sid)
+        folder = results.folder()
+        recs, applied, _replaced = folder.decided(sid)
         if not recs:
             failed = next((f for f in folder.failures() if f.submission_id == sid), None)
             if failed is not None:
