@@ -224,6 +224,14 @@ def one_line(text: str, limit: int = TERMINAL_LIMIT) -> str:
     return " ".join(for_terminal(text, limit).split())
 
 
+def note(text: str) -> None:
+    """``text`` as one line for the person at the terminal, on stderr (stdout may be JSON a script
+    reads)."""
+    import sys
+
+    print(one_line(text), file=sys.stderr)
+
+
 class TerminalStream:
     """A text stream (``sys.stderr``, ``sys.stdout``) whose every write is made safe by
     ``for_terminal`` without a cut: the door for plain ``print``. A JSON document printed through it

@@ -11,7 +11,6 @@ checks instead (``legacy``), and says so.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -22,9 +21,8 @@ from checklist_eval.challenge.results.layout import ResultsLayout, records_path
 from checklist_eval.challenge.results.leaderboard import (
     Failure,
     LeaderboardRow,
-    failure_rows,
     leaderboard_row,
-    rank_rows,
+    ranked_with_failures,
     read_failures,
 )
 from checklist_eval.challenge.results.ledger import NoRecords
@@ -34,15 +32,9 @@ from checklist_eval.challenge.results.settings import RunSettings
 from checklist_eval.challenge.results.snapshot import Snapshot
 from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, score_submission
 from checklist_eval.errors import InputError
+from checklist_eval.redact import note
 
 T = TypeVar("T")
-
-
-def note(text: str) -> None:
-    """A line for the person at the terminal (stderr: stdout may be JSON for a script)."""
-    from checklist_eval.redact import one_line
-
-    print(one_line(text), file=sys.stderr)
 
 
 class ResultsFolder:
@@ -175,10 +167,11 @@ class ResultsFolder:
             self._say(None)
             return rows
         with self.snapshot() as snap:
-            rows = [leaderboard_row(score, records) for records, score in self._submissions(snap, overrides)]
-            rows += failure_rows(snap.failures(), {r.submission_id for r in rows})
+            rows = ranked_with_failures(
+                lambda: [leaderboard_row(score, records) for records, score in self._submissions(snap, overrides)],
+                snap.failures())
             self._say(snap)
-        return rank_rows(rows)
+        return rows
 
     def decided(self, sid: str) -> tuple[list[Record], dict[Key, AppliedOverride], list[AppliedOverride]]:
         """One submission's records with the appeals that apply to them, those decisions, and those
@@ -307,16 +300,9 @@ def build_leaderboard(results: str | Path, *, overrides: str | Path | None = Non
     if folder is not None:
         return folder.leaderboard(overrides)
     path = records_path(results)
-    failures = read_failures(path.parent)
-    try:
-        rows = ledger_scored(path, overrides, leaderboard_row)
-    except NoRecords:
-        if not failures:
-            raise
-        rows = []
+    rows = ranked_with_failures(lambda: ledger_scored(path, overrides, leaderboard_row), read_failures(path.parent))
     note(f"read {path} as a ledger: no results.sqlite beside it")
-    rows += failure_rows(failures, {r.submission_id for r in rows})
-    return rank_rows(rows)
+    return rows
 
 
 def write_score_folder(out: str | Path, result: SubmissionResult, source: Path) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,6 +20,7 @@ from pydantic import PrivateAttr
 
 from checklist_eval.challenge.records import Record
 from checklist_eval.challenge.results.layout import ResultsLayout
+from checklist_eval.challenge.results.ledger import NoRecords
 from checklist_eval.challenge.scoring import SubmissionScore
 from checklist_eval.errors import InputError
 from checklist_eval.models import ROLES, Case, Model, state_counts
@@ -170,6 +171,21 @@ def rank_rows(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
         tied = ranked and ranked[-1].S == r.S
         ranked.append(r.model_copy(update={"rank": ranked[-1].rank if tied else i + 1}))
     return ranked + [r.model_copy(update={"rank": None}) for r in failed]
+
+
+def ranked_with_failures(score: Callable[[], list[LeaderboardRow]],
+                         failures: Sequence[Failure]) -> list[LeaderboardRow]:
+    """The ranked rows ``score`` gives and, after them, the failed submissions with their reasons. A
+    run whose every submission failed holds no records (``NoRecords``): its leaderboard lists the
+    failures alone; with no failure either, there is nothing to show and the error stands."""
+    try:
+        rows = score()
+    except NoRecords:
+        if not failures:
+            raise
+        rows = []
+    rows += failure_rows(failures, {r.submission_id for r in rows})
+    return rank_rows(rows)
 
 
 def leaderboard_csv_text(rows: Sequence[LeaderboardRow]) -> str:

@@ -21,7 +21,6 @@ has them applied. ``ledger_scored`` reads a lone ledger (a records file with no 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,9 +39,8 @@ from checklist_eval.challenge.results.layout import SUBMISSIONS_DIR, ResultsLayo
 from checklist_eval.challenge.results.leaderboard import (
     Failure,
     LeaderboardRow,
-    failure_rows,
     leaderboard_row,
-    rank_rows,
+    ranked_with_failures,
     read_failures,
 )
 from checklist_eval.challenge.results.ledger import Ledger, NoRecords
@@ -51,18 +49,12 @@ from checklist_eval.challenge.results.settings import RunSettings, read_settings
 from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, score_submission
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import loads_json
+from checklist_eval.redact import note
 from checklist_eval.tables import read_csv_rows
 
 T = TypeVar("T")
 SCORE_FIELDS = ("case", "C_G", "C_A", "C_T", "R", "S")
 MAX_RESULT_BYTES = 256 << 20  # a result.json larger than this is not one a run wrote
-
-
-def note(text: str) -> None:
-    """A line for the person at the terminal (stderr: stdout may be JSON for a script)."""
-    from checklist_eval.redact import one_line
-
-    print(one_line(text), file=sys.stderr)
 
 
 class LegacyFolder:
@@ -216,15 +208,7 @@ class LegacyFolder:
         return out
 
     def leaderboard(self, overrides: str | Path | None = None) -> list[LeaderboardRow]:
-        failures = self.failures()
-        try:
-            rows = self.scored(leaderboard_row, overrides)
-        except NoRecords:
-            if not failures:
-                raise
-            rows = []  # every submission failed: the leaderboard lists them, with reasons
-        rows += failure_rows(failures, {r.submission_id for r in rows})
-        return rank_rows(rows)
+        return ranked_with_failures(lambda: self.scored(leaderboard_row, overrides), self.failures())
 
     def records(self, sid: str) -> list[Record]:
         """One submission's records, the standing appeals applied ([] when it has none)."""
