@@ -221,10 +221,6 @@ class LegacyFolder:
         found = self.layout.records_file()
         return found.name if found else "the ledger"
 
-    def _scored_order(self) -> list[str] | None:
-        rows = self._scored_rows()
-        return None if rows is None else [row["submission_id"] for row in rows]
-
     def _check_listed(self, sid: str, score: SubmissionScore, row: dict[str, str]) -> None:
         """scores.csv shows the scores the ledger and the appeals give (a stale one is not published)."""
         computed = score.public().model_dump()

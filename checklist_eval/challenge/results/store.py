@@ -277,12 +277,6 @@ class ResultsStore:
                             (state, _now(), redact(json.dumps(summary)) if summary is not None else None, run_id))
             return generation
 
-    def recorded_settings(self) -> RunSettings | None:
-        """The settings of the latest run that committed a submission (what a rerun must match)."""
-        row = self.db.execute("SELECT settings_json FROM runs WHERE settings_json IS NOT NULL AND id IN "
-                              "(SELECT run_id FROM submissions) ORDER BY id DESC LIMIT 1").fetchone()
-        return RunSettings.model_validate_json(row[0]) if row else None
-
     # -------------------------------------------------------------------------------- submissions
 
     def commit_submission(self, run_id: int, result: SubmissionResult, *, name: str, papers: dict[str, str],
