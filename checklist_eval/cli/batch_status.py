@@ -7,8 +7,10 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "batch-status",
+    from checklist_eval.cli.common import results_command
+
+    p = results_command(
+        subparsers, "batch-status", run,
         help="status of a run's provider batch jobs; downloads finished ones",
         description=(
             "List the batch jobs recorded in RESULTS/cache.sqlite (or --cache), ask the provider about "
@@ -16,13 +18,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "of finished ones, so that rerunning the `batch --via batch-api` command only scores. Exit 2 "
             "when no jobs are recorded."
         ),
+        results_help="results folder of a --via batch-api run",
+        json_help="print a JSON list of jobs",
     )
-    p.add_argument("results", help="results folder of a --via batch-api run")
     p.add_argument("--cache", type=Path, default=None, metavar="PATH", help="the run's cache file, if not "
                    "RESULTS/cache.sqlite")
     p.add_argument("--offline", action="store_true", help="show the recorded state without asking the provider")
-    p.add_argument("--json", action="store_true", help="print a JSON list of jobs")
-    p.set_defaults(func=run)
 
 
 async def _refresh(cache_path: Path, offline: bool) -> tuple[list, list[str]]:

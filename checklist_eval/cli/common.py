@@ -1,8 +1,11 @@
 """Checks every command shares, so each rule is written once: an output path that cannot be used,
-and a paper whose body is too small to judge against."""
+and a paper whose body is too small to judge against; and the shape of a command over a results
+folder."""
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from checklist_eval.errors import InputError
@@ -58,3 +61,15 @@ def body_parse_warning(paper):
 
 def has_no_body(paper) -> bool:
     return len(paper.body) < NO_BODY_CHARS
+
+
+def results_command(subparsers: argparse._SubParsersAction, name: str, run: Callable[[argparse.Namespace], int],
+                    *, help: str, description: str, results_help: str, json_help: str) -> argparse.ArgumentParser:
+    """Register ``name``: a command over the results folder given as its positional ``results``, that
+    prints text or, with ``--json``, JSON, and runs ``run``. The caller adds its own flags to the parser
+    returned."""
+    p = subparsers.add_parser(name, help=help, description=description)
+    p.add_argument("results", help=results_help)
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.set_defaults(func=run)
+    return p

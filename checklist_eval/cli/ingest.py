@@ -12,8 +12,10 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "ingest",
+    from checklist_eval.cli.common import results_command
+
+    p = results_command(
+        subparsers, "ingest", run,
         help="read batch results (OpenAI batch output / vLLM run_batch) and finish a --via jsonl run",
         description=(
             "Read a results JSONL ({custom_id, response: {status_code, body}, error} per line) for the "
@@ -22,13 +24,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "follow-up requests file RESULTS/requests-followup-N.jsonl (default). Exit 2 on an unusable "
             "results file or RESULTS folder."
         ),
+        results_help="the results folder of the --via jsonl run",
+        json_help="print the counts as JSON",
     )
-    p.add_argument("results", help="the results folder of the --via jsonl run")
     p.add_argument("--responses", required=True, type=Path, metavar="FILE", help="results JSONL")
     p.add_argument("--retry-via", choices=("online", "jsonl"), default="jsonl",
                    help="where unanswered or unusable requests go (default jsonl: a follow-up file)")
-    p.add_argument("--json", action="store_true", help="print the counts as JSON")
-    p.set_defaults(func=run)
 
 
 async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:

@@ -6,8 +6,10 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "leaderboard",
+    from checklist_eval.cli.common import results_command
+
+    p = results_command(
+        subparsers, "leaderboard", run,
         help="rank the submissions of a batch results folder (or records file) by S",
         description=(
             "Build the leaderboard from a batch's assessment records: columns rank, submission_id, case, "
@@ -16,15 +18,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "the batch could not score (failures.jsonl beside the records) follow without a rank, with status "
             "'failed: <reason>'."
         ),
+        results_help="batch results folder (with records.csv) or a records .csv/.jsonl",
+        json_help="print the ranked rows as a JSON list of objects (submissions not scored: on stderr)",
     )
-    p.add_argument("results", help="batch results folder (with records.csv) or a records .csv/.jsonl")
     p.add_argument("--csv", metavar="FILE", help="write the leaderboard CSV here (atomically)")
     p.add_argument("--html", metavar="FILE",
                    help="write the leaderboard as an HTML page linking each submission's report (atomically)")
     p.add_argument("--overrides", metavar="FILE", help="appeal decisions CSV (see: checklist-eval rescore --help)")
-    p.add_argument("--json", action="store_true",
-                   help="print the ranked rows as a JSON list of objects (submissions not scored: on stderr)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

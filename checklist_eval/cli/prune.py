@@ -6,8 +6,10 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "prune",
+    from checklist_eval.cli.common import results_command
+
+    results_command(
+        subparsers, "prune", run,
         help="remove the earlier runs of a results folder (the leaderboard's run stays)",
         description=(
             "A results folder keeps every run in RESULTS/results.sqlite: a rerun with new settings opens a new "
@@ -15,10 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(the one the leaderboard shows), and the interrupted ones after it; a run in progress is kept. "
             "Appeal decisions and the history of changes are never removed. Holds the folder's lock."
         ),
+        results_help="batch results folder (or a score --out folder)",
+        json_help='print {"kept": RUN, "removed": [RUN, ...]}',
     )
-    p.add_argument("results", help="batch results folder (or a score --out folder)")
-    p.add_argument("--json", action="store_true", help='print {"kept": RUN, "removed": [RUN, ...]}')
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
