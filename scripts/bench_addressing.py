@@ -9,16 +9,14 @@ the same run. Parsing is outside the timings; each ranking is timed cold (its ca
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from pathlib import Path
+
+from shared_corpus import corpus_parser, latex_corpus
 
 from checklist_eval.assessors import addressing, passages
 from checklist_eval.reading.parsing import load_paper
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _time(papers: list, rank) -> float:
@@ -35,13 +33,9 @@ def _clear() -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
-    corpus = args.shared / "corpus" / "papers-latex"
-    if not corpus.is_dir():
-        print(f"bench_addressing: {corpus} not found (pass --shared)", file=sys.stderr)
+    args = corpus_parser(__doc__).parse_args()
+    corpus = latex_corpus(args.shared, "bench_addressing")
+    if corpus is None:
         return 2
     papers = [load_paper(d) for d in sorted(corpus.iterdir()) if d.is_dir()]
     questions = sum(len(p.checklist.items) for p in papers)

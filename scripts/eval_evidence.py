@@ -21,7 +21,6 @@ digest (a passage is the paragraph piece it quotes). Reported per half:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -32,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from evidence_labels import read_labels, shown_digests  # noqa: E402
+from shared_corpus import corpus_parser, latex_corpus  # noqa: E402
 
 from checklist_eval.adversary.corpus_split import HALVES  # noqa: E402
 from checklist_eval.assessors.heuristic import HeuristicAssessor  # noqa: E402
@@ -102,13 +102,9 @@ def table(figs: dict[str, dict]) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
-    corpus = args.shared / "corpus" / "papers-latex"
-    if not corpus.is_dir():
-        print(f"eval_evidence: {corpus} not found (pass --shared)", file=sys.stderr)
+    args = corpus_parser(__doc__).parse_args()
+    corpus = latex_corpus(args.shared, "eval_evidence")
+    if corpus is None:
         return 2
     rows = read_labels()
     figs = figures(rows, judge_all(corpus, rows))
