@@ -120,27 +120,32 @@ def _letters(n: int) -> str:
             return out
 
 
+_TO_NO = r"\renewcommand{\answerYes}[1][]{[No]}"  # an \answerYes that prints [No]
+
+
+def _undone(name: str, kind: str, opens: str, closes: str) -> Shape:
+    """\answerYes redefined to print [No] between ``opens`` and ``closes``, which undo it: TeX prints Yes."""
+    return Shape(name, kind, r"\answerYes{}", "Yes", body=opens + _TO_NO + closes)
+
+
+def _definer(name: str, preamble: str) -> Shape:
+    """\answerYes redefined to print [No] by ``preamble``, a definer other than ``\renewcommand``."""
+    return Shape(name, "another definer", r"\answerYes{}", "No", preamble=preamble)
+
+
 SHAPES = (
-    Shape("group", "redefinition in a group", r"\answerYes{}", "Yes",
-          body=r"{\renewcommand{\answerYes}[1][]{[No]}}"),
-    Shape("begingroup", "redefinition in a group", r"\answerYes{}", "Yes",
-          body=r"\begingroup\renewcommand{\answerYes}[1][]{[No]}\endgroup"),
-    Shape("environment", "redefinition in an environment", r"\answerYes{}", "Yes",
-          body=r"\begin{center}\renewcommand{\answerYes}[1][]{[No]}\end{center}"),
+    _undone("group", "redefinition in a group", "{", "}"),
+    _undone("begingroup", "redefinition in a group", r"\begingroup", r"\endgroup"),
+    _undone("environment", "redefinition in an environment", r"\begin{center}", r"\end{center}"),
     Shape("project-sty", "redefinition in the project's .sty", r"\answerYes{}", "No",
           preamble=r"\usepackage{paperstyle}",
           files={"paperstyle.sty": "\\ProvidesPackage{paperstyle}\n\\renewcommand{\\answerYes}[1][]"
                                    "{\\textcolor{orange}{[No] #1}}\n"}),
-    Shape("RenewDocumentCommand", "another definer", r"\answerYes{}", "No",
-          preamble=r"\RenewDocumentCommand{\answerYes}{o}{\textcolor{orange}{[No]}}"),
-    Shape("csname-def", "another definer", r"\answerYes{}", "No",
-          preamble=r"\expandafter\def\csname answerYes\endcsname{\textcolor{orange}{[No]}}"),
-    Shape("csname-let", "another definer", r"\answerYes{}", "No",
-          preamble=r"\expandafter\let\csname answerYes\endcsname\answerNo"),
-    Shape("namedef", "another definer", r"\answerYes{}", "No",
-          preamble=r"\makeatletter\@namedef{answerYes}{\textcolor{orange}{[No]}}\makeatother"),
-    Shape("RenewCommandCopy", "another definer", r"\answerYes{}", "No",
-          preamble=r"\RenewCommandCopy{\answerYes}{\answerNo}"),
+    _definer("RenewDocumentCommand", r"\RenewDocumentCommand{\answerYes}{o}{\textcolor{orange}{[No]}}"),
+    _definer("csname-def", r"\expandafter\def\csname answerYes\endcsname{\textcolor{orange}{[No]}}"),
+    _definer("csname-let", r"\expandafter\let\csname answerYes\endcsname\answerNo"),
+    _definer("namedef", r"\makeatletter\@namedef{answerYes}{\textcolor{orange}{[No]}}\makeatother"),
+    _definer("RenewCommandCopy", r"\RenewCommandCopy{\answerYes}{\answerNo}"),
     Shape("use-time", "resolved at use, not at definition", r"\answerNo{}", "NA",
           preamble=r"\renewcommand{\answerNo}{\answerYes}\renewcommand{\answerYes}[1][]{[NA]}"),
     Shape("includeonly", "\\includeonly leaves the checklist out", r"\answerYes{}", None,
