@@ -12,6 +12,8 @@ BATCH_FAULTS = ("complete-at-create", "garbage", "huge-usage")  # testing.batche
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from checklist_eval.cli.numbers import PORT
+
     p = subparsers.add_parser(
         "mock-server",
         help="run a loopback OpenAI-compatible server (deterministic verdicts, injectable faults)",
@@ -20,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "GET /_stats shows counts.",
     )
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765, help="0 picks a free port (default 8765)")
+    p.add_argument("--port", type=PORT, default=8765, help="0 picks a free port (default 8765)")
     p.add_argument("--latency", type=float, default=0.0, metavar="S", help="seconds per completion")
     p.add_argument("--fault-rate", type=float, default=0.0, metavar="R", help="share of requests that fail")
     p.add_argument("--fault-kinds", default="429,500,timeout,malformed,truncated",

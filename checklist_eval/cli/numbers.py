@@ -17,7 +17,7 @@ from collections.abc import Callable
 from checklist_eval.errors import UsageError
 from checklist_eval.models import number_problem
 
-__all__ = ["CI_LEVELS", "MAX_TIMEOUT_S", "guard_numeric_flags", "number", "number_list"]
+__all__ = ["CI_LEVELS", "MAX_TIMEOUT_S", "PORT", "guard_numeric_flags", "number", "number_list"]
 
 MAX_INT_FLAG = 2**63 - 1  # what an endpoint or a seed field (int64) can hold
 MAX_TIMEOUT_S = 7 * 86400  # a week: any longer deadline is a typo
@@ -76,3 +76,6 @@ def guard_numeric_flags(parser: argparse.ArgumentParser) -> None:
 
 # ``--ci 0.95``, ``--ci 95``, ``--ci 90%,0.99``: interval levels (which ones exist is the command's to say).
 CI_LEVELS = number_list("--ci", low=0, low_open=True, high=100, suffix="%")
+
+# ``--port``: a TCP port, 0 for one the system picks (above 65535 the socket refuses with OverflowError).
+PORT = number("--port", kind=int, low=0, high=65535)

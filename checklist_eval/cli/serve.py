@@ -8,6 +8,7 @@ import argparse
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from checklist_eval.cli.flags import add_assessor_args, add_limit_args
+    from checklist_eval.cli.numbers import PORT
 
     p = subparsers.add_parser(
         "serve", help="a web page to check a paper (and browse a results folder)",
@@ -17,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "model call behind it and the appeal decisions. The offline assessor is the default; with "
                     "--assessor llm and its flags the model is offered too (the key stays on the server).")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    p.add_argument("--port", type=PORT, default=8000, help="port (default 8000; 0 picks a free one)")
     p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                    help="a host name the server answers (repeatable). Requests naming another host in their "
                         "Host header get 421: the defence against DNS rebinding. Default: localhost, 127.0.0.1 "
