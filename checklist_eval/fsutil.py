@@ -164,3 +164,20 @@ def loads_json(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     value = json.loads(text)
     probe = text if isinstance(text, str) else text.decode("ascii", "replace")
     return _whole_strings(value) if _SURROGATE_ESCAPE.search(probe) else value
+
+
+MAX_JSON_FILE_BYTES = 256 << 20  # a JSON file this tool wrote (a result, a summary) is far smaller
+
+
+def read_json_file(path: str | Path, max_bytes: int = MAX_JSON_FILE_BYTES) -> Any:
+    """The JSON document in ``path`` read through ``loads_json`` (bounded depth), at most ``max_bytes``
+    read; None when it cannot be read, is larger, or is not JSON. For files of a folder that may be
+    hostile (a results folder, a cache), where a bad file is one that is not there."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            return None
+        return loads_json(data)
+    except (OSError, ValueError):
+        return None

@@ -294,3 +294,30 @@ def test_the_scoring_programs_error_line_shows_a_participants_file_name_inert(tm
                           capture_output=True, text=True, timeout=300)
     line = one_line(proc, 1, "checklist-eval scoring:", "genuine_\\u001b[2J\\u009b31m.tex")
     assert "\x1b" not in line and "\x9b" not in line
+
+
+# ---------------------------------------------------------------- entry points found in the review of 1dbfb25
+
+
+@pytest.mark.parametrize("command", ["serve", "mock-server"])
+@pytest.mark.parametrize("port", ["65536", "-1"])
+def test_a_port_no_socket_can_have_is_one_line_exit_2(command, port):
+    # before: "internal error: OverflowError: bind(): port must be 0-65535", exit 1
+    one_line(cli(command, "--port", port), 2, f"--port {port}")
+
+
+def test_logs_on_a_folder_with_a_hostile_summary_is_one_line_exit_2(tmp_path):
+    # before: "internal error: RecursionError": the summary.json of a folder without settings was read
+    # whole with json.loads to learn its assessor
+    (tmp_path / "summary.json").write_text("[" * 200_000 + "]" * 200_000)
+    one_line(cli("logs", "--cache", tmp_path), 2, "no cache file here")
+
+
+def test_a_hostile_tex_cache_entry_is_a_cache_miss(tmp_path, monkeypatch):
+    # before: a meta.json nested 200,000 deep in the TeX cache raised RecursionError out of the parse
+    from checklist_eval.reading.tex import compile as tex_compile
+
+    monkeypatch.setenv("CHECKLIST_EVAL_TEX_CACHE", str(tmp_path))
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "d1" / "meta.json").write_text("[" * 200_000 + "]" * 200_000)
+    assert tex_compile.cached("d1") is None

@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
 def heuristic_results(given: str | None) -> bool:
     """A batch results folder scored by the heuristic assessor (which calls no model, keeps no cache)."""
     from checklist_eval.challenge.results.folder import ResultsFolder
+    from checklist_eval.fsutil import read_json_file
 
     if not given or not Path(given).is_dir():
         return False
@@ -74,10 +75,10 @@ def heuristic_results(given: str | None) -> bool:
     settings = folder.settings()  # run_settings.json, else each result.json's
     if settings is not None:
         return settings.assessor == "heuristic"
-    try:  # a folder written before run settings were kept: its summary names the assessor
-        return json.loads(folder.layout.summary_json.read_text("utf-8")).get("assessor") == "heuristic"
-    except (OSError, ValueError, AttributeError):
-        return False
+    # a folder written before run settings were kept: its summary names the assessor (read capped: the
+    # folder may be hostile)
+    summary = read_json_file(folder.layout.summary_json)
+    return isinstance(summary, dict) and summary.get("assessor") == "heuristic"
 
 
 def _no_model_calls(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from checklist_eval.challenge.results.legacy import LegacyFolder
 from checklist_eval.challenge.results.outputs import SubmissionResult
 from checklist_eval.challenge.results.store import COMPLETE, ResultsStore, sha256_file
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import TEMP_SUFFIX, fsync_dir
+from checklist_eval.fsutil import TEMP_SUFFIX, fsync_dir, read_json_file
 
 EXPORTED = ("records.csv", "records.jsonl", "scores.csv", "summary.json", "failures.jsonl", "overrides.jsonl",
             "result.json", "report.html")
@@ -125,9 +125,7 @@ def _read(path: Path) -> SubmissionResult | None:
 
 
 def _summary(legacy: LegacyFolder) -> dict | None:
-    from checklist_eval.challenge.results.legacy import _json_file
-
-    data = _json_file(legacy.layout.summary_json)
+    data = read_json_file(legacy.layout.summary_json)
     return data if isinstance(data, dict) else None
 
 

@@ -48,13 +48,12 @@ from checklist_eval.challenge.results.outputs import SubmissionResult
 from checklist_eval.challenge.results.settings import RunSettings, read_settings
 from checklist_eval.challenge.scoring import ScoringError, SubmissionScore, score_submission
 from checklist_eval.errors import InputError
-from checklist_eval.fsutil import loads_json
+from checklist_eval.fsutil import read_json_file
 from checklist_eval.redact import note
 from checklist_eval.tables import read_csv_rows
 
 T = TypeVar("T")
 SCORE_FIELDS = ("case", "C_G", "C_A", "C_T", "R", "S")
-MAX_RESULT_BYTES = 256 << 20  # a result.json larger than this is not one a run wrote
 
 
 class LegacyFolder:
@@ -88,7 +87,7 @@ class LegacyFolder:
             self._finished = {}
             base = self.root / SUBMISSIONS_DIR
             for result in sorted(base.glob("*/result.json")) if base.is_dir() else []:
-                data = _json_file(result)
+                data = read_json_file(result)
                 if isinstance(data, dict):  # what the checks need; the records stay on disk (flat memory)
                     self._finished[result.parent.name] = {k: data.get(k) for k in ("settings", "score", "appeals")}
         return self._finished
@@ -254,7 +253,7 @@ class LegacyFolder:
                 raise InputError(path, "missing: the run writing this folder did not finish (interrupted, or still "
                                        "running); rerun batch to finish it")
             return None
-        data = _json_file(path)
+        data = read_json_file(path)
         listed = data.get("scores") if isinstance(data, dict) else None
         if not isinstance(listed, list) or not all(isinstance(s, dict) for s in listed):
             raise InputError(path, "not a batch summary (no list of scores): an edit or a cut file; rerun batch")
@@ -334,17 +333,6 @@ def _read_through(path: Path) -> None:
     """Read the whole ledger once, so its first problem is raised before any of it is used."""
     for _record in Ledger(path).records():
         pass
-
-
-def _json_file(path: Path) -> Any:
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_RESULT_BYTES + 1)
-        if len(data) > MAX_RESULT_BYTES:
-            return None
-        return loads_json(data)
-    except (OSError, ValueError, RecursionError):
-        return None
 
 
 def _decision_key(d: AppliedOverride | dict[str, Any]) -> tuple[str, str, str, bool]:

@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from checklist_eval.fsutil import read_json_file
 from checklist_eval.reading.tex.engine import LogFindings
 
 CACHE_FORMAT = "7"  # bump when what a cache entry holds, or how a compile is run, changes
@@ -82,8 +83,8 @@ def cache_dir() -> Path:
 
 def cached(digest: str) -> Compiled | None:
     folder = cache_dir() / digest
+    meta = read_json_file(folder / "meta.json", max_bytes=1 << 20)  # the cache is a folder others may write
     try:
-        meta = json.loads((folder / "meta.json").read_text("utf-8"))
         findings = LogFindings(tuple(meta["missing"]), tuple(meta["fonts"]), meta["fatal"], meta["rerun"])
         return Compiled(folder, meta["workdir"], meta["engine"], meta["passes"], meta["seconds"], findings,
                         cached=True)
