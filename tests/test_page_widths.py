@@ -149,6 +149,8 @@ def test_leaderboard_html_of_50_submissions_reads_at_every_width(page, results):
 
 def test_served_pages_read_at_every_width(page, served, results):
     page.goto(served + "/results/")
+    title = page.inner_text("h1")  # which run is shown, read as one phrase: no parentheses within parentheses
+    assert "showing run 1" in title and "((" not in title and "))" not in title, title
     check_leaderboard(page, "served-leaderboard-50")
 
     sid = submission_name(0)  # a GAT submission with a long name
@@ -163,6 +165,8 @@ def test_served_pages_read_at_every_width(page, served, results):
 
     page.locator("a", has_text="the question, its review").first.click()
     assert "/results/s/" in page.url
+    verdict = " ".join(page.inner_text("dd:has(#verdict)").split())  # the state's meaning, then what it counts as
+    assert re.search(r"[a-z]; counts as (correct|wrong) \(c_i = [01]\)", verdict), verdict
     for width in WIDTHS:
         fits(page, width)
         on_screen(page, "#verdict", width)

@@ -93,7 +93,7 @@ class Results:
 
 def _shown_line(shown: str, later: list[str]) -> str:
     parts = ([f"showing {shown}"] if shown else []) + later
-    return f" ({'; '.join(parts)})" if parts else ""
+    return f" · {'; '.join(parts)}" if parts else ""  # the run says its state in parentheses: none around it
 
 
 def _not_found(message: str) -> Response:
