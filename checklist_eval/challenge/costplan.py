@@ -14,7 +14,7 @@ from typing import Any
 
 from checklist_eval.assessors.config import AssessorConfig
 from checklist_eval.challenge.results.leaderboard import Failure
-from checklist_eval.models import Paper, Usage
+from checklist_eval.models import Paper
 from checklist_eval.summaries import OptionalParts
 
 TOKEN_FIELDS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens")
@@ -182,10 +182,6 @@ def _share(r: PlannedPaper) -> str:
 def usd(cost: float | None) -> str:
     """A cost for people: "price unknown" when the model has no price, never $0."""
     return PRICE_UNKNOWN if cost is None else f"${cost:.4f}"
-
-
-def usage_cost(usage: Usage, priced: bool) -> str:
-    return usd(usage.cost_usd if priced else None)
 
 
 def print_plan(plan: CostPlan) -> None:

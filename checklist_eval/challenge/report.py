@@ -122,11 +122,6 @@ class Card:
         return first_problem(self.review)
 
     @property
-    def meaning(self) -> str:
-        """What the state asks of the reader ("not checked: read it yourself")."""
-        return STATE_MEANING[self.state]
-
-    @property
     def counts(self) -> str:
         """How the answer counts in C, in plain words (c_i), said beside the state and never as a pass."""
         return "counts as correct (c_i = 1)" if self.verdict != "incorrect" else "counts as wrong (c_i = 0)"

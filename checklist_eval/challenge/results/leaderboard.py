@@ -191,7 +191,3 @@ def ranked_with_failures(score: Callable[[], list[LeaderboardRow]],
 def leaderboard_csv_text(rows: Sequence[LeaderboardRow]) -> str:
     # Full precision floats: rounding is for displays, not for the file others compute from.
     return csv_text(LeaderboardRow, rows)
-
-
-def leaderboard_json(rows: Sequence[LeaderboardRow]) -> list[dict[str, object]]:
-    return [r.model_dump(mode="json") for r in rows]
