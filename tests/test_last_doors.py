@@ -321,3 +321,18 @@ def test_a_hostile_tex_cache_entry_is_a_cache_miss(tmp_path, monkeypatch):
     (tmp_path / "d1").mkdir()
     (tmp_path / "d1" / "meta.json").write_text("[" * 200_000 + "]" * 200_000)
     assert tex_compile.cached("d1") is None
+
+
+@pytest.mark.parametrize("value", ["x", "-1", "9" * 40])
+def test_a_results_database_whose_generation_is_not_a_count_is_one_line_exit_2(tmp_path, fixtures_dir, value):
+    # before: "internal error: ValueError: invalid literal for int()", exit 1: the counter of a results
+    # folder's database (a file the folder's writer may not be) was read with a bare int()
+    import sqlite3
+
+    subs = tmp_path / "subs"
+    shutil.copytree(fixtures_dir / "submissions" / "team-gamma", subs / "team-gamma")
+    assert cli("batch", subs, "--out", tmp_path / "out").returncode == 0
+    with contextlib.closing(sqlite3.connect(tmp_path / "out" / "results.sqlite")) as db:
+        db.execute("UPDATE meta SET value=? WHERE key='generation'", (value,))
+        db.commit()
+    one_line(cli("leaderboard", tmp_path / "out"), 2, "results.sqlite", "generation")

@@ -17,7 +17,7 @@ from checklist_eval.challenge.results.appeals import answer_digest
 from checklist_eval.challenge.results.layout import RESULT_JSON, SUBMISSIONS_DIR, ResultsLayout
 from checklist_eval.challenge.results.legacy import LegacyFolder
 from checklist_eval.challenge.results.outputs import SubmissionResult
-from checklist_eval.challenge.results.store import COMPLETE, ResultsStore, sha256_file
+from checklist_eval.challenge.results.store import COMPLETE, ResultsStore, generation_of, sha256_file
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import TEMP_SUFFIX, fsync_dir, read_json_file
 
@@ -142,4 +142,4 @@ def _files(root: Path, kind: str, sids: list[str]) -> dict[str, tuple[str, int]]
 
 
 def _generation(store: ResultsStore) -> int:
-    return int(store.db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+    return generation_of(store.db)

@@ -28,6 +28,7 @@ from checklist_eval.challenge.results.store import (
     STOPPED,
     appeal_history,
     connect,
+    generation_of,
     pid_alive,
     standing_appeals,
     submission_records,
@@ -73,7 +74,7 @@ class Snapshot:
         self._own = db is None
         self.db.execute("BEGIN")  # deferred: the snapshot is taken at the first read, just below
         try:
-            self.generation = int(self.db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0])
+            self.generation = generation_of(self.db)
             self.runs = self._runs()
         except BaseException:
             self.close()

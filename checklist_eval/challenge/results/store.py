@@ -191,7 +191,7 @@ def transaction(db: sqlite3.Connection, event: str, detail: dict[str, Any]) -> I
     the new generation. Everything in the block commits together or not at all."""
     db.execute("BEGIN IMMEDIATE")
     try:
-        generation = int(db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]) + 1
+        generation = generation_of(db) + 1
         db.execute("UPDATE meta SET value=? WHERE key='generation'", (str(generation),))
         db.execute("INSERT INTO history (at, generation, event, detail_json) VALUES (?, ?, ?, ?)",
                    (time.time(), generation, event, json.dumps(detail, ensure_ascii=False)))
@@ -217,6 +217,17 @@ def source_fingerprint(path: Path) -> str:
                 h.update(chunk)
         h.update(b"\0")
     return h.hexdigest()
+
+
+def generation_of(db: sqlite3.Connection) -> int:
+    """The database's generation counter, read as the whole number this module writes: a damaged or
+    hostile file's value (text, a sign, a number of 40 digits, no row) is one line naming the file."""
+    row = db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+    text = str(row[0]) if row is not None else ""
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:  # 18 digits: far past any real count
+        path = Path(db.execute("PRAGMA database_list").fetchone()[2] or "results.sqlite")
+        raise InputError(path, f"not a checklist-eval results database (its generation reads {text[:20]!r})")
+    return int(text)
 
 
 def _named(db: sqlite3.Connection, err: sqlite3.Error) -> Exception:
