@@ -336,3 +336,28 @@ def test_a_results_database_whose_generation_is_not_a_count_is_one_line_exit_2(t
         db.execute("UPDATE meta SET value=? WHERE key='generation'", (value,))
         db.commit()
     one_line(cli("leaderboard", tmp_path / "out"), 2, "results.sqlite", "generation")
+
+
+def test_ingest_reads_a_bounded_part_of_a_huge_run_record(tmp_path):
+    # The run record sits in a results folder that may be hostile; before, it was read whole (a 1 GB one:
+    # 1 GB of memory and more to decode it). A sparse file: the disk holds none of it.
+    from checklist_eval.challenge.results.layout import ResultsLayout
+    from helpers import run_measured
+
+    results = tmp_path / "results"
+    results.mkdir()
+    with open(ResultsLayout(results).run_file, "wb") as fh:
+        fh.truncate(1 << 30)
+    (tmp_path / "responses.jsonl").write_text("")
+    run = run_measured(["ingest", results, "--responses", tmp_path / "responses.jsonl"], cwd=tmp_path)
+    assert run.code == 2 and "larger than 16 MB" in run.err and len(run.err.strip().splitlines()) == 1, run
+    assert run.rss_mb < 300, run
+
+
+def test_an_attack_runs_hostile_plants_file_leaves_its_half_unknown(tmp_path):
+    # before: plants.json nested 200,000 deep raised RecursionError out of assessor-eval --attack-runs
+    from checklist_eval.adversary.attack import PLANTS_FILE
+    from checklist_eval.adversary.attack_eval import _half_of_run
+
+    (tmp_path / PLANTS_FILE).write_text("[" * 200_000 + "]" * 200_000)
+    assert _half_of_run(tmp_path) is None

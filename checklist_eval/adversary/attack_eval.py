@@ -221,15 +221,12 @@ def _records_file(run: Path) -> Path:
 
 def _half_of_run(run: Path) -> str | None:
     """The corpus-split half of the paper a run attacked (from plants.json's source), None if unknown."""
-    import json
-
     from checklist_eval.adversary.attack import PLANTS_FILE
     from checklist_eval.adversary.corpus_split import split
+    from checklist_eval.fsutil import read_json_file
 
-    try:
-        source = json.loads((run / PLANTS_FILE).read_text("utf-8")).get("source")
-    except (OSError, ValueError, AttributeError):
-        return None
+    plants = read_json_file(run / PLANTS_FILE)  # capped: an attack run's folder may be hostile
+    source = plants.get("source") if isinstance(plants, dict) else None
     return split().get(Path(source).name) if isinstance(source, str) else None
 
 

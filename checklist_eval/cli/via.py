@@ -17,6 +17,7 @@ from checklist_eval.cli.numbers import number
 from checklist_eval.fsutil import loads_json
 
 VIA = ("online", "batch-api", "jsonl")
+MAX_RUN_FILE_BYTES = 16 << 20  # the run record (options and ids) of even a huge batch is far smaller
 
 
 def add_via_args(parser: argparse.ArgumentParser, default: str | None = "online") -> None:
@@ -103,7 +104,11 @@ def read_run_file(results: Path) -> dict[str, Any]:
 
     path = ResultsLayout(results).run_file
     try:
-        data = loads_json(path.read_text("utf-8"))
+        with path.open("rb") as fh:  # the folder may be hostile: a run record is a few KB
+            raw = fh.read(MAX_RUN_FILE_BYTES + 1)
+        if len(raw) > MAX_RUN_FILE_BYTES:
+            raise ValueError(f"larger than {MAX_RUN_FILE_BYTES >> 20} MB, not one a run wrote")
+        data = loads_json(raw)
         if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
             raise ValueError("not a run record")
     except FileNotFoundError:
