@@ -74,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
         console = terminal_console()
         print_scores_table(console, scores, title=f"Scores from {args.records}")
         if before is not None:
-            recs_before = {k: r for _score, recs in before for k, r in recs.items()}
-            _print_changes(console, report, args.overrides, recs_before, kept=folder is not None)
+            _print_changes(console, report, args.overrides, (_by_key(before), _by_key(scored)),
+                           kept=folder is not None)
 
     return emit(report, args.json, text)
 
@@ -91,13 +91,16 @@ def _named(overrides: str | None):
     return keep
 
 
+def _by_key(scored: list) -> dict:
+    return {k: r for _score, recs in scored for k, r in recs.items()}
+
+
 def _with_changes(report, overrides: str, before: list, scored: list, added: set):
     from checklist_eval.challenge.results.appeals import decided_keys, outcomes
     from checklist_eval.challenge.scoring import AppealedRescoreReport, ScoreMove
 
     s_before = {s.submission_id: s.S for s, _ in before}
-    recs_before = {k: r for _score, recs in before for k, r in recs.items()}
-    after = {k: r for _score, recs in scored for k, r in recs.items()}
+    recs_before, after = _by_key(before), _by_key(scored)
     moves = [ScoreMove(submission_id=s.submission_id, S_before=s_before[s.submission_id], S=s.S,
                        moved=s_before[s.submission_id] != s.S)
              for s, _ in scored if s.submission_id in s_before]
@@ -105,18 +108,19 @@ def _with_changes(report, overrides: str, before: list, scored: list, added: set
                                  appeals=outcomes(decided_keys(overrides), recs_before, after, added))
 
 
-def _print_changes(console, report, overrides: str, recs_before: dict, *, kept: bool) -> None:
+def _print_changes(console, report, overrides: str, records: tuple[dict, dict], *, kept: bool) -> None:
     """What each decision did, then which scores moved and which did not."""
     from pathlib import Path
 
     from checklist_eval.challenge.results.appeals import outcome_line
 
     def say(line: str) -> None:
-        console.print(line, highlight=False, markup=False)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)  # a line a script can grep
 
     say(f"Decisions of {Path(overrides).name}:")
     for o in report.appeals:
-        say("  " + outcome_line(o, recs_before.get((o.submission_id, o.role, o.question_id)), kept))
+        key = (o.submission_id, o.role, o.question_id)
+        say("  " + outcome_line(o, records[0].get(key), records[1].get(key), kept))
     moved = [m for m in report.moves if m.moved]
     for m in moved:
         say(f"S moved: {m.submission_id} {m.S_before:.4f} \u2192 {m.S:.4f}")

@@ -321,12 +321,14 @@ def outcomes(keys: Sequence[Key], before: dict[Key, Record], after: dict[Key, Re
     return out
 
 
-def outcome_line(o: AppealOutcome, before: Record | None, kept: bool) -> str:
+def outcome_line(o: AppealOutcome, before: Record | None, after: Record | None, kept: bool) -> str:
     """One line for the terminal: "team-alpha/A/7: incorrect -> correct (overridden by appeal)", or
     "changes nothing: team-beta/G/1 stays incorrect, as assessed (recorded)"."""
     key = f"{o.submission_id}/{o.role}/{o.question_id}"
     if not o.changes_nothing:
-        return f"{key}: {verdict_word(o.before)} \u2192 {verdict_word(o.correct)} ({OVERRIDDEN})"
-    why = "as an earlier appeal decided" if before is not None and before.appeal else "as assessed"
+        back = after is not None and not after.appeal.startswith(OVERRIDDEN)
+        how = "the assessor's verdict again, by appeal" if back else OVERRIDDEN
+        return f"{key}: {verdict_word(o.before)} \u2192 {verdict_word(o.correct)} ({how})"
+    why = "by an earlier appeal" if before is not None and before.appeal else "as assessed"
     said = "recorded" if o.recorded else "already recorded" if kept else "not kept: a lone ledger"
     return f"changes nothing: {key} stays {verdict_word(o.correct)}, {why} ({said})"
