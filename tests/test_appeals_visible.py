@@ -186,6 +186,10 @@ def test_a_decision_that_changes_nothing_is_recorded_and_says_so(work):
         db.close()
     assert kept == [(*right, 1, 1, "checked: it is right"), (*wrong, 0, 0, "stands")]
     assert records(results)[right]["appeal"].startswith("confirmed by appeal (changes nothing): correct (appeal.csv, ")
+    card = re.search(rf'id="q-{wrong[1]}-{wrong[2]}">(.*?)</article>',
+                     (results / "submissions" / wrong[0] / "report.html").read_text(), re.S)
+    assert card and '<span class="chip override">confirmed by appeal</span>' in card.group(1)
+    assert "<dd>incorrect, confirmed by appeal.csv on " in card.group(1) and "(stands)</dd>" in card.group(1)
     # the same file again: already recorded, nothing added
     run = cli("rescore", results, "--overrides", appeal)
     assert f"  changes nothing: {key_text(right)} stays correct, by an earlier appeal (already recorded)" in \

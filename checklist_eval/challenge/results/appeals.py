@@ -190,9 +190,12 @@ class AppliedOverride(Model):
         return self.was_correct != self.correct
 
     def describe(self) -> str:
+        """"incorrect -> correct by appeal.csv on ... (note)"; "incorrect, confirmed by ..." for one that
+        leaves the assessor's verdict as it was."""
         note = f" ({self.note})" if self.note else ""
         when = f" on {self.applied_at}" if self.applied_at else ""
-        return f"{verdict_word(self.was_correct)} \u2192 {verdict_word(self.correct)} by {self.file}{when}{note}"
+        change = f" \u2192 {verdict_word(self.correct)}" if self.changes else ", confirmed"
+        return f"{verdict_word(self.was_correct)}{change} by {self.file}{when}{note}"
 
     def mark(self) -> str:
         """What the record it stands on says of it (``Record.appeal``)."""
