@@ -336,3 +336,20 @@ def test_the_appeals_page_reads_at_375_and_1280_px_in_a_browser(served):
             assert page.url.endswith("/leaderboard.html")
         finally:
             browser.close()
+
+
+def test_a_decision_on_an_answer_since_replaced_is_listed_as_not_applied(work):
+    """A re-upload changed the answer an appeal was decided on: the page keeps the decision and says it
+    is not applied; the leaderboard no longer marks the row."""
+    results = work / "results"
+    first = ("team-beta", "G", "1")
+    assert cli("rescore", results, "--overrides", overrides(work / "appeal.csv", (first, 0, "upheld"))).returncode == 0
+    paper = work / "subs" / "team-beta" / "genuine_sga" / "checklist.tex"
+    text = paper.read_text()
+    paper.write_text(text.replace("\\item[] Answer: \\answerYes{}", "\\item[] Answer: \\answerNo{}", 1))
+    assert cli("batch", work / "subs", "--out", results, "--quiet").returncode == 0  # the re-upload
+    html = unescape(re.sub(r"<[^>]+>", " ", (results / "appeals.html").read_text()))
+    assert "team-beta · G question 1" in html and "not applied: the answer was replaced after it" in html
+    assert records(results)[first]["appeal"] == ""
+    with (results / "leaderboard.csv").open(newline="") as fh:
+        assert all(r["appeals"] == "" for r in csv.DictReader(fh))
