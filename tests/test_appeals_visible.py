@@ -256,6 +256,7 @@ def test_the_appeals_page_lists_every_decision_with_its_note(work):
     text = {n: " ".join(unescape(re.sub(r"<[^>]+>", " ", body)).split()) for n, body in cards}
     q = f"{wrong[0]} · {wrong[1]} question {wrong[2]}"
     assert q in text["3"] and "correct → incorrect" in text["3"] and "second look" in text["3"]
+    assert f"{q} : {records(results)[wrong]['question_title']}" in text["3"]  # the question named by its title
     assert "second.csv" in text["3"] and re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", text["3"])
     assert q in text["1"] and "incorrect → correct" in text["1"] and "superseded by a later decision" in text["1"]
     assert "changes nothing: stays correct" in text["2"] and "stands" in text["2"]
@@ -314,6 +315,8 @@ def test_the_appeals_page_reads_at_375_and_1280_px_in_a_browser(served):
             assert "changes nothing: stays correct" in cards.nth(0).inner_text()
             assert "incorrect → correct" in cards.nth(1).inner_text()
             assert "standard deviation over five seeds" in cards.nth(1).locator("dd.note").inner_text()
+            title = records(results)[wrong]["question_title"]
+            assert cards.nth(1).locator("h3").inner_text() == f"{wrong[0]} · {wrong[1]} question {wrong[2]}: {title}"
             for width, name in ((375, "appeals-375.png"), (1280, "appeals-1280.png")):
                 page.set_viewport_size({"width": width, "height": 900})
                 page.screenshot(path=str(ARTIFACTS / name), full_page=True)

@@ -9,7 +9,7 @@ from a decision (notes, ids, file names) is escaped by the template; no scripts,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ class DecisionView:
     step: Step
     status: str
     link: str
+    title: str = ""  # the question's title, when the answer is in the run shown
 
     @property
     def d(self) -> AppliedOverride:
@@ -55,7 +56,7 @@ def applied_keys(board: Sequence[LeaderboardRow]) -> set[Key]:
 
 
 def decision_views(history: Sequence[AppliedOverride], board: Sequence[LeaderboardRow],
-                   link: Callable[[AppliedOverride], str]) -> list[DecisionView]:
+                   link: Callable[[AppliedOverride], str], titles: Mapping[Key, str]) -> list[DecisionView]:
     """Every decision, newest first, with whether it stands (the latest on its answer, applied to the
     answer shown), was superseded, or waits on an answer since replaced."""
     applied = applied_keys(board)
@@ -64,7 +65,7 @@ def decision_views(history: Sequence[AppliedOverride], board: Sequence[Leaderboa
     for i, step in enumerate(steps(history)):
         d = step.decision
         status = SUPERSEDED if latest[d.key] != i else STANDS if d.key in applied else NOT_APPLIED
-        out.append(DecisionView(number=i + 1, step=step, status=status, link=link(d)))
+        out.append(DecisionView(number=i + 1, step=step, status=status, link=link(d), title=titles.get(d.key, "")))
     return out[::-1]
 
 

@@ -212,7 +212,9 @@ def _appeals_page(results: Results, root: Path) -> Response:
     def link(d: AppliedOverride) -> str:
         return question_url_of(d.submission_id, d.role, d.question_id) if d.submission_id in scored else ""
 
-    html = render_appeals(decision_views(history, board, link), title=f"Appeal decisions: {root.name}",
+    titles = {r.key: r.question_title for sid in sorted({d.submission_id for d in history} & scored)
+              for r in results.records(sid)}
+    html = render_appeals(decision_views(history, board, link, titles), title=f"Appeal decisions: {root.name}",
                           back="/results/", nav=[("Leaderboard", "/results/"), ("Appeal decisions", "")])
     return HTMLResponse(html, headers=SECURITY_HEADERS)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from checklist_eval.challenge.records import records_to_jsonl_text
-from checklist_eval.challenge.results.appeals import AppliedOverride, decide
+from checklist_eval.challenge.results.appeals import AppliedOverride, Key, decide
 from checklist_eval.challenge.results.layout import (
     APPEALS_HTML,
     LEADERBOARD_HTML,
@@ -140,8 +140,12 @@ def _batch_folder(snap: Snapshot, writer: _Writer) -> None:
     scores: list[PublicScore] = []
     results = []
     board: list[LeaderboardRow] = []
+    history = snap.history()
+    appealed = {d.key for d in history}
+    titles: dict[Key, str] = {}  # the appealed questions' titles, for the appeals page
     for sid in snap.submission_ids():
         result, decided = _submission_files(snap, writer, layout.submission(sid), sid)
+        titles.update((r.key, r.question_title) for r in decided if r.key in appealed)
         rows.append(ScoreRow.of(result.score, result.all_warnings))
         scores.append(result.score.public())
         board.append(leaderboard_row(result.score, decided))
@@ -167,7 +171,7 @@ def _batch_folder(snap: Snapshot, writer: _Writer) -> None:
     writer.whole(layout.summary_json, _summary(snap, scores, failures).encode())
     ranked = rank_rows(board + failure_rows(failures, set(results)))
     _leaderboards(writer, layout, ranked)
-    _appeals_page(snap, writer, layout, ranked)
+    _appeals_page(history, writer, layout, ranked, titles)
     _history(snap, writer, layout)
     _remove_gone(writer.root / SUBMISSIONS_DIR, set(results))
 
@@ -182,20 +186,20 @@ def _leaderboards(writer: _Writer, layout: ResultsLayout, rows: list[Leaderboard
     writer.whole(layout.leaderboard_html, page.encode())
 
 
-def _appeals_page(snap: Snapshot, writer: _Writer, layout: ResultsLayout, board: list[LeaderboardRow]) -> None:
+def _appeals_page(history: list[AppliedOverride], writer: _Writer, layout: ResultsLayout,
+                  board: list[LeaderboardRow], titles: dict[Key, str]) -> None:
     """``appeals.html``: every decision, each linking the card of its answer in its submission's report."""
     from checklist_eval.challenge.appeals_page import decision_views, render_appeals
     from checklist_eval.challenge.headline import question_anchor
     from checklist_eval.challenge.leaderboard_page import report_links
 
-    history = snap.history()
     reports = report_links(writer.root, layout.appeals_html, sorted({d.submission_id for d in history}))
 
     def link(d: AppliedOverride) -> str:
         href = reports.get(d.submission_id, "")
         return f"{href}#{question_anchor(d.role, d.question_id)}" if href else ""
 
-    views = decision_views(history, board, link)
+    views = decision_views(history, board, link, titles)
     writer.whole(layout.appeals_html, render_appeals(views, title="Appeal decisions", back=LEADERBOARD_HTML).encode())
 
 
