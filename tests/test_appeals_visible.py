@@ -121,6 +121,26 @@ def test_an_appealed_record_stands_with_the_decision_in_every_export_and_the_dat
             assert (appeal_mark, assessed) == ("overridden by appeal", 0)
 
 
+def test_a_folder_imported_from_its_exports_keeps_the_assessor_s_verdict_beside_the_decision(work):
+    """results.sqlite lost: the exports (which show the appealed record as it stands) are imported again,
+    and the database holds the assessor's verdict with the decision applied on top, as before."""
+    results = work / "results"
+    wrong, _ = targets(results)
+    assessed = records(results)[wrong]
+    assert cli("rescore", results, "--overrides", overrides(work / "appeal.csv", (wrong, 1, "granted"))).returncode == 0
+    appealed = board(results)
+    for name in ("results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "exports.json"):
+        (results / name).unlink(missing_ok=True)
+    assert board(results) == appealed  # imported, the decision applied
+    db = sqlite3.connect(results / "results.sqlite")
+    try:
+        row = db.execute("SELECT correct, state, appeal, assessed_correct, assessed_state FROM decided_records "
+                         "WHERE submission_id = ? AND role = ? AND question_id = ?", wrong).fetchone()
+    finally:
+        db.close()
+    assert row == (1, "unverified", "overridden by appeal", 0, assessed["state"])
+
+
 def test_the_report_card_of_an_overridden_answer_no_longer_says_must_fix(work):
     results = work / "results"
     wrong, _ = targets(results)

@@ -372,7 +372,7 @@ def record_from_mapping(row: dict, where: str, path: Path) -> Record:
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
                 "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation", "endpoint",
-                "output_strategy", "location", "reader",
+                "output_strategy", "location", "reader", "appeal",
             )
         },
     )

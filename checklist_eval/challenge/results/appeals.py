@@ -291,6 +291,23 @@ def steps(history: Iterable[AppliedOverride]) -> list[Step]:
     return out
 
 
+def as_assessed(records: Sequence[Record], decisions: dict[Key, AppliedOverride]) -> list[Record]:
+    """The records as the assessor left them. An export shows each record as it stands (``appeal`` set,
+    the decision's verdict); a folder imported from its exports gets the assessor's verdict back from the
+    decision's ``was_correct`` (the state derived as for a file without one), so the database keeps the
+    assessor's word and the decision beside it, as when the decision was made."""
+    from checklist_eval.models import state_of
+
+    out = []
+    for r in records:
+        d = decisions.get(r.key)
+        if r.appeal and d is not None:
+            r = r.model_copy(update={"correct": d.was_correct, "appeal": "",
+                                     "state": state_of(d.was_correct, r.verdict or None, bool(r.passages))})
+        out.append(r)
+    return out
+
+
 def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:
     """The decision that stands per record: the latest."""
     return {entry.key: entry for entry in history}
