@@ -104,7 +104,7 @@ def test_records_keep_state_and_passages_and_older_files_derive_the_state(shared
     rows = records_from_assessments("s1", "G", paper, out, case="G", scored_at="")
     write_records(rows, tmp_path / "records.csv", tmp_path / "records.jsonl")
     header = (tmp_path / "records.csv").read_text().splitlines()[0].split(",")
-    assert header[-4:] == ["state", "passages", "context_share", "reader"]  # reader: issue 42
+    assert header[-5:] == ["state", "passages", "context_share", "reader", "appeal"]  # reader: 42, appeal: 44
     for name in ("records.csv", "records.jsonl"):
         back = [r for group in Ledger(tmp_path / name).submissions() for r in group]
         assert [(r.state, r.passages) for r in back] == [(r.state, r.passages) for r in rows]
@@ -298,7 +298,7 @@ def test_report_shows_the_three_states_and_passages_at_phone_and_desktop_width(s
 
 
 def test_an_appeal_keeps_the_state_in_step_with_c(shared_dir, tmp_path):
-    from checklist_eval.challenge.results.appeals import with_decisions
+    from checklist_eval.challenge.results.appeals import AppliedOverride, with_decisions
 
     paper, out = judged(shared_dir / PAPER)
     rows = records_from_assessments("s1", "G", paper, out, case="G", scored_at="")
@@ -308,10 +308,8 @@ def test_an_appeal_keeps_the_state_in_step_with_c(shared_dir, tmp_path):
     assert right.with_correct(False).state is State.CONTRADICTED
     assert right.with_correct(True).state is State.SUPPORTED
 
-    class Decision:
-        def __init__(self, key, correct):
-            self.key, self.correct = key, correct
-            self.decided_on = ""  # a decision from before answers were digested: applied as it stands
-
-    decided = with_decisions(rows, {wrong.key: Decision(wrong.key, True)})
+    # a decision from before answers were digested (no decided_on): applied as it stands
+    decision = AppliedOverride(submission_id=wrong.submission_id, role=wrong.role, question_id=wrong.question_id,
+                               was_correct=False, correct=True, file="appeal.csv")
+    decided = with_decisions(rows, {wrong.key: decision})
     assert next(r for r in decided if r.key == wrong.key).state is State.UNVERIFIED

@@ -84,7 +84,7 @@ def test_leaderboard_page_links_every_report_and_lists_failures_in_a_browser(tmp
     csv_file = tmp_path / "leaderboard.csv"
     assert cli("leaderboard", str(out), "--csv", str(csv_file)).returncode == 0
     assert csv_file.read_text().splitlines()[0] == ("rank,submission_id,case,C_G,C_A,C_T,R,S,questions,assessor,model,"
-                                                    "prompt_version,scored_at,manipulation,status")
+                                                    "prompt_version,scored_at,manipulation,appeals,status")
     dom = parse(rendered_dom(page))
     text = " ".join(" ".join(dom.text).split())
     links = dict((t, h) for h, t in dom.links)

@@ -162,8 +162,8 @@ def test_records_carry_provenance_and_logs_show_the_exchange_without_the_key(sub
     assert proc.returncode == 0, proc.stderr
     recs = pd.read_csv(out / "records.csv", dtype=str, keep_default_na=False)
     answered = recs[recs["answer"].isin(["Yes", "No", "NA"])]
-    assert list(recs.columns)[-9:] == ["endpoint", "output_strategy", "temperature", "seed", "location",
-                                       "state", "passages", "context_share", "reader"]
+    assert list(recs.columns)[-10:] == ["endpoint", "output_strategy", "temperature", "seed", "location",
+                                        "state", "passages", "context_share", "reader", "appeal"]
     assert set(answered["context_share"]) == {"1.0"}  # every paper fits gpt-4o-mini's window whole
     assert set(answered["endpoint"]) == {f"127.0.0.1:{port}/v1"}
     assert set(answered["output_strategy"]) == {"json_schema"}

@@ -95,9 +95,14 @@ class Group:
 
 
 def card_anchor(r: Record) -> str:
+    return question_anchor(r.role, r.question_id)
+
+
+def question_anchor(role: str, question_id: str) -> str:
+    """The id of a question's card in a report ("q-A-7"), for links from other pages."""
     import re
 
-    return f"q-{r.role}-{re.sub(r'[^A-Za-z0-9_-]', '_', r.question_id)}"
+    return f"q-{role}-{re.sub(r'[^A-Za-z0-9_-]', '_', question_id)}"
 
 
 def _entry(r: Record, with_problem: bool) -> Entry:

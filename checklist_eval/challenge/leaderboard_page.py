@@ -48,11 +48,22 @@ def page_rows(rows: Sequence[LeaderboardRow]) -> list[dict[str, Any]]:
              "answers": sum(r.states.values()) if r.states else None, "name": r.name} for r in rows]
 
 
-def render_leaderboard(rows: list[dict[str, Any]], links: dict[str, str], *, title: str = "Leaderboard") -> str:
+def render_leaderboard(rows: list[dict[str, Any]], links: dict[str, str], *, title: str = "Leaderboard",
+                       appeals_href: str = "") -> str:
+    """``appeals_href``: the appeals page, linked from the rows an appeal decision stands on."""
     return render("leaderboard.html", page_title=title, title=title, links=links, columns=SCORE_COLUMNS,
                   scored=[r for r in rows if r.get("status") == "scored"],
                   failed=[r for r in rows if r.get("status") != "scored"],
-                  judge=judged_by, reason=reason)
+                  judge=judged_by, reason=reason, appeals_href=appeals_href)
+
+
+def appeals_link(results_folder: Path, page: Path) -> str:
+    """The href of the folder's ``appeals.html`` from a page written at ``page``, "" when there is none."""
+    target = ResultsLayout(results_folder).appeals_html
+    if not target.is_file():
+        return ""
+    rel = os.path.relpath(target.resolve(), page.resolve().parent)
+    return "/".join(quote(part) for part in Path(rel).parts)
 
 
 def judged_by(row: dict[str, Any]) -> str:

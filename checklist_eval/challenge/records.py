@@ -100,6 +100,10 @@ class Record(Row):
     # Who read the paper's checklist: "tex" (what the machine's TeX printed), "source" (the source
     # evaluator, without TeX) or "pdf" (a PDF handed in); empty in files written before it was kept.
     reader: str = ""
+    # What an appeal decided on this answer, when one stands on it: "overridden by appeal: incorrect ->
+    # correct, ..." (``correct`` and ``state`` are then the decision's, ``verdict`` stays the assessor's)
+    # or "confirmed by appeal (changes nothing): ..."; empty when none was decided (see ``appeals``).
+    appeal: str = ""
 
     @field_validator("case", mode="before")
     @classmethod
@@ -368,7 +372,7 @@ def record_from_mapping(row: dict, where: str, path: Path) -> Record:
             for k in (
                 "question_title", "checklist_id", "justification", "review", "assessor", "model",
                 "prompt_version", "source", "scored_at", "quirks", "verdict", "manipulation", "endpoint",
-                "output_strategy", "location", "reader",
+                "output_strategy", "location", "reader", "appeal",
             )
         },
     )

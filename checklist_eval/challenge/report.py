@@ -34,6 +34,7 @@ from checklist_eval.challenge.results.layout import REPORT_HTML
 from checklist_eval.challenge.scoring import rules_parts
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import (
+    MUST_FIX_TAG,
     READER_NAMES,
     ROLES,
     Answer,
@@ -115,11 +116,27 @@ class Card:
     link: str = ""
     state: str = ""  # contradicted / supported / unverified, as c_i counts it (see ``shown_state``)
     passages: Sequence[Passage] = ()
+    appeal: str = ""  # "overridden" / "confirmed" by an appeal decision standing on the answer, or ""
 
     @property
     def first_problem(self) -> str:
-        """What contradicts the answer: its review's worst problem (the must-fix line)."""
+        """What contradicts the answer: its review's worst problem (the must-fix line), or the appeal
+        decision that made it wrong."""
+        if self.appeal == "overridden" and self.state == "contradicted":
+            return f"the appeal decision ({self.override})"
         return first_problem(self.review)
+
+    @property
+    def review_shown(self) -> str:
+        """The assessor's review; an appeal that made the answer correct overrules its must-fix lines,
+        so they no longer say "must fix"."""
+        if self.appeal == "overridden" and self.state != "contradicted":
+            return self.review.replace(MUST_FIX_TAG, " [overruled by appeal]")
+        return self.review
+
+    @property
+    def review_label(self) -> str:
+        return "Review (the assessor's, overruled by appeal)" if self.appeal == "overridden" else "Review"
 
     @property
     def counts(self) -> str:
@@ -134,7 +151,15 @@ def _card(r: Record, role_prefix: str, override: Decision | None, links: Links |
                 answer=_answer_text(r.answer), justification=r.justification, verdict=verdict,
                 p=_fmt(r.p_correct, 2) if r.p_correct is not None else None, review=r.review,
                 location=r.location, override=override.describe() if override else "",
-                link=links(r) if links else "", state=shown_state(r), passages=r.passages)
+                link=links(r) if links else "", state=shown_state(r), passages=r.passages,
+                appeal=appeal_kind(r.appeal))
+
+
+def appeal_kind(mark: str) -> str:
+    """"overridden" or "confirmed": what an appeal standing on a record did (``Record.appeal``), or ""."""
+    from checklist_eval.challenge.results.appeals import CONFIRMED, OVERRIDDEN
+
+    return "overridden" if mark.startswith(OVERRIDDEN) else "confirmed" if mark.startswith(CONFIRMED) else ""
 
 
 def shown_state(r: Record) -> str:

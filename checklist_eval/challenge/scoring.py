@@ -96,10 +96,39 @@ class ScoreReport(PublicScore):
     usage: Usage
 
 
+class AppealOutcome(Model):
+    """What one row of ``rescore --overrides FILE`` did to the verdict of its answer."""
+
+    submission_id: str
+    role: str
+    question_id: str
+    before: bool = Field(description="the verdict that stood before (the assessor's or an earlier decision's)")
+    correct: bool = Field(description="the verdict that stands after")
+    changes_nothing: bool = Field(description="before == correct: the decision confirms what stood")
+    recorded: bool = Field(description="added to results.sqlite now (false: already kept, or a lone ledger)")
+
+
+class ScoreMove(Model):
+    """A submission's S before and after ``rescore --overrides``."""
+
+    submission_id: str
+    S_before: float
+    S: float
+    moved: bool
+
+
 class RescoreReport(Model):
     """What ``rescore --json`` prints."""
 
     submissions: list[PublicScore]
+
+
+class AppealedRescoreReport(RescoreReport):
+    """What ``rescore --overrides FILE --json`` prints: the scores as before, then what each decision of
+    the file did and which scores moved."""
+
+    appeals: list[AppealOutcome]
+    moves: list[ScoreMove]
 
 
 def correctness(rows: Sequence[Record]) -> Fraction:

@@ -67,7 +67,8 @@ def _print_table(args: argparse.Namespace, rows) -> None:
         table.add_column(col, justify="right" if col not in ("submission", "case") else "left")
     for row in rows:
         if row.scored:
-            table.add_row(str(row.rank), escape(row.submission_id), escape(str(row.case)),
+            mark = " *" if row.appeals else ""  # an appeal decision stands on some of its answers
+            table.add_row(str(row.rank), escape(row.submission_id) + mark, escape(str(row.case)),
                           *(f"{getattr(row, k):.3f}" for k in ("C_G", "C_A", "C_T", "R", "S")))
     console = terminal_console()
     console.print(table)
@@ -78,18 +79,33 @@ def _print_table(args: argparse.Namespace, rows) -> None:
         if row.manipulation:
             console.print(f"[yellow]manipulation[/yellow] {escape(row.submission_id)}: "
                           f"{escape(row.manipulation)}", markup=True, highlight=False)
+    _print_appealed(console, args.results, rows)
     for path in (args.csv, args.html):
         if path:
             console.print(f"wrote {path}", highlight=False, markup=False)
 
 
+def _print_appealed(console, results: str, rows) -> None:
+    """The legend of the rows marked "*": which answers an appeal decided, and where every decision is."""
+    from checklist_eval.challenge.results.folder import ResultsFolder, folder_of
+
+    appealed = [f"{row.submission_id} ({row.appeals.replace(';', ', ')})" for row in rows if row.appeals]
+    if not appealed:
+        return
+    folder = folder_of(results)
+    page = ResultsFolder(folder).layout.appeals_html if folder is not None else None
+    where = f"; every decision: {page}" if page is not None and page.is_file() else ""
+    console.print(f"* appealed: {', '.join(appealed)}{where}", highlight=False, markup=False, soft_wrap=True)
+
+
 def _write_html(args: argparse.Namespace, rows) -> None:
     from pathlib import Path
 
-    from checklist_eval.challenge.leaderboard_page import page_rows, render_leaderboard, report_links
+    from checklist_eval.challenge.leaderboard_page import appeals_link, page_rows, render_leaderboard, report_links
     from checklist_eval.fsutil import atomic_write_text
 
     given = Path(args.results)
     folder = given if given.is_dir() else given.parent  # a records file: the reports beside it
     links = report_links(folder, Path(args.html), [r.submission_id for r in rows])
-    atomic_write_text(args.html, render_leaderboard(page_rows(rows), links))
+    atomic_write_text(args.html, render_leaderboard(page_rows(rows), links,
+                                                    appeals_href=appeals_link(folder, Path(args.html))))

@@ -20,16 +20,17 @@ from typing import Any
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from checklist_eval.challenge.headline import first_problem
 from checklist_eval.challenge.records import Record
-from checklist_eval.challenge.report import shown_state, submission_view
+from checklist_eval.challenge.report import appeal_kind, shown_state, submission_view
+from checklist_eval.challenge.results.appeals import AppliedOverride, steps
 from checklist_eval.challenge.results.folder import ResultsFolder
 from checklist_eval.challenge.results.leaderboard import Failure
 from checklist_eval.errors import ChecklistEvalError
-from checklist_eval.web.pages import page
+from checklist_eval.web.pages import SECURITY_HEADERS, page
 
 MAX_CALLS_SHOWN = 50
 
@@ -39,7 +40,14 @@ def submission_url(sid: str) -> str:
 
 
 def question_url(r: Record) -> str:
-    return f"{submission_url(r.submission_id)}/{quote(r.role, safe='')}/{quote(r.question_id, safe='')}"
+    return question_url_of(r.submission_id, r.role, r.question_id)
+
+
+def question_url_of(sid: str, role: str, qid: str) -> str:
+    return f"{submission_url(sid)}/{quote(role, safe='')}/{quote(qid, safe='')}"
+
+
+APPEALS_URL = "/results/appeals"
 
 
 class Results:
@@ -103,17 +111,6 @@ def _not_found(message: str) -> Response:
 def routes(root: Path) -> list[Route]:
     results = Results(root)
 
-    def leaderboard_page() -> Response:
-        from checklist_eval.challenge.leaderboard_page import SCORE_COLUMNS, judged_by, page_rows, reason
-
-        board, shown = results.leaderboard()
-        rows = page_rows(board)
-        links = {str(r["submission_id"]): submission_url(str(r["submission_id"])) for r in rows}
-        return page("leaderboard.html", page_title="Leaderboard", title=f"Leaderboard: {root.name}{shown}", links=links,
-                    columns=SCORE_COLUMNS, scored=[r for r in rows if r.get("status") == "scored"],
-                    failed=[r for r in rows if r.get("status") != "scored"], judge=judged_by, reason=reason,
-                    nav=[("Leaderboard", "")])
-
     def submission_page(sid: str) -> Response:
         from checklist_eval.challenge.scoring import score_submission
 
@@ -131,7 +128,10 @@ def routes(root: Path) -> list[Route]:
     # Reading the snapshot and rendering the page both run in a worker thread: the event loop stays free
     # for uploads and progress polls.
     async def leaderboard(request: Request) -> Response:
-        return await asyncio.to_thread(leaderboard_page)
+        return await asyncio.to_thread(_leaderboard_page, results, root)
+
+    async def appeals(request: Request) -> Response:
+        return await asyncio.to_thread(_appeals_page, results, root)
 
     async def submission(request: Request) -> Response:
         return await asyncio.to_thread(submission_page, request.path_params["sid"])
@@ -140,10 +140,12 @@ def routes(root: Path) -> list[Route]:
         found = await asyncio.to_thread(_record, request)
         if found is None:
             return _not_found("no such question in these results")
-        history = await asyncio.to_thread(lambda: [e for e in results.folder().history() if e.key == found.key])
+        history = await asyncio.to_thread(lambda: [s for s in steps(results.folder().history())
+                                                   if s.decision.key == found.key])
         calls = [_call_view(c) for c in await asyncio.to_thread(results.calls, found)]
         return page("question.html", page_title=f"{found.submission_id} {found.role} {found.question_id}",
                     rec=found, state=shown_state(found), contradiction=first_problem(found.review), history=history,
+                    appeal=appeal_kind(found.appeal), appeals_url=APPEALS_URL,
                     calls=calls, here=question_url(found),
                     nav=[("Leaderboard", "/results/"), (found.submission_id, submission_url(found.submission_id)),
                          (f"{found.role} question {found.question_id}", "")])
@@ -180,10 +182,41 @@ def routes(root: Path) -> list[Route]:
 
     return [
         route("/results/", leaderboard),
+        route(APPEALS_URL, appeals),
         route("/results/s/{sid}", submission),
         route("/results/s/{sid}/{role}/{qid}", question),
         route("/results/s/{sid}/{role}/{qid}/call/{call}", call),
     ]
+
+
+def _leaderboard_page(results: Results, root: Path) -> Response:
+    from checklist_eval.challenge.leaderboard_page import SCORE_COLUMNS, judged_by, page_rows, reason
+
+    board, shown = results.leaderboard()
+    rows = page_rows(board)
+    links = {str(r["submission_id"]): submission_url(str(r["submission_id"])) for r in rows}
+    return page("leaderboard.html", page_title="Leaderboard", title=f"Leaderboard: {root.name}{shown}", links=links,
+                columns=SCORE_COLUMNS, scored=[r for r in rows if r.get("status") == "scored"],
+                failed=[r for r in rows if r.get("status") != "scored"], judge=judged_by, reason=reason,
+                appeals_href=APPEALS_URL, nav=[("Leaderboard", "")])
+
+
+def _appeals_page(results: Results, root: Path) -> Response:
+    """Every appeal decision of the folder, each linking its question's page (a scored submission's)."""
+    from checklist_eval.challenge.appeals_page import decision_views, render_appeals
+
+    board, _shown = results.leaderboard()
+    history = results.folder().history()
+    scored = {r.submission_id for r in board if r.scored}
+
+    def link(d: AppliedOverride) -> str:
+        return question_url_of(d.submission_id, d.role, d.question_id) if d.submission_id in scored else ""
+
+    titles = {r.key: r.question_title for sid in sorted({d.submission_id for d in history} & scored)
+              for r in results.records(sid)}
+    html = render_appeals(decision_views(history, board, link, titles), title=f"Appeal decisions: {root.name}",
+                          back="/results/", nav=[("Leaderboard", "/results/"), ("Appeal decisions", "")])
+    return HTMLResponse(html, headers=SECURITY_HEADERS)
 
 
 def _failure_page(failed: Failure) -> Response:

@@ -102,9 +102,13 @@ class _Importing(ResultsStore):
 
 
 def _assessed(legacy: LegacyFolder, groups: list) -> list:
-    """Each submission's records as assessed (the ledger's rows), with its checked score."""
+    """Each submission's records as assessed (the ledger's rows, an appeal shown on them undone), with
+    its checked score."""
+    from checklist_eval.challenge.results.appeals import as_assessed, standing
+
+    decisions = standing(legacy.history())
     scores = {records[0].submission_id: score for records, score in groups}
-    return [(assessed, scores[assessed[0].submission_id]) for assessed in legacy._ledger_groups()]
+    return [(as_assessed(rows, decisions), scores[rows[0].submission_id]) for rows in legacy._ledger_groups()]
 
 
 def _result(legacy: LegacyFolder, root: Path, kind: str, sid: str, assessed: list, score) -> SubmissionResult:

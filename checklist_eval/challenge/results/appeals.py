@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from checklist_eval.challenge.records import Record, parse_bool
+from checklist_eval.challenge.scoring import AppealOutcome
 from checklist_eval.errors import InputError
 from checklist_eval.models import Model
 from checklist_eval.tables import read_csv_rows
@@ -134,7 +135,9 @@ class StreamedOverrides:
             if rec.key in self.verdicts:
                 self.answered[rec.key] = rec.is_answered
                 correct = self.verdicts[rec.key]
-                rec = rec if correct is None else rec.with_correct(correct)
+                if correct is not None:  # a decision of a file not kept: marked as one, by its name
+                    rec = rec.with_correct(correct).model_copy(update={
+                        "appeal": appeal_mark(rec.correct, correct, f"({self.path.name}, not kept)")})
             out.append(rec)
         return out
 
@@ -181,13 +184,40 @@ class AppliedOverride(Model):
     def key(self) -> Key:
         return (self.submission_id, self.role, self.question_id)
 
-    def describe(self) -> str:
-        def word(c: bool) -> str:
-            return "correct" if c else "incorrect"
+    @property
+    def changes(self) -> bool:
+        """Whether the decision changes the assessor's verdict (else it confirms it: changes nothing)."""
+        return self.was_correct != self.correct
 
+    def describe(self) -> str:
+        """"incorrect -> correct by appeal.csv on ... (note)"; "incorrect, confirmed by ..." for one that
+        leaves the assessor's verdict as it was."""
         note = f" ({self.note})" if self.note else ""
         when = f" on {self.applied_at}" if self.applied_at else ""
-        return f"{word(self.was_correct)} \u2192 {word(self.correct)} by {self.file}{when}{note}"
+        change = f" \u2192 {verdict_word(self.correct)}" if self.changes else ", confirmed"
+        return f"{verdict_word(self.was_correct)}{change} by {self.file}{when}{note}"
+
+    def mark(self) -> str:
+        """What the record it stands on says of it (``Record.appeal``)."""
+        when = f", {self.applied_at}" if self.applied_at else ""
+        note = f": {self.note}" if self.note else ""
+        return appeal_mark(self.was_correct, self.correct, f"({self.file}{when}){note}")
+
+
+OVERRIDDEN = "overridden by appeal"
+CONFIRMED = "confirmed by appeal (changes nothing)"
+
+
+def verdict_word(correct: bool) -> str:
+    return "correct" if correct else "incorrect"
+
+
+def appeal_mark(was: bool, now: bool, by: str) -> str:
+    """"overridden by appeal: incorrect \u2192 correct (appeal.csv, ...): note", or "confirmed by appeal
+    (changes nothing): incorrect (...)" for a decision that leaves the assessor's verdict as it was."""
+    if was != now:
+        return f"{OVERRIDDEN}: {verdict_word(was)} \u2192 {verdict_word(now)} {by}"
+    return f"{CONFIRMED}: {verdict_word(now)} {by}"
 
 
 def history_path(results: str | Path) -> Path:
@@ -234,8 +264,48 @@ def decide(records: Sequence[Record], decisions: dict[Key, AppliedOverride]
         if d is not None and d.decided_on and d.decided_on != answer_digest(r):
             replaced.append(d)
             d = None
-        out.append(r.with_correct(d.correct) if d is not None else r)
+        out.append(r.with_correct(d.correct).model_copy(update={"appeal": d.mark()}) if d is not None else r)
     return out, replaced
+
+
+class Step(Model):
+    """One decision of the history as a page lists it: the verdict that stood on its answer before it
+    (the assessor's, or an earlier decision's on the same answer) and the one after."""
+
+    decision: AppliedOverride
+    before: bool
+
+    @property
+    def changes_nothing(self) -> bool:
+        return self.before == self.decision.correct
+
+
+def steps(history: Iterable[AppliedOverride]) -> list[Step]:
+    """Every decision, oldest first, each with the verdict that stood before it."""
+    stood: dict[tuple[Key, str], bool] = {}
+    out = []
+    for d in history:
+        at = (d.key, d.decided_on)
+        out.append(Step(decision=d, before=stood.get(at, d.was_correct)))
+        stood[at] = d.correct
+    return out
+
+
+def as_assessed(records: Sequence[Record], decisions: dict[Key, AppliedOverride]) -> list[Record]:
+    """The records as the assessor left them. An export shows each record as it stands (``appeal`` set,
+    the decision's verdict); a folder imported from its exports gets the assessor's verdict back from the
+    decision's ``was_correct`` (the state derived as for a file without one), so the database keeps the
+    assessor's word and the decision beside it, as when the decision was made."""
+    from checklist_eval.models import state_of
+
+    out = []
+    for r in records:
+        d = decisions.get(r.key)
+        if r.appeal and d is not None:
+            r = r.model_copy(update={"correct": d.was_correct, "appeal": "",
+                                     "state": state_of(d.was_correct, r.verdict or None, bool(r.passages))})
+        out.append(r)
+    return out
 
 
 def standing(history: Iterable[AppliedOverride]) -> dict[Key, AppliedOverride]:
@@ -247,3 +317,38 @@ def with_decisions(records: Sequence[Record], decisions: dict[Key, AppliedOverri
     """The records with the standing decisions applied (a TODO or missing answer stays incorrect:
     ``Record.c`` sees to that whatever ``correct`` says); one made on another answer is not."""
     return decide(records, decisions)[0]
+
+
+# ---------------------------------------------------------------------------- what a decision did
+
+
+def decided_keys(path: str | Path) -> list[Key]:
+    """The records an overrides file decides on, in its order (read as ``StreamedOverrides`` reads it)."""
+    return [key for key, _correct in StreamedOverrides(path).rows]
+
+
+def outcomes(keys: Sequence[Key], before: dict[Key, Record], after: dict[Key, Record],
+             added: set[Key]) -> list[AppealOutcome]:
+    """What each decided record's verdict was before an overrides file and is after it, in the file's
+    order (a record named twice, once); ``added``: the decisions kept now."""
+    out = []
+    for key in dict.fromkeys(keys):
+        if key not in before or key not in after:
+            continue
+        was, now = bool(before[key].c), bool(after[key].c)
+        out.append(AppealOutcome(submission_id=key[0], role=key[1], question_id=key[2], before=was, correct=now,
+                                 changes_nothing=was == now, recorded=key in added))
+    return out
+
+
+def outcome_line(o: AppealOutcome, before: Record | None, after: Record | None, kept: bool) -> str:
+    """One line for the terminal: "team-alpha/A/7: incorrect -> correct (overridden by appeal)", or
+    "changes nothing: team-beta/G/1 stays incorrect, as assessed (recorded)"."""
+    key = f"{o.submission_id}/{o.role}/{o.question_id}"
+    if not o.changes_nothing:
+        back = after is not None and not after.appeal.startswith(OVERRIDDEN)
+        how = "the assessor's verdict again, by appeal" if back else OVERRIDDEN
+        return f"{key}: {verdict_word(o.before)} \u2192 {verdict_word(o.correct)} ({how})"
+    why = "by an earlier appeal" if before is not None and before.appeal else "as assessed"
+    said = "recorded" if o.recorded else "already recorded" if kept else "not kept: a lone ledger"
+    return f"changes nothing: {key} stays {verdict_word(o.correct)}, {why} ({said})"

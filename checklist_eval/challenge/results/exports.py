@@ -17,8 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from checklist_eval.challenge.records import records_to_jsonl_text
-from checklist_eval.challenge.results.appeals import decide
-from checklist_eval.challenge.results.layout import SUBMISSIONS_DIR, ResultsLayout, SubmissionFolder
+from checklist_eval.challenge.results.appeals import AppliedOverride, Key, decide
+from checklist_eval.challenge.results.layout import (
+    APPEALS_HTML,
+    LEADERBOARD_HTML,
+    SUBMISSIONS_DIR,
+    ResultsLayout,
+    SubmissionFolder,
+)
 from checklist_eval.challenge.results.leaderboard import (
     Failure,
     LeaderboardRow,
@@ -103,8 +109,9 @@ def _result_of(snap: Snapshot, sid: str) -> tuple[SubmissionResult, list]:
     mine = {k: d for k, d in snap.standing().items() if d.submission_id == sid}
     decided, replaced = decide(result.records, mine)
     applied = [d for d in mine.values() if d not in replaced]
+    # its records as they stand: an appealed one with the decision's verdict and state, and its ``appeal``
     result = result.model_copy(update={"appeals": applied, "score": score_submission(sid, decided),
-                                       "settings": snap.shown.settings if snap.shown else None})
+                                       "records": decided, "settings": snap.shown.settings if snap.shown else None})
     return result, decided
 
 
@@ -133,8 +140,12 @@ def _batch_folder(snap: Snapshot, writer: _Writer) -> None:
     scores: list[PublicScore] = []
     results = []
     board: list[LeaderboardRow] = []
+    history = snap.history()
+    appealed = {d.key for d in history}
+    titles: dict[Key, str] = {}  # the appealed questions' titles, for the appeals page
     for sid in snap.submission_ids():
         result, decided = _submission_files(snap, writer, layout.submission(sid), sid)
+        titles.update((r.key, r.question_title) for r in decided if r.key in appealed)
         rows.append(ScoreRow.of(result.score, result.all_warnings))
         scores.append(result.score.public())
         board.append(leaderboard_row(result.score, decided))
@@ -146,7 +157,9 @@ def _batch_folder(snap: Snapshot, writer: _Writer) -> None:
         def fill(write: Callable[[bytes], None]) -> None:
             if not jsonl:
                 write(csv_header_text(Record).encode())
-            for group in snap.groups():
+            standing = snap.standing()
+            for assessed in snap.groups():  # as they stand: the appeals on these very answers applied
+                group = decide(assessed, standing)[0]
                 write((records_to_jsonl_text(group) if jsonl else csv_rows_text(Record, group)).encode())
         return fill
 
@@ -156,7 +169,9 @@ def _batch_folder(snap: Snapshot, writer: _Writer) -> None:
     failures = snap.failures()
     writer.whole(layout.failures_jsonl, "".join(json.dumps(f.model_dump()) + "\n" for f in failures).encode())
     writer.whole(layout.summary_json, _summary(snap, scores, failures).encode())
-    _leaderboards(writer, layout, rank_rows(board + failure_rows(failures, set(results))))
+    ranked = rank_rows(board + failure_rows(failures, set(results)))
+    _leaderboards(writer, layout, ranked)
+    _appeals_page(history, writer, layout, ranked, titles)
     _history(snap, writer, layout)
     _remove_gone(writer.root / SUBMISSIONS_DIR, set(results))
 
@@ -167,7 +182,25 @@ def _leaderboards(writer: _Writer, layout: ResultsLayout, rows: list[Leaderboard
 
     writer.whole(layout.leaderboard_csv, leaderboard_csv_text(rows).encode())
     links = report_links(writer.root, layout.leaderboard_html, [r.submission_id for r in rows])
-    writer.whole(layout.leaderboard_html, render_leaderboard(page_rows(rows), links).encode())
+    page = render_leaderboard(page_rows(rows), links, appeals_href=APPEALS_HTML)
+    writer.whole(layout.leaderboard_html, page.encode())
+
+
+def _appeals_page(history: list[AppliedOverride], writer: _Writer, layout: ResultsLayout,
+                  board: list[LeaderboardRow], titles: dict[Key, str]) -> None:
+    """``appeals.html``: every decision, each linking the card of its answer in its submission's report."""
+    from checklist_eval.challenge.appeals_page import decision_views, render_appeals
+    from checklist_eval.challenge.headline import question_anchor
+    from checklist_eval.challenge.leaderboard_page import report_links
+
+    reports = report_links(writer.root, layout.appeals_html, sorted({d.submission_id for d in history}))
+
+    def link(d: AppliedOverride) -> str:
+        href = reports.get(d.submission_id, "")
+        return f"{href}#{question_anchor(d.role, d.question_id)}" if href else ""
+
+    views = decision_views(history, board, link, titles)
+    writer.whole(layout.appeals_html, render_appeals(views, title="Appeal decisions", back=LEADERBOARD_HTML).encode())
 
 
 def _summary(snap: Snapshot, scores: list[PublicScore], failures: list[Failure]) -> str:

@@ -132,9 +132,12 @@ class ResultsFolder:
             self.notes.append(f"{len(replaced)} appeal decision(s) were decided on an answer since replaced and are "
                               f"not applied ({shown}); see the history in {self.layout.db.name}")
 
-    def _say(self, snap: Snapshot | None) -> None:
+    def _say(self, snap: Snapshot | None, quiet: bool = False) -> None:
         from checklist_eval.challenge.results.exports import edited_exports
 
+        if quiet:
+            self.notes.clear()
+            return
         lines = list(self.notes)
         if snap is not None:
             lines = snap.notes() + lines
@@ -149,16 +152,17 @@ class ResultsFolder:
         self.notes.clear()
 
     def scored(self, summarize: Callable[[SubmissionScore, list[Record]], T],
-               overrides: str | Path | None = None) -> list[T]:
+               overrides: str | Path | None = None, *, quiet: bool = False) -> list[T]:
+        """``quiet``: nothing said on stderr (a read before a change, whose own read says it)."""
         if self._legacy is not None:
             out = self._legacy.scored(summarize, overrides)
-            self._say(None)
+            self._say(None, quiet)
             return out
         with self.snapshot() as snap:
             out = [summarize(score, records) for records, score in self._submissions(snap, overrides)]
             if not out and not snap.failures():
                 raise NoRecords(self.layout.db, f"no records in {snap.require_shown().described()}")
-            self._say(snap)
+            self._say(snap, quiet)
         return out
 
     def leaderboard(self, overrides: str | Path | None = None) -> list[LeaderboardRow]:
@@ -277,16 +281,18 @@ def _beside(path: Path) -> ResultsFolder | None:
 
 
 def scored_submissions(path: str | Path, overrides: str | Path | None,
-                       summarize: Callable[[SubmissionScore, list[Record]], T]) -> list[T]:
-    """What ``rescore`` reads: a results folder, the database beside an export, or a lone ledger."""
+                       summarize: Callable[[SubmissionScore, list[Record]], T], *, quiet: bool = False) -> list[T]:
+    """What ``rescore`` reads: a results folder, the database beside an export, or a lone ledger;
+    ``quiet``: nothing said on stderr (the read before an appeal: the read after it says it)."""
     path = Path(path)
     if path.is_dir():
-        return ResultsFolder.open(path).scored(summarize, overrides)
+        return ResultsFolder.open(path).scored(summarize, overrides, quiet=quiet)
     folder = _beside(path) if path.is_file() else None
     if folder is not None:
-        return folder.scored(summarize, overrides)
+        return folder.scored(summarize, overrides, quiet=quiet)
     out = ledger_scored(records_path(path), overrides, summarize)
-    note(f"read {path} as a ledger: no results.sqlite beside it")
+    if not quiet:
+        note(f"read {path} as a ledger: no results.sqlite beside it")
     return out
 
 

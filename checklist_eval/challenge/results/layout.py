@@ -43,6 +43,7 @@ SUMMARY_JSON = "summary.json"
 FAILURES_JSONL = "failures.jsonl"
 LEADERBOARD_CSV = "leaderboard.csv"
 LEADERBOARD_HTML = "leaderboard.html"
+APPEALS_HTML = "appeals.html"
 SUBMISSIONS_DIR = "submissions"
 RESULT_JSON = "result.json"
 REPORT_HTML = "report.html"
@@ -76,6 +77,7 @@ class ResultsLayout:
         self.failures_jsonl = self.root / FAILURES_JSONL
         self.leaderboard_csv = self.root / LEADERBOARD_CSV
         self.leaderboard_html = self.root / LEADERBOARD_HTML
+        self.appeals_html = self.root / APPEALS_HTML
         self.db = self.root / DB_NAME
         self.overrides_jsonl = self.root / OVERRIDES_JSONL
 

@@ -50,6 +50,9 @@ class LeaderboardRow(Row):
     scored_at: str | None = None
     # Roles whose paper is flagged, with the kinds ("A:hidden_text"): see manipulation.py.
     manipulation: str | None = None
+    # The questions an appeal decision stands on ("A:7;G:1"), each listed on the appeals page; empty
+    # when none was appealed. Before ``status``, which stays the last column.
+    appeals: str | None = None
     status: str = "scored"
     # Answers per evidence state, shown by the HTML page and not a column: the CSV's columns are the
     # organizers' (its last stays ``status``) and the JSON list keeps its shape.
@@ -104,6 +107,7 @@ def leaderboard_row(score: SubmissionScore, recs: Sequence[Record]) -> Leaderboa
         prompt_version=_joined([r.prompt_version for r in recs]),
         scored_at=max((r.scored_at for r in recs), default=""),
         manipulation=_manipulation(recs),
+        appeals=";".join(f"{r.role}:{r.question_id}" for r in recs if r.appeal),
     )
     row._states = state_counts([r.shown_state for r in recs])
     row._name = _given_name(next((r.source for r in recs if r.source), ""), score.submission_id)

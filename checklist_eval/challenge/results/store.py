@@ -9,7 +9,8 @@ readers call interrupted. Readers show the latest complete run (``snapshot``).
 
 What commits together: a submission's row, its records and its scores (one transaction), so a kill at
 any instant leaves the last committed state. ``appeals`` and ``history`` are append-only (triggers
-refuse an UPDATE or DELETE). ``meta.generation`` counts the committed changes: every export is marked
+refuse an UPDATE or DELETE); the view ``decided_records`` shows each record as the decisions leave it.
+``meta.generation`` counts the committed changes: every export is marked
 with it, and ``exports`` holds what each export was when written, so a reader knows an edited one.
 """
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from checklist_eval.challenge.records import Record
-from checklist_eval.challenge.results.appeals import AppliedOverride, answer_digest, decide
+from checklist_eval.challenge.results.appeals import CONFIRMED, OVERRIDDEN, AppliedOverride, answer_digest, decide
 from checklist_eval.challenge.results.layout import DB_NAME
 from checklist_eval.challenge.results.leaderboard import Failure
 from checklist_eval.challenge.results.outputs import SubmissionResult
@@ -84,7 +85,29 @@ def _m001_results(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX submissions_resume ON submissions (submission_id, fingerprint)")
 
 
-MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [("m001_results", _m001_results)]
+def _m002_decided_records(db: sqlite3.Connection) -> None:
+    """``decided_records``: each record as it stands, for whoever reads the database with sqlite3: the
+    latest appeal decision on it applied when it was made on this very answer (``appeals.decide``, which
+    every command uses; a test holds the two equal), its ``appeal`` saying "overridden by appeal" or
+    "confirmed by appeal (changes nothing)", and the assessor's verdict and state beside."""
+    db.execute(f"""CREATE VIEW decided_records AS
+        WITH latest AS (SELECT a.* FROM appeals a WHERE a.id = (SELECT max(b.id) FROM appeals b
+            WHERE b.submission_id = a.submission_id AND b.role = a.role AND b.question_id = a.question_id))
+        SELECT r.run_id, r.submission_id, r.role, r.question_id, r.answer,
+            coalesce(a.correct, r.correct) AS correct,
+            CASE WHEN a.id IS NULL THEN r.state
+                 WHEN a.correct = 0 OR r.answer IS NULL OR r.answer NOT IN ('Yes', 'No', 'NA') THEN 'contradicted'
+                 WHEN r.state IS NULL OR r.state = 'contradicted' THEN 'unverified' ELSE r.state END AS state,
+            CASE WHEN a.id IS NULL THEN '' WHEN a.correct != a.was_correct THEN '{OVERRIDDEN}'
+                 ELSE '{CONFIRMED}' END AS appeal,
+            a.id AS appeal_id, a.note AS appeal_note, a.file AS appeal_file, a.applied_at AS appealed_at,
+            r.correct AS assessed_correct, r.state AS assessed_state, r.verdict AS assessed_verdict
+        FROM records r LEFT JOIN latest a ON a.submission_id = r.submission_id AND a.role = r.role
+            AND a.question_id = r.question_id AND (a.answer_digest = '' OR a.answer_digest = r.answer_digest)""")
+
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+    ("m001_results", _m001_results), ("m002_decided_records", _m002_decided_records)]
 
 
 def db_path(root: str | Path) -> Path:
