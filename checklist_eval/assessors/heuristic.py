@@ -60,7 +60,7 @@ from checklist_eval.models import (
 
 __all__ = ["HeuristicAssessor", "RULES_VERSION", "findings_for", "pointers_in", "topic_of", "body_facts"]
 
-RULES_VERSION = "heuristic-rules-8"
+RULES_VERSION = "heuristic-rules-9"
 
 # Prior probability that an answer of each type is correct before any evidence is seen. A committed
 # Yes or NA is usually right; a No is often an admission the guidelines consider unacceptable.
