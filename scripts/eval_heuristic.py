@@ -487,9 +487,11 @@ def read_adversarial_copies_with(tex: str) -> None:
 
     from checklist_eval.reading import isolation
 
+    reader = tex  # a class body does not see the function's names it assigns
+
     @dataclass(frozen=True)
     class Limits(isolation.ParseLimits):
-        tex: str = tex
+        tex: str = reader
 
     isolation.ParseLimits = Limits  # type: ignore[misc]
 

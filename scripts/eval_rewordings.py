@@ -8,8 +8,9 @@ assessor and no rule may be written from them). Each plant is one answer of one 
 heuristic assessor at its defaults, with the body and without it (a checklist file alone).
 
 Reported per half of the fixed corpus split: plants caught (judged incorrect) and mean p_correct, adversary
-wording against hand wording, per strategy; and every rule (a blocking or suggestion finding's first words) that fires on at least
-``--gap`` more of the adversary's plants than of the hand-worded ones: a rule that knows the sentence.
+wording against hand wording, per strategy; and every rule (a blocking or suggestion finding's first words)
+that fires on at least ``--gap`` more of the adversary's plants than of the hand-worded ones: a rule that
+knows the sentence.
 
     python scripts/eval_rewordings.py [--shared ../shared] [--per-paper 2] [--gap 0.15] [--json]
 """
@@ -207,8 +208,8 @@ def summary(rows: list[dict], gap: float) -> dict:
 
 
 def knowing(part: list[dict], gap: float) -> list[dict]:
-    """Rules (blocking or suggestion) that fire on a larger share of the adversary's plants than of the hand-worded ones of
-    the same strategy, by at least ``gap``."""
+    """Rules (blocking or suggestion) that fire on a larger share of the adversary's plants than of the
+    hand-worded ones of the same strategy, by at least ``gap``."""
     out = []
     for strategy in sorted({r["strategy"] for r in part}):
         by = {w: [r for r in part if r["strategy"] == strategy and r["wording"] == w] for w in WORDINGS}
