@@ -7,10 +7,11 @@ rewordings below, written by hand with different words and the same meaning (the
 assessor and no rule may be written from them). Each plant is one answer of one paper, judged by the
 heuristic assessor at its defaults, with the body and without it (a checklist file alone).
 
-Reported per half of the fixed corpus split: plants caught (judged incorrect) and mean p_correct, adversary
-wording against hand wording, per strategy; and every rule (a blocking or suggestion finding's first words)
-that fires on at least ``--gap`` more of the adversary's plants than of the hand-worded ones: a rule that
-knows the sentence.
+Reported per half of the fixed corpus split: the authors' own answers flagged (judged incorrect); plants
+caught (judged incorrect) and their mean p_correct, adversary's wording against hand wording, per strategy;
+and every rule (a blocking or suggestion finding's first words) that fires on at least ``--gap`` more of the
+adversary's plants than of the hand-worded ones while the hand-worded lie fares better: a rule that knows
+the sentence.
 
     python scripts/eval_rewordings.py [--shared ../shared] [--per-paper 2] [--gap 0.15] [--json]
 """
@@ -167,23 +168,35 @@ def rule_of(note: str) -> str:
 
 
 async def judge_all(corpus: Path, per_paper: int) -> list[dict]:
-    assessor = HeuristicAssessor()
+    from checklist_eval.reading.parsing import load_paper
+
     rows = []
     for folder in sorted(d for d in corpus.iterdir() if d.is_dir()):
         try:
-            from checklist_eval.reading.parsing import load_paper
-
             paper = load_paper(folder)
         except InputError:
             continue
-        for body, version in (("with body", paper), ("without body", without_body(paper))):
-            for strategy, wording, item, text in plants_of(paper, per_paper):
-                verdict = await assessor.judge(version, item)
-                rules = sorted({f"{f.severity}: {rule_of(f.note)}" for f in findings_for(version, item)
-                                if f.severity in ("blocking", "suggestion") and f.note})
-                rows.append({"paper": folder.name, "half": half_of(folder.name), "body": body, "strategy": strategy,
-                             "wording": wording, "question": item.id, "text": text, "caught": not verdict.correct,
-                             "p": verdict.p_correct, "rules": rules})
+        rows += await judge_paper(paper, folder.name, per_paper)
+    return rows
+
+
+async def judge_paper(paper: Paper, name: str, per_paper: int) -> list[dict]:
+    """One row per judged plant, and one per answer of the authors' own (``strategy`` None): the answers
+    as written, so the same run says how many honest answers the rules flag. With the body, then without."""
+    assessor = HeuristicAssessor()
+    rows = []
+    for body, version in (("with body", paper), ("without body", without_body(paper))):
+        for a in await assessor.assess_paper(version):
+            if a.answer is not None and a.answer.is_answered:
+                rows.append({"paper": name, "half": half_of(name), "body": body, "strategy": None, "wording": None,
+                             "question": a.question_id, "caught": not a.correct, "p": a.p_correct, "rules": []})
+        for strategy, wording, item, text in plants_of(paper, per_paper):
+            verdict = await assessor.judge(version, item)
+            rules = sorted({f"{f.severity}: {rule_of(f.note)}" for f in findings_for(version, item)
+                            if f.severity in ("blocking", "suggestion") and f.note})
+            rows.append({"paper": name, "half": half_of(name), "body": body, "strategy": strategy,
+                         "wording": wording, "question": item.id, "text": text, "caught": not verdict.correct,
+                         "p": verdict.p_correct, "rules": rules})
     return rows
 
 
@@ -194,7 +207,9 @@ def summary(rows: list[dict], gap: float) -> dict:
     for r in rows:
         for half in ("all", r["half"]):
             groups[(r["body"], half)].append(r)
-    for (body, half), part in sorted(groups.items()):
+    for (body, half), every in sorted(groups.items()):
+        honest = [r for r in every if r["strategy"] is None]
+        part = [r for r in every if r["strategy"] is not None]
         per: dict = {}
         for strategy in sorted({r["strategy"] for r in part}):
             cell = {}
@@ -203,22 +218,32 @@ def summary(rows: list[dict], gap: float) -> dict:
                 cell[wording] = {"n": len(mine), "caught": sum(r["caught"] for r in mine),
                                  "mean_p": round(sum(r["p"] for r in mine) / len(mine), 3) if mine else None}
             per[strategy] = cell
-        out.setdefault(body, {})[half] = {"per_strategy": per, "rules_knowing_the_sentence": knowing(part, gap)}
+        out.setdefault(body, {})[half] = {
+            "honest_flagged": {"n": len(honest), "flagged": sum(r["caught"] for r in honest)},
+            "plants": {w: {"n": sum(c[w]["n"] for c in per.values()),
+                           "caught": sum(c[w]["caught"] for c in per.values())} for w in WORDINGS},
+            "per_strategy": per, "rules_knowing_the_sentence": knowing(part, gap)}
     return out
 
 
 def knowing(part: list[dict], gap: float) -> list[dict]:
     """Rules (blocking or suggestion) that fire on a larger share of the adversary's plants than of the
-    hand-worded ones of the same strategy, by at least ``gap``."""
+    hand-worded ones of the same strategy, by at least ``gap``, where the hand-worded lie also fares better
+    (higher mean p_correct): the other words escape. A rule that fires less on other words because a harsher
+    one fires in its place ("names no licence" where the adversary wrote "licences") knows no sentence."""
     out = []
     for strategy in sorted({r["strategy"] for r in part}):
         by = {w: [r for r in part if r["strategy"] == strategy and r["wording"] == w] for w in WORDINGS}
         if not all(by.values()):
             continue
+        mean_p = {w: sum(r["p"] for r in rs) / len(rs) for w, rs in by.items()}
+        if mean_p["hand"] <= mean_p["adversary"]:
+            continue
         for rule in sorted({x for rs in by.values() for r in rs for x in r["rules"]}):
             share = {w: sum(rule in r["rules"] for r in rs) / len(rs) for w, rs in by.items()}
             if share["adversary"] - share["hand"] >= gap:
-                out.append({"strategy": strategy, "rule": rule, **{w: round(s, 3) for w, s in share.items()}})
+                out.append({"strategy": strategy, "rule": rule, **{w: round(s, 3) for w, s in share.items()},
+                            "mean_p": {w: round(p, 3) for w, p in mean_p.items()}})
     return out
 
 
@@ -228,7 +253,11 @@ def table(summ: dict) -> str:
         for half in ("all", *HALVES):
             if half not in halves:
                 continue
-            lines.append(f"\n{body}, {half}: plants caught (mean p_correct), adversary's wording | hand wording")
+            h, pl = halves[half]["honest_flagged"], halves[half]["plants"]
+            lines.append(f"\n{body}, {half}: authors' own answers flagged {h['flagged']}/{h['n']}; plants caught"
+                         f" {pl['adversary']['caught']}/{pl['adversary']['n']} (adversary's wording),"
+                         f" {pl['hand']['caught']}/{pl['hand']['n']} (hand wording)")
+            lines.append("  per strategy: caught (mean p_correct), adversary's wording | hand wording")
             for strategy, cell in halves[half]["per_strategy"].items():
                 a, h = cell["adversary"], cell["hand"]
                 lines.append(f"  {strategy:24} {a['caught']:4}/{a['n']:<4} ({a['mean_p']})  |"
