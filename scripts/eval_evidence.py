@@ -16,7 +16,10 @@ digest (a passage is the paragraph piece it quotes). Reported per half:
 - shown where the paper has nothing: of the questions the paper has nothing on, the share showing a passage;
 - unread first passages: first passages the reader never judged (counted as not addressing).
 
-    python scripts/eval_evidence.py [--shared ../shared] [--json]
+    python scripts/eval_evidence.py [--shared ../shared] [--half development] [--json]
+
+``--half development`` judges the development papers alone: what a rule change is looked at with (the
+held-out half is run only to report, never to choose a rule).
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ def figures(rows: list[dict], judged: dict) -> dict[str, dict]:
             t["p1"] += hits[0]
             t["unread_first"] += shown[0] not in read
     out = {}
-    for half in HALVES:
+    for half in [h for h in HALVES if h in tally]:
         t = tally[half]
         out[half] = {
             "questions_addressed": int(t["addressed"]), "questions_with_nothing": int(t["nothing"]),
@@ -102,11 +105,13 @@ def table(figs: dict[str, dict]) -> str:
 
 
 def main() -> int:
-    args = corpus_parser(__doc__).parse_args()
+    ap = corpus_parser(__doc__)
+    ap.add_argument("--half", choices=HALVES, help="only this half's papers (default: both, reported apart)")
+    args = ap.parse_args()
     corpus = latex_corpus(args.shared, "eval_evidence")
     if corpus is None:
         return 2
-    rows = read_labels()
+    rows = [r for r in read_labels() if args.half in (None, r["half"])]
     figs = figures(rows, judge_all(corpus, rows))
     print(json.dumps(figs, indent=2) if args.json else table(figs))
     return 0

@@ -14,7 +14,12 @@ its body, and ``checklist_eval.adversary.attack_eval`` reports R against accept-
 answers flagged, plant detection per strategy and AUC. On the anchor sample a second readout grades
 each answer 0 / 0.5 / 1 as its authors did (must-fix / suggestions or unverifiable only / clean).
 
-    python scripts/eval_heuristic.py [--shared ../shared] [--seeds 3] [--json]
+    python scripts/eval_heuristic.py [--shared ../shared] [--seeds 3] [--rounds 6] [--tex never] [--json]
+
+``--tex`` says who reads the adversarial copies of the LaTeX papers (default ``never``: the source
+evaluator, as the in-process readings of the authors' own papers here and every figure before TeX became a
+reader; ``auto`` compiles each of the 100+ copies, minutes of CPU each on a loaded machine, and a copy whose
+compile outlives the parse timeout stops the run).
 """
 
 from __future__ import annotations
@@ -474,6 +479,23 @@ def page_figures(run: Run, seeds: int) -> dict:
     }
 
 
+def read_adversarial_copies_with(tex: str) -> None:
+    """Parse workers started without explicit limits (the attack's and the white-box rounds') read with
+    ``tex``: the benchmark's API takes no limits, so the default is set for this process (a script's
+    setting, never the product's)."""
+    from dataclasses import dataclass
+
+    from checklist_eval.reading import isolation
+
+    reader = tex  # a class body does not see the function's names it assigns
+
+    @dataclass(frozen=True)
+    class Limits(isolation.ParseLimits):
+        tex: str = reader
+
+    isolation.ParseLimits = Limits  # type: ignore[misc]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared", help="the shared material folder")
@@ -482,6 +504,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=3, help="attack seeds per whole paper (0: no adversary benchmark)")
     ap.add_argument("--rounds", type=int, default=6, help="white-box adversary rounds (0: plain attacks only)")
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
+    ap.add_argument("--tex", choices=("never", "auto", "always"), default="never",
+                    help="who reads the attacked LaTeX papers (default never: the source evaluator)")
     ap.add_argument("--no-anchor", action="store_true", help="skip the anchor sample (adversary benchmark only)")
     ap.add_argument("--figures-out", type=Path, help="also write the figures the participant pages quote"
                     " (checklist_eval/challenge/assessor_figures.json) to this path")
@@ -490,6 +514,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (sample / "papers").is_dir():
         print(f"eval_heuristic: {sample}/papers not found (pass --shared)", file=sys.stderr)
         return 2
+    read_adversarial_copies_with(args.tex)
     run = Run() if args.no_anchor else evaluate(sample, args.checklist)
     papers_dir = args.shared / "corpus" / "papers-latex"
     if args.seeds > 0 and papers_dir.is_dir():

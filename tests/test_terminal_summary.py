@@ -38,20 +38,18 @@ def test_score_prints_a_participants_summary_in_80_columns(fixtures_dir):
     lines = lines_of(run.stdout)
     assert len(lines) <= 22 and max(map(len, lines)) <= 80, run.stdout
     assert BOX not in run.stdout  # the tables come with --verbose
-    assert lines[0] == "Submission team-alpha (GAT): S = 0.0547"
-    assert lines[1] == "S = C_G 1.000 \u00d7 C_A 0.875 \u00d7 (1 \u2212 R 0.938) \u00d7 C_T 1.000"
-    # A's caught answers named so, with where they are, and the one that passed named too (the participant's win)
-    caught = lines.index("A: planted answers caught (2 of 3):")
-    assert lines[caught + 1].startswith("  \u2717  7 Experiment statistical significance") and lines[
-        caught + 1].endswith("adversarial_sga.tex:83")
-    passed = lines.index("A: planted answers that passed (1 of 3):")
-    assert lines[passed + 1].startswith("  \u2713  2 Limitations") and lines[passed + 1].endswith(
+    assert lines[0] == "Submission team-alpha (GAT): S = 0.0000"
+    assert lines[1] == "S = C_G 1.000 \u00d7 C_A 0.812 \u00d7 (1 \u2212 R 1.000) \u00d7 C_T 1.000"
+    # S = 0 said by the factor that is 0, and A's caught answers named so, with where they are
+    assert "S = 0 because R = 1, so 1 \u2212 R = 0" in " ".join(run.stdout.split())
+    caught = lines.index("A: planted answers caught (3 of 3):")
+    assert lines[caught + 1].startswith("  \u2717  2 Limitations") and lines[caught + 1].endswith(
         "adversarial_sga.tex:58")
     assert "Must fix" not in run.stdout and "must fix" not in run.stdout
     verbose = cli("score", fixtures_dir / "submissions" / "team-alpha", "--verbose")
     assert "A vs T (per question)" in verbose.stdout and BOX in verbose.stdout
     quiet = cli("score", fixtures_dir / "submissions" / "team-alpha", "--quiet")
-    assert quiet.stdout == ("team-alpha (GAT): S = 0.0547 (C_G 1.000, C_A 0.875, C_T 1.000, R 0.938)\n")
+    assert quiet.stdout == ("team-alpha (GAT): S = 0.0000 (C_G 1.000, C_A 0.812, C_T 1.000, R 1.000)\n")
 
 
 def test_s_zero_is_said_by_the_factor_that_is_zero(fixtures_dir, tmp_path):

@@ -115,8 +115,11 @@ def addresses(item: ChecklistItem, text: str) -> bool:
     return words is None or bool(words.search(text))
 
 
-def addressing_pieces(paper: Paper, item: ChecklistItem, query: str) -> list[Piece]:
-    """The paragraphs of the body that address ``item``, best first (see the module's note)."""
+def addressing_pieces(paper: Paper, item: ChecklistItem, query: str, *, pointers: bool = True) -> list[Piece]:
+    """The paragraphs of the body that address ``item``, best first (see the module's note). Without
+    ``pointers`` the places the justification cites neither admit nor rank a paragraph: what the body
+    says on its own, for a rule that weighs the claim against the paper (a claim never lowers the bar of
+    its own evidence)."""
     words = asked_words(item)
     scored = ranked(paper.body, query)
     if words is None:
@@ -124,7 +127,7 @@ def addressing_pieces(paper: Paper, item: ChecklistItem, query: str) -> list[Pie
     topic = topic_of(item) or ""
     bm25 = {p.start: s for s, p in scored}
     titled = _titled_spans(paper, topic)
-    cited = _cited_spans(paper, item)
+    cited = _cited_spans(paper, item) if pointers else ()
     out = []
     for p, hits in zip(_index(paper.body).pieces, _hits(paper.body, topic), strict=True):
         title = _PARAGRAPH_TITLE.match(p.text)
@@ -147,19 +150,25 @@ def addressing_pieces(paper: Paper, item: ChecklistItem, query: str) -> list[Pie
 
 @lru_cache(maxsize=128)
 def _hits(body: str, topic: str) -> tuple[int, ...]:
-    """How many of the topic's words each paragraph of the body uses, in one pass over the body (every
-    question of a paper asks more than once, and the word patterns are the costly part)."""
+    """How many distinct words of the topic each paragraph of the body uses, in one pass over the body
+    (every question of a paper asks more than once, and the word patterns are the costly part)."""
     words = asked_words_of(topic)
     pieces = _index(body).pieces
     starts = [p.start for p in pieces]
-    counts = [0] * len(pieces)
+    seen: list[set[str]] = [set() for _ in pieces]
     if words is None or not pieces:
-        return tuple(counts)
+        return tuple(0 for _ in pieces)
     for m in words.finditer(body, 0, pieces[-1].start + len(pieces[-1].text)):
         i = bisect.bisect_right(starts, m.start()) - 1
         if i >= 0 and m.end() <= starts[i] + len(pieces[i].text):
-            counts[i] += 1
-    return tuple(counts)
+            seen[i].add(_word(m.group(0)))
+    return tuple(len(s) for s in seen)
+
+
+def _word(match: str) -> str:
+    """One spelling for a word of the topic however often and in whichever number it recurs: "seeds" twice
+    and "seed" once are one word in passing, not three."""
+    return " ".join(match.lower().split()).rstrip("s")
 
 
 def _inside(pos: int, spans: tuple[tuple[int, int], ...]) -> bool:

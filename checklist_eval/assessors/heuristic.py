@@ -60,7 +60,7 @@ from checklist_eval.models import (
 
 __all__ = ["HeuristicAssessor", "RULES_VERSION", "findings_for", "pointers_in", "topic_of", "body_facts"]
 
-RULES_VERSION = "heuristic-rules-8"
+RULES_VERSION = "heuristic-rules-9"
 
 # Prior probability that an answer of each type is correct before any evidence is seen. A committed
 # Yes or NA is usually right; a No is often an admission the guidelines consider unacceptable.
@@ -212,8 +212,10 @@ def check_body(paper: Paper, item: ChecklistItem, topic: str | None, facts: Body
     if item.answer is Answer.YES:  # a Yes whose fact the body lacks is a Yes without support
         found = [lacking_support(f) if f.severity == "suggestion" else f for f in rules.check_yes(topic, facts, item)]
         refuted = any(f.severity == "blocking" for f in found)
-        if refuted and topic in _UNNAMED and addressing_pieces(paper, item, query_of(item)):
-            # the paper states them in other words ("it does not by itself prove ..."): "never discusses" is false
+        if refuted and topic in _UNNAMED and addressing_pieces(paper, item, query_of(item), pointers=False):
+            # the paper states them in other words ("it does not by itself prove ..."): "never discusses" is
+            # false. Read without the justification's pointers: citing a section must not make one word of
+            # the topic in it ("limited by their bandwidth") count as the discussion the Yes claims.
             return [lacking_support(rules.suggestion(f.weight / 2, _UNNAMED[topic])) if f.severity == "blocking" else f
                     for f in found]
         if refuted and topic in _DISCUSSIONS and names_a_place_about_it(paper, item):  # ranks sections: last

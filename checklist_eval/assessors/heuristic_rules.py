@@ -116,10 +116,21 @@ _OPENING_DENIAL = re.compile(
 # contradicts itself. (Ethics, claims and LLM-use justifications often open with "No ..." honestly.)
 _CONTAINMENT = EXPERIMENTAL | {"theory", "human", "irb", "licenses", "credits", "new_assets", "safeguards",
                                 "limitations"}
+# A release that is not there yet, by what it means rather than by set phrases: a future or intended act of
+# making it public ("we are going to open our code base", "shall be made accessible"), a condition of a later
+# event ("once the paper is accepted", "after the conference decision"), or access on request. (The
+# adversary's own promises are in adversary/phrasings.py; scripts/eval_rewordings.py checks this rule
+# catches other wordings of the same promise as often.)
+_LATER = (r"acceptance|accepted|publication|published|reviews?(?: process| period)?|decision|conference"
+          r"|camera[- ]ready|final version|anonymity period|de-?anonymi[sz]\w*")
 _PROMISE = re.compile(
-    r"upon (?:acceptance|publication)|after (?:acceptance|publication|the review)|will be (?:made )?(?:publicly )?"
-    r"(?:released|available|open[- ]sourced|published|shared)|(?:plan|intend) to (?:release|open[- ]source|publish)"
-    r"|camera[- ]ready",
+    r"\b(?:will|shall|(?:is|are|am) going to|(?:plan|intend|commit|promise|aim|expect|hope)s? to)\b[^.;]{0,60}?"
+    r"\b(?:release|publish|share|post|open[- ]?sourc|upload|appear|provid|add"
+    r"|make\b[^.;]{0,30}\b(?:public|available|accessible)|put\b[^.;]{0,20}\bonline"
+    r"|be (?:made )?(?:public|available|accessible|online))"
+    rf"|\b(?:upon|after|once|following|at|when|with) (?:the )?(?:paper(?:'s)? (?:is )?)?(?:{_LATER})\b"
+    r"|camera[- ]ready|\b(?:scheduled|planned|slated) (?:for|to)\b|forthcoming"
+    r"|not (?:yet )?(?:online|public|released)|(?:up)?on (?:reasonable )?request",
     re.I,
 )
 _DELIVERED = re.compile(r"https?://|github\.com|supplement|anonymous\.4open|zenodo|attached|included (?:in|with)", re.I)

@@ -7,9 +7,9 @@ text we have, no passage either way (an NA "supported" by the absence of a thing
 show, so it stays unverified), or a finding that says the support is missing ("the cited section does
 not seem to be about it", "the body names no licence"): "supported" never stands beside it.
 
-Only passages that address the question are shown (``addressing``): the one holding the fact (or the
-contradiction), then the best of the paper's paragraphs on the question. A question the paper has
-nothing on shows none."""
+Only passages that address the question are shown (``addressing``), in every state: the one holding the
+fact (or the contradiction), then the best of the paper's paragraphs on the question. A question the
+paper has nothing on shows none, even when a finding quotes the body against the answer."""
 
 from __future__ import annotations
 
@@ -36,8 +36,11 @@ def resting_passages(paper: Paper, item: ChecklistItem, findings: list[Finding],
     found = [p for f in decisive if (f.evidence or "").startswith("…")
              for p in [passage_holding(paper, f.evidence or "")] if p is not None]
     on_question = [passage(paper, p) for p in addressing_pieces(paper, item, query_of(item))]
-    if verdict != "incorrect":  # a fact quoted from a paragraph that is not about the question is no support
-        found = [p for p in found if p in on_question]
+    # A fact quoted from a paragraph that is not about the question is no support, and no contradiction to
+    # show either ("NA for error bars while the paper reports experiments" quoting a related-work sentence
+    # that names a benchmark): the finding's note says what was found, and only passages on the question
+    # are shown, whatever the state.
+    found = [p for p in found if p in on_question]
     best = on_question[:MAX_PASSAGES]
     if verdict == "correct" and not found and decisive:
         # the fact a rule found, shown by the paper's own place for it or its best paragraph on the question
