@@ -188,15 +188,19 @@ def test_streamed_reading_keeps_the_order_of_problems(tmp_path):
 
 
 def test_memory_benchmark_runs_and_stays_flat(tmp_path, capsys):
-    """The benchmark at small sizes: the CLI as typed, the whole process tree sampled. 70 more submissions
-    held whole cost about 20 MB (0.29 MB each before records were streamed); streamed, well under 10."""
-    assert bench_memory.main(["-n", "10", "-n", "80", "--rescore", "--json"]) == 0
+    """The benchmark at small sizes: the CLI as typed, the whole process tree sampled. What the run holds is
+    the peak of the command's own processes (the CLI, fork server, parse workers): 40 more submissions held
+    whole would cost about 12 MB (0.29 MB each before records were streamed); streamed, 3.4 MB for 70 more.
+    The whole tree's peak is not compared: it also holds the TeX runs of the papers being compiled at the
+    sampled instant (about 55 MB each, at most one per worker whatever N), caught together or not by chance
+    (206 -> 247 MB from 10 to 80 in CI with the command's own processes flat)."""
+    assert bench_memory.main(["-n", "8", "-n", "48", "--rescore", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     small, large = sorted((r for r in rows if r["command"] == "batch"), key=lambda r: r["submissions"])
     assert small["exit_code"] == large["exit_code"] == 0
     assert small["peak_processes"] >= 2  # the CLI and its parse workers are all counted
-    assert large["peak_tree_mb"] - small["peak_tree_mb"] < 10, rows
+    assert large["peak_command_mb"] - small["peak_command_mb"] < 8, rows
     # An appeal on the run (rescore RESULTS --overrides) holds only the submissions it names.
     appeals = sorted((r for r in rows if r["command"] == "rescore --overrides"), key=lambda r: r["submissions"])
     assert [r["exit_code"] for r in appeals] == [0, 0]
-    assert appeals[1]["peak_tree_mb"] - appeals[0]["peak_tree_mb"] < 10, rows
+    assert appeals[1]["peak_command_mb"] - appeals[0]["peak_command_mb"] < 8, rows
