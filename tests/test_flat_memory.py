@@ -70,9 +70,13 @@ def _committed(out: Path) -> list[str]:
         db.close()
 
 
+KILLED_RUN_SUBMISSIONS = 12  # killed at its first commit, with two parse workers: 1 to 3 committed by then
+
+
 def test_batch_ledger_grows_as_submissions_finish_and_a_killed_run_resumes(tmp_path):
+    n = KILLED_RUN_SUBMISSIONS
     root, out, ref = tmp_path / "subs", tmp_path / "out", tmp_path / "ref"
-    synth.build_submissions(root, 24)
+    synth.build_submissions(root, n)
     ledger = out / "records.jsonl"
     run = _batch(root, out)
     deadline = time.monotonic() + HANG_GUARD_S
@@ -85,14 +89,14 @@ def test_batch_ledger_grows_as_submissions_finish_and_a_killed_run_resumes(tmp_p
     run.communicate(timeout=HANG_GUARD_S)
     assert run.returncode == -signal.SIGKILL, "the run ended before its database held any submission"
     finished = _committed(out)
-    assert finished and len(finished) < 24
+    assert finished and len(finished) < n
     assert len(finished) == len(set(finished))  # each submission committed once, records with its scores
 
     resumed = _batch(root, out)
     stdout, stderr = resumed.communicate(timeout=HANG_GUARD_S)
     assert resumed.returncode == 0, stderr.decode()
     counts = json.loads(stdout)
-    assert counts["resumed"] == len(finished) and counts["scored"] == 24 - len(finished)
+    assert counts["resumed"] == len(finished) and counts["scored"] == n - len(finished)
 
     whole = _batch(root, ref)
     whole.communicate(timeout=HANG_GUARD_S)
