@@ -115,7 +115,7 @@ class Drill:
     def _cli(self, *args: object, check: bool = False, timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess:
         done = subprocess.run([sys.executable, "-m", "checklist_eval", *map(str, args)], capture_output=True,
                               text=True, env=self.env, cwd=self.work, timeout=timeout)
-        self._traceback(done.stderr)
+        self._traceback(done.stderr, args)
         if check and done.returncode != 0:
             raise RuntimeError(f"{args[0]} failed: {done.stderr[-2000:]}")
         return done
@@ -128,12 +128,13 @@ class Drill:
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         _out, err = proc.communicate()
-        self._traceback(err)
+        self._traceback(err, proc.args[3:], killed=True)
 
-    def _traceback(self, stderr: str) -> None:
+    def _traceback(self, stderr: str, args: object = (), killed: bool = False) -> None:
         if "Traceback (most recent call last)" in stderr:
             self.tracebacks += 1
-            self.notes.append(stderr[-1500:])
+            command = " ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args)
+            self.notes.append(f"{'killed ' if killed else ''}{command[:200]}: {stderr[-1500:]}")
 
     def _scores_of(self, folder: Path) -> dict[str, tuple]:
         done = self._cli("leaderboard", folder, "--json", check=True)
@@ -250,7 +251,7 @@ class Drill:
             done = subprocess.run([sys.executable, "-m", "checklist_eval", "batch", str(self.root), "--out",
                                    str(want_dir), *llm], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
             took = time.monotonic() - started
-            self._traceback(done.stderr)
+            self._traceback(done.stderr, ("batch", "--new-settings"))
             want = self._scores_of(want_dir)
             for i in range(kills):
                 out = self.work / f"kn{i}"
@@ -264,7 +265,7 @@ class Drill:
                 done = subprocess.run([sys.executable, "-m", "checklist_eval", "batch", str(self.root), "--out",
                                        str(out), *llm], capture_output=True, text=True, env=env,
                                       timeout=RUN_TIMEOUT_S)
-                self._traceback(done.stderr)
+                self._traceback(done.stderr, ("batch", "--new-settings"))
                 self._lost(out, row, want)
         return row
 

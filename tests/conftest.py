@@ -82,6 +82,36 @@ def _builds_a_shared_fixture(item: pytest.Item) -> bool:
     )
 
 
+# Files whose tests take tens of seconds of CPU each (TeX compiles of many synthetic submissions, drills,
+# large NIST files), slowest first: they are handed out first (``_slowest_first``), so that the run does
+# not end waiting on one of them started last on one worker while the other worker has nothing left.
+# Their order is speed only: no test's verdict depends on it.
+SLOW_FILES = ("test_flat_memory.py", "test_drills.py", "test_manipulation_spellings.py", "test_nist_files.py",
+              "test_real_pdf_batch.py", "test_verdict_consistency.py", "test_endpoint_guarantees.py",
+              "test_hostile_parsing.py")
+
+
+def _slowest_first(items: list[pytest.Item]) -> None:
+    """The slow files first, then the files kept on one worker (largest first), then the rest, each
+    file's tests in their own order; xdist keeps this order (--no-loadscope-reorder in pyproject.toml)."""
+    groups: dict[str, int] = {}
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        if mark is not None:
+            groups[item.path.name] = groups.get(item.path.name, 0) + 1
+
+    def rank(pair: tuple[int, pytest.Item]) -> tuple[int, int, int]:
+        index, item = pair
+        name = item.path.name
+        if name in SLOW_FILES:
+            return (0, SLOW_FILES.index(name), index)
+        if name in groups:
+            return (1, -groups[name], index)
+        return (2, 0, index)
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=rank)]
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Markers from what a test uses, so no test file has to carry them: ``shared_material`` for
@@ -98,3 +128,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         # the engines may be cached on: the suite stays on the loopback server unless asked.
         if item.get_closest_marker("real_engine") and not os.environ.get("CHECKLIST_EVAL_REAL_ENGINES"):
             item.add_marker(pytest.mark.skip(reason="real-engine test: set CHECKLIST_EVAL_REAL_ENGINES=1 to run it"))
+    _slowest_first(items)

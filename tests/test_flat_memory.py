@@ -70,9 +70,13 @@ def _committed(out: Path) -> list[str]:
         db.close()
 
 
+KILLED_RUN_SUBMISSIONS = 12  # killed at its first commit, with two parse workers: 1 to 3 committed by then
+
+
 def test_batch_ledger_grows_as_submissions_finish_and_a_killed_run_resumes(tmp_path):
+    n = KILLED_RUN_SUBMISSIONS
     root, out, ref = tmp_path / "subs", tmp_path / "out", tmp_path / "ref"
-    synth.build_submissions(root, 24)
+    synth.build_submissions(root, n)
     ledger = out / "records.jsonl"
     run = _batch(root, out)
     deadline = time.monotonic() + HANG_GUARD_S
@@ -85,14 +89,14 @@ def test_batch_ledger_grows_as_submissions_finish_and_a_killed_run_resumes(tmp_p
     run.communicate(timeout=HANG_GUARD_S)
     assert run.returncode == -signal.SIGKILL, "the run ended before its database held any submission"
     finished = _committed(out)
-    assert finished and len(finished) < 24
+    assert finished and len(finished) < n
     assert len(finished) == len(set(finished))  # each submission committed once, records with its scores
 
     resumed = _batch(root, out)
     stdout, stderr = resumed.communicate(timeout=HANG_GUARD_S)
     assert resumed.returncode == 0, stderr.decode()
     counts = json.loads(stdout)
-    assert counts["resumed"] == len(finished) and counts["scored"] == 24 - len(finished)
+    assert counts["resumed"] == len(finished) and counts["scored"] == n - len(finished)
 
     whole = _batch(root, ref)
     whole.communicate(timeout=HANG_GUARD_S)
@@ -188,15 +192,19 @@ def test_streamed_reading_keeps_the_order_of_problems(tmp_path):
 
 
 def test_memory_benchmark_runs_and_stays_flat(tmp_path, capsys):
-    """The benchmark at small sizes: the CLI as typed, the whole process tree sampled. 70 more submissions
-    held whole cost about 20 MB (0.29 MB each before records were streamed); streamed, well under 10."""
-    assert bench_memory.main(["-n", "10", "-n", "80", "--rescore", "--json"]) == 0
+    """The benchmark at small sizes: the CLI as typed, the whole process tree sampled. What the run holds is
+    the peak of the command's own processes (the CLI, fork server, parse workers): 40 more submissions held
+    whole would cost about 12 MB (0.29 MB each before records were streamed); streamed, 3.4 MB for 70 more.
+    The whole tree's peak is not compared: it also holds the TeX runs of the papers being compiled at the
+    sampled instant (about 55 MB each, at most one per worker whatever N), caught together or not by chance
+    (206 -> 247 MB from 10 to 80 in CI with the command's own processes flat)."""
+    assert bench_memory.main(["-n", "8", "-n", "48", "--rescore", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     small, large = sorted((r for r in rows if r["command"] == "batch"), key=lambda r: r["submissions"])
     assert small["exit_code"] == large["exit_code"] == 0
     assert small["peak_processes"] >= 2  # the CLI and its parse workers are all counted
-    assert large["peak_tree_mb"] - small["peak_tree_mb"] < 10, rows
+    assert large["peak_command_mb"] - small["peak_command_mb"] < 8, rows
     # An appeal on the run (rescore RESULTS --overrides) holds only the submissions it names.
     appeals = sorted((r for r in rows if r["command"] == "rescore --overrides"), key=lambda r: r["submissions"])
     assert [r["exit_code"] for r in appeals] == [0, 0]
-    assert appeals[1]["peak_tree_mb"] - appeals[0]["peak_tree_mb"] < 10, rows
+    assert appeals[1]["peak_command_mb"] - appeals[0]["peak_command_mb"] < 8, rows

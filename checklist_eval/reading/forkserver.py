@@ -25,8 +25,9 @@ __all__ = ["PARSING_COMMANDS", "PRELOAD", "context", "start_early", "worker_cont
 
 # Imported by the fork server once, so a new worker starts with the parser already loaded and the
 # time budget measures parsing, not start-up. The PDF library is not among them: each worker loads
-# its own copy on its first PDF.
+# its own copy on its first PDF. Only the fork server imports ``forkserver_quiet``.
 PRELOAD = [
+    "checklist_eval.reading.forkserver_quiet",  # first: no traceback from a request a killed command cut short
     "checklist_eval.reading.parsing",
     "checklist_eval.reading.sources",
     "checklist_eval.reading.latex",
