@@ -79,7 +79,7 @@ def read_with_tex(files: Files, root: str, spec: ChecklistSpec | None, label: st
     fonts = cm_super_stand_in() if engine == "pdflatex" else ""
     if fonts and _uses_t1(files):
         stood_in.append("cm-super is not installed: TeX printed the T1 Computer Modern text in Latin Modern (lmodern)")
-    digest = files.digest(root, engine, version, tex.CACHE_FORMAT, fonts)
+    digest = files.digest(root, engine, version, tex.CACHE_FORMAT, *([fonts] if fonts else []))
     compiled = tex.cached(digest)
     if compiled is not None:  # a failed compile is kept too: it fails again at no cost
         paper = _checked_paper(compiled, spec, label)
