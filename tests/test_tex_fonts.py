@@ -97,3 +97,19 @@ def test_without_cm_super_latin_modern_prints_the_t1_text_and_says_so(tmp_path, 
         assert note not in reading.notes and "LMRoman" not in fonts and "SFRM" in fonts, fonts
     else:
         assert note in reading.notes and "LMRoman10-Regular" in fonts and "SFRM" not in fonts, fonts
+
+
+def test_a_compile_that_never_ends_leaves_the_source_reading_within_the_budget(tmp_path):
+    """No paper holds a batch past its budget, and a long compile never costs the paper its reading: the
+    source evaluator reads first, TeX is stopped inside the budget, the source's reading is the paper's."""
+    need_tex()
+    shape = tex_hostile.Shape("spin", "a compile that never ends", r"\answerNo{}", "No",
+                              body=r"\def\spin{\spin}\spin")
+    path = shape.write(tmp_path / "paper")
+    run = cli("parse", str(path), "--json", "--parse-timeout", "20", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-800:]
+    doc = json.loads(run.stdout)
+    assert doc["reader"] == "source" and doc["items"][0]["answer"] == "No"
+    assert any(w.startswith("TeX: pdflatex did not finish within ") and w.endswith("; answers read from the source")
+               for w in doc["warnings"]), doc["warnings"]
+    assert not list((tmp_path / "tex-cache").glob("*/paper.pdf"))  # a stopped compile is not kept

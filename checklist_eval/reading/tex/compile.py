@@ -164,13 +164,20 @@ def run_pass(engine: str, workdir: Path, root: str, deadline: float, prelude: st
     try:
         proc.wait(timeout=remaining)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        _kill_group(proc)
         return False
+    except BaseException:  # the reading's own alarm: TeX goes with it, never left running
+        _kill_group(proc)
+        raise
     return True
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def log_text(workdir: Path, root: str) -> str:
