@@ -35,7 +35,7 @@ from pathlib import Path
 from checklist_eval.fsutil import read_json_file
 from checklist_eval.reading.tex.engine import LogFindings
 
-CACHE_FORMAT = "7"  # bump when what a cache entry holds, or how a compile is run, changes
+CACHE_FORMAT = "8"  # bump when what a cache entry holds, or how a compile is run, changes
 JOB = "paper"  # the job name: paper.pdf, paper.log, paper.synctex.gz
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
 # Before the document: figures as boxes of their size (graphicx's draft: a missing figure is no error),
@@ -121,8 +121,14 @@ def _environment() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _USER_PATHS}
     env.update(openout_any="p", openin_any="p", shell_escape="f", max_print_line="10000", error_line="254",
                half_error_line="238", LC_ALL="C.UTF-8",
-               # what TeX writes for itself (bitmap fonts mktexpk makes, LuaTeX's font names) goes beside
-               # the compile cache, never into the user's home
+               # No font is made during a compile: METAFONT run for each size of each font with no Type 1 file
+               # (every T1 font where cm-super is not installed) took the TeX budget of every paper and held
+               # whole batches past their time, and a project's own .mf would be a program run here. A font
+               # with no Type 1 file stops the pass at once, naming it (engine.missing_font_line); no format
+               # is built either.
+               MKTEXPK="0", MKTEXTFM="0", MKTEXMF="0", MKTEXFMT="0",
+               # what TeX writes for itself (LuaTeX's font names) goes beside the compile cache, never into
+               # the user's home
                TEXMFVAR=str(cache_dir() / "texmf-var"))
     return env
 
@@ -142,11 +148,12 @@ def _die_with_parent_and_cap_cpu(cpu_s: int):
     return setup
 
 
-def run_pass(engine: str, workdir: Path, root: str, deadline: float) -> bool:
-    """One pass of ``engine`` over ``root`` in ``workdir``; False when it ran out of time (killed)."""
+def run_pass(engine: str, workdir: Path, root: str, deadline: float, prelude: str = "") -> bool:
+    """One pass of ``engine`` over ``root`` in ``workdir``, after ``prelude`` (TeX code of ours, before
+    the document's first line); False when it ran out of time (killed)."""
     folder, name = os.path.split(root)
     cwd = workdir / folder
-    first = f"{_PRELUDE}\\input{{{name}}}" if _SAFE_NAME.match(name) else name
+    first = f"{_PRELUDE}{prelude}\\input{{{name}}}" if _SAFE_NAME.match(name) else name
     command = [shutil.which(engine) or engine, "-interaction=nonstopmode", "-no-shell-escape", "-synctex=1",
                f"-jobname={JOB}", first]
     remaining = deadline - time.monotonic()
@@ -158,13 +165,20 @@ def run_pass(engine: str, workdir: Path, root: str, deadline: float) -> bool:
     try:
         proc.wait(timeout=remaining)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        _kill_group(proc)
         return False
+    except BaseException:  # the reading's own alarm: TeX goes with it, never left running
+        _kill_group(proc)
+        raise
     return True
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def log_text(workdir: Path, root: str) -> str:

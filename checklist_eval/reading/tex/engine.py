@@ -117,6 +117,31 @@ def missing_file_line(filename: str) -> str:
     return f"{filename} not found (in no Debian TeX package this tool knows)"
 
 
+# Fonts TeX only has as METAFONT sources unless a package brings their Type 1 files: the T1/TS1 Computer
+# Modern fonts (ecrm1000, tcrm1000...) come as Type 1 in cm-super, which texlive-latex-base does not pull in.
+_FONT_PACKAGES = ((re.compile(r"^(?:ec|tc)[a-z]{2}\d{4}$"), "cm-super"),
+                  (re.compile(r"^(?:bbm|bbmss|bbmtt)[a-z]*\d+$"), "texlive-fonts-extra, as METAFONT only"))
+
+
+def missing_font_line(font: str) -> str:
+    """``font ecrm1000 not found (cm-super); bitmap fonts are not made``: the one line of a compile that
+    stopped on a font with no Type 1 file."""
+    package = next((pkg for pattern, pkg in _FONT_PACKAGES if pattern.match(font)), None)
+    where = f" ({package})" if package else ""
+    return f"font {font} not found as a Type 1 file{where}; bitmap fonts are not made (METAFONT is not run)"
+
+
+@functools.lru_cache(maxsize=None)
+def tex_tree_has(*names: str) -> tuple[bool, ...]:
+    """Whether TeX's tree has each file (``kpsewhich``, asked once per process)."""
+    try:
+        found = subprocess.run(["kpsewhich", *names], capture_output=True, text=True, timeout=30,
+                               stdin=subprocess.DEVNULL, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return tuple(False for _ in names)
+    return tuple(f"/{n}" in found for n in names)
+
+
 # --- the log ---------------------------------------------------------------------------------------
 
 _MISSING_FILE = re.compile(r"^! (?:LaTeX Error: File `([^'\n]{1,200})' not found\."
@@ -125,7 +150,10 @@ _MISSING_CLASS = re.compile(r"^! LaTeX Error: (?:File|Class) `([^'\n]{1,200}\.cl
 _FONT_MISSING = re.compile(r"^! (?:Font \\\S+=(\S+) not loadable: Metric \(TFM\) file not found"
                            r"|Package fontspec Error: The font \"([^\"\n]{1,200})\" cannot be found)",
                            re.MULTILINE)
-_FATAL = re.compile(r"^(?:! TeX capacity exceeded[^\n]*|! pdfTeX error[^\n]*|\(That makes 100 errors[^\n]*"
+# pdfTeX found a font's metrics but neither a Type 1 file nor a bitmap for it (bitmaps are not made: see
+# compile._environment): "!pdfTeX error: pdflatex (file ecrm1000): Font ecrm1000 at 600 not found"
+_GLYPHS_MISSING = re.compile(r"^!\s?pdfTeX error: [^\n]{0,300}?Font (\S{1,100}) at \d+ not found", re.MULTILINE)
+_FATAL = re.compile(r"^(?:! TeX capacity exceeded[^\n]*|!\s?pdfTeX error[^\n]*|\(That makes 100 errors[^\n]*"
                     r"|! Emergency stop\.|!  ==> Fatal error occurred[^\n]*)", re.MULTILINE)
 _RERUN = re.compile(r"Rerun to get|There were undefined references|Label\(s\) may have changed")
 
@@ -157,7 +185,7 @@ def read_log(log: str) -> LogFindings:
     fonts, fatal stop and rerun request."""
     missing = [a or b for a, b in _MISSING_FILE.findall(log) if not _a_figure(a or b)]
     missing += [m for m in _MISSING_CLASS.findall(log) if m not in missing]
-    fonts = [a or b for a, b in _FONT_MISSING.findall(log)]
+    fonts = [a or b for a, b in _FONT_MISSING.findall(log)] + _GLYPHS_MISSING.findall(log)
     fatal = _FATAL.search(log)
     return LogFindings(tuple(dict.fromkeys(missing)), tuple(dict.fromkeys(fonts)),
                        fatal.group(0).lstrip("! ").strip() if fatal else None, bool(_RERUN.search(log)))
@@ -188,6 +216,27 @@ STAND_IN = r"""\ProvidesPackage{%(name)s}[2000/01/01 stand-in: the venue's style
   \providecommand{\answerTODO}[1][]{\textcolor{red}{\bfseries [TODO]}}%%
   \providecommand{\justificationTODO}[1][]{\textcolor{red}{\bfseries [TODO]}}}
 """
+
+
+# Where cm-super is not installed, the T1/TS1 Computer Modern shapes are declared onto Latin Modern's
+# (lmodern, which texlive-latex-base depends on): the same text in Type 1 look-alikes with nearly the same
+# metrics, instead of no PDF. Declared before the document's first line (the format preloads these
+# families, so a font definition file beside the root would not be read).
+_CM_FAMILIES = (("T1", "cmr", "lmr"), ("T1", "cmss", "lmss"), ("T1", "cmtt", "lmtt"), ("TS1", "cmr", "lmr"),
+                ("TS1", "cmss", "lmss"), ("TS1", "cmtt", "lmtt"))
+_CM_SHAPES = "".join(f"\\DeclareFontShape{{#1}}{{#2}}{{{series}}}{{{shape}}}{{<->ssub*#3/{series}/{shape}}}{{}}"
+                     for series in ("m", "b", "bx") for shape in ("n", "it", "sl", "sc"))
+
+
+def cm_super_stand_in() -> str:
+    """TeX code that puts Latin Modern where cm-super's Type 1 fonts are missing, or "" (cm-super is
+    installed, or there is no Latin Modern to stand in with)."""
+    has_cm_super, has_lm = tex_tree_has("sfrm1000.pfb", "t1lmr.fd")
+    if has_cm_super or not has_lm:
+        return ""
+    calls = "".join(f"\\checklistevalcm{{{enc}}}{{{family}}}{{{lm}}}" for enc, family, lm in _CM_FAMILIES)
+    return f"\\def\\checklistevalcm#1#2#3{{\\DeclareFontFamily{{#1}}{{#2}}{{}}{_CM_SHAPES}}}{calls}" \
+           "\\let\\checklistevalcm\\undefined"
 
 
 def missing_venue_styles(preamble: str, present: set[str]) -> list[str]:

@@ -23,9 +23,11 @@ from checklist_eval.models import ChecklistSpec, Paper
 from checklist_eval.reading.tex import compile as tex
 from checklist_eval.reading.tex.engine import (
     STAND_IN,
+    cm_super_stand_in,
     engine_for,
     engine_version,
     missing_file_line,
+    missing_font_line,
     missing_venue_styles,
     read_log,
 )
@@ -73,7 +75,11 @@ def read_with_tex(files: Files, root: str, spec: ChecklistSpec | None, label: st
     if version is None:
         raise TexUnread(f"{engine} not found on this machine ({_INSTALL[engine]})")
     stood_in = _stand_ins(files, root)
-    digest = files.digest(root, engine, version, tex.CACHE_FORMAT)
+    # Latin Modern for the T1 fonts where cm-super is missing: a missing font package should not stop the reading
+    fonts = cm_super_stand_in() if engine == "pdflatex" else ""
+    if fonts and _uses_t1(files):
+        stood_in.append("cm-super is not installed: TeX printed the T1 Computer Modern text in Latin Modern (lmodern)")
+    digest = files.digest(root, engine, version, tex.CACHE_FORMAT, *([fonts] if fonts else []))
     compiled = tex.cached(digest)
     if compiled is not None:  # a failed compile is kept too: it fails again at no cost
         paper = _checked_paper(compiled, spec, label)
@@ -84,7 +90,7 @@ def read_with_tex(files: Files, root: str, spec: ChecklistSpec | None, label: st
             files.write(workdir)
         except OSError as err:  # a member name the file system refuses (longer than 255 bytes)...
             raise TexUnread(f"the project's files cannot be written for TeX ({err.strerror or err})") from None
-        compiled, outcome = _compile(engine, workdir, root, spec, label, time.monotonic() + budget_s)
+        compiled, outcome = _compile(engine, workdir, root, spec, label, time.monotonic() + budget_s, fonts)
         tex.keep(digest, compiled)  # a failed compile too: a rerun says the same without compiling again
         if isinstance(outcome, TexUnread):
             raise outcome
@@ -94,13 +100,13 @@ def read_with_tex(files: Files, root: str, spec: ChecklistSpec | None, label: st
 
 
 def _compile(engine: str, workdir: Path, root: str, spec: ChecklistSpec | None, label: str,
-             deadline: float) -> tuple[tex.Compiled, Paper | TexUnread]:
+             deadline: float, prelude: str) -> tuple[tex.Compiled, Paper | TexUnread]:
     start = time.monotonic()
     out = tex.output_folder(workdir, root)
     passes = 0
     while True:
         passes += 1
-        finished = tex.run_pass(engine, workdir, root, deadline)
+        finished = tex.run_pass(engine, workdir, root, deadline, prelude)
         findings = read_log(tex.log_text(workdir, root))
         compiled = tex.Compiled(out, str(workdir), engine, passes, time.monotonic() - start, findings,
                                 timed_out=not finished)
@@ -122,6 +128,8 @@ def _checked_paper(compiled: tex.Compiled, spec: ChecklistSpec | None, label: st
         more = f" (+{len(findings.missing) - 1} more)" if len(findings.missing) > 1 else ""
         raise TexUnread(missing_file_line(findings.missing[0]) + more)
     pdf = compiled.pdf
+    if pdf is None and findings.fonts:  # pdfTeX stops on a font it has no Type 1 file for
+        raise TexUnread(missing_font_line(findings.fonts[-1]))
     if pdf is None:
         raise TexUnread(f"{compiled.engine} printed no PDF" + (f" ({findings.fatal})" if findings.fatal else ""))
     from checklist_eval.reading.pdf import parse_pdf
@@ -150,6 +158,13 @@ def _stand_ins(files: Files, root: str) -> list[str]:
     return notes
 
 
+_T1 = re.compile(r"\\usepackage\s*\[[^\]]{0,200}\bT1\b[^\]]{0,200}\]\s*\{fontenc\}")
+
+
+def _uses_t1(files: Files) -> bool:
+    return any(_T1.search(files.text(n)) for n in files.data if n.lower().endswith((".tex", ".sty", ".cls")))
+
+
 _MARKS = re.compile(r"\[\s*(?:Yes|No|N/?A|TODO)\s*\]|\bAnswer\s*:")
 
 
@@ -167,7 +182,8 @@ def _answer_marks(pdf: Path) -> bool:
 def _placed(compiled: tex.Compiled, paper: Paper, root: str, stood_in: list[str]) -> TexReading:
     """The paper with each printed answer at the file:line SyncTeX gives (its page where it gives none)."""
     pdf = compiled.pdf
-    notes = stood_in + [f"font {f} not found; TeX printed with a substitute" for f in compiled.findings.fonts[:1]]
+    notes = stood_in + [f"font {f} not found: the text set in it is missing from the PDF or in a substitute font"
+                        for f in compiled.findings.fonts[:1]]
     items = paper.checklist.items
     if pdf is not None and compiled.synctex is not None:
         cwd = str(Path(root).parent)
