@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from checklist_eval.assessors import addressing, passages
+from checklist_eval.assessors.evidence import addressing, passages
 from checklist_eval.reading.parsing import load_paper
 
 ROOT = Path(__file__).resolve().parents[1]
