@@ -15,7 +15,7 @@ import time
 
 from shared_corpus import corpus_parser, latex_corpus
 
-from checklist_eval.assessors import addressing, passages
+from checklist_eval.assessors.evidence import addressing, passages
 from checklist_eval.reading.parsing import load_paper
 
 

@@ -113,7 +113,7 @@ BENCH_MODEL = "gpt-4o-mini"
 
 def batch_prices(tmp: Path) -> tuple[Path | None, str]:
     """The packaged table when it prices batch calls for the model, else an explicit override."""
-    from checklist_eval.assessors.ledger import PriceTable
+    from checklist_eval.endpoint.prices import PriceTable
 
     price = PriceTable.load().lookup(BENCH_MODEL)
     if price is not None and price.has_batch:
@@ -128,7 +128,7 @@ def batch_prices(tmp: Path) -> tuple[Path | None, str]:
 def measure_batch_api(args: argparse.Namespace, n: int) -> dict:
     """``n`` triplets through provider batch jobs on the loopback server (no rpm limit applies there)."""
     from checklist_eval.assessors import LLMConfig
-    from checklist_eval.assessors.batch_replay import BatchAssessor
+    from checklist_eval.assessors.llm.batch_replay import BatchAssessor
     from checklist_eval.challenge.batch import run_batch
     from checklist_eval.challenge.batch_api import BatchFlow, Limits, run_rounds
     from checklist_eval.challenge.submissions import find_submissions

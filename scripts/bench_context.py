@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checklist_eval.assessors.config import CHARS_PER_TOKEN, LLMConfig  # noqa: E402
-from checklist_eval.assessors.facts import question_for  # noqa: E402
-from checklist_eval.assessors.messages import prefix_messages  # noqa: E402
-from checklist_eval.assessors.prompts import PromptSet  # noqa: E402
+from checklist_eval.assessors.llm.facts import question_for  # noqa: E402
+from checklist_eval.assessors.llm.messages import prefix_messages  # noqa: E402
+from checklist_eval.assessors.llm.prompts import PromptSet  # noqa: E402
 from checklist_eval.models import Paper  # noqa: E402
 
 CONTEXTS = (8_192, 16_384, 32_768, 131_072)

@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checklist_eval.assessors import evidence  # noqa: E402
-from checklist_eval.assessors.evidence import Pointer, layout_of, pointers_in  # noqa: E402
-from checklist_eval.assessors.heuristic import HeuristicAssessor  # noqa: E402
+from checklist_eval.assessors.evidence import body as evidence  # noqa: E402
+from checklist_eval.assessors.evidence.body import Pointer, layout_of, pointers_in  # noqa: E402
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor  # noqa: E402
 from checklist_eval.reading.latex import parse_latex  # noqa: E402
 from checklist_eval.testing.worstcases import missing_pointers_against_a_long_body  # noqa: E402
 

@@ -67,7 +67,7 @@ class RecordingServer(MockServer):
         self._counts: dict[str, int] = {}
 
     def request_key(self, body: bytes) -> str:
-        from checklist_eval.assessors.cache import cache_key, endpoint_identity
+        from checklist_eval.endpoint.cache import cache_key, endpoint_identity
 
         req = json.loads(body)
         fmt = (req.get("response_format") or {}).get("type", "text")

@@ -77,7 +77,7 @@ def doctor(src: Path, dst: Path, how: str) -> Path:
 
 
 def outcome(path: Path) -> dict:
-    from checklist_eval.assessors.manipulation import injection_passages
+    from checklist_eval.assessors.evidence.manipulation import injection_passages
     from checklist_eval.errors import InputError
     from checklist_eval.reading.parsing import load_paper
 

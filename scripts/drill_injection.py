@@ -57,7 +57,7 @@ def inject(text: str, placement: str) -> str:
 
 
 def _verdicts(paper) -> list[Any]:
-    from checklist_eval.assessors.heuristic import HeuristicAssessor
+    from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 
     return asyncio.run(HeuristicAssessor().assess_paper(paper))
 

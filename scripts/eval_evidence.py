@@ -37,7 +37,7 @@ from evidence_labels import read_labels, shown_digests  # noqa: E402
 from shared_corpus import corpus_parser, latex_corpus  # noqa: E402
 
 from checklist_eval.adversary.corpus_split import HALVES  # noqa: E402
-from checklist_eval.assessors.heuristic import HeuristicAssessor  # noqa: E402
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor  # noqa: E402
 from checklist_eval.models import State  # noqa: E402
 from checklist_eval.reading.parsing import load_paper  # noqa: E402
 

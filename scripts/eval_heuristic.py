@@ -169,7 +169,7 @@ def assess_sample(papers: list[tuple[str, Path, dict[str, float]]], checklist: s
     """Every item of the authors' key, judged by the heuristic assessor on our parse of the PDF (an
     unparsed paper's items count as missing answers: incorrect, p 0)."""
     from checklist_eval.adversary.corpus_split import anchor_half
-    from checklist_eval.assessors.heuristic import HeuristicAssessor, findings_for
+    from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor, findings_for
     from checklist_eval.errors import InputError
     from checklist_eval.reading.parsing import load_paper
 
@@ -233,7 +233,7 @@ def signal_name(f) -> str:
 
 
 def _prior(item: Item) -> float:
-    from checklist_eval.assessors.heuristic import PRIORS
+    from checklist_eval.assessors.heuristic.assessor import PRIORS
     from checklist_eval.models import Answer
 
     return PRIORS.get(Answer(item.answer), 0.0) if item.answer else 0.0  # TODO or missing: incorrect
@@ -284,7 +284,7 @@ def honest_set(papers: list[Path], strip: bool) -> list[tuple[str | None, bool, 
     authors wrote them (half None for a checklist outside the split: it counts in the overall figure only)."""
     from checklist_eval.adversary.attack_eval import without_body
     from checklist_eval.adversary.corpus_split import split
-    from checklist_eval.assessors.heuristic import HeuristicAssessor
+    from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
     from checklist_eval.errors import InputError
     from checklist_eval.reading.parsing import load_paper
 
@@ -319,7 +319,7 @@ def adversary_benchmark(papers_dir: Path, seeds: int, rounds: int, n_bootstrap: 
     body, summarize per half of the fixed corpus split and per strategy. ``states`` receives the
     evidence states of the authors' own answers, per body setting and half."""
     from checklist_eval.adversary import attack_eval
-    from checklist_eval.assessors.heuristic import HeuristicAssessor
+    from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 
     papers = sorted(d for d in papers_dir.iterdir() if d.is_dir())
     fragments = sorted((papers_dir.parent / "latex").glob("*.tex"))  # checklists alone, as authors wrote them

@@ -52,7 +52,7 @@ def read_labels(path: Path = LABELS) -> list[dict]:
 def shown_digests(paper, passages) -> list[str]:
     """The digest of the paragraph piece each shown passage quotes (its place and first words), in order;
     "" for a passage no piece matches."""
-    from checklist_eval.assessors.passages import _index
+    from checklist_eval.assessors.evidence.passages import _index
 
     pieces = _index(paper.body).pieces
     out = []

@@ -26,10 +26,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from evidence_labels import LABELS, QUESTION_TOPICS, chosen_papers, locator, read_labels  # noqa: E402
 
-from checklist_eval.assessors.evidence import pointers_in, section_texts  # noqa: E402
-from checklist_eval.assessors.heuristic import HeuristicAssessor  # noqa: E402
-from checklist_eval.assessors.passages import _index, ranked  # noqa: E402
-from checklist_eval.assessors.topics import TOPIC_WORDS, topic_of  # noqa: E402
+from checklist_eval.assessors.evidence.body import pointers_in, section_texts  # noqa: E402
+from checklist_eval.assessors.evidence.passages import _index, ranked  # noqa: E402
+from checklist_eval.assessors.evidence.topics import TOPIC_WORDS, topic_of  # noqa: E402
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor  # noqa: E402
 from checklist_eval.reading.parsing import load_paper  # noqa: E402
 
 

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checklist_eval.assessors import make_assessor  # noqa: E402
-from checklist_eval.assessors.ledger import format_cost  # noqa: E402
+from checklist_eval.endpoint.prices import format_cost  # noqa: E402
 from checklist_eval.reading.parsing import load_paper  # noqa: E402
 from checklist_eval.testing.profiles import PROFILES  # noqa: E402
 

@@ -16,7 +16,7 @@ import pytest
 from helpers import assess_and_close, mock_llm
 
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE
-from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import ParseWarning, WarningKind
 from checklist_eval.testing import FaultConfig, MockServer, sample_paper

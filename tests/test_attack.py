@@ -103,7 +103,7 @@ def test_attacks_land_on_every_whole_real_paper(tmp_path, shared_dir):
     # the fixed split covers the corpus exactly, half and half
     assert {p.name for p in papers} == set(split())
     assert sorted(split().values()).count(DEVELOPMENT) == sorted(split().values()).count(HELD_OUT)
-    from checklist_eval.assessors.topics import topic_of
+    from checklist_eval.assessors.evidence.topics import topic_of
 
     landed = 0
     used: set[str] = set()

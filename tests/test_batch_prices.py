@@ -8,7 +8,7 @@ import logging
 from cli_runner import run_cli
 import pytest
 
-from checklist_eval.assessors.ledger import PriceTable
+from checklist_eval.endpoint.prices import PriceTable
 from checklist_eval.models import Usage
 
 

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from checklist_eval.assessors import make_assessor
-from checklist_eval.assessors.cache import (
+from checklist_eval.endpoint.cache import (
     MIGRATIONS,
     Cache,
     CacheMode,

@@ -14,8 +14,8 @@ import pytest
 from helpers import assess_and_close
 
 from checklist_eval.assessors import make_assessor
-from checklist_eval.assessors.llm import LLMAssessor
-from checklist_eval.assessors.retry import CircuitBreaker, EndpointDown
+from checklist_eval.assessors.llm.assessor import LLMAssessor
+from checklist_eval.endpoint.retry import CircuitBreaker, EndpointDown
 from checklist_eval.testing import MockServer, sample_paper
 
 KEY = "sk-test-SECRETKEY-0123456789abcdef"
@@ -142,7 +142,7 @@ def test_check_of_a_real_paper_over_the_context_on_a_llama_cpp_engine(shared_dir
 
 def test_the_engines_refusal_is_read_through_a_proxys_wrapping():
     # LiteLLM's proxy passes llama.cpp's 400 on inside its own message, without the engine's fields.
-    from checklist_eval.assessors.context import context_refusal
+    from checklist_eval.endpoint.context import context_refusal
 
     said = ("litellm.BadRequestError: OpenAIException - request (9120 tokens) exceeds the available context size "
             "(8192 tokens), try increasing it. Received Model Group=local-gemma")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from checklist_eval.reading import checklists
-from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 from checklist_eval.reading.latex import parse_latex, strip_dead
 from checklist_eval.models import (
     MUST_FIX_TAG,

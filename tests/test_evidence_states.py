@@ -17,7 +17,7 @@ from pathlib import Path
 from cli_runner import CliRun, run_cli
 import pytest
 
-from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 from checklist_eval.challenge.records import records_from_assessments
 from checklist_eval.challenge.results.ledger import Ledger, write_records
 from checklist_eval.models import Answer, Checklist, ChecklistItem, Paper, State

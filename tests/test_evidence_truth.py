@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 from checklist_eval.models import State
 from checklist_eval.reading.parsing import load_paper
 

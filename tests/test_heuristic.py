@@ -8,7 +8,7 @@ import pytest
 
 from checklist_eval.reading import checklists
 from checklist_eval.assessors.base import UNANSWERED_REVIEW
-from checklist_eval.assessors.heuristic import HeuristicAssessor, RULES_VERSION, pointers_in, topic_of
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor, RULES_VERSION, pointers_in, topic_of
 from checklist_eval.models import (
     Answer,
     Checklist,

@@ -253,7 +253,7 @@ def test_restyled_sectioning_commands_render_as_their_titles():
 def test_a_paragraph_title_a_justification_quotes_is_found():
     import asyncio
 
-    from checklist_eval.assessors.heuristic import HeuristicAssessor
+    from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 
     paper = parse_latex(strip_dead(RESTYLED), "r.tex")
     verdict = next(v for v in asyncio.run(HeuristicAssessor().assess_paper(paper)) if v.question_id == "2")
@@ -263,7 +263,7 @@ def test_a_paragraph_title_a_justification_quotes_is_found():
 def test_a_shared_paper_restyling_paragraph_reads_its_paragraph_titles(shared_dir):
     """Chieh-Yen__prism redefines \\paragraph with \\@startsection; its "Scope and limitations" paragraph
     is the one its checklist's limitations answer points to."""
-    from checklist_eval.assessors.evidence import title_in_paper
+    from checklist_eval.assessors.evidence.body import title_in_paper
 
     paper = load_paper(shared_dir / "corpus/papers-latex/Chieh-Yen__prism")
     assert "paragraph4" not in paper.body and "-1em" not in paper.body

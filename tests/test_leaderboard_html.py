@@ -15,7 +15,7 @@ from urllib.parse import unquote, urljoin, urlparse
 from cli_runner import CliRun, run_cli
 import pytest
 
-from checklist_eval.assessors.heuristic import RULES_VERSION
+from checklist_eval.assessors.heuristic.assessor import RULES_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

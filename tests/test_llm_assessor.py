@@ -11,7 +11,7 @@ from helpers import assess_and_close
 
 from checklist_eval.assessors import estimate, make_assessor
 from checklist_eval.cli.flags import add_assessor_args, assessor_from_args
-from checklist_eval.assessors.llm import LLMAssessor
+from checklist_eval.assessors.llm.assessor import LLMAssessor
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import StructuredOutput, WarningKind
 from checklist_eval.testing import FaultConfig, MockServer, mock_verdict, sample_paper

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from helpers import assess_and_close, error_bars_paper, mock_llm
 
-from checklist_eval.assessors.facts import ignored_facts, offline_facts
+from checklist_eval.assessors.llm.facts import ignored_facts, offline_facts
 from checklist_eval.testing import MockServer
 
 pytestmark = pytest.mark.usefixtures("mock_key")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from helpers import assess_and_close, mock_llm
 
-from checklist_eval.assessors.llm import PromptSet
+from checklist_eval.assessors.llm.assessor import PromptSet
 from checklist_eval.models import MUST_FIX_TAG, StructuredOutput
 from checklist_eval.testing import FAKE_QUOTE, MockServer, sample_paper
 

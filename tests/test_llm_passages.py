@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from helpers import assess_and_close, error_bars_paper, mock_llm
 
-from checklist_eval.assessors.passages import offered_passages
+from checklist_eval.assessors.evidence.passages import offered_passages
 from checklist_eval.models import Paper, State
 from checklist_eval.testing import MockServer
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import one_error_line, run_measured
 
-from checklist_eval.assessors.transport import openai_client
-from checklist_eval.assessors.watch import EngineHung, post_watched
+from checklist_eval.endpoint.transport import openai_client
+from checklist_eval.endpoint.watch import EngineHung, post_watched
 
 PAPER = Path(__file__).resolve().parents[1] / "fixtures" / "submissions" / "team-alpha" / "genuine_sga.tex"
 

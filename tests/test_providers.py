@@ -21,7 +21,7 @@ import pytest
 from helpers import assess_and_close
 
 from checklist_eval.assessors import make_assessor
-from checklist_eval.assessors.ledger import PriceTable
+from checklist_eval.endpoint.prices import PriceTable
 from checklist_eval.errors import AssessorError
 from checklist_eval.testing.profiles import PROFILES, Profile, openai_error
 from checklist_eval.reading.parsing import load_paper
@@ -325,7 +325,7 @@ def test_replies_match_the_providers_published_shapes(name):
 
 
 def test_every_price_is_dated_sourced_and_batch_is_cheaper():
-    data = json.loads((ROOT / "checklist_eval" / "assessors" / "prices.json").read_text("utf-8"))["models"]
+    data = json.loads((ROOT / "checklist_eval" / "endpoint" / "prices.json").read_text("utf-8"))["models"]
     table = PriceTable.load()
     for name in ("gpt-5", "gpt-5-mini", "gpt-5-nano", "o3", "o4-mini", "o1", "gpt-4o", "gpt-4.1",
                  "gemini-2.5-flash", "claude-sonnet-4-5"):

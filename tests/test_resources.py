@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import checklist_eval
-from checklist_eval.assessors.llm import PromptSet, prompts_root
+from checklist_eval.assessors.llm.assessor import PromptSet, prompts_root
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,7 @@ import shutil
 import threading
 from pathlib import Path
 
-from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 from checklist_eval.web.jobs import Checker, ServeSettings
 
 PAPER = Path(__file__).resolve().parents[1] / "fixtures" / "submissions" / "team-alpha" / "genuine_sga.tex"

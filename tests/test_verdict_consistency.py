@@ -9,7 +9,7 @@ from pathlib import Path
 from cli_runner import run_cli
 import pytest
 
-from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 from checklist_eval.models import MUST_FIX_TAG, SUGGESTIONS_HEADING, UNVERIFIABLE_HEADING, Assessment
 from checklist_eval.reading.parsing import load_paper
 from checklist_eval.challenge.results.ledger import read_records

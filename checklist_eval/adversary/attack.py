@@ -27,7 +27,7 @@ from pydantic import Field, ValidationError
 
 from checklist_eval.adversary import phrasings
 from checklist_eval.adversary.phrasings import Context
-from checklist_eval.assessors.topics import topic_of
+from checklist_eval.assessors.evidence.topics import topic_of
 from checklist_eval.errors import InputError
 from checklist_eval.fsutil import loads_json
 from checklist_eval.models import Answer, ChecklistItem, Model, Paper

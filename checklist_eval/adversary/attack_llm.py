@@ -32,7 +32,7 @@ def latex_escape(text: str) -> str:
 
 
 def _prompts() -> tuple[str, str]:
-    from checklist_eval.assessors.prompts import prompts_root
+    from checklist_eval.assessors.llm.prompts import prompts_root
 
     folder = prompts_root().joinpath("adversary-v1")
     try:

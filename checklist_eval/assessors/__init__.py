@@ -43,7 +43,7 @@ def build_assessor(config: AssessorConfig) -> Assessor:
     """The assessor ``config`` describes (AssessorError when its LLM settings do not hold)."""
     if config.assessor == "heuristic":
         return make_assessor("heuristic")
-    from checklist_eval.assessors.llm import LLMAssessor
+    from checklist_eval.assessors.llm.assessor import LLMAssessor
 
     return LLMAssessor(config.llm_config())
 
@@ -51,11 +51,11 @@ def build_assessor(config: AssessorConfig) -> Assessor:
 def make_assessor(name: str, **config: Any) -> Assessor:
     """``heuristic`` (no config) or ``llm`` (keyword arguments of ``LLMConfig``)."""
     if name == "heuristic":
-        from checklist_eval.assessors.heuristic import HeuristicAssessor
+        from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 
         return HeuristicAssessor()
     if name == "llm":
-        from checklist_eval.assessors.llm import LLMAssessor
+        from checklist_eval.assessors.llm.assessor import LLMAssessor
 
         return LLMAssessor(LLMConfig.from_options(**config))
     raise AssessorError(f"unknown assessor {name!r}; choose one of: {', '.join(ASSESSORS)}")
@@ -68,6 +68,6 @@ def estimate(paper_list: Iterable[Any], assessor_config: dict[str, Any] | None =
     English ratio); completion tokens use the prompt's typical verdict size. Cached-prefix discounts
     are not assumed, so the cost is an upper estimate.
     """
-    from checklist_eval.assessors.dryrun import estimate_run
+    from checklist_eval.assessors.llm.dryrun import estimate_run
 
     return estimate_run(list(paper_list), dict(assessor_config or {}))

@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import ConfigDict, field_serializer
 
-from checklist_eval.assessors.context import ContextWindow
+from checklist_eval.endpoint.context import ContextWindow
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import Model
 from checklist_eval.redact import public_url
@@ -36,7 +36,7 @@ DEFAULT_CONCURRENCY = 64
 DEFAULT_PROMPT_VERSION = "assess-v1"
 
 CHARS_PER_TOKEN = 4
-# --timeout's default; left at it, a local engine's deadlines follow its pace (assessors/pace.py)
+# --timeout's default; left at it, a local engine's deadlines follow its pace (endpoint/pace.py)
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_CONTEXT_TOKENS = 128_000
 CONTEXT_TOKENS = {  # longest-prefix match; anything else gets DEFAULT_CONTEXT_TOKENS or context_tokens

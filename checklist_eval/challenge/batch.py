@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from checklist_eval.assessors.base import Assessor, gather_all
-from checklist_eval.assessors.calllog import CURRENT_PAPER
 from checklist_eval.challenge.records import Record, records_from_assessments
 from checklist_eval.challenge.results.layout import ResultsLayout
 from checklist_eval.challenge.results.leaderboard import Failure
@@ -52,6 +51,7 @@ from checklist_eval.challenge.submissions import (
     open_submission,
     submission_id_of,
 )
+from checklist_eval.endpoint.calllog import CURRENT_PAPER
 from checklist_eval.errors import BudgetExceeded, InputError
 from checklist_eval.fsutil import remove_stale_temps
 from checklist_eval.models import Assessment, Model, Usage
@@ -294,7 +294,7 @@ class BatchRunner:
     async def _admitted(self, loaded: LoadedSubmission) -> contextlib.AbstractContextManager:
         """Under ``--max-cost``: the submission starts only if its estimate fits what is left (else
         BudgetExceeded: not started, left for the resumed run), and then finishes whatever it costs."""
-        from checklist_eval.assessors.budget import ADMITTED
+        from checklist_eval.endpoint.budget import ADMITTED
 
         budget = getattr(self.assessor, "budget", None)
         if budget is None:

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from checklist_eval.assessors.batch_replay import CHAT_URL, BatchAssessor, answer_state
-from checklist_eval.assessors.retry import MalformedResponse, fatal_error
+from checklist_eval.assessors.llm.batch_replay import CHAT_URL, BatchAssessor, answer_state
+from checklist_eval.endpoint.retry import MalformedResponse, fatal_error
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes, loads_json
 from checklist_eval.models import Model

@@ -66,7 +66,7 @@ def _open_cache(path: Path | None) -> sqlite3.Connection | None:
     """The response cache, read-only (a dry run writes nothing), or None when there is none."""
     if path is None or not Path(path).is_file():
         return None
-    from checklist_eval.assessors.cachefile import open_cache_db
+    from checklist_eval.endpoint.cachefile import open_cache_db
 
     db = open_cache_db(Path(path), read_only=True, busy_s=10)  # not a database: refused, naming it
     try:
@@ -98,7 +98,7 @@ def _as_sent(db: sqlite3.Connection, endpoint: str, model: str, params: dict[str
 def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
     """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
     exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
-    from checklist_eval.assessors.cache import cache_key, endpoint_identity
+    from checklist_eval.endpoint.cache import cache_key, endpoint_identity
 
     endpoint = endpoint_identity(cfg.resolved_base_url)
     params = _as_sent(db, endpoint, cfg.model or "", cfg.sampling_params(), refresh=cfg.refresh)
@@ -120,7 +120,7 @@ def plan_papers(labelled: list[tuple[str, Paper]], config: AssessorConfig) -> Co
                 for label, p in labelled]
         return _plan("heuristic", None, rows, priced=True)
     from checklist_eval.assessors import estimate
-    from checklist_eval.assessors.ledger import PriceTable
+    from checklist_eval.endpoint.prices import PriceTable
 
     prices = PriceTable.load(config.prices)
     price = prices.lookup(config.model)

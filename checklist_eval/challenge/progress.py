@@ -31,7 +31,7 @@ def wanted(assessor: Assessor, *, quiet: bool) -> bool:
 
 def spend_parts(assessor) -> list[str]:
     """What the run has spent so far, most useful first."""
-    from checklist_eval.assessors.ledger import format_cost
+    from checklist_eval.endpoint.prices import format_cost
 
     u = assessor.usage
     return [format_cost(u), f"calls {u.calls}", f"retries {getattr(assessor, 'retries', 0)}",

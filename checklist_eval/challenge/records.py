@@ -184,7 +184,7 @@ def records_from_assessments(
     A question the assessor did not return (should not happen) is recorded as incorrect rather than
     dropped, so n stays the size of the checklist version.
     """
-    from checklist_eval.assessors.manipulation import paper_flag
+    from checklist_eval.assessors.evidence.manipulation import paper_flag
 
     by_id = {a.question_id: a for a in assessments}
     flag = paper_flag(paper)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import jinja2
 
-from checklist_eval.assessors.ledger import format_cost
 from checklist_eval.challenge.headline import (
     STATE_MEANING,
     card_anchor,
@@ -32,6 +31,7 @@ from checklist_eval.challenge.headline import (
 )
 from checklist_eval.challenge.results.layout import REPORT_HTML
 from checklist_eval.challenge.scoring import rules_parts
+from checklist_eval.endpoint.prices import format_cost
 from checklist_eval.fsutil import atomic_write_text
 from checklist_eval.models import (
     MUST_FIX_TAG,
@@ -252,7 +252,7 @@ def paper_view(paper: Paper, assessments: Sequence[Assessment], *, assessor: str
                links: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """What one checked paper's report shows (the template's ``r``); ``links``: (label, href) of where to go
     next (serve's "check another paper" and the report's JSON)."""
-    from checklist_eval.assessors.manipulation import describe, injection_passages
+    from checklist_eval.assessors.evidence.manipulation import describe, injection_passages
     from checklist_eval.challenge.scoring import correctness
 
     records = paper_records(paper, assessments)
@@ -330,7 +330,7 @@ def _agreement_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
 
 
 def _manipulation_lines(by_role: dict[str, list[Record]], kind: str) -> list[str]:
-    from checklist_eval.assessors.manipulation import entries
+    from checklist_eval.assessors.evidence.manipulation import entries
 
     lines = []
     for role in ROLES:
@@ -344,7 +344,7 @@ def submission_view(score: SubmissionScore, records: Sequence[Record], *, usage:
                     title: str | None = None, next_links: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """What one submission's report shows (the template's ``r``); ``overrides``: the appeal decisions
     already applied to ``records``; ``links``: a record's page in the organizer's browser."""
-    from checklist_eval.assessors.manipulation import HIDDEN, INJECTION, SOURCE_DIFFERS, UNDECIDED
+    from checklist_eval.assessors.evidence.manipulation import HIDDEN, INJECTION, SOURCE_DIFFERS, UNDECIDED
 
     by_role: dict[str, list[Record]] = {}
     for r in records:

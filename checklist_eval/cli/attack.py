@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
                     limits=parse_limits(args))  # fmt: skip
     if args.rounds and args.against:
         from checklist_eval.adversary.attack_whitebox import whitebox_rounds
-        from checklist_eval.assessors.heuristic import HeuristicAssessor
+        from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 
         result = whitebox_rounds(result, args.out, HeuristicAssessor(), args.rounds,
                                  strip_body=args.without_body, reword=args.reword)

@@ -27,9 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _refresh(cache_path: Path, offline: bool) -> tuple[list, list[str]]:
-    from checklist_eval.assessors.cache import Cache
     from checklist_eval.challenge.batch_api import BatchFlow, read_jobs
     from checklist_eval.cli.via import build_assessor
+    from checklist_eval.endpoint.cache import Cache
     from checklist_eval.errors import AssessorError
 
     notes: list[str] = []

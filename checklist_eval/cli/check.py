@@ -174,7 +174,7 @@ def _print_details(console, paper, assessments, result: CheckResult, usage) -> N
     _print_body_notes(console, paper, result)
     _print_usage(console, result, usage)
     if paper.hidden_text:
-        from checklist_eval.assessors.manipulation import describe
+        from checklist_eval.assessors.evidence.manipulation import describe
 
         console.print("[red]Hidden text[/red] (a reader cannot see it; in a PDF it was removed before assessment):")
         for run in paper.hidden_text:

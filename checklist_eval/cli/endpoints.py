@@ -35,8 +35,8 @@ def _when(ts: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checklist_eval.assessors.cachefile import open_cache_db
     from checklist_eval.cli.logs import cache_file
+    from checklist_eval.endpoint.cachefile import open_cache_db
     from checklist_eval.endpoint.lessons import forget, records
     from checklist_eval.errors import InputError, UsageError
 

@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def _ingest(args: argparse.Namespace, record: dict) -> IngestSummary:
-    from checklist_eval.assessors.batch_replay import is_waiting
+    from checklist_eval.assessors.llm.batch_replay import is_waiting
     from checklist_eval.challenge.batch import run_batch, score_path
     from checklist_eval.challenge.batch_api import BatchFlow
     from checklist_eval.challenge.results.folder import write_score_folder

@@ -42,7 +42,7 @@ def cache_file(given: str | None) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checklist_eval.assessors.calllog import prompt_messages, read_calls
+    from checklist_eval.endpoint.calllog import prompt_messages, read_calls
 
     path = cache_file(args.cache)
     if not path.exists() and heuristic_results(args.cache):
@@ -103,7 +103,7 @@ def _filters(args) -> str:
 
 
 def render_call(c: dict) -> str:
-    from checklist_eval.assessors.calllog import reply_content
+    from checklist_eval.endpoint.calllog import reply_content
 
     when = datetime.fromtimestamp(c["created"], timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     who = " / ".join(x for x in (c["submission_id"], c["role"]) if x) or "(no submission)"

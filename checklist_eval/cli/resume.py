@@ -19,8 +19,8 @@ def add_resume_args(parser: argparse.ArgumentParser) -> None:
 
 def current_settings(args: argparse.Namespace) -> RunSettings:
     """The settings the flags ask for, defaults resolved (``args.via`` settled already)."""
-    from checklist_eval.assessors.cache import endpoint_identity
     from checklist_eval.cli.flags import assessor_config
+    from checklist_eval.endpoint.cache import endpoint_identity
 
     if args.assessor != "llm":
         return RunSettings(assessor=args.assessor, via=args.via, tex=getattr(args, "tex", None) or "auto")

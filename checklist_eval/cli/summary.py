@@ -140,7 +140,7 @@ def _notes(paper, result: CheckResult, verbose: bool, usage=None) -> list[tuple[
         notes.append(("yellow", f"{result.states['unverified']} of {len(result.items)} answers could not be "
                                 "checked: only the checklist was read"))
     if paper.hidden_text and not verbose:  # --verbose lists every run above
-        from checklist_eval.assessors.manipulation import describe
+        from checklist_eval.assessors.evidence.manipulation import describe
 
         more = f" (+{len(paper.hidden_text) - 1} more: --verbose)" if len(paper.hidden_text) > 1 else ""
         notes.append(("red", f"Hidden text{more}: {_one_line(describe(paper.hidden_text[0]))}"))
@@ -159,7 +159,7 @@ def _notes(paper, result: CheckResult, verbose: bool, usage=None) -> list[tuple[
 def usage_text(result: CheckResult, usage=None) -> str:
     """Calls, tokens and cost of a run that called a model. ``usage``: the assessor's own Usage, which
     knows its reasoning tokens and whether the cost is known (an unpriced model: "price unknown")."""
-    from checklist_eval.assessors.ledger import format_cost
+    from checklist_eval.endpoint.prices import format_cost
     from checklist_eval.models import Usage
 
     u = result.usage
@@ -207,7 +207,7 @@ def print_score_summary(console: Console, score: SubmissionScore, records: Seque
             lines.append(("", f"{role}: {n['contradicted']} contradicted, {n['unverified']} unverified, "
                               f"{n['supported']} supported, of {len(mine)} answers"))
     if usage is not None and usage.calls:
-        from checklist_eval.assessors.ledger import format_cost
+        from checklist_eval.endpoint.prices import format_cost
 
         lines.append(("", f"calls {usage.calls}, tokens {usage.prompt_tokens + usage.completion_tokens}, "
                           f"cost {format_cost(usage)}"))
@@ -226,8 +226,8 @@ TOP_ROWS = 10  # the best submissions shown; the leaderboard has them all
 def print_batch_summary(console: Console, outcome, root: str, out: str, *, verbose: bool, quiet: bool) -> None:
     """The batch's counts, its best rows (all of them with ``verbose``, none with ``quiet``), every failure
     in one line and where the results are, each line within the screen's width."""
-    from checklist_eval.assessors.ledger import format_cost
     from checklist_eval.challenge.results.layout import ResultsLayout
+    from checklist_eval.endpoint.prices import format_cost
 
     width = min(console.width, 100)
     u = outcome.usage

@@ -63,7 +63,7 @@ def build_assessor(options: dict[str, Any], retry_via: str, *, key_when_sending:
     """``key_when_sending``: the run writes its requests to a file (``--via jsonl``, ``ingest``), so no API
     key is asked for unless a request is to be sent (a retry online)."""
     from checklist_eval.assessors import LLMConfig
-    from checklist_eval.assessors.batch_replay import BatchAssessor
+    from checklist_eval.assessors.llm.batch_replay import BatchAssessor
 
     return BatchAssessor(LLMConfig.from_options(**options), retry_via=retry_via, key_when_sending=key_when_sending)
 

@@ -1,4 +1,8 @@
-"""The endpoint stage: what the tool knows about an OpenAI-compatible server, below the assessors (which
-know checklists). Today it holds what a user sees of that knowledge (``lessons``); the HTTP client layer of
-``assessors/`` (transport, retry, scheduler, pace, quirks, engine, cache) moves here in the scheduled
-re-layout."""
+"""The endpoint stage: sending a request to an OpenAI-compatible server and getting a checked reply within
+limits, below the assessors (which know checklists; nothing here does). The HTTP client (``transport``), the
+one retry policy and circuit breaker (``retry``), the scheduler and rate limits (``scheduler``), deadlines
+(``pace``, ``watch``), what an engine says about itself (``probe``), what an (endpoint, model) refuses
+(``capabilities``), the context window (``context``), reading a completion (``replies``), the SQLite store
+(``cache`` with its migrations, ``calllog``, opened through ``cachefile``), costs (``prices``, ``budget``),
+and what the store remembers shown to a user (``lessons``, named by ``identity``; shared per process by
+``registry``)."""

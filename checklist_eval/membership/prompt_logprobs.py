@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from checklist_eval import redact
-from checklist_eval.assessors.cache import endpoint_identity
+from checklist_eval.endpoint.cache import endpoint_identity
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.membership.contamination import TokenText, chunk_words
 
@@ -78,8 +78,8 @@ class LogprobClient:
 
     def __init__(self, model: str, base_url: str | None, *, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 120.0, top_k: int = 5, batch: int = BATCH, max_attempts: int = 3):
-        from checklist_eval.assessors.retry import RetryPolicy
-        from checklist_eval.assessors.transport import openai_client
+        from checklist_eval.endpoint.retry import RetryPolicy
+        from checklist_eval.endpoint.transport import openai_client
 
         refuse_hosted_openai(base_url)
         if not 0 <= top_k <= MAX_TOP:
@@ -106,8 +106,8 @@ class LogprobClient:
     def _request(self, prompt, k: int):
         import openai
 
-        from checklist_eval.assessors.quirks import is_refusal_status, refused_parameter
-        from checklist_eval.assessors.retry import MalformedResponse
+        from checklist_eval.endpoint.capabilities import is_refusal_status, refused_parameter
+        from checklist_eval.endpoint.retry import MalformedResponse
 
         async def attempt():
             try:
@@ -137,7 +137,7 @@ class LogprobClient:
     def _create(self, prompt, k: int):
         import openai
 
-        from checklist_eval.assessors.retry import EndpointFault, fatal_error
+        from checklist_eval.endpoint.retry import EndpointFault, fatal_error
 
         try:
             try:

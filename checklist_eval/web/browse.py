@@ -90,7 +90,7 @@ class Results:
         return self.folder().records(sid)
 
     def calls(self, r: Record) -> list[dict[str, Any]]:
-        from checklist_eval.assessors.calllog import read_calls
+        from checklist_eval.endpoint.calllog import read_calls
 
         cache = self.folder().layout.cache
         if not cache.is_file():
@@ -151,7 +151,7 @@ def routes(root: Path) -> list[Route]:
                          (f"{found.role} question {found.question_id}", "")])
 
     async def call(request: Request) -> Response:
-        from checklist_eval.assessors.calllog import prompt_messages
+        from checklist_eval.endpoint.calllog import prompt_messages
 
         found = await asyncio.to_thread(_record, request)
         wanted = request.path_params["call"]
@@ -233,7 +233,7 @@ def _failure_page(failed: Failure) -> Response:
 
 
 def _call_view(c: dict[str, Any]) -> dict[str, Any]:
-    from checklist_eval.assessors.calllog import reply_content
+    from checklist_eval.endpoint.calllog import reply_content
 
     response = c.get("response")
     usage = response.get("usage") if isinstance(response, dict) else None

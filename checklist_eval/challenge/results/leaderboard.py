@@ -91,7 +91,7 @@ def _joined(values: Sequence[str]) -> str:
 
 
 def _manipulation(recs: Sequence[Record]) -> str:
-    from checklist_eval.assessors.manipulation import kinds
+    from checklist_eval.assessors.evidence.manipulation import kinds
 
     roles = sorted({r.role for r in recs}, key=ROLES.index)
     return ";".join(f"{role}:{k}" for role in roles for k in kinds(r.manipulation for r in recs if r.role == role))

@@ -127,7 +127,7 @@ def code_version() -> str:
 def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     """A connection to a results database, its header checked and (writable) migrated; InputError
     naming the file when it is not one."""
-    from checklist_eval.assessors.cachefile import open_cache_db
+    from checklist_eval.endpoint.cachefile import open_cache_db
 
     if read_only and not path.is_file():
         raise InputError(path, "not found")

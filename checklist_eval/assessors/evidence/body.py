@@ -137,7 +137,7 @@ _INJECTION = re.compile(
 def addresses_assessor(text: str) -> str | None:
     """The passage of ``text`` addressed to an automated reviewer (prompt injection), if any, read on
     the normalised text (zero-width characters, soft hyphens and fullwidth letters do not hide it)."""
-    from checklist_eval.assessors.normalise import signal_text
+    from checklist_eval.assessors.evidence.normalise import signal_text
 
     text = signal_text(text[:MAX_SCAN_CHARS])
     m = _INJECTION.search(text)

@@ -33,12 +33,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from checklist_eval.assessors.structured import chain_from, is_format_unsupported
+from checklist_eval.assessors.llm.verdict import chain_from, is_format_unsupported
 from checklist_eval.models import StructuredOutput
 
 __all__ = ["EndpointQuirks", "avoiding_flag", "evidence_of", "is_refusal_status", "refused_parameter"]
 
-log = logging.getLogger("checklist_eval.assessors.llm")
+log = logging.getLogger("checklist_eval.assessors.llm.assessor")
 
 LOGPROB_PARAMS = frozenset({"logprobs", "top_logprobs"})
 NEVER_DROPPED = frozenset({"model", "messages"})  # without these there is no request to make

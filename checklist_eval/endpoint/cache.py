@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from checklist_eval import redact
-from checklist_eval.assessors.cachefile import open_cache_db
-from checklist_eval.assessors.calllog import CURRENT_PAPER, CallLog
-from checklist_eval.assessors.structured import SCHEMA_DIGEST
+from checklist_eval.assessors.llm.verdict import SCHEMA_DIGEST
+from checklist_eval.endpoint.cachefile import open_cache_db
+from checklist_eval.endpoint.calllog import CURRENT_PAPER, CallLog
 from checklist_eval.endpoint.identity import endpoint_identity
 
 __all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 
-from checklist_eval.assessors.evidence import BodyFacts
-from checklist_eval.assessors.heuristic_rules import Finding, _short, blocking
-from checklist_eval.assessors.negation import CLAUSES, CONTRAST, NEGATION, NO_NP, VERB_DENIAL, narrowing_words
-from checklist_eval.assessors.topics import EXPERIMENTAL
+from checklist_eval.assessors.evidence.body import BodyFacts
+from checklist_eval.assessors.evidence.topics import EXPERIMENTAL
+from checklist_eval.assessors.heuristic.negation import CLAUSES, CONTRAST, NEGATION, NO_NP, VERB_DENIAL, narrowing_words
+from checklist_eval.assessors.heuristic.rules import Finding, _short, blocking
 from checklist_eval.models import Answer, ChecklistItem
 
 # What each question asks the paper to hold, in the guidelines' words and their common synonyms.

@@ -13,9 +13,9 @@ paper has nothing on shows none, even when a finding quotes the body against the
 
 from __future__ import annotations
 
-from checklist_eval.assessors.addressing import addressing_pieces
-from checklist_eval.assessors.heuristic_rules import Finding
-from checklist_eval.assessors.passages import passage, passage_holding, query_of
+from checklist_eval.assessors.evidence.addressing import addressing_pieces
+from checklist_eval.assessors.evidence.passages import passage, passage_holding, query_of
+from checklist_eval.assessors.heuristic.rules import Finding
 from checklist_eval.models import ChecklistItem, Paper, Passage, State, Verdict
 
 MAX_PASSAGES = 3
@@ -56,7 +56,7 @@ def resting_passages(paper: Paper, item: ChecklistItem, findings: list[Finding],
 def cited_passages(paper: Paper, item: ChecklistItem) -> list[Passage]:
     """The best passages that address the question inside the numbered sections the justification cites
     (at most two)."""
-    from checklist_eval.assessors.addressing import _cited_spans
+    from checklist_eval.assessors.evidence.addressing import _cited_spans
 
     spans = _cited_spans(paper, item)
     inside = [p for p in addressing_pieces(paper, item, query_of(item)) if any(a <= p.start < b for a, b in spans)]

@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from checklist_eval.assessors.evidence import MAX_SCAN_CHARS, evidence_spans
-from checklist_eval.assessors.relevance import K1, B, terms
+from checklist_eval.assessors.evidence.body import MAX_SCAN_CHARS, evidence_spans
+from checklist_eval.assessors.evidence.relevance import K1, B, terms
 from checklist_eval.models import ChecklistItem, Paper, Passage
 
 PIECE_CHARS = 420  # a passage an author reads at a glance; long paragraphs are cut at sentence ends

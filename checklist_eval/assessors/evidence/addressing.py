@@ -16,9 +16,9 @@ import bisect
 import re
 from functools import lru_cache
 
-from checklist_eval.assessors.evidence import MAX_SCAN_CHARS, pointers_in, section_texts
-from checklist_eval.assessors.passages import Piece, _index, ranked
-from checklist_eval.assessors.topics import TOPIC_WORDS, topic_of
+from checklist_eval.assessors.evidence.body import MAX_SCAN_CHARS, pointers_in, section_texts
+from checklist_eval.assessors.evidence.passages import Piece, _index, ranked
+from checklist_eval.assessors.evidence.topics import TOPIC_WORDS, topic_of
 from checklist_eval.models import ChecklistItem, Paper
 
 # The words a paragraph answering each question uses, read from the question's guidelines (what "the

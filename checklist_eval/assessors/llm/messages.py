@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from checklist_eval.assessors.cache import digest_messages
-from checklist_eval.assessors.excerpts import excerpt
+from checklist_eval.assessors.evidence.excerpts import excerpt
+from checklist_eval.endpoint.cache import digest_messages
 from checklist_eval.models import ChecklistItem, Paper, ParseWarning, StructuredOutput, WarningKind
 
 if TYPE_CHECKING:
-    from checklist_eval.assessors.prompts import PromptSet
+    from checklist_eval.assessors.llm.prompts import PromptSet
 
 __all__ = ["PaperPrefix", "Prefix", "QUESTION_BLOCK_CHARS", "checklist_message", "defuse_fence", "paper_text",
            "prefix_key", "prefix_messages", "question_message", "question_query"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from checklist_eval.assessors.messages import question_message
-from checklist_eval.assessors.prompts import PromptSet
+from checklist_eval.assessors.llm.messages import question_message
+from checklist_eval.assessors.llm.prompts import PromptSet
 from checklist_eval.models import ChecklistItem, Paper
 
 MAX_FACTS = 4
@@ -17,7 +17,7 @@ MAX_FACTS = 4
 
 def offline_facts(paper: Paper, item: ChecklistItem) -> list[str]:
     """The heuristic's blocking findings for ``item`` (worst first, at most MAX_FACTS)."""
-    from checklist_eval.assessors.heuristic import findings_for
+    from checklist_eval.assessors.heuristic.assessor import findings_for
 
     if item.answer is None:
         return []
@@ -33,7 +33,7 @@ def wants_facts(prompts: PromptSet) -> bool:
 def question_for(prompts: PromptSet, paper: Paper, item: ChecklistItem) -> str:
     """The question block as the prompt version asks it: with the offline facts and the ranked
     passages when it has a slot for them."""
-    from checklist_eval.assessors.passages import offered_passages, passages_block
+    from checklist_eval.assessors.evidence.passages import offered_passages, passages_block
 
     passages = passages_block(offered_passages(paper, item)) if wants_passages(prompts) else ""
     return question_message(prompts, item, offline_facts(paper, item) if wants_facts(prompts) else (), passages)

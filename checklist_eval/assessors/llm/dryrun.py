@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from checklist_eval.assessors.cache import digest_messages
 from checklist_eval.assessors.config import CHARS_PER_TOKEN, LLMConfig
-from checklist_eval.assessors.facts import question_for
-from checklist_eval.assessors.ledger import PriceTable
-from checklist_eval.assessors.messages import prefix_messages
-from checklist_eval.assessors.prompts import PromptSet
-from checklist_eval.assessors.structured import chain_from
+from checklist_eval.assessors.llm.facts import question_for
+from checklist_eval.assessors.llm.messages import prefix_messages
+from checklist_eval.assessors.llm.prompts import PromptSet
+from checklist_eval.assessors.llm.verdict import chain_from
+from checklist_eval.endpoint.cache import digest_messages
+from checklist_eval.endpoint.prices import PriceTable
 from checklist_eval.models import ChecklistItem, Paper, StructuredOutput, Usage
 
 __all__ = ["estimate_run"]

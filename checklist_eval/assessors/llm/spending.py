@@ -10,18 +10,18 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from checklist_eval.assessors.calllog import CallLog
-from checklist_eval.assessors.facts import question_for
+from checklist_eval.assessors.llm.facts import question_for
+from checklist_eval.endpoint.calllog import CallLog
 from checklist_eval.fsutil import loads_json
 from checklist_eval.models import Assessment, ChecklistItem, Paper, StructuredOutput, Usage
 
 if TYPE_CHECKING:
-    from checklist_eval.assessors.budget import Budget
-    from checklist_eval.assessors.cache import Cache
     from checklist_eval.assessors.config import LLMConfig
-    from checklist_eval.assessors.messages import PaperPrefix
-    from checklist_eval.assessors.prompts import PromptSet
-    from checklist_eval.assessors.quirks import EndpointQuirks
+    from checklist_eval.assessors.llm.messages import PaperPrefix
+    from checklist_eval.assessors.llm.prompts import PromptSet
+    from checklist_eval.endpoint.budget import Budget
+    from checklist_eval.endpoint.cache import Cache
+    from checklist_eval.endpoint.capabilities import EndpointQuirks
 
 
 class SpendingAndEvidence:

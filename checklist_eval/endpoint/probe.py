@@ -43,7 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx2
 import openai
 
-from checklist_eval.assessors.retry import EndpointFault
+from checklist_eval.endpoint.retry import EndpointFault
 from checklist_eval.fsutil import loads_json
 
 __all__ = ["EngineFacts", "facts_of_props", "is_llama_cpp_python", "is_llama_server", "is_llama_server_reply",

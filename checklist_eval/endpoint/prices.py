@@ -138,7 +138,7 @@ class PriceTable:
 
     @classmethod
     def load(cls, override: str | Path | None = None) -> PriceTable:
-        packaged = resources.files("checklist_eval.assessors").joinpath("prices.json").read_text("utf-8")
+        packaged = resources.files("checklist_eval.endpoint").joinpath("prices.json").read_text("utf-8")
         prices = cls._parse(json.loads(packaged), "prices.json")
         if override is not None:
             path = Path(override)

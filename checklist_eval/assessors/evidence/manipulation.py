@@ -38,7 +38,7 @@ def describe(run: HiddenRun) -> str:
 
 def injection_passages(paper: Paper) -> list[str]:
     """Visible passages addressed to an automated reviewer: in the body, then in justifications."""
-    from checklist_eval.assessors.evidence import addresses_assessor
+    from checklist_eval.assessors.evidence.body import addresses_assessor
 
     found = []
     hit = addresses_assessor(paper.body)

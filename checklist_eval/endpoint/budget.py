@@ -20,7 +20,7 @@ import threading
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from checklist_eval.assessors.ledger import Price, PriceTable
+from checklist_eval.endpoint.prices import Price, PriceTable
 from checklist_eval.errors import AssessorError, BudgetExceeded
 
 __all__ = ["ADMITTED", "Allowance", "Budget", "PROMPT_CHARS_PER_TOKEN_WORST"]

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx2
 import openai
 
-from checklist_eval.assessors.pace import is_local_endpoint
-from checklist_eval.assessors.retry import EndpointFault
+from checklist_eval.endpoint.pace import is_local_endpoint
+from checklist_eval.endpoint.retry import EndpointFault
 
 __all__ = ["EngineHung", "NothingListening", "PromptCut", "nothing_listening", "post_watched", "prompt_cut"]
 

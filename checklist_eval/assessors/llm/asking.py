@@ -9,7 +9,7 @@ from typing import Any
 
 import openai
 
-from checklist_eval.assessors.quirks import EndpointQuirks
+from checklist_eval.endpoint.capabilities import EndpointQuirks
 from checklist_eval.models import StructuredOutput, Usage
 
 __all__ = ["CapabilityRefusal", "FirstRequest", "Outcome", "Question", "RequestFailed", "Sending"]

@@ -26,12 +26,12 @@ from typing import Any, Final
 import httpx2
 import openai
 
-from checklist_eval.assessors.asking import Outcome, RequestFailed
-from checklist_eval.assessors.cache import endpoint_identity
 from checklist_eval.assessors.config import LLMConfig
-from checklist_eval.assessors.facts import question_for
-from checklist_eval.assessors.llm import NO_KEY_PLACEHOLDER, LLMAssessor
-from checklist_eval.assessors.quirks import EndpointQuirks
+from checklist_eval.assessors.llm.asking import Outcome, RequestFailed
+from checklist_eval.assessors.llm.assessor import NO_KEY_PLACEHOLDER, LLMAssessor
+from checklist_eval.assessors.llm.facts import question_for
+from checklist_eval.endpoint.cache import endpoint_identity
+from checklist_eval.endpoint.capabilities import EndpointQuirks
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Usage
 

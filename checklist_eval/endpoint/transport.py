@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 
 from checklist_eval import redact
-from checklist_eval.assessors.retry import MalformedResponse, ResponseTooLarge
+from checklist_eval.endpoint.retry import MalformedResponse, ResponseTooLarge
 
 if TYPE_CHECKING:
     import openai
@@ -44,7 +44,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
 
     def _deadline_of(self, request: httpx2.Request) -> float:
         """The request's own timeout where its sender set one (the LLM assessor does, per request: see
-        ``assessors/pace.py``), else the client's."""
+        ``endpoint/pace.py``), else the client's."""
         timeout = request.extensions.get("timeout")
         read: Any = timeout.get("read") if isinstance(timeout, dict) else None
         return float(read) if isinstance(read, (int, float)) and read > 0 else self.deadline

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from checklist_eval.assessors.relevance import Bm25
+from checklist_eval.assessors.evidence.relevance import Bm25
 
 __all__ = ["PASSAGE_CHARS", "Excerpt", "excerpt"]
 

@@ -15,22 +15,22 @@ from typing import TYPE_CHECKING, Any
 import openai
 
 from checklist_eval.assessors.config import CHARS_PER_TOKEN
-from checklist_eval.assessors.context import ContextWindow, context_refusal
-from checklist_eval.assessors.engine import EngineFacts, probe
-from checklist_eval.assessors.facts import question_for
-from checklist_eval.assessors.messages import PaperPrefix, prefix_key, prefix_messages, question_query
+from checklist_eval.assessors.llm.facts import question_for
+from checklist_eval.assessors.llm.messages import PaperPrefix, prefix_key, prefix_messages, question_query
+from checklist_eval.endpoint.context import ContextWindow, context_refusal
+from checklist_eval.endpoint.probe import EngineFacts, probe
 from checklist_eval.models import ChecklistItem, Paper, ParseWarning, StructuredOutput, Usage
 
 if TYPE_CHECKING:
-    from checklist_eval.assessors.asking import Question, RequestFailed
-    from checklist_eval.assessors.cache import Cache
     from checklist_eval.assessors.config import LLMConfig
-    from checklist_eval.assessors.prompts import PromptSet
-    from checklist_eval.assessors.quirks import EndpointQuirks
-    from checklist_eval.assessors.scheduler import Scheduler
+    from checklist_eval.assessors.llm.asking import Question, RequestFailed
+    from checklist_eval.assessors.llm.prompts import PromptSet
+    from checklist_eval.endpoint.cache import Cache
+    from checklist_eval.endpoint.capabilities import EndpointQuirks
+    from checklist_eval.endpoint.scheduler import Scheduler
     from checklist_eval.errors import AssessorError
 
-log = logging.getLogger("checklist_eval.assessors.llm")
+log = logging.getLogger("checklist_eval.assessors.llm.assessor")
 
 
 class ContextFitting:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checklist_eval.assessors.cachefile import open_cache_db
+from checklist_eval.endpoint.cachefile import open_cache_db
 from checklist_eval.errors import InputError
 
 __all__ = ["CallLog", "CURRENT_PAPER", "MAX_RESPONSE_CHARS", "read_calls", "prompt_messages", "reply_content"]

@@ -8,7 +8,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from checklist_eval.assessors.structured import on_verdict_side
+from checklist_eval.assessors.llm.verdict import on_verdict_side
 from checklist_eval.models import compose_review, verdict_of
 
 MIN_QUOTE_WORDS = 4  # shorter items are section names or single terms, not quotes to check

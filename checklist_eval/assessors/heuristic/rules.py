@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from checklist_eval.assessors.evidence import BodyFacts, _search, _snippet, has_vague_pointer, pointers_in
-from checklist_eval.assessors.negation import (
+from checklist_eval.assessors.evidence.body import BodyFacts, _search, _snippet, has_vague_pointer, pointers_in
+from checklist_eval.assessors.evidence.topics import EXPERIMENTAL, TOPIC_WORDS
+from checklist_eval.assessors.heuristic.negation import (
     BARE_DENIAL,
     CLAUSES,
     CONTRAST,
@@ -34,7 +35,6 @@ from checklist_eval.assessors.negation import (
     VERB_DENIAL,
     denied_on_topic,
 )
-from checklist_eval.assessors.topics import EXPERIMENTAL, TOPIC_WORDS
 from checklist_eval.models import Answer, ChecklistItem
 
 Severity = Literal["blocking", "suggestion", "unverifiable", "support", "note"]

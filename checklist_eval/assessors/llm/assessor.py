@@ -31,36 +31,24 @@ import httpx2
 import openai
 
 from checklist_eval import redact
-from checklist_eval.assessors.asking import CapabilityRefusal, FirstRequest, Outcome, Question, RequestFailed, Sending
 from checklist_eval.assessors.base import Assessor
-from checklist_eval.assessors.budget import Budget
-from checklist_eval.assessors.cache import Cache, CacheMode, cache_key, endpoint_identity
 from checklist_eval.assessors.config import DEFAULT_TIMEOUT_S, LLMConfig
-from checklist_eval.assessors.engine import EngineFacts, is_llama_server_reply
-from checklist_eval.assessors.facts import facts_in, ignored_facts, question_for, wants_passages
-from checklist_eval.assessors.fitting import ContextFitting
-from checklist_eval.assessors.ledger import PriceTable
-from checklist_eval.assessors.messages import PaperPrefix, paper_text
-from checklist_eval.assessors.pace import Pace, is_local_endpoint
-from checklist_eval.assessors.passages import offered_passages, rested_on
-from checklist_eval.assessors.prompts import PromptSet, prompts_root
-from checklist_eval.assessors.quirks import MAX_RELEARN, EndpointQuirks, avoiding_flag, is_refusal_status
-from checklist_eval.assessors.quotes import grade_verdict
-from checklist_eval.assessors.replies import Choice, first_choice, spent_reasoning, token_usage
-from checklist_eval.assessors.retry import (
-    BREAKER_FAILURES,
-    CircuitBreaker,
-    EndpointFault,
-    MalformedResponse,
-    RetryPolicy,
-    check_completion,
-    fatal_error,
-    is_memory_full,
-    is_overload,
+from checklist_eval.assessors.evidence.passages import offered_passages, rested_on
+from checklist_eval.assessors.evidence.quotes import grade_verdict
+from checklist_eval.assessors.llm.asking import (
+    CapabilityRefusal,
+    FirstRequest,
+    Outcome,
+    Question,
+    RequestFailed,
+    Sending,
 )
-from checklist_eval.assessors.scheduler import Scheduler
-from checklist_eval.assessors.spending import SpendingAndEvidence
-from checklist_eval.assessors.structured import (
+from checklist_eval.assessors.llm.facts import facts_in, ignored_facts, question_for, wants_passages
+from checklist_eval.assessors.llm.fitting import ContextFitting
+from checklist_eval.assessors.llm.messages import PaperPrefix, paper_text
+from checklist_eval.assessors.llm.prompts import PromptSet, prompts_root
+from checklist_eval.assessors.llm.spending import SpendingAndEvidence
+from checklist_eval.assessors.llm.verdict import (
     FALLBACK,
     GRAMMAR,
     InvalidOutput,
@@ -72,9 +60,28 @@ from checklist_eval.assessors.structured import (
     parse,
     response_format,
 )
-from checklist_eval.assessors.transport import openai_client
-from checklist_eval.assessors.watch import nothing_listening, post_watched, prompt_cut
+from checklist_eval.endpoint.budget import Budget
+from checklist_eval.endpoint.cache import Cache, CacheMode, cache_key, endpoint_identity
+from checklist_eval.endpoint.capabilities import MAX_RELEARN, EndpointQuirks, avoiding_flag, is_refusal_status
+from checklist_eval.endpoint.pace import Pace, is_local_endpoint
+from checklist_eval.endpoint.prices import PriceTable
+from checklist_eval.endpoint.probe import EngineFacts, is_llama_server_reply
 from checklist_eval.endpoint.registry import shared
+from checklist_eval.endpoint.replies import Choice, first_choice, spent_reasoning, token_usage
+from checklist_eval.endpoint.retry import (
+    BREAKER_FAILURES,
+    CircuitBreaker,
+    EndpointFault,
+    MalformedResponse,
+    RetryPolicy,
+    check_completion,
+    fatal_error,
+    is_memory_full,
+    is_overload,
+)
+from checklist_eval.endpoint.scheduler import Scheduler
+from checklist_eval.endpoint.transport import openai_client
+from checklist_eval.endpoint.watch import nothing_listening, post_watched, prompt_cut
 from checklist_eval.errors import AssessorError
 from checklist_eval.fsutil import loads_json
 from checklist_eval.models import (
@@ -125,7 +132,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         self.scheduler = shared(("scheduler", self.endpoint, self.model, config.concurrency, config.rpm, config.tpm),
                                 lambda: Scheduler(config.concurrency, config.rpm, config.tpm, congestion=is_overload,
                                                   memory_full=self._shared_memory))
-        # a local engine left at the default --timeout gets deadlines at its own pace (see assessors/pace.py)
+        # a local engine left at the default --timeout gets deadlines at its own pace (see endpoint/pace.py)
         self.pace = Pace(config.timeout, config.timeout == DEFAULT_TIMEOUT_S and is_local_endpoint(self.base_url))
         self.window = config.window()  # what the engine says (``_learn_engine``) and refuses may lower it
         self._engine_asked: asyncio.Task[EngineFacts] | None = None

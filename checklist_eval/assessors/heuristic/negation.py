@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from checklist_eval.assessors.topics import EXPERIMENTAL, TOPIC_WORDS
+from checklist_eval.assessors.evidence.topics import EXPERIMENTAL, TOPIC_WORDS
 
 # A denial whose scope is what the question asks about. Verbs that deny the paper holds or did something
 # ("does not report compute", "we did not release the code"); "require", "need" and the like deny a

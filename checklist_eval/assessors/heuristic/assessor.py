@@ -23,11 +23,9 @@ import re
 import time
 from dataclasses import replace
 
-from checklist_eval.assessors import heuristic_rules as rules
-from checklist_eval.assessors.addressing import addressing_pieces
 from checklist_eval.assessors.base import HIDDEN_TEXT_NOTE, Assessor
-from checklist_eval.assessors.contradictions import no_affirms_subject, no_refuted_by_body, yes_denies_subject
-from checklist_eval.assessors.evidence import (
+from checklist_eval.assessors.evidence.addressing import addressing_pieces
+from checklist_eval.assessors.evidence.body import (
     BodyFacts,
     Layout,
     Pointer,
@@ -40,11 +38,13 @@ from checklist_eval.assessors.evidence import (
     title_in_paper,
     titled_places,
 )
-from checklist_eval.assessors.heuristic_rules import Finding, blocking, suggestion, support, unverifiable
-from checklist_eval.assessors.heuristic_state import resting_passages
-from checklist_eval.assessors.passages import query_of
-from checklist_eval.assessors.relevance import bm25_scores, relevant_by
-from checklist_eval.assessors.topics import topic_of
+from checklist_eval.assessors.evidence.passages import query_of
+from checklist_eval.assessors.evidence.relevance import bm25_scores, relevant_by
+from checklist_eval.assessors.evidence.topics import topic_of
+from checklist_eval.assessors.heuristic import rules
+from checklist_eval.assessors.heuristic.contradictions import no_affirms_subject, no_refuted_by_body, yes_denies_subject
+from checklist_eval.assessors.heuristic.rules import Finding, blocking, suggestion, support, unverifiable
+from checklist_eval.assessors.heuristic.state import resting_passages
 from checklist_eval.models import (
     Answer,
     Assessment,
