@@ -13,7 +13,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 from checklist_eval.models import Answer, Checklist, ChecklistItem, Paper, State
 from checklist_eval.reading import checklists
 from checklist_eval.reading.parsing import load_paper

@@ -16,7 +16,7 @@ import pytest
 
 from checklist_eval.adversary.attack import STRATEGIES
 from checklist_eval.adversary.corpus_split import DEVELOPMENT, split
-from checklist_eval.assessors.heuristic import HeuristicAssessor
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor
 from checklist_eval.adversary.phrasings import Context
 from checklist_eval.models import Answer, Checklist, ChecklistItem, Paper
 from checklist_eval.reading import checklists
