@@ -30,8 +30,8 @@ from checklist_eval.adversary.attack import STRATEGIES, _context
 from checklist_eval.adversary.attack_whitebox import without_body
 from checklist_eval.adversary.corpus_split import HALVES, half_of
 from checklist_eval.adversary.phrasings import Context
-from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor, findings_for
 from checklist_eval.assessors.evidence.topics import topic_of
+from checklist_eval.assessors.heuristic.assessor import HeuristicAssessor, findings_for
 from checklist_eval.errors import InputError
 from checklist_eval.models import ChecklistItem, Paper
 
