@@ -16,12 +16,9 @@ Other profiles answer these routes 404, as a server without them does.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checklist_eval.testing.replies import Reply, json_reply
-
-if TYPE_CHECKING:
-    from checklist_eval.testing.server import MockServer
 
 __all__ = ["OllamaApi"]
 
@@ -37,7 +34,7 @@ def _tagged(model: str) -> str:
 class OllamaApi:
     """The /api routes of one loopback server (its profile decides whether they exist)."""
 
-    def __init__(self, server: MockServer):
+    def __init__(self, server: Any):  # a MockServer (not imported: it imports this module)
         self.server = server
         self.loaded = False  # a load (/api/generate with no prompt) came; a chat request loads it too
         self.modelfile_num_ctx: int | None = None  # PARAMETER num_ctx in the model's Modelfile
@@ -76,7 +73,7 @@ class OllamaApi:
                 "expires_at": EXPIRES, "size_vram": 0, "context_length": self.server.context_tokens}
 
     def _show(self) -> dict[str, Any]:
-        params = {"stop": ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]}
+        params: dict[str, list[Any]] = {"stop": ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]}
         if self.modelfile_num_ctx is not None:
             params["num_ctx"] = [self.modelfile_num_ctx]
         lines = [f"{k:<30} {json.dumps(v)}" for k, vs in params.items() for v in vs]
