@@ -328,6 +328,7 @@ def run_check(ctx: Context) -> Row:
     code, _, err, wall = ctx.cli("check", str(FIXTURES / "papers" / "genuine"), "--assessor", "llm", "--out", str(out))
     row = Row(ctx.engine, "check", code, wall_s=wall, note="" if code == 0 else _last_line(err))
     _fill_from_check(row, out / "check.json", err)
+    row.extra["body_share_min"] = _body_shares(out / "check.json")  # 1.0: every question got the whole paper
     return row
 
 
@@ -413,7 +414,7 @@ def _body_shares(check_json: Path) -> float | None:
 
 def _contamination(ctx: Context, label: str, base_url: str | None) -> Row:
     code, stdout, err, wall = ctx.cli("contamination", str(FIXTURES / "papers" / "genuine"), "--json",
-                                      *ENGINES_BY_NAME.get(ctx.engine, DEFAULT_ENGINE).contamination_args,
+                                      *ENGINES_BY_NAME.get(ctx.engine.split(" ")[0], DEFAULT_ENGINE).contamination_args,
                                       base_url=base_url)
     row = Row(ctx.engine, label, code, wall_s=wall, note="" if code == 0 else _last_line(err))
     if code == 0:
@@ -464,7 +465,7 @@ def membership_set(n: int, lo: int = 40, hi: int = 80) -> tuple[list[str], list[
 
 
 def run_membership(ctx: Context, label: str = "membership") -> Row:
-    engine = ENGINES_BY_NAME.get(ctx.engine, DEFAULT_ENGINE)
+    engine = ENGINES_BY_NAME.get(ctx.engine.split(" ")[0], DEFAULT_ENGINE)
     members, non = membership_set(*engine.membership_size)
     data = ctx.work / "membership.jsonl"
     data.write_text("".join(json.dumps({"input": t, "label": 1}) + "\n" for t in members)
@@ -554,15 +555,19 @@ def _each_checkout(ctx: Context, checkouts: list[tuple[str, Path]], runs: list[s
 
 
 def drill_engine(engine: Engine, env: EngineEnv, runs: list[str], checkout: Path, work: Path,
-                 log: Callable[[str], None], baseline: Path | None = None) -> list[Row]:
-    """Every run of ``runs`` against one engine, started once with its default flags; with ``baseline``,
-    each run on that checkout first (rows labelled "before"), against the same engine."""
+                 log: Callable[[str], None], baseline: Path | None = None, extra: tuple[str, ...] = ()) -> list[Row]:
+    """Every run of ``runs`` against one engine, started once with its default flags (and ``extra``, the
+    flags of a variant such as ``-c 16384 -np 2``); with ``baseline``, each run on that checkout first (rows
+    labelled "before"), against the same engine."""
+    if extra:  # a variant is its own engine: its own work folder and cache (the keys name the port)
+        work = work / "-".join(a.strip("-") for a in extra)
     work.mkdir(parents=True, exist_ok=True)
     checkouts = ([("before", baseline)] if baseline else []) + [("", checkout)]
     rows: list[Row] = []
-    with serving(engine, env, work) as running:
-        log(f"{engine.name}: serving {running.model} at {running.base_url}")
-        ctx = Context(engine.name, checkout, running, work, work / "cache.sqlite", log)
+    with serving(engine, env, work, extra) as running:
+        log(f"{engine.name}{' ' + ' '.join(extra) if extra else ''}: serving {running.model} at {running.base_url}")
+        ctx = Context(engine.name + (f" {' '.join(extra)}" if extra else ""), checkout, running, work,
+                      work / "cache.sqlite", log, " ".join(extra))
         rows += _each_checkout(ctx, checkouts, runs, RUNS)
     return rows
 
@@ -619,6 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=Path, default=None, metavar="DIR",
                     help="another checkout drilled first against the same engine, its rows labelled [before]")
     ap.add_argument("--work", type=Path, default=None, help="keep the runs' outputs and engine logs here")
+    ap.add_argument("--engine-args", default="", metavar="FLAGS",
+                    help="extra flags for the engine, one variant of its defaults (e.g. '-c 16384 -np 2')")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args(argv)
     # Stopped by `timeout` or a kill: leave through the `finally`s, so no engine outlives its drill.
@@ -644,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in (ENGINES if args.engine == "all" else [args.engine]):
         try:
             rows += drill_engine(engines[name], env, runs, args.checkout.resolve(), work / name, log,
-                                 args.baseline.resolve() if args.baseline else None)
+                                 args.baseline.resolve() if args.baseline else None, tuple(args.engine_args.split()))
         except RuntimeError as err:  # an engine that does not start is a row, not the end of the drill
             rows.append(Row(name, "start", note=str(err)))
     if args.json:

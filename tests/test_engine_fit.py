@@ -217,3 +217,21 @@ def test_slots_sharing_one_cache_unseen_are_kept_within_it_after_it_first_fills(
     assert len(out) == 8 and all(o.correct is not None for o in out)
     assert 1 <= stats.by_status.get(500, 0) <= 3  # the first wave only
     assert a.scheduler.memory_tokens is not None
+
+
+@pytest.mark.parametrize("unified", [False, True], ids=["own-cache-per-slot", "unified-cache"])
+@pytest.mark.parametrize("window", [8192, 16384, 32768])
+def test_the_fixture_paper_that_fits_the_window_is_sent_whole(window, unified):
+    # llama-server -c 2*window -np 2 (its /props: n_ctx per slot, 2 slots), the 9,491-character fixture paper:
+    # it fits every window here, so every question gets the whole of it. A real llama-server with -c 16384
+    # -np 2 was once sent 2,000 characters of it ("exceeds the model's context budget (2000 characters)").
+    from checklist_eval.reading.parsing import load_paper
+
+    paper = load_paper(ROOT / "fixtures" / "papers" / "genuine")
+    with llama_cpp(context_tokens=window, kv_shared=unified) as server:
+        a = llm(server)
+        out = assess_and_close(a, paper)
+        stats = server.stats
+    assert a.window.tokens == window and stats.by_status == {200: len(out)}
+    assert [x.provenance.context_share for x in out] == [1.0] * len(out)
+    assert a.paper_warnings(paper) == []

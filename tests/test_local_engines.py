@@ -193,25 +193,49 @@ def test_contamination_on_llama_cpp_python_without_logits_says_why_in_one_line(t
 # --- the real engines ------------------------------------------------------------------------------
 
 
-def _engines():
+def _engines(engine: str = "all"):
+    """The drill and its cached engines; a llama-server of one's own may be named by $CHECKLIST_EVAL_LLAMA_SERVER
+    (the drill's --llama-server), and then only it and the model are needed for llama.cpp-server."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import drill_real_engine
 
-    env = drill_real_engine.EngineEnv(drill_real_engine.default_engines_dir())
-    if not env.python.exists() or not env.model.exists() or not env.installed():
+    own = os.environ.get("CHECKLIST_EVAL_LLAMA_SERVER") or None
+    env = drill_real_engine.EngineEnv(drill_real_engine.default_engines_dir(), own)
+    ready = env.model.exists() and ((own is not None and engine == "llama.cpp-server")
+                                    or (env.python.exists() and env.installed()))
+    if not ready:
         pytest.skip(f"no engines in {env.root} (scripts/drill_real_engine.py installs them)")
     return drill_real_engine, env
+
+
+# Flags this machine's llama-server needs beside its defaults ($CHECKLIST_EVAL_LLAMA_SERVER_ARGS): a build with
+# GGML_NATIVE on a CPU that lists AMX but faults on its tile instructions needs --no-repack.
+def _machine_flags() -> tuple[str, ...]:
+    return tuple(os.environ.get("CHECKLIST_EVAL_LLAMA_SERVER_ARGS", "").split())
 
 
 @pytest.mark.real_engine
 @pytest.mark.parametrize("engine", ["llama.cpp-server", "llama-cpp-python"])
 def test_check_on_the_real_engine_with_default_flags(engine, tmp_path):
-    drill, env = _engines()
-    rows = drill.drill_engine(drill.ENGINES[engine], env, ["check"], ROOT, tmp_path, lambda msg: None)
+    drill, env = _engines(engine)
+    flags = _machine_flags() if engine == "llama.cpp-server" else ()
+    rows = drill.drill_engine(drill.ENGINES[engine], env, ["check"], ROOT, tmp_path, lambda msg: None, extra=flags)
     row = rows[0]
     assert row.exit == 0, row.note
     assert row.verdicts == row.asked == N_QUESTIONS and row.wrong_side == 0
     assert row.calls <= 1.25 * row.fresh
+
+
+@pytest.mark.real_engine
+def test_the_fixture_paper_goes_whole_to_a_real_llama_server_of_two_slots_of_8k(tmp_path):
+    # llama-server -c 16384 -np 2: 8,192 tokens a slot, kv_unified false. Once sent 2,000 characters of the
+    # 9,491-character paper; the whole of it fits each slot.
+    drill, env = _engines("llama.cpp-server")
+    rows = drill.drill_engine(drill.ENGINES["llama.cpp-server"], env, ["check"], ROOT, tmp_path, lambda msg: None,
+                              extra=(*_machine_flags(), "-c", "16384", "-np", "2"))
+    row = rows[0]
+    assert row.exit == 0, row.note
+    assert row.verdicts == row.asked == N_QUESTIONS and row.extra["body_share_min"] == 1.0
 
 
 def test_the_drill_on_the_loopback_engine_reports_what_the_run_did(tmp_path):

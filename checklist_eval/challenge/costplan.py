@@ -80,31 +80,41 @@ def _as_sent(db: sqlite3.Connection, endpoint: str, model: str, params: dict[str
              ) -> dict[str, Any]:
     """``params`` as a run would send them: less what an earlier run learned this (endpoint, model) refuses
     (its stored lessons, which the run's cache key follows); ``--refresh`` relearns, so it starts from none."""
-    import json
-
     if refresh:
         return params
+    dropped = _remembered(db, endpoint, model, "dropped")
+    gone = {p for p in dropped if isinstance(p, str)} if isinstance(dropped, list) else set()
+    return {k: v for k, v in params.items() if k not in gone}
+
+
+def _remembered(db: sqlite3.Connection, endpoint: str, model: str, field: str) -> Any:
+    """One field of what an earlier run stored about (endpoint, model) (``capabilities``), else ""."""
+    import json
+
     try:
         row = db.execute("SELECT quirks_json FROM capabilities WHERE endpoint=? AND model=?",
                          (endpoint, model)).fetchone()
         saved = json.loads(row[0]) if row else {}
     except (sqlite3.Error, ValueError, TypeError):  # no table yet, or a damaged row: nothing was learned
         saved = {}
-    dropped = saved.get("dropped") if isinstance(saved, dict) else None
-    gone = {p for p in dropped if isinstance(p, str)} if isinstance(dropped, list) else set()
-    return {k: v for k, v in params.items() if k not in gone}
+    found = saved.get(field) if isinstance(saved, dict) else None
+    return found if found is not None else ""
 
 
 def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
     """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
     exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
     from checklist_eval.endpoint.cache import cache_key, endpoint_identity
+    from checklist_eval.endpoint.served import keyed_model
 
     endpoint = endpoint_identity(cfg.resolved_base_url)
     params = _as_sent(db, endpoint, cfg.model or "", cfg.sampling_params(), refresh=cfg.refresh)
+    # the model the engine said it serves, as the last run heard it (a dry run asks the engine nothing)
+    said = "" if cfg.refresh else _remembered(db, endpoint, cfg.model or "", "identity")
+    model = keyed_model(cfg.model or "", said if isinstance(said, str) else "")
 
     def answered(strategy: str, digest: str, question: str) -> bool:
-        key = cache_key(endpoint=endpoint, model=cfg.model or "", prefix_digest=digest, question=question,
+        key = cache_key(endpoint=endpoint, model=model, prefix_digest=digest, question=question,
                         params=params, strategy=strategy, prompt_version=cfg.prompt_version)
         return db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
 

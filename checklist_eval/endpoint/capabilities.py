@@ -126,6 +126,7 @@ class EndpointQuirks:
     budget: int | None = None  # a raised completion budget, after a reasoning model ran out of it
     grammar: bool = False  # takes llama.cpp's ``grammar`` field: its server, known by a reply behind a proxy
     evidence: tuple[dict[str, Any], ...] = ()  # per lesson: {"lesson", "status", "said", "when"} (``endpoints``)
+    identity: str = ""  # the model the engine said it serves (``endpoint.served``): part of the cache key
 
     def _note(self, lesson: str, where: str, evidence: dict[str, Any] | None = None) -> None:
         self.learned = (*self.learned, lesson)
@@ -209,7 +210,7 @@ class EndpointQuirks:
         """What the next run against this (endpoint, model) should start from (JSON)."""
         return {"strategy": self.strategy.value, "logprobs": self.logprobs, "max_tokens_param": self.max_tokens_param,
                 "dropped": sorted(self.dropped), "learned": list(self.learned), "grammar": self.grammar,
-                "evidence": list(self.evidence)}
+                "evidence": list(self.evidence)} | ({"identity": self.identity} if self.identity else {})
 
     def restore(self, saved: Any, *, auto: bool, logprobs_auto: bool, where: str) -> None:
         """Start from what an earlier run learned (``saved``: ``remembered()`` read back from the cache file,
@@ -224,6 +225,7 @@ class EndpointQuirks:
         if saved.get("max_tokens_param") in ("max_completion_tokens", None) and "max_tokens_param" in saved:
             self.max_tokens_param = saved["max_tokens_param"]
         self.grammar = saved.get("grammar") is True
+        self.identity = saved["identity"][:1000] if isinstance(saved.get("identity"), str) else ""
         dropped = saved.get("dropped")
         if isinstance(dropped, list):
             self.dropped = frozenset(p for p in dropped if isinstance(p, str) and p not in NEVER_DROPPED)

@@ -22,6 +22,11 @@ and how many requests it runs at once.
   whole 262k vocabulary of Gemma 3 in Python: a 93-token verdict took 127 s with them and 13 s without, on
   2 cores. Under ``--logprobs auto`` they are not asked for there (p_correct from the verdict alone).
 
+- Ollama's own API (``/api/ps``, ``/api/show``; ``endpoint.served``), asked of a server that is neither of the
+  above: the window its loaded model really has (its OpenAI routes cut a longer prompt without a word).
+- The model the engine says it serves (``/props`` model path, llama-cpp-python's one model id) is part of the
+  cache's key (``EngineFacts.identity``, ``endpoint.served.keyed_model``).
+
 - Behind a proxy (LiteLLM's) neither is seen: llama.cpp's server is then known by a reply
   (``is_llama_server_reply``). A proxy known by its /v1/models (``is_proxy_listing``) is asked one question
   of one token first, so that even the first verdict is asked under the compact grammar: under the padded
@@ -44,6 +49,14 @@ import httpx2
 import openai
 
 from checklist_eval.endpoint.retry import EndpointFault
+from checklist_eval.endpoint.served import (
+    OLLAMA_LOADED,
+    OLLAMA_MODELFILE,
+    is_ollama_ps,
+    ollama_loaded_window,
+    ollama_modelfile_window,
+    stated_identity,
+)
 from checklist_eval.fsutil import loads_json
 
 __all__ = ["EngineFacts", "facts_of_props", "is_llama_cpp_python", "is_llama_server", "is_llama_server_reply",
@@ -73,13 +86,15 @@ class EngineFacts:
     # The slots share one memory of ``context_tokens``: llama.cpp's server gives its slots one KV cache by
     # default (its log: ``n_ctx_slot = 32768, kv_unified = 'true'``; /props gives that n_ctx, no flag).
     shared_memory: bool = False
+    identity: str = ""  # the model the engine says it serves (``endpoint.served.stated_identity``)
 
 
-def props_url(base_url: str) -> str:
-    """llama.cpp's /props sits at the server root, beside the /v1 of its OpenAI-compatible routes."""
+def props_url(base_url: str, route: str = "/props") -> str:
+    """llama.cpp's /props (and Ollama's /api routes) sit at the server root, beside the /v1 of its
+    OpenAI-compatible routes."""
     parts = urlsplit(base_url.rstrip("/"))
     path = parts.path[:-3] if parts.path.endswith("/v1") else parts.path
-    return urlunsplit((parts.scheme, parts.netloc, f"{path}/props", "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, f"{path}{route}", "", ""))
 
 
 def _count(value: Any) -> int | None:
@@ -168,9 +183,13 @@ LLAMA_CPP_PYTHON_LOGPROBS = ("llama-cpp-python computes them over the whole voca
                              "(about ten times the reply's time)")
 
 
-async def _get_json(client: openai.AsyncOpenAI, url: str, timeout: float) -> Any:
+async def _get_json(client: openai.AsyncOpenAI, url: str, timeout: float, body: Any = None) -> Any:
+    """The JSON an engine's route answers (a POST when ``body`` is given), else None."""
     try:
-        response = await client.get(url, cast_to=httpx2.Response, options={"timeout": timeout})
+        if body is None:
+            response = await client.get(url, cast_to=httpx2.Response, options={"timeout": timeout})
+        else:
+            response = await client.post(url, cast_to=httpx2.Response, body=body, options={"timeout": timeout})
         return loads_json(response.content)
     except openai.AuthenticationError:  # the key itself is refused: every chat request would be too
         raise
@@ -198,7 +217,29 @@ async def probe(client: openai.AsyncOpenAI, base_url: str, model: str, ask_behin
     behind, usage = False, None
     if ask_behind_proxy and not (python_server or llama_server) and is_proxy_listing(listing, model, base_url):
         behind, usage = await _ask_behind_proxy(client, model, timeout)
+    elif not (python_server or llama_server or behind):
+        ollama = await _ollama_window(client, base_url, model, timeout)
+        window, source = ollama or (window, source)
     return EngineFacts(context_tokens=window, slots=slots, source=source if window else "",
                        grammar=llama_server, shared_memory=llama_server and bool(n_ctx), object_schema=python_server,
                        costly_logprobs=LLAMA_CPP_PYTHON_LOGPROBS if python_server else "", behind_proxy=behind,
-                       probe_usage=usage)
+                       probe_usage=usage, identity=stated_identity(listing, props, model,
+                                                                   single_model_server=python_server))
+
+
+async def _ollama_window(client: openai.AsyncOpenAI, base_url: str, model: str,
+                         timeout: float) -> tuple[int, str] | None:
+    """(window, source) as Ollama's own API says it (``endpoint.served``); None from any other server. A model
+    not loaded yet is loaded (Ollama's /api/generate with no prompt), so /api/ps can say the window it got."""
+    ps = await _get_json(client, props_url(base_url, "/api/ps"), min(PROBE_TIMEOUT_S, timeout))
+    if not is_ollama_ps(ps):
+        return None
+    loaded = ollama_loaded_window(ps, model)
+    if loaded is None and await _get_json(client, props_url(base_url, "/api/generate"), timeout, {"model": model}):
+        loaded = ollama_loaded_window(await _get_json(client, props_url(base_url, "/api/ps"),
+                                                      min(PROBE_TIMEOUT_S, timeout)), model)
+    if loaded is not None:
+        return loaded, OLLAMA_LOADED
+    show = await _get_json(client, props_url(base_url, "/api/show"), min(PROBE_TIMEOUT_S, timeout), {"model": model})
+    modelfile = ollama_modelfile_window(show)
+    return (modelfile, OLLAMA_MODELFILE) if modelfile else None

@@ -340,7 +340,10 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     # max_tokens and logprobs accepted; usage without details; any key accepted.
     Profile("ollama", model="llama3.1", base_path="/v1", shape=shape_ollama, refusal=lambda req: None,
             reports_cached=False, cut_prompt=lambda prompt, n: prompt[-n:],
-            docs=("https://docs.ollama.com/api/openai-compatibility",)),
+            # its /v1/models: "name:tag" ids owned by the namespace (openai/openai.go ToListCompletion)
+            model_entry=lambda model: {"id": model if ":" in model else f"{model}:latest", "object": "model",
+                                       "created": 1764410000, "owned_by": "library"},
+            docs=("https://docs.ollama.com/api/openai-compatibility", "https://docs.ollama.com/api")),
     # Gemini's OpenAI endpoint: json_schema honoured, reasoning_effort maps to thinking, unknown fields
     # (logprobs, seed) refused in a Google error list.
     Profile("gemini-openai", model="gemini-2.5-flash", base_path="/v1beta/openai", shape=shape_plain,

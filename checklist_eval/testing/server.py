@@ -23,6 +23,7 @@ from typing import Any, cast
 from checklist_eval.testing import misbehave as misbehaviour
 from checklist_eval.testing.batches import BatchService
 from checklist_eval.testing.completions import completions_reply
+from checklist_eval.testing.ollama import OllamaApi
 from checklist_eval.testing.profiles import get_profile
 from checklist_eval.testing.replies import Reply, Request, error_reply, json_reply
 from checklist_eval.testing.slots import CONTEXT_ERRORS, SlotQueue, context_exceeded, props_reply
@@ -134,6 +135,7 @@ class MockServer:
         self._thread: threading.Thread | None = None
         self.reset_stats()
         self.batches = BatchService(self)  # /v1/files and /v1/batches (see checklist_eval.testing.batches)
+        self.ollama = OllamaApi(self)  # Ollama's /api routes, for its profile (see checklist_eval.testing.ollama)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -196,8 +198,7 @@ class MockServer:
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
-        self._thread = None
-        self._loop = None
+        self._thread, self._loop = None, None
 
     # -- statistics ---------------------------------------------------------------------------------
 
@@ -217,8 +218,7 @@ class MockServer:
         """A consistent snapshot, with the prefix shares computed."""
         with self._lock:
             snap = copy.deepcopy(self._stats)
-            total = sum(n for n, _ in self._chains)
-            shared = 0
+            total, shared = sum(n for n, _ in self._chains), 0
             for n, chain in self._chains:
                 k = 0
                 while k < len(chain) and self._block_counts.get(chain[k], 0) >= 2:
@@ -296,8 +296,8 @@ class MockServer:
                 # Echo the key the way some providers do, so tests prove the client scrubs it.
                 return error_reply(401, f"Incorrect API key provided: {given.removeprefix('Bearer ')}.",
                               "invalid_request_error", "invalid_api_key")
-        if method == "GET" and (path == "/props" or path.endswith("/models")):
-            return self._probe_reply(path)
+        if path.startswith("/api/") or (method == "GET" and (path == "/props" or path.endswith("/models"))):
+            return self.ollama.handle(method, path, body) if path.startswith("/api/") else self._probe_reply(path)
         routed = self.profile.route(method, path, query, headers)
         if isinstance(routed, tuple):  # the provider refuses the URL or the key header
             self._count(routed[0])

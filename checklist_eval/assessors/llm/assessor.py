@@ -80,6 +80,7 @@ from checklist_eval.endpoint.retry import (
     is_overload,
 )
 from checklist_eval.endpoint.scheduler import Scheduler
+from checklist_eval.endpoint.served import keyed_model
 from checklist_eval.endpoint.transport import openai_client
 from checklist_eval.endpoint.watch import nothing_listening, post_watched, prompt_cut
 from checklist_eval.errors import AssessorError
@@ -266,7 +267,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         A paper over the context is keyed by its whole prefix at this budget: the passages a question gets
         follow from it and the question, both in the key."""
         params = self.sent_sampling(self.quirks())
-        return cache_key(endpoint=self.endpoint, model=self.model or "",
+        return cache_key(endpoint=self.endpoint, model=keyed_model(self.model or "", self.quirks().identity),
                          prefix_digest=self.paper_prefix(paper, strategy).digest, question=question,
                          params=params, strategy=strategy.value, prompt_version=self.prompt_version or "")
 
@@ -391,6 +392,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
     async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
         started = time.perf_counter()
         quirks = self.quirks()
+        if quirks.identity:  # an engine that said which model it serves is asked again before the cache answers
+            await self._learn_engine()
         hit = self._from_cache(paper, item, quirks)
         if hit is None:
             await self._learn_engine()

@@ -146,12 +146,28 @@ class ContextFitting:
             self.quirks().learn_grammar(self._where)
             self.cache.remember_capabilities(self.endpoint, self.model or "", self.quirks().remembered())
         self.engine_object_schema = facts.object_schema
+        if facts.identity and facts.identity != self.quirks().identity:
+            self._take_identity(facts.identity)
         if facts.costly_logprobs and self.config.logprobs == "auto":
             self.quirks().forgo_logprobs(facts.costly_logprobs, self._where)
         if facts.context_tokens or facts.slots:
             log.info("%s: a context window of %d tokens (%s); %s", self._where, self.window.tokens, self.window.source,
                      f"{self.scheduler.limit} request(s) in flight ({facts.slots} slots)" if facts.slots
                      else "no slot count given: requests in flight adapt to its answers")
+
+    def _take_identity(self, identity: str) -> None:
+        """The model the engine says it serves keys the cache from now on (``endpoint.served``); remembered, so
+        a later run asks the engine again before answering from the cache. Another model than the one an
+        earlier run saw starts afresh: that model's first clean answer is not this one's."""
+        quirks = self.quirks()
+        saved = self.cache.capabilities(self.endpoint, self.model or "")
+        first_seen = not quirks.identity
+        if quirks.identity:
+            log.warning("%s: the engine now serves %s (it served %s): its verdicts are asked afresh", self._where,
+                        identity, quirks.identity)
+        quirks.identity = identity
+        kept = {"answered": saved["answered"]} if first_seen and isinstance(saved, dict) and "answered" in saved else {}
+        self.cache.remember_capabilities(self.endpoint, self.model or "", quirks.remembered() | kept)
 
     def _shrunk_after_refusal(self, paper: Paper, item: ChecklistItem, failed: RequestFailed,
                               question: Question) -> bool:
