@@ -98,6 +98,7 @@ def _as_sent(db: sqlite3.Connection, endpoint: str, model: str, params: dict[str
 def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
     """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
     exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
+    from checklist_eval.assessors.llm.verdict import SCHEMA_DIGEST
     from checklist_eval.endpoint.cache import cache_key, endpoint_identity
 
     endpoint = endpoint_identity(cfg.resolved_base_url)
@@ -105,7 +106,7 @@ def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
 
     def answered(strategy: str, digest: str, question: str) -> bool:
         key = cache_key(endpoint=endpoint, model=cfg.model or "", prefix_digest=digest, question=question,
-                        params=params, strategy=strategy, prompt_version=cfg.prompt_version)
+                        params=params, strategy=strategy, prompt_version=cfg.prompt_version, schema=SCHEMA_DIGEST)
         return db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
 
     return answered

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from checklist_eval.assessors.llm.verdict import chain_from, is_format_unsupported
+from checklist_eval.endpoint.formats import chain_from, is_format_unsupported
 from checklist_eval.models import StructuredOutput
 
 __all__ = ["EndpointQuirks", "avoiding_flag", "evidence_of", "is_refusal_status", "refused_parameter"]

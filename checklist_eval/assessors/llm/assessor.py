@@ -34,7 +34,6 @@ from checklist_eval import redact
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.config import DEFAULT_TIMEOUT_S, LLMConfig
 from checklist_eval.assessors.evidence.passages import offered_passages, rested_on
-from checklist_eval.assessors.evidence.quotes import grade_verdict
 from checklist_eval.assessors.llm.asking import (
     CapabilityRefusal,
     FirstRequest,
@@ -45,12 +44,13 @@ from checklist_eval.assessors.llm.asking import (
 )
 from checklist_eval.assessors.llm.facts import facts_in, ignored_facts, question_for, wants_passages
 from checklist_eval.assessors.llm.fitting import ContextFitting
+from checklist_eval.assessors.llm.grading import grade_verdict
 from checklist_eval.assessors.llm.messages import PaperPrefix, paper_text
 from checklist_eval.assessors.llm.prompts import PromptSet, prompts_root
 from checklist_eval.assessors.llm.spending import SpendingAndEvidence
 from checklist_eval.assessors.llm.verdict import (
-    FALLBACK,
     GRAMMAR,
+    SCHEMA_DIGEST,
     InvalidOutput,
     Verdict,
     check_findings,
@@ -63,6 +63,7 @@ from checklist_eval.assessors.llm.verdict import (
 from checklist_eval.endpoint.budget import Budget
 from checklist_eval.endpoint.cache import Cache, CacheMode, cache_key, endpoint_identity
 from checklist_eval.endpoint.capabilities import MAX_RELEARN, EndpointQuirks, avoiding_flag, is_refusal_status
+from checklist_eval.endpoint.formats import FALLBACK
 from checklist_eval.endpoint.pace import Pace, is_local_endpoint
 from checklist_eval.endpoint.prices import PriceTable
 from checklist_eval.endpoint.probe import EngineFacts, is_llama_server_reply
@@ -268,7 +269,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         params = self.sent_sampling(self.quirks())
         return cache_key(endpoint=self.endpoint, model=self.model or "",
                          prefix_digest=self.paper_prefix(paper, strategy).digest, question=question,
-                         params=params, strategy=strategy.value, prompt_version=self.prompt_version or "")
+                         params=params, strategy=strategy.value, prompt_version=self.prompt_version or "",
+                         schema=SCHEMA_DIGEST)
 
     # -- one request, through the scheduler and the retry policy -----------------------------------
 
@@ -355,7 +357,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
     def _assessment(self, paper: Paper, item: ChecklistItem, verdict: dict[str, Any], strategy: StructuredOutput,
                     usage: Usage, *, cached: bool, latency_s: float = 0.0) -> Assessment:
         """The Assessment for a verdict as stored in the cache (``Verdict`` fields, p_correct final).
-        Evidence quotes are checked and findings graded by ``quotes.grade_verdict``."""
+        Evidence quotes are checked and findings graded by ``grading.grade_verdict``."""
         correct, p, review, graded = grade_verdict(verdict, paper_text(paper), findings=self.prompts.findings)
         offered = offered_passages(paper, item) if wants_passages(self.prompts) else []
         passages = rested_on(paper, list(verdict.get("evidence", [])), offered)

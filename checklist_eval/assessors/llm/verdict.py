@@ -4,8 +4,8 @@
     json_object  -> response_format {"type": "json_object"}; tolerant JSON parse (first {...}, aliases)
     text         -> no response_format; "Verdict: correct" / "Score: 1" / "Confidence: 0.8" lines
 
-``FALLBACK`` gives the order ``auto`` walks when an endpoint refuses a format. p_correct is the probability
-of the verdict the model gave, from the verdict token's logprobs when the endpoint returns usable ones
+``endpoint.formats.FALLBACK`` gives the order ``auto`` walks when an endpoint refuses a format. p_correct is
+the probability of the verdict the model gave, from the verdict token's logprobs when the endpoint returns usable ones
 (``logprob_p_correct``), else the model's self-reported ``p_correct`` where it agrees with the verdict, else
 the verdict alone; always on the verdict's side of 0.5 (``on_verdict_side``).
 """
@@ -24,15 +24,12 @@ from pydantic import ConfigDict, Field, ValidationError
 from checklist_eval.models import Model, StructuredOutput
 
 __all__ = [
-    "FALLBACK",
     "GRAMMAR",
     "InvalidOutput",
     "LIST_LIMIT",
     "SCHEMA_DIGEST",
     "Verdict",
     "check_findings",
-    "chain_from",
-    "is_format_unsupported",
     "logprob_p_correct",
     "object_with_schema",
     "on_verdict_side",
@@ -57,14 +54,6 @@ class Verdict(Model):
     suggestions: list[str] = Field(default_factory=list, description="Improvements that leave the answer correct.")
     correct: bool = Field(description="True when the author's answer is correct and consistent.")
     p_correct: float = Field(description="Probability from 0 to 1 that the answer is correct.")
-
-
-FALLBACK = (StructuredOutput.JSON_SCHEMA, StructuredOutput.JSON_OBJECT, StructuredOutput.TEXT)
-
-
-def chain_from(strategy: StructuredOutput) -> tuple[StructuredOutput, ...]:
-    """The strategies still to try, starting at ``strategy``."""
-    return FALLBACK[FALLBACK.index(strategy):]
 
 
 # Items a list of the verdict may hold. A grammar-constrained small model can fill an unbounded array
@@ -169,21 +158,6 @@ def object_with_schema() -> dict[str, Any]:
     space between tokens, and honours ``maxLength``; from a bare json_object it uses a generic JSON grammar
     whose whitespace is unbounded."""
     return {"type": "json_object", "schema": _BOUNDED_SCHEMA}
-
-
-_UNSUPPORTED = re.compile(r"not\s+supported|unsupported|not\s+available|invalid|unknown|unrecognized|"
-                          r"does\s+not\s+support|not\s+allowed|not\s+permitted", re.I)
-
-
-def is_format_unsupported(message: str) -> bool:
-    """A 400 saying the endpoint/model does not take this response_format (OpenAI, vLLM, Ollama and
-    LiteLLM all name the parameter in the message)."""
-    text = message or ""
-    # Gemini names the schema it could not take "response_schema" (of its generation_config).
-    # A provider that takes schemas but not every keyword names the keyword ("maxItems is not supported").
-    return bool(re.search(r"response_format|response_schema|json_schema|json_object|structured output|maxItems",
-                          text, re.I)
-                and _UNSUPPORTED.search(text))
 
 
 # --- parsers ---------------------------------------------------------------------------------------
