@@ -174,7 +174,7 @@ class BatchAssessor(LLMAssessor):
     def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
         usage = super()._usage_of(completion, attempts)
         if isinstance(completion, _BatchCompletion):
-            usage = usage.model_copy(update={"cost_usd": self.prices.batch_cost(self.model, usage)})
+            usage = usage.model_copy(update={"cost_usd": self.spending.prices.batch_cost(self.model, usage)})
         return usage
 
     async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:
