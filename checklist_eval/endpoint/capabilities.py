@@ -38,7 +38,7 @@ from checklist_eval.models import StructuredOutput
 
 __all__ = ["EndpointQuirks", "avoiding_flag", "evidence_of", "is_refusal_status", "refused_parameter"]
 
-log = logging.getLogger("checklist_eval.assessors.llm.assessor")
+log = logging.getLogger(__name__)
 
 LOGPROB_PARAMS = frozenset({"logprobs", "top_logprobs"})
 NEVER_DROPPED = frozenset({"model", "messages"})  # without these there is no request to make

@@ -25,7 +25,7 @@ from typing import AsyncIterator, Callable
 
 __all__ = ["Pacer", "Scheduler", "PACING_MARGIN", "Ticket"]
 
-log = logging.getLogger("checklist_eval.assessors.llm.assessor")
+log = logging.getLogger(__name__)
 
 # Aim 3 % under a stated limit: a request sent late (event-loop or network jitter) lets the next one
 # arrive early, and the margin absorbs that (1.8 s of slack in a provider's 60 s window), while a run

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from checklist_eval.assessors.llm.prompts import PromptSet
     from checklist_eval.endpoint.probe import EngineFacts
 
-log = logging.getLogger("checklist_eval.assessors.llm.assessor")
+log = logging.getLogger(__name__)
 
 
 class ContextFitting:
