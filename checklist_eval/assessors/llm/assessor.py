@@ -62,6 +62,7 @@ from checklist_eval.assessors.llm.verdict import (
     on_verdict_side,
     parse,
 )
+from checklist_eval.endpoint.budget import Budget
 from checklist_eval.endpoint.cache import Cache, CacheMode, endpoint_identity
 from checklist_eval.endpoint.capabilities import MAX_RELEARN, EndpointQuirks, avoiding_flag, is_refusal_status
 from checklist_eval.endpoint.context import ContextWindow
@@ -223,6 +224,11 @@ class LLMAssessor(Assessor):
     @property
     def window(self) -> ContextWindow:
         return self.fitting.window
+
+    @property
+    def budget(self) -> Budget | None:
+        """The ``--max-cost`` cap, which a batch admits each submission against (``challenge.batch``)."""
+        return self.spending.budget
 
     def paper_warnings(self, paper: Paper) -> list[ParseWarning]:
         return self.fitting.paper_warnings(paper)
