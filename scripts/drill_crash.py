@@ -67,7 +67,7 @@ class RecordingServer(MockServer):
         self._counts: dict[str, int] = {}
 
     def request_key(self, body: bytes) -> str:
-        from checklist_eval.assessors.llm.verdict import SCHEMA_DIGEST
+        from checklist_eval.assessors.llm.grammar import SCHEMA_DIGEST
         from checklist_eval.endpoint.cache import cache_key, endpoint_identity
 
         req = json.loads(body)

@@ -98,7 +98,7 @@ def _as_sent(db: sqlite3.Connection, endpoint: str, model: str, params: dict[str
 def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
     """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
     exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
-    from checklist_eval.assessors.llm.verdict import SCHEMA_DIGEST
+    from checklist_eval.assessors.llm.grammar import SCHEMA_DIGEST
     from checklist_eval.endpoint.cache import cache_key, endpoint_identity
 
     endpoint = endpoint_identity(cfg.resolved_base_url)

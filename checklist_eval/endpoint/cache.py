@@ -7,7 +7,7 @@ version. Transport knobs (timeout, concurrency, attempts), what the endpoint tau
 refused, the max-tokens parameter's name) and anything secret are not in the key; the stored row holds
 the parsed verdict and the usage of the call that produced it. Every reply is also kept as received in
 the call log (``calls``, see ``calllog``) for ``checklist-eval logs``, and what each (endpoint, model)
-refused in ``capabilities`` (``quirks``), so a later run starts from what works.
+refused in ``capabilities`` (``endpoint.capabilities``), so a later run starts from what works.
 
 Schema changes are named migrations applied once each and recorded in ``_migrations`` (the style of
 simonw/llm), so an old cache file upgrades in place.
@@ -175,7 +175,7 @@ def _m004_call_log(db: sqlite3.Connection) -> None:
 
 
 def _m005_capabilities(db: sqlite3.Connection) -> None:
-    # What each (endpoint, model) was found to refuse (``quirks.EndpointQuirks.remembered``): the next run
+    # What each (endpoint, model) was found to refuse (``capabilities.EndpointQuirks.remembered``): the next run
     # starts from what works instead of meeting every refusal again.
     db.execute("CREATE TABLE IF NOT EXISTS capabilities (endpoint TEXT NOT NULL, model TEXT NOT NULL, "
                "updated REAL NOT NULL, quirks_json TEXT NOT NULL, PRIMARY KEY (endpoint, model))")

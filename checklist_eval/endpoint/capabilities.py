@@ -9,7 +9,7 @@ Each lesson keeps its evidence (status, an excerpt of the body, when) for ``chec
 
     response_format       -> the structured-output strategy steps down (json_schema, json_object, text)
     max_tokens            -> renamed max_completion_tokens (the same budget, so not in the cache key)
-    logprobs/top_logprobs -> dropped together; p_correct from the verdict alone (``structured.on_verdict_side``)
+    logprobs/top_logprobs -> dropped together; p_correct from the verdict alone (``assessors.llm.confidence``)
     anything else we sent -> dropped (temperature, top_p, seed, reasoning_effort ...): the provider's default
 
 llama-cpp-python's server, for one, answers HTTP 500 to ``response_format`` of type json_schema ("Input

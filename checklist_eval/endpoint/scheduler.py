@@ -73,7 +73,7 @@ class Scheduler:
     is the ceiling; the limit follows what the engine can take:
 
     - an engine that says how many requests it runs at once (llama.cpp's ``total_slots``, see
-      ``engine.probe``) gets that many (``set_slots``): nothing waits in its queue, so a request's
+      ``endpoint.probe``) gets that many (``set_slots``): nothing waits in its queue, so a request's
       deadline runs while the engine works on it, and every slot stays busy. Its slots are a second
       ceiling, not a promise: on a CPU the slots share the cores, so four 6k-token prompts at once each
       take four times as long as one (measured on llama.cpp's server with 2 cores and a loaded machine:

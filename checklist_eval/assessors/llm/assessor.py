@@ -13,7 +13,7 @@ reasoning_effort ...) is learned the same way (``endpoint/capabilities.py``) and
 
 p_correct is the probability of the verdict the model gave, from the verdict token's log-probabilities, or
 from the verdict alone when they are absent or unusable: always on the verdict's side
-(``verdict.on_verdict_side``).
+(``confidence.on_verdict_side``).
 
 What it holds as objects: how a paper fits the window (``fitting``), what a request is (``requests``), what
 replies cost and the spending cap (``spending``), the identical requests in flight (``in_flight``), and the
@@ -46,6 +46,7 @@ from checklist_eval.assessors.llm.asking import (
     RequestFailed,
     Sending,
 )
+from checklist_eval.assessors.llm.confidence import logprob_p_correct, on_verdict_side
 from checklist_eval.assessors.llm.engine import EngineQuestion
 from checklist_eval.assessors.llm.facts import facts_in, ignored_facts, question_for, wants_passages
 from checklist_eval.assessors.llm.fitting import ContextFitting
@@ -54,14 +55,7 @@ from checklist_eval.assessors.llm.messages import paper_text
 from checklist_eval.assessors.llm.prompts import PromptSet, prompts_root
 from checklist_eval.assessors.llm.requests import RequestShape
 from checklist_eval.assessors.llm.spending import InFlight, Spending
-from checklist_eval.assessors.llm.verdict import (
-    InvalidOutput,
-    Verdict,
-    check_findings,
-    logprob_p_correct,
-    on_verdict_side,
-    parse,
-)
+from checklist_eval.assessors.llm.verdict import InvalidOutput, Verdict, check_findings, parse
 from checklist_eval.endpoint.budget import Budget
 from checklist_eval.endpoint.cache import Cache, CacheMode, endpoint_identity
 from checklist_eval.endpoint.capabilities import MAX_RELEARN, EndpointQuirks, avoiding_flag, is_refusal_status

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from checklist_eval.assessors.evidence.quotes import missing_quotes
-from checklist_eval.assessors.llm.verdict import on_verdict_side
+from checklist_eval.assessors.llm.confidence import on_verdict_side
 from checklist_eval.models import compose_review, verdict_of
 
 __all__ = ["QUOTE_MISSING_FACTOR", "grade_verdict"]

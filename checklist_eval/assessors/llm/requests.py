@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from checklist_eval.assessors.llm.facts import question_for
-from checklist_eval.assessors.llm.verdict import GRAMMAR, SCHEMA_DIGEST, object_with_schema, response_format
+from checklist_eval.assessors.llm.grammar import GRAMMAR, SCHEMA_DIGEST, object_with_schema, response_format
 from checklist_eval.endpoint.cache import cache_key
 from checklist_eval.endpoint.calllog import CallLog
 from checklist_eval.models import ChecklistItem, Paper, StructuredOutput
