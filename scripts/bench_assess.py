@@ -75,7 +75,7 @@ async def sdk_floor(papers, base_url: str, n: int = 20) -> float:
     a = make_assessor("llm", model="gpt-4o-mini", base_url=base_url, api_key_env="BENCH_NO_KEY", no_cache=True)
     body = {"model": "gpt-4o-mini",
             "messages": a.messages_for(papers[0], papers[0].checklist.items[0], StructuredOutput.JSON_SCHEMA),
-            **a._params(StructuredOutput.JSON_SCHEMA, a.quirks())}
+            **a.requests.params(StructuredOutput.JSON_SCHEMA, a.quirks())}
     client = openai.AsyncOpenAI(base_url=base_url, api_key="no-key-needed", max_retries=0)
     await client.post("/chat/completions", cast_to=httpx2.Response, body=body)
     cpu0 = time.process_time()

@@ -67,6 +67,7 @@ class RecordingServer(MockServer):
         self._counts: dict[str, int] = {}
 
     def request_key(self, body: bytes) -> str:
+        from checklist_eval.assessors.llm.grammar import SCHEMA_DIGEST
         from checklist_eval.endpoint.cache import cache_key, endpoint_identity
 
         req = json.loads(body)
@@ -74,7 +75,7 @@ class RecordingServer(MockServer):
         strategy = fmt if fmt in ("json_schema", "json_object") else "text"
         params = {k: v for k, v in req.items() if k not in ("model", "messages", "response_format")}
         return cache_key(endpoint=endpoint_identity(self.base_url), model=req["model"], messages=req["messages"],
-                         params=params, strategy=strategy, prompt_version=self.prompt_version)
+                         params=params, strategy=strategy, prompt_version=self.prompt_version, schema=SCHEMA_DIGEST)
 
     async def _chat(self, body: bytes):
         # Attributed to the run it ARRIVED in: a request still sleeping in the server when its client

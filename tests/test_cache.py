@@ -121,11 +121,12 @@ def test_key_depends_on_what_changes_the_answer_only(tmp_path, monkeypatch):
         assess(server, changed, db)
         assert server.stats.chat_requests == 12
     base = dict(model="m", prefix_digest="0" * 64, question="x", params={}, strategy="json_schema",
-                prompt_version="v1")
+                prompt_version="v1", schema="s1")
     assert endpoint_identity("http://user:pw@Host:8000/v1/?a=1") == endpoint_identity("https://host:8000/v1")
     assert cache_key(endpoint="a/v1", **base) != cache_key(endpoint="b/v1", **base)
     assert cache_key(endpoint="a/v1", **base) != cache_key(endpoint="a/v1", **(base | {"prefix_digest": "1" * 64}))
     assert cache_key(endpoint="a/v1", **base) != cache_key(endpoint="a/v1", **(base | {"question": "y"}))
+    assert cache_key(endpoint="a/v1", **base) != cache_key(endpoint="a/v1", **(base | {"schema": "s2"}))
     # A request body read back (as the crash drill's server does) gives the assessor's key: the whole
     # messages equal the prefix digest plus the question, and learned parameters do not count.
     msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "paper"}, {"role": "user", "content": "q"}]

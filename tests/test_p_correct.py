@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from checklist_eval.assessors.llm.verdict import logprob_p_correct
+from checklist_eval.assessors.llm.confidence import logprob_p_correct
 
 REPLY = '{"review":"- fine","evidence":[],"must_fix":[],"suggestions":[],"correct":true,"p_correct":0.9}'
 

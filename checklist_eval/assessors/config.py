@@ -132,7 +132,7 @@ class LLMConfig(LLMSettings):
 
     def window(self) -> ContextWindow:
         """The context window known before the endpoint says anything: ``--context-tokens``, else the
-        model table, else the default (the LLM assessor then asks the engine; see ``engine.probe``)."""
+        model table, else the default (the LLM assessor then asks the engine; see ``endpoint.probe``)."""
         if self.context_tokens:
             return ContextWindow(self.context_tokens, "--context-tokens")
         matches = [name for name in CONTEXT_TOKENS if self.model.startswith(name)]

@@ -29,19 +29,21 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from checklist_eval.assessors.llm.batch_replay import CHAT_URL, BatchAssessor, answer_state
-from checklist_eval.endpoint.retry import MalformedResponse, fatal_error
+from checklist_eval.endpoint.batches import CHAT_URL, answer_state
+from checklist_eval.endpoint.cache import Cache
+from checklist_eval.endpoint.retry import MalformedResponse, RetryPolicy, fatal_error
 from checklist_eval.errors import AssessorError, InputError
 from checklist_eval.fsutil import TEMP_SUFFIX, atomic_write_bytes, loads_json
-from checklist_eval.models import Model
+from checklist_eval.models import Model, Paper
 from checklist_eval.redact import public_url
 
 if TYPE_CHECKING:
+    import openai
     from openai.types import Batch
 
-__all__ = ["BatchFlow", "Job", "Limits", "MAX_ROUNDS", "TERMINAL", "read_jobs"]
+__all__ = ["BatchFlow", "BatchJudge", "Job", "Limits", "MAX_ROUNDS", "TERMINAL", "read_jobs"]
 
 T = TypeVar("T")
 
@@ -198,10 +200,45 @@ async def _slices(lines: Any, size: int = 500):
         yield part
 
 
+class _KeyName(Protocol):
+    @property
+    def api_key_env(self) -> str: ...
+
+
+class BatchJudge(Protocol):
+    """What the batch machinery needs of the assessor it works for (``assessors.llm.batch_replay.BatchAssessor``,
+    given by the caller): the endpoint and the store, its clients and retry policy, the requests a paper still
+    needs and the ones that came back unusable. Said here so this module depends on the endpoint stage only."""
+
+    @property
+    def endpoint(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def config(self) -> _KeyName: ...
+    @property
+    def cache(self) -> Cache: ...
+    @property
+    def retry(self) -> RetryPolicy: ...
+    @property
+    def pending(self) -> dict[str, dict[str, Any]]: ...
+    @property
+    def retry_via(self) -> str: ...
+    @property
+    def _secrets(self) -> tuple[str, ...]: ...
+
+    def error(self, message: str) -> AssessorError: ...
+    def collect(self, paper: Paper) -> list[tuple[str, dict[str, Any]]]: ...
+    def files_client(self, max_bytes: int, deadline: float) -> openai.AsyncOpenAI: ...
+    def _client_for_loop(self) -> openai.AsyncOpenAI: ...
+
+
 class BatchFlow:
     """One run's batch machinery over ``assessor`` (whose cache file holds the jobs and answers)."""
 
-    def __init__(self, assessor: BatchAssessor, *, limits: Limits | None = None,
+    def __init__(self, assessor: BatchJudge, *, limits: Limits | None = None,
                  say: Callable[[str], None] | None = None, files_dir: Path | None = None):
         self.assessor = assessor
         self.cache = assessor.cache

@@ -104,6 +104,7 @@ def _remembered(db: sqlite3.Connection, endpoint: str, model: str, field: str) -
 def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
     """(strategy, prefix digest, question) -> whether the cache already answers that request, keyed
     exactly as the LLM assessor keys it (same endpoint, model, sampling, prompt version)."""
+    from checklist_eval.assessors.llm.grammar import SCHEMA_DIGEST
     from checklist_eval.endpoint.cache import cache_key, endpoint_identity
     from checklist_eval.endpoint.served import keyed_model
 
@@ -115,7 +116,7 @@ def _cache_probe(db: sqlite3.Connection, cfg: AssessorConfig):
 
     def answered(strategy: str, digest: str, question: str) -> bool:
         key = cache_key(endpoint=endpoint, model=model, prefix_digest=digest, question=question,
-                        params=params, strategy=strategy, prompt_version=cfg.prompt_version)
+                        params=params, strategy=strategy, prompt_version=cfg.prompt_version, schema=SCHEMA_DIGEST)
         return db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
 
     return answered

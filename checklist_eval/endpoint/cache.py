@@ -7,7 +7,7 @@ version. Transport knobs (timeout, concurrency, attempts), what the endpoint tau
 refused, the max-tokens parameter's name) and anything secret are not in the key; the stored row holds
 the parsed verdict and the usage of the call that produced it. Every reply is also kept as received in
 the call log (``calls``, see ``calllog``) for ``checklist-eval logs``, and what each (endpoint, model)
-refused in ``capabilities`` (``quirks``), so a later run starts from what works.
+refused in ``capabilities`` (``endpoint.capabilities``), so a later run starts from what works.
 
 Schema changes are named migrations applied once each and recorded in ``_migrations`` (the style of
 simonw/llm), so an old cache file upgrades in place.
@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from checklist_eval import redact
-from checklist_eval.assessors.llm.verdict import SCHEMA_DIGEST
 from checklist_eval.endpoint.cachefile import open_cache_db
 from checklist_eval.endpoint.calllog import CURRENT_PAPER, CallLog
 from checklist_eval.endpoint.identity import endpoint_identity
@@ -57,11 +56,12 @@ def digest_messages(messages: list[dict[str, Any]]) -> str:
 
 def cache_key(*, endpoint: str, model: str, params: dict[str, Any], strategy: str, prompt_version: str,
               messages: list[dict[str, Any]] | None = None, prefix_digest: str | None = None,
-              question: str | None = None) -> str:
+              question: str | None = None, schema: str | None = None) -> str:
     """The key of one request. The prompt is given either whole (``messages``, e.g. read back from a
     request body) or as ``prefix_digest`` (of all messages but the last) plus ``question`` (the last
     message's content): both give the same key. Of ``params`` only ``ANSWER_PARAMS`` count, with
-    ``max_completion_tokens`` read as ``max_tokens`` (the same budget under another name)."""
+    ``max_completion_tokens`` read as ``max_tokens`` (the same budget under another name). A ``json_schema``
+    request names the digest of the schema it sends (``schema``): the cache knows no schema of its own."""
     if messages is not None:
         prefix_digest, question = digest_messages(messages[:-1]), str(messages[-1].get("content", ""))
     if prefix_digest is None or question is None:
@@ -72,7 +72,9 @@ def cache_key(*, endpoint: str, model: str, params: dict[str, Any], strategy: st
     fields = {"v": KEY_VERSION, "endpoint": endpoint, "model": model, "prefix": prefix_digest, "question": question,
               "params": answer_params, "strategy": strategy, "prompt_version": prompt_version}
     if strategy == "json_schema":  # the schema constrains the answer as much as the prompt does
-        fields["schema"] = SCHEMA_DIGEST
+        if schema is None:
+            raise TypeError("cache_key of a json_schema request needs the schema's digest")
+        fields["schema"] = schema
     blob = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -173,7 +175,7 @@ def _m004_call_log(db: sqlite3.Connection) -> None:
 
 
 def _m005_capabilities(db: sqlite3.Connection) -> None:
-    # What each (endpoint, model) was found to refuse (``quirks.EndpointQuirks.remembered``): the next run
+    # What each (endpoint, model) was found to refuse (``capabilities.EndpointQuirks.remembered``): the next run
     # starts from what works instead of meeting every refusal again.
     db.execute("CREATE TABLE IF NOT EXISTS capabilities (endpoint TEXT NOT NULL, model TEXT NOT NULL, "
                "updated REAL NOT NULL, quirks_json TEXT NOT NULL, PRIMARY KEY (endpoint, model))")

@@ -9,7 +9,7 @@ Each lesson keeps its evidence (status, an excerpt of the body, when) for ``chec
 
     response_format       -> the structured-output strategy steps down (json_schema, json_object, text)
     max_tokens            -> renamed max_completion_tokens (the same budget, so not in the cache key)
-    logprobs/top_logprobs -> dropped together; p_correct from the verdict alone (``structured.on_verdict_side``)
+    logprobs/top_logprobs -> dropped together; p_correct from the verdict alone (``assessors.llm.confidence``)
     anything else we sent -> dropped (temperature, top_p, seed, reasoning_effort ...): the provider's default
 
 llama-cpp-python's server, for one, answers HTTP 500 to ``response_format`` of type json_schema ("Input
@@ -33,12 +33,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from checklist_eval.assessors.llm.verdict import chain_from, is_format_unsupported
+from checklist_eval.endpoint.formats import chain_from, is_format_unsupported
 from checklist_eval.models import StructuredOutput
 
 __all__ = ["EndpointQuirks", "avoiding_flag", "evidence_of", "is_refusal_status", "refused_parameter"]
 
-log = logging.getLogger("checklist_eval.assessors.llm.assessor")
+log = logging.getLogger(__name__)
 
 LOGPROB_PARAMS = frozenset({"logprobs", "top_logprobs"})
 NEVER_DROPPED = frozenset({"model", "messages"})  # without these there is no request to make

@@ -1,7 +1,7 @@
 """How much text one request may carry: the model's context window, where it was learned, and the
 character budget of a prompt.
 
-The window comes, first found first, from ``--context-tokens``, the engine itself (``engine.probe``:
+The window comes, first found first, from ``--context-tokens``, the engine itself (``endpoint.probe``:
 llama.cpp's ``/props`` n_ctx per slot, a ``/v1/models`` entry's ``max_model_len`` / ``context_length``),
 the model table (``config.CONTEXT_TOKENS``), else ``DEFAULT_CONTEXT_TOKENS``. A request the engine
 still refuses as too long (llama.cpp's 400 "exceeds the available context size", OpenAI's

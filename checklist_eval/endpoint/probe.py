@@ -17,7 +17,7 @@ and how many requests it runs at once.
 
 - The /v1/models entries of llama-cpp-python's server (``owned_by`` "me", an empty ``permissions`` list, in
   0.3.36's ``server/app.py``): it takes the verdict's schema inside a json_object ``response_format``
-  (``structured.object_with_schema``), and its log-probabilities are costly. Its server keeps every token's
+  (``assessors.llm.grammar.object_with_schema``), and its log-probabilities are costly. Its server keeps every token's
   logits by default (``logits_all`` True) and computes each generated token's log-probabilities over the
   whole 262k vocabulary of Gemma 3 in Python: a 93-token verdict took 127 s with them and 13 s without, on
   2 cores. Under ``--logprobs auto`` they are not asked for there (p_correct from the verdict alone).

@@ -8,7 +8,7 @@ endpoint's fault and is not retried (it would be sent again). The wait is the se
 sends one, else exponential backoff with full jitter. Everything else (400 context too long, 401, 403,
 404 unknown model, 422) fails on the first attempt with an ``AssessorError`` whose message never holds
 the API key. A 400 that refuses a parameter the request sent is not retried here either: the assessor
-learns it (``quirks.refused_parameter``), stops sending it and sends the request once more; a parameter
+learns it (``capabilities.refused_parameter``), stops sending it and sends the request once more; a parameter
 can be learned only while it is sent, so that never loops. The SDK's own retries are off (``max_retries=0``) so
 the two layers do not multiply. A circuit breaker (``CircuitBreaker``) ends the run's requests once
 attempts in a row (at least ``BREAKER_FAILURES``, and as many as the scheduler now lets fly) have failed

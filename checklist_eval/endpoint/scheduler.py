@@ -25,7 +25,7 @@ from typing import AsyncIterator, Callable
 
 __all__ = ["Pacer", "Scheduler", "PACING_MARGIN", "Ticket"]
 
-log = logging.getLogger("checklist_eval.assessors.llm.assessor")
+log = logging.getLogger(__name__)
 
 # Aim 3 % under a stated limit: a request sent late (event-loop or network jitter) lets the next one
 # arrive early, and the margin absorbs that (1.8 s of slack in a provider's 60 s window), while a run
@@ -73,7 +73,7 @@ class Scheduler:
     is the ceiling; the limit follows what the engine can take:
 
     - an engine that says how many requests it runs at once (llama.cpp's ``total_slots``, see
-      ``engine.probe``) gets that many (``set_slots``): nothing waits in its queue, so a request's
+      ``endpoint.probe``) gets that many (``set_slots``): nothing waits in its queue, so a request's
       deadline runs while the engine works on it, and every slot stays busy. Its slots are a second
       ceiling, not a promise: on a CPU the slots share the cores, so four 6k-token prompts at once each
       take four times as long as one (measured on llama.cpp's server with 2 cores and a loaded machine:

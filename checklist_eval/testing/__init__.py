@@ -24,11 +24,12 @@ What an endpoint does not support is either ignored or refused with a 400, as re
 Verdicts are a pure function of the prompt (rules in ``verdicts``), so a rerun or a faulty run gives the
 same verdicts.
 
-Modules: ``server`` (the server, its faults and statistics), ``transport`` (HTTP/1.1 over h11),
+Modules: ``server`` (the server), ``stats`` (its faults and statistics), ``transport`` (HTTP/1.1 over h11),
 ``replies``, ``verdicts``, ``profiles``, ``completions``, ``batches``, ``misbehave``.
 """
 
-from checklist_eval.testing.server import FAULT_KINDS, FaultConfig, MockServer, ServerStats
+from checklist_eval.testing.server import MockServer
+from checklist_eval.testing.stats import FAULT_KINDS, FaultConfig, ServerStats
 from checklist_eval.testing.verdicts import (
     FAKE_QUOTE,
     mock_findings,

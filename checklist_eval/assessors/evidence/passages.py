@@ -4,7 +4,7 @@ a question and its answer by the BM25 of ``relevance``, each with the place an a
 
 Both assessors use them: the offline one shows the passage holding the fact it found (or the best
 ranked ones), the LLM one receives the best ranked and cites one. Parts of the body that are no
-evidence for a claim (bibliography, acknowledgements, prompt listings: ``evidence.evidence_spans``)
+evidence for a claim (bibliography, acknowledgements, prompt listings: ``body.evidence_spans``)
 are never offered."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The offline assessor: deterministic checks of each checklist answer against the paper, no model.
 
 It separates what the author claims (the answer, the justification and the places it points to) from
-what the paper shows (body, headings, captions, appendices; see ``evidence``), and applies the rules
-of ``heuristic_rules``: does the justification contradict the answer, do the cited places exist and
+what the paper shows (body, headings, captions, appendices; see ``evidence.body``), and applies the rules
+of ``rules``: does the justification contradict the answer, do the cited places exist and
 discuss the question's topic, does the body show what a Yes claims, does it plainly do what an NA
 says does not apply. Each rule yields findings with a severity; the verdict is derived from the
 blocking ones only (``models.verdict_of``), so a verdict always agrees with its review.

@@ -1,6 +1,6 @@
 """What a justification denies, read with negation scope: the object of a denying verb, the head of a
 "no ..." noun phrase, and the words that narrow what is denied. Shared by the rules that read a Yes
-against its own justification (``heuristic_rules``) and the hard contradictions (``contradictions``).
+against its own justification (``rules``) and the hard contradictions (``contradictions``).
 
 A denial is of the thing the question asks about only when the denied noun is that thing itself, not a
 kind of it: "no compute was used" denies compute, "no multi-GPU or cluster compute was used" denies a

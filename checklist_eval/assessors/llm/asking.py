@@ -14,6 +14,9 @@ from checklist_eval.models import StructuredOutput, Usage
 
 __all__ = ["CapabilityRefusal", "FirstRequest", "Outcome", "Question", "RequestFailed", "Sending"]
 
+MAX_ECHO_CHARS = 4000  # how much of an unusable reply is sent back with the validation error
+REASK_PREFIX = "Your previous reply could not be used:"
+
 
 @dataclass
 class Outcome:
@@ -78,6 +81,24 @@ class Question:
 
     def add(self, usage: Usage) -> None:
         self.usage = self.usage + usage
+
+    def reask(self, text: str, why: str) -> None:
+        """What a re-ask sends back: as instructor does, the model sees its reply and the validation error, so a
+        re-ask at temperature 0 is not the identical request that produced the bad reply."""
+        echo = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]}] if text else []
+        ask = f"{REASK_PREFIX} {why}. Reply again in the required format."
+        self.feedback = [*echo, {"role": "user", "content": ask}]
+
+    def reask_for_facts(self, ignored: list[int], text: str) -> str:
+        """The one re-ask of a verdict that left the offline facts ``ignored`` unaddressed; their tags."""
+        self.facts_reasked = True
+        tags = ", ".join(f"[F{i}]" for i in ignored)
+        self.feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
+                         {"role": "user", "content": f"Your verdict does not address the offline fact(s) {tags}"
+                          " listed with the question. Address each: put it in must_fix if it makes the answer"
+                          " incorrect, or name its tag in the review and say why it does not. Reply again in"
+                          " the required format."}]
+        return tags
 
     def confirms(self, refusal: CapabilityRefusal) -> bool:
         """Whether ``refusal`` is an earned lesson: a 4xx naming the parameter, or a 5xx naming it that the

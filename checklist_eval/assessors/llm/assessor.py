@@ -9,11 +9,15 @@ Every request goes through the assessor's one ``Scheduler`` (concurrency, rpm, t
 ``auto`` mode and steps down (json_object, then text) when the endpoint refuses it (a 400, 422 or 5xx naming
 it); the choice is remembered per (endpoint, model), in the response cache for later runs too, and recorded in
 ``Provenance.strategy``. Any other parameter the endpoint refuses (temperature, max_tokens, logprobs,
-reasoning_effort ...) is learned the same way (``quirks.py``) and recorded in ``Provenance.quirks``.
+reasoning_effort ...) is learned the same way (``endpoint/capabilities.py``) and recorded in ``Provenance.quirks``.
 
 p_correct is the probability of the verdict the model gave, from the verdict token's log-probabilities, or
 from the verdict alone when they are absent or unusable: always on the verdict's side
-(``structured.on_verdict_side``).
+(``confidence.on_verdict_side``).
+
+What it holds as objects: how a paper fits the window (``fitting``), what a request is (``requests``), what
+replies cost and the spending cap (``spending``), the identical requests in flight (``in_flight``), and the
+endpoint's scheduler, retry policy, pace and cache.
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ from checklist_eval import redact
 from checklist_eval.assessors.base import Assessor
 from checklist_eval.assessors.config import DEFAULT_TIMEOUT_S, LLMConfig
 from checklist_eval.assessors.evidence.passages import offered_passages, rested_on
-from checklist_eval.assessors.evidence.quotes import grade_verdict
 from checklist_eval.assessors.llm.asking import (
     CapabilityRefusal,
     FirstRequest,
@@ -43,31 +46,25 @@ from checklist_eval.assessors.llm.asking import (
     RequestFailed,
     Sending,
 )
+from checklist_eval.assessors.llm.confidence import logprob_p_correct, on_verdict_side
+from checklist_eval.assessors.llm.engine import EngineQuestion, take_identity
 from checklist_eval.assessors.llm.facts import facts_in, ignored_facts, question_for, wants_passages
 from checklist_eval.assessors.llm.fitting import ContextFitting
-from checklist_eval.assessors.llm.messages import PaperPrefix, paper_text
+from checklist_eval.assessors.llm.grading import grade_verdict
+from checklist_eval.assessors.llm.messages import paper_text
 from checklist_eval.assessors.llm.prompts import PromptSet, prompts_root
-from checklist_eval.assessors.llm.spending import SpendingAndEvidence
-from checklist_eval.assessors.llm.verdict import (
-    FALLBACK,
-    GRAMMAR,
-    InvalidOutput,
-    Verdict,
-    check_findings,
-    logprob_p_correct,
-    object_with_schema,
-    on_verdict_side,
-    parse,
-    response_format,
-)
+from checklist_eval.assessors.llm.requests import RequestShape
+from checklist_eval.assessors.llm.spending import InFlight, Spending
+from checklist_eval.assessors.llm.verdict import InvalidOutput, Verdict, check_findings, parse
 from checklist_eval.endpoint.budget import Budget
-from checklist_eval.endpoint.cache import Cache, CacheMode, cache_key, endpoint_identity
+from checklist_eval.endpoint.cache import Cache, CacheMode, endpoint_identity
 from checklist_eval.endpoint.capabilities import MAX_RELEARN, EndpointQuirks, avoiding_flag, is_refusal_status
+from checklist_eval.endpoint.context import ContextWindow
+from checklist_eval.endpoint.formats import FALLBACK
 from checklist_eval.endpoint.pace import Pace, is_local_endpoint
-from checklist_eval.endpoint.prices import PriceTable
 from checklist_eval.endpoint.probe import EngineFacts, is_llama_server_reply
 from checklist_eval.endpoint.registry import shared
-from checklist_eval.endpoint.replies import Choice, first_choice, spent_reasoning, token_usage
+from checklist_eval.endpoint.replies import Choice, first_choice, spent_reasoning
 from checklist_eval.endpoint.retry import (
     BREAKER_FAILURES,
     CircuitBreaker,
@@ -80,7 +77,6 @@ from checklist_eval.endpoint.retry import (
     is_overload,
 )
 from checklist_eval.endpoint.scheduler import Scheduler
-from checklist_eval.endpoint.served import keyed_model
 from checklist_eval.endpoint.transport import openai_client
 from checklist_eval.endpoint.watch import nothing_listening, post_watched, prompt_cut
 from checklist_eval.errors import AssessorError
@@ -89,6 +85,7 @@ from checklist_eval.models import (
     Assessment,
     ChecklistItem,
     Paper,
+    ParseWarning,
     Provenance,
     StructuredOutput,
     Usage,
@@ -100,8 +97,6 @@ __all__ = ["LLMAssessor", "LLMConfig", "PromptSet", "prompts_root"]
 log = logging.getLogger(__name__)
 
 NO_KEY_PLACEHOLDER = "no-key-needed"  # local servers (vLLM, Ollama) accept any bearer token
-MAX_ECHO_CHARS = 4000  # how much of an unusable reply is sent back with the validation error
-REASK_PREFIX = "Your previous reply could not be used:"
 
 # LLMConfig (its defaults, the context windows, the prompt budget) lives in ``checklist_eval.assessors``
 # so that building the command-line parser does not import ``openai``; it is re-exported here.
@@ -116,7 +111,7 @@ def _open_cache(config: LLMConfig) -> Cache:
     return Cache(config.cache_path, CacheMode.REFRESH if config.refresh else CacheMode.USE)
 
 
-class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
+class LLMAssessor(Assessor):
     name: ClassVar[str] = "llm"
     needs_network: ClassVar[bool] = True
 
@@ -135,24 +130,21 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
                                                   memory_full=self._shared_memory))
         # a local engine left at the default --timeout gets deadlines at its own pace (see endpoint/pace.py)
         self.pace = Pace(config.timeout, config.timeout == DEFAULT_TIMEOUT_S and is_local_endpoint(self.base_url))
-        self.window = config.window()  # what the engine says (``_learn_engine``) and refuses may lower it
-        self._engine_asked: asyncio.Task[EngineFacts] | None = None
-        self._engine_known = False
-        self.engine_grammar = False  # the engine takes llama.cpp's ``grammar`` (``_learn_engine``)
-        self.engine_object_schema = False  # ... a schema inside json_object (llama-cpp-python's server)
+        # the window the engine says (``_learn_engine``) and refuses may lower it
+        self.fitting = ContextFitting(config, self.prompts, config.window(), self._where)
+        self.requests = RequestShape(config, self.prompts, self.fitting, endpoint=self.endpoint, model=self.model,
+                                     prompt_version=self.prompt_version)
+        self.engine = EngineQuestion(self.base_url, self.model, config.timeout)
         self.retry = RetryPolicy(max_attempts=config.max_attempts, initial=config.backoff_initial,
                                  maximum=config.backoff_max, on_retry_after=self.scheduler.pause,
                                  breaker=CircuitBreaker(lambda: self.scheduler.breaker_threshold(BREAKER_FAILURES)),
                                  stale_failure=self.scheduler.last_failure_stale)
-        self.prices = PriceTable.load(config.prices)
-        self.budget = Budget(config.max_cost, self.prices, self.model) if config.max_cost is not None else None
+        self.spending = Spending(config, self.model)
         self.retries = 0  # attempts beyond the first, over the run (for the progress display)
-        self._in_flight: dict[str, asyncio.Future] = {}  # cache key -> verdict of the request in flight
+        self.in_flight = InFlight()
         self.cache = _open_cache(config)
         self._quirks: dict[tuple[str, str], EndpointQuirks] = {}
         self._first = FirstRequest()  # settled at once when the cache remembers this endpoint (``quirks``)
-        self._prefixes: dict[tuple[Any, ...], PaperPrefix] = {}
-        self._told_cut: set[str] = set()  # papers whose cut to passages was said (once each)
         self._broken: Exception | None = None  # a refusal that holds for every request
         self._client: openai.AsyncOpenAI | None = self._new_client()  # built now: ~30 ms, not per call
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -161,7 +153,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         """The engine's shared memory, when ``exc`` says the requests in flight filled it: its window (a
         unified KV cache is one window for all slots), in the units of the scheduler's estimates (characters
         over ``CHARS_PER_TOKEN``; the window holds characters at its own, denser count)."""
-        return self._memory_of_window() if is_memory_full(exc) else None
+        return self.fitting.memory_of_window() if is_memory_full(exc) else None
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMAssessor(model={self.model!r}, endpoint={self.endpoint!r})"
@@ -221,55 +213,68 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
     def _where(self) -> str:
         return f"{self.endpoint} (model {self.model})"
 
-    # -- messages ---------------------------------------------------------------------------------
+    # -- what is asked: the fitting and the request's shape (objects it holds) ----------------------------
 
-    def _params(self, strategy: StructuredOutput, quirks: EndpointQuirks) -> dict[str, Any]:
-        """The request parameters, as this endpoint takes them (what it refused left out or renamed)."""
-        params: dict[str, Any] = {"temperature": self.config.temperature}
-        if self.config.seed is not None:
-            params["seed"] = self.config.seed
-        if self.config.reasoning_effort is not None:
-            params["reasoning_effort"] = self.config.reasoning_effort
-        fmt = response_format(strategy)
-        grammar = self.engine_grammar or quirks.grammar
-        if strategy is StructuredOutput.JSON_SCHEMA and grammar and "grammar" not in quirks.dropped:
-            params["grammar"] = GRAMMAR  # the schema's reply without the padding llama.cpp's own grammar allows
-        elif strategy is StructuredOutput.JSON_SCHEMA and self.engine_object_schema:
-            params["response_format"] = object_with_schema()  # the only way its server takes a schema
-        elif fmt is not None:
-            params["response_format"] = fmt
-        params["logprobs"] = True
-        params["top_logprobs"] = 5
-        return quirks.apply(params, self.config.max_tokens)
+    @property
+    def window(self) -> ContextWindow:
+        return self.fitting.window
+
+    @property
+    def budget(self) -> Budget | None:
+        """The ``--max-cost`` cap, which a batch admits each submission against (``challenge.batch``)."""
+        return self.spending.budget
+
+    def paper_warnings(self, paper: Paper) -> list[ParseWarning]:
+        return self.fitting.paper_warnings(paper)
+
+    def messages_for(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput) -> list[dict[str, str]]:
+        return self.fitting.messages_for(paper, item, strategy)
 
     def request_body(self, paper: Paper, item: ChecklistItem, sent: EndpointQuirks,
                      feedback: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
-        """The chat-completion body for one question (plus the re-ask ``feedback``): what the online path
-        posts and what a batch requests file holds, built in one place so both ask exactly the same."""
-        return {"model": self.model, "messages": self.messages_for(paper, item, sent.strategy) + list(feedback),
-                **self._params(sent.strategy, sent)}
-
-    def sent_sampling(self, quirks: EndpointQuirks) -> dict[str, Any]:
-        """The sampling parameters as this endpoint is sent them: one a lesson dropped (temperature, seed) is
-        not sent, so it is neither recorded nor keyed as if it were; the completion budget as sent."""
-        params: dict[str, Any] = {"temperature": self.config.temperature,
-                                  "max_tokens": (quirks.budget or self.config.max_tokens)
-                                  if quirks.max_tokens_param is not None else None}
-        if self.config.seed is not None:
-            params["seed"] = self.config.seed
-        if self.config.reasoning_effort is not None:
-            params["reasoning_effort"] = self.config.reasoning_effort
-        return {k: v for k, v in params.items() if k not in quirks.dropped}
+        return self.requests.body(paper, item, sent, feedback)
 
     def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str:
-        """What changes the answer, and only that: the endpoint, model, prompt (the prefix by its digest),
-        the sampling as sent (``sent_sampling``), strategy and prompt version. Transport knobs are left out.
-        A paper over the context is keyed by its whole prefix at this budget: the passages a question gets
-        follow from it and the question, both in the key."""
-        params = self.sent_sampling(self.quirks())
-        return cache_key(endpoint=self.endpoint, model=keyed_model(self.model or "", self.quirks().identity),
-                         prefix_digest=self.paper_prefix(paper, strategy).digest, question=question,
-                         params=params, strategy=strategy.value, prompt_version=self.prompt_version or "")
+        return self.requests.cache_key(paper, question, strategy, self.quirks())
+
+    def _log_reuse(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, key: str) -> None:
+        """A verdict reused (from the cache, or from an identical request in flight) is logged for this
+        paper too, pointing at the reply it came from, so every verdict's evidence can be found."""
+        self.cache.log_call(self.requests.call_log(paper, item, strategy, None, "reused", self.quirks()), key=key,
+                            endpoint=self.endpoint, model=self.model or "",
+                            prompt_version=self.prompt_version or "", strategy=strategy.value)
+
+    # -- what the engine says about itself, asked once before its first request ----------------------
+
+    async def _learn_engine(self) -> None:
+        """Ask the engine once per run, before its first request, what it holds and runs at once; a changed
+        window changes the prompt, so callers look in the cache again."""
+        facts = await self.engine.facts(self._client_for_loop, ask_behind_proxy=not self.quirks().grammar,
+                                        refused_key=self._refused_key)
+        if facts is not None:
+            self._take_engine_facts(facts)
+
+    def _take_engine_facts(self, facts: EngineFacts) -> None:
+        self.fitting.take_engine_window(facts)
+        if facts.slots:
+            self.scheduler.set_slots(facts.slots)
+        if facts.shared_memory:
+            self.scheduler.memory_tokens = self.fitting.memory_of_window()
+        self.requests.engine_grammar = facts.grammar
+        if facts.probe_usage is not None:  # the one-token question asked through a proxy is paid for too
+            self.usage = self.usage + self._usage_of({"usage": facts.probe_usage}, 1)
+        if facts.behind_proxy:
+            self.quirks().learn_grammar(self._where)
+            self.cache.remember_capabilities(self.endpoint, self.model or "", self.quirks().remembered())
+        self.requests.engine_object_schema = facts.object_schema
+        if facts.identity and facts.identity != self.quirks().identity:
+            take_identity(self.cache, self.endpoint, self.model or "", self.quirks(), facts.identity, self._where)
+        if facts.costly_logprobs and self.config.logprobs == "auto":
+            self.quirks().forgo_logprobs(facts.costly_logprobs, self._where)
+        if facts.context_tokens or facts.slots:
+            log.info("%s: a context window of %d tokens (%s); %s", self._where, self.window.tokens, self.window.source,
+                     f"{self.scheduler.limit} request(s) in flight ({facts.slots} slots)" if facts.slots
+                     else "no slot count given: requests in flight adapt to its answers")
 
     # -- one request, through the scheduler and the retry policy -----------------------------------
 
@@ -297,7 +302,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             sending.budget = self.window.prompt_char_budget(self.config.max_tokens)
             body = self.request_body(paper, item, sending.sent, feedback)
             sending.chars = sum(len(m["content"]) for m in body["messages"])
-            held = await self._reserve(body["messages"])
+            held = await self.spending.reserve(body["messages"])
             # the requests in flight now share the engine with this one, not the ceiling that may never fill
             deadline = self.pace.deadline(int(sending.chars / self.window.chars_per_token), self.config.max_tokens,
                                           self.scheduler.in_flight)
@@ -325,7 +330,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         if (cut := prompt_cut(completion, sending.chars)) is not None:
             raise cut
         self.pace.observe(completion, time.monotonic() - started, self.scheduler.in_flight + 1)
-        if not (self.engine_grammar or quirks.grammar) and is_llama_server_reply(response.headers, completion):
+        if not (self.requests.engine_grammar or quirks.grammar) and is_llama_server_reply(response.headers, completion):
             quirks.learn_grammar(self._where)
             self.cache.remember_capabilities(self.endpoint, self.model or "", quirks.remembered())
         return completion
@@ -339,24 +344,20 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         try:
             response = await post_watched(client, body, deadline=deadline, timeout=self.config.timeout,
                                           base_url=self.base_url, watch=self.pace.adaptive)
-            actual = self._cost_of_body(response.content)
+            actual = self.spending.cost_of_body(response.content)
         finally:
-            if self.budget is not None:
-                self.budget.settle(held, actual)
+            self.spending.settle(held, actual)
         return response
 
     def _usage_of(self, completion: Any, attempts: int) -> Usage:
-        usage = token_usage(completion, attempts)
-        if self.prices.lookup(self.model) is None:
-            return usage.model_copy(update={"unpriced_calls": attempts})
-        return usage.model_copy(update={"cost_usd": self.prices.cost(self.model, usage)})
+        return self.spending.usage_of(completion, attempts)
 
     # -- judging ----------------------------------------------------------------------------------
 
     def _assessment(self, paper: Paper, item: ChecklistItem, verdict: dict[str, Any], strategy: StructuredOutput,
                     usage: Usage, *, cached: bool, latency_s: float = 0.0) -> Assessment:
         """The Assessment for a verdict as stored in the cache (``Verdict`` fields, p_correct final).
-        Evidence quotes are checked and findings graded by ``quotes.grade_verdict``."""
+        Evidence quotes are checked and findings graded by ``grading.grade_verdict``."""
         correct, p, review, graded = grade_verdict(verdict, paper_text(paper), findings=self.prompts.findings)
         offered = offered_passages(paper, item) if wants_passages(self.prompts) else []
         passages = rested_on(paper, list(verdict.get("evidence", [])), offered)
@@ -405,15 +406,18 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         # Two papers can put the very same question (a GT submission's A is T's paper with G's answers):
         # while one such request is in flight, its twins wait for that verdict instead of paying again.
         twin_key = self._cache_key(paper, question_for(self.prompts, paper, item), quirks.strategy)
-        reused = await self._twin_verdict(paper, item, twin_key)
-        if reused is not None:
-            return reused
-        with self._in_flight_as(twin_key) as mine:
+        twin = await self.in_flight.shared(twin_key)
+        if twin is not None:
+            self._log_reuse(paper, item, twin[1], self._cache_key(paper, question_for(self.prompts, paper, item),
+                                                                  twin[1]))
+            return self._assessment(paper, item, twin[0], twin[1], Usage(), cached=True)
+        with self.in_flight.asking(twin_key) as mine:
             return await self._judge_fresh(paper, item, quirks, started, mine)
 
     async def _judge_fresh(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks, started: float,
                            shared: asyncio.Future) -> Assessment:
-        question = Question(est_tokens=self.paper_prefix(paper, item=item).tokens + 400 + self.config.max_tokens)
+        prompt_tokens = self.fitting.paper_prefix(paper, item=item).tokens
+        question = Question(est_tokens=prompt_tokens + 400 + self.config.max_tokens)
         first = await self._first.wait()
         try:
             verdict, p_correct, strategy = await self._ask_until_usable(paper, item, quirks, question)
@@ -429,11 +433,11 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         # The transport already redacted the reply; this second pass guards what is stored and shown.
         # What the endpoint taught the run so far travels with the verdict (and its cached copy).
         # redact_obj maps a dict to a dict; its signature says object because it takes any JSON value.
-        sent = self.sent_sampling(quirks)
+        sent = self.requests.sent_sampling(quirks)
         stored = cast("dict[str, Any]", redact.redact_obj(verdict.model_dump())) | {
             "p_correct": p_correct, "quirks": list(quirks.learned),
             "temperature": sent.get("temperature"), "seed": sent.get("seed"),
-            "context_share": round(self.paper_prefix(paper, strategy, item).share, 4)}
+            "context_share": round(self.fitting.paper_prefix(paper, strategy, item).share, 4)}
         shared.set_result((stored, strategy))
         if first and self.cache.writes:  # a clean answer is a fact too: the next run sends every question at once
             self.cache.remember_capabilities(self.endpoint, self.model or "", quirks.remembered() | {
@@ -443,7 +447,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             self.cache.put(key, endpoint=self.endpoint, model=self.model or "",
                            prompt_version=self.prompt_version or "", strategy=strategy.value, verdict=stored,
                            usage=usage.model_dump(),
-                           call=self._call_log(paper, item, strategy, question.reply, "verdict"))
+                           call=self.requests.call_log(paper, item, strategy, question.reply, "verdict", quirks))
         return self._assessment(paper, item, stored, strategy, usage, cached=False,
                                 latency_s=time.perf_counter() - started)
 
@@ -485,14 +489,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         ignored = ignored_facts(n, verdict.must_fix, verdict.review, verdict.suggestions)
         if not ignored:
             return False
-        question.facts_reasked = True
-        tags = ", ".join(f"[F{i}]" for i in ignored)
-        log.info("question %s: verdict ignores offline fact(s) %s; asking again once", item.id, tags)
-        question.feedback = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]},
-                             {"role": "user", "content": f"Your verdict does not address the offline fact(s) {tags}"
-                              " listed with the question. Address each: put it in must_fix if it makes the answer"
-                              " incorrect, or name its tag in the review and say why it does not. Reply again in"
-                              " the required format."}]
+        log.info("question %s: verdict ignores offline fact(s) %s; asking again once", item.id,
+                 question.reask_for_facts(ignored, text))
         return True
 
     async def _request_or_relearn(self, paper: Paper, item: ChecklistItem, quirks: EndpointQuirks,
@@ -504,7 +502,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         except RequestFailed as failed:
             question.add(Usage(calls=failed.attempts))
             err = failed.cause
-            if self._shrunk_after_refusal(paper, item, failed, question):
+            if self.fitting.shrunk_after_refusal(failed):
                 return None
             if isinstance(err, openai.APIStatusError) and is_refusal_status(err.status_code):
                 param = failed.sent.refusal_of(err, failed.params)  # a refusal read back from a batch's answers
@@ -560,7 +558,8 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
         """Log the unusable reply and prepare the re-ask; give up when the re-asks are used up. As
         instructor does, the model sees its reply and the validation error, so a re-ask at temperature 0
         is not the identical request that produced the bad reply."""
-        self.cache.log_call(self._call_log(paper, item, strategy, question.reply, f"unusable: {why}"),
+        self.cache.log_call(self.requests.call_log(paper, item, strategy, question.reply, f"unusable: {why}",
+                                                   self.quirks()),
                             endpoint=self.endpoint, model=self.model or "",
                             prompt_version=self.prompt_version or "", strategy=strategy.value)
         question.invalid += 1
@@ -568,9 +567,7 @@ class LLMAssessor(ContextFitting, SpendingAndEvidence, Assessor):
             raise self.error(f"{self._where} gave no usable verdict for question {item.id} after "
                              f"{question.invalid} replies: {why}", attempts=question.usage.calls, usage=question.usage)
         log.info("question %s: %s; asking again (%d/%d)", item.id, why, question.invalid, self.config.reask)
-        echo = [{"role": "assistant", "content": text[:MAX_ECHO_CHARS]}] if text else []
-        ask = f"{REASK_PREFIX} {why}. Reply again in the required format."
-        question.feedback = [*echo, {"role": "user", "content": ask}]
+        question.reask(text, why)
 
     def _refused_key(self, err: openai.APIStatusError) -> AssessorError:
         """The engine's probe was refused the key: the run stops as at a chat request's 401/403."""

@@ -21,7 +21,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import Any, Final
+from typing import Any
 
 import httpx2
 import openai
@@ -35,10 +35,9 @@ from checklist_eval.endpoint.capabilities import EndpointQuirks
 from checklist_eval.errors import AssessorError
 from checklist_eval.models import Assessment, ChecklistItem, Paper, Usage
 
-__all__ = ["BatchAssessor", "PendingAnswer", "RETRY_VIA", "answer_state"]
+__all__ = ["BatchAssessor", "PendingAnswer", "RETRY_VIA"]
 
 RETRY_VIA = ("online", "batch-api", "jsonl")
-CHAT_URL: Final = "/v1/chat/completions"  # Final: typed as the literal the SDK expects
 
 
 _ASKED: ContextVar[set[str] | None] = ContextVar("batch_asked", default=None)
@@ -58,24 +57,6 @@ def is_waiting(error: str) -> bool:
 
 class _BatchCompletion(dict):
     """A completion a batch job returned (priced at the batch rate)."""
-
-
-def answer_state(line: dict[str, Any]) -> tuple[str, int | None, dict[str, Any] | None, str | None]:
-    """(state, status_code, body, error) of one line of a batch output or error file (the OpenAI Batch
-    format, which vLLM's run_batch also writes): ``ok`` for a 200 with a JSON body, else ``error``."""
-    response = line.get("response") if isinstance(line.get("response"), dict) else None
-    error = line.get("error")
-    status = response.get("status_code") if response else None
-    body = response.get("body") if response else None
-    if isinstance(status, int) and status == 200 and isinstance(body, dict) and not error:
-        return "ok", status, body, None
-    message = None
-    if isinstance(error, dict):
-        message = f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip()
-    elif isinstance(body, dict) and isinstance(body.get("error"), dict):
-        message = str(body["error"].get("message") or "error")
-    return "error", status if isinstance(status, int) else None, body if isinstance(body, dict) else None, (
-        (message or f"HTTP {status}")[:500])
 
 
 class BatchAssessor(LLMAssessor):
@@ -193,7 +174,7 @@ class BatchAssessor(LLMAssessor):
     def _usage_of(self, completion: dict[str, Any], attempts: int) -> Usage:
         usage = super()._usage_of(completion, attempts)
         if isinstance(completion, _BatchCompletion):
-            usage = usage.model_copy(update={"cost_usd": self.prices.batch_cost(self.model, usage)})
+            usage = usage.model_copy(update={"cost_usd": self.spending.prices.batch_cost(self.model, usage)})
         return usage
 
     async def judge(self, paper: Paper, item: ChecklistItem) -> Assessment:

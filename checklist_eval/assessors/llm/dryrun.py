@@ -11,8 +11,8 @@ from checklist_eval.assessors.config import CHARS_PER_TOKEN, LLMConfig
 from checklist_eval.assessors.llm.facts import question_for
 from checklist_eval.assessors.llm.messages import prefix_messages
 from checklist_eval.assessors.llm.prompts import PromptSet
-from checklist_eval.assessors.llm.verdict import chain_from
 from checklist_eval.endpoint.cache import digest_messages
+from checklist_eval.endpoint.formats import chain_from
 from checklist_eval.endpoint.prices import PriceTable
 from checklist_eval.models import ChecklistItem, Paper, StructuredOutput, Usage
 

@@ -1,57 +1,54 @@
-"""The LLM assessor's spending cap and call log, kept apart from its request logic: reserving a
-request's worst case under ``--max-cost`` before it is sent, and writing what was asked and answered
-to the cache's call log (``checklist-eval logs``), and sending an identical request only once while it
-is in flight. A mixin of ``LLMAssessor``, which provides
-``budget``, ``config``, ``cache``, ``prompts``, ``endpoint`` and the message builders."""
+"""The LLM assessor's spending, kept apart from its request logic: what a reply costs (``endpoint.prices``),
+reserving a request's worst case under ``--max-cost`` before it is sent and settling the reservation at what
+the reply cost (``Spending``), and sending an identical request only once while it is in flight
+(``InFlight``). Objects the assessor holds (``LLMAssessor.spending``, ``LLMAssessor.in_flight``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from checklist_eval.assessors.llm.facts import question_for
-from checklist_eval.endpoint.calllog import CallLog
+from checklist_eval.endpoint.budget import Budget
+from checklist_eval.endpoint.prices import PriceTable
+from checklist_eval.endpoint.replies import token_usage
 from checklist_eval.fsutil import loads_json
-from checklist_eval.models import Assessment, ChecklistItem, Paper, StructuredOutput, Usage
+from checklist_eval.models import StructuredOutput, Usage
 
 if TYPE_CHECKING:
     from checklist_eval.assessors.config import LLMConfig
-    from checklist_eval.assessors.llm.messages import PaperPrefix
-    from checklist_eval.assessors.llm.prompts import PromptSet
-    from checklist_eval.endpoint.budget import Budget
-    from checklist_eval.endpoint.cache import Cache
-    from checklist_eval.endpoint.capabilities import EndpointQuirks
+
+__all__ = ["InFlight", "Shared", "Spending"]
+
+# What a request in flight hands its twins: the verdict as stored and the strategy it was given under.
+Shared = tuple[dict[str, Any], StructuredOutput]
 
 
-class SpendingAndEvidence:
-    if TYPE_CHECKING:  # what the host class (LLMAssessor) provides; declared so the mixin is checked
-        budget: Budget | None
-        config: LLMConfig
-        cache: Cache
-        prompts: PromptSet
-        endpoint: str
-        model: str | None
-        prompt_version: str | None
-        _in_flight: dict[str, asyncio.Future]
+class Spending:
+    """The prices of one model and the run's spending cap (None without ``--max-cost``)."""
 
-        def quirks(self) -> EndpointQuirks: ...
-        def paper_prefix(self, paper: Paper, strategy: StructuredOutput = ...,
-                         item: ChecklistItem | None = None) -> PaperPrefix: ...
-        def _params(self, strategy: StructuredOutput, quirks: EndpointQuirks) -> dict[str, Any]: ...
-        def _cache_key(self, paper: Paper, question: str, strategy: StructuredOutput) -> str: ...
-        def _usage_of(self, completion: Any, attempts: int) -> Usage: ...
-        def _assessment(self, paper: Paper, item: ChecklistItem, verdict: dict[str, Any],
-                        strategy: StructuredOutput, usage: Usage, *, cached: bool,
-                        latency_s: float = 0.0) -> Assessment: ...
+    def __init__(self, config: LLMConfig, model: str):
+        self.model = model
+        self.max_tokens = config.max_tokens
+        self.prices = PriceTable.load(config.prices)
+        self.budget = Budget(config.max_cost, self.prices, model) if config.max_cost is not None else None
 
-    async def _reserve(self, messages: list[dict[str, str]]) -> float:
+    def usage_of(self, completion: Any, attempts: int) -> Usage:
+        """What a completion spent, priced (an unpriced model's calls are counted as such)."""
+        usage = token_usage(completion, attempts)
+        if self.prices.lookup(self.model) is None:
+            return usage.model_copy(update={"unpriced_calls": attempts})
+        return usage.model_copy(update={"cost_usd": self.prices.cost(self.model, usage)})
+
+    async def reserve(self, messages: list[dict[str, str]]) -> float:
+        """Hold the worst case of a request under the cap before it is sent (waits, or raises BudgetExceeded)."""
         if self.budget is None:
             return 0.0
         chars = sum(len(m["content"]) for m in messages)
-        return await self.budget.reserve(self.budget.worst_case(chars, self.config.max_tokens))
+        return await self.budget.reserve(self.budget.worst_case(chars, self.max_tokens))
 
-    def _cost_of_body(self, content: bytes) -> float:
+    def cost_of_body(self, content: bytes) -> float:
         """What a reply cost by its own usage figures (0 when it has none), for the budget."""
         if self.budget is None:
             return 0.0
@@ -59,43 +56,37 @@ class SpendingAndEvidence:
             completion = loads_json(content)
         except ValueError:
             return 0.0
-        return self._usage_of(completion, 1).cost_usd if isinstance(completion, dict) else 0.0
+        return self.usage_of(completion, 1).cost_usd if isinstance(completion, dict) else 0.0
 
-    def _call_log(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, reply: Any,
-                  outcome: str) -> CallLog:
-        prefix = self.paper_prefix(paper, strategy, item)
-        quirks = self.quirks()
-        params = {k: v for k, v in self._params(strategy, quirks).items() if k != "response_format"}
-        return CallLog(source=paper.source, question_id=item.id, prefix_digest=prefix.digest,
-                       prefix_messages=prefix.messages, question=question_for(self.prompts, paper, item),
-                       params=params | {"strategy": strategy.value}, response=reply, outcome=outcome)
+    def settle(self, held: float, actual: float) -> None:
+        """Release the reservation ``held`` for what the reply cost (``actual``)."""
+        if self.budget is not None:
+            self.budget.settle(held, actual)
 
-    def _log_reuse(self, paper: Paper, item: ChecklistItem, strategy: StructuredOutput, key: str) -> None:
-        """A verdict reused (from the cache, or from an identical request in flight) is logged for this
-        paper too, pointing at the reply it came from, so every verdict's evidence can be found."""
-        self.cache.log_call(self._call_log(paper, item, strategy, None, "reused"), key=key,
-                            endpoint=self.endpoint, model=self.model or "",
-                            prompt_version=self.prompt_version or "", strategy=strategy.value)
 
-    async def _twin_verdict(self, paper: Paper, item: ChecklistItem, key: str) -> Assessment | None:
-        """The verdict of an identical request already in flight (waited for), else None."""
-        twin = self._in_flight.get(key)
-        shared = await asyncio.shield(twin) if twin is not None else None
-        if shared is None:  # none in flight, or it failed: this one asks for itself
-            return None
-        self._log_reuse(paper, item, shared[1],
-                        self._cache_key(paper, question_for(self.prompts, paper, item), shared[1]))
-        return self._assessment(paper, item, shared[0], shared[1], Usage(), cached=True)
+class InFlight:
+    """The requests in flight by cache key: two papers can put the very same question (a GT submission's A is
+    T's paper with G's answers), and while one such request is in flight its twins wait for that verdict
+    instead of paying again."""
+
+    def __init__(self) -> None:
+        self._futures: dict[str, asyncio.Future] = {}
+
+    async def shared(self, key: str) -> Shared | None:
+        """What an identical request in flight got (waited for), else None (none in flight, or it failed:
+        the caller asks for itself)."""
+        twin = self._futures.get(key)
+        return await asyncio.shield(twin) if twin is not None else None
 
     @contextlib.contextmanager
-    def _in_flight_as(self, key: str):
-        """Register this request as the one in flight for ``key``; its twins get what it sets."""
+    def asking(self, key: str) -> Iterator[asyncio.Future]:
+        """Register the caller as the request in flight for ``key``; its twins get what it sets."""
         mine = asyncio.get_running_loop().create_future()
-        self._in_flight.setdefault(key, mine)
+        self._futures.setdefault(key, mine)
         try:
             yield mine
         finally:
             if not mine.done():
                 mine.set_result(None)
-            if self._in_flight.get(key) is mine:
-                del self._in_flight[key]
+            if self._futures.get(key) is mine:
+                del self._futures[key]
