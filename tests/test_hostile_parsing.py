@@ -402,3 +402,26 @@ def test_plain_tar_is_recognised_whatever_its_name(cli, tmp_path):
     path = tmp_path / "paper.bin"
     path.write_bytes(plain_tar("main.tex", GOOD_TEX.encode()))
     assert answers(cli("parse", str(path), "--json")) == GOOD_ANSWERS
+
+
+_NO_MEMORY_TO_SAY_SO = """
+import sys
+from checklist_eval.reading import isolation
+
+class FullPipe:  # a worker whose every send fails for lack of memory, as one at its limit did in CI
+    def send(self, message):
+        raise MemoryError
+
+isolation._say_out_of_memory(FullPipe(), ["the reply that did not fit"] * 1000)
+print("returned", file=sys.stderr)
+"""
+
+
+def test_a_worker_with_no_memory_to_say_so_exits_quietly_with_the_code_read_as_over_memory():
+    """CI caught a parse worker at its --parse-memory limit failing to pickle even the short "memory" reply:
+    it printed a traceback and the paper was called a crash ("exit code 1") instead of over the limit."""
+    from checklist_eval.reading.isolation import MEMORY_EXIT_CODE, _over_memory
+
+    done = subprocess.run([sys.executable, "-c", _NO_MEMORY_TO_SAY_SO], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (MEMORY_EXIT_CODE, "")
+    assert _over_memory(60) == "parsing needed more than 60 MB (--parse-memory); stopped"

@@ -19,6 +19,7 @@ follows multiprocessing's rule for non-fork start methods: its main script is gu
 
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import resource
@@ -142,9 +143,24 @@ def _worker_main(conn: Connection, memory_mb: int, parents_end: Connection | Non
         try:
             sent = _send(conn, reply)
         except MemoryError:
-            sent = _send(conn, {"error": "memory"})
+            sent = _say_out_of_memory(conn, reply)
         if not sent:
             return
+
+
+MEMORY_EXIT_CODE = 3  # a worker with no memory left even to say so exits with this, quietly
+
+
+def _say_out_of_memory(conn: Connection, reply: object) -> bool:
+    """Tell the parent this paper needed more memory than the limit. The reply that could not be pickled
+    holds the memory: it is dropped first. Should even the short message not fit, the worker exits with
+    ``MEMORY_EXIT_CODE``, which the parent reads as the same answer (a traceback would bury it)."""
+    del reply
+    gc.collect()
+    try:
+        return _send(conn, {"error": "memory"})
+    except MemoryError:
+        os._exit(MEMORY_EXIT_CODE)
 
 
 def _send(conn: Connection, message: object) -> bool:
@@ -182,6 +198,10 @@ class _Worker:
             self.process.kill()
         self.process.join(5)
         self.conn.close()
+
+
+def _over_memory(memory_mb: int) -> str:
+    return f"parsing needed more than {memory_mb} MB (--parse-memory); stopped"
 
 
 def _signal_name(exitcode: int | None) -> str:
@@ -263,6 +283,8 @@ class ParserPool:
             worker.process.join(5)
             code = worker.process.exitcode
             self._retire(worker)
+            if code == MEMORY_EXIT_CODE:
+                raise InputError(label, _over_memory(self.limits.memory_mb)) from None
             raise InputError(label, f"the parser crashed on this file ({_signal_name(code)}; its memory "
                                     f"limit was {self.limits.memory_mb} MB, --parse-memory)") from None
         except InputError:
@@ -272,8 +294,7 @@ class ParserPool:
             raise
         if reply.get("error") == "memory":
             self._retire(worker)  # a worker that hit its limit may hold half-built state
-            raise InputError(label, f"parsing needed more than {self.limits.memory_mb} MB "
-                                    "(--parse-memory); stopped")
+            raise InputError(label, _over_memory(self.limits.memory_mb))
         self._give_back(worker)
         if "error" in reply:
             _paper_from(reply, label)  # raises
