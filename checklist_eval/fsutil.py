@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -181,3 +183,32 @@ def read_json_file(path: str | Path, max_bytes: int = MAX_JSON_FILE_BYTES) -> An
         return loads_json(data)
     except (OSError, ValueError):
         return None
+
+
+Migration = tuple[str, Callable[[sqlite3.Connection], None]]
+
+
+def apply_migrations(db: sqlite3.Connection, migrations: Sequence[Migration]) -> None:
+    """Apply the named migrations a SQLite file has not had yet, each in its own write transaction (BEGIN
+    IMMEDIATE takes the write lock, so two processes never apply the same one). A file that has them all is
+    not written to: a reader opening it takes no write lock."""
+    try:
+        done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
+    except sqlite3.OperationalError:
+        done = set()
+    if all(name in done for name, _fn in migrations):
+        return
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)")
+    for name, fn in migrations:
+        if db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if not db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
+                fn(db)
+                db.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, time.time()))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # SQLite undoes it itself on a full disk: that error is the one to read
+                db.execute("ROLLBACK")
+            raise

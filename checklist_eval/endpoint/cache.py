@@ -31,6 +31,7 @@ from checklist_eval import redact
 from checklist_eval.endpoint.cachefile import open_cache_db
 from checklist_eval.endpoint.calllog import CURRENT_PAPER, CallLog
 from checklist_eval.endpoint.identity import endpoint_identity
+from checklist_eval.fsutil import apply_migrations
 
 __all__ = ["Cache", "CacheMode", "CachedVerdict", "cache_key", "digest_messages", "endpoint_identity",
            "MIGRATIONS"]
@@ -207,25 +208,8 @@ class Cache:
         db.execute(f"PRAGMA busy_timeout={self._busy_ms}")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable at checkpoints, fast commits
-        self._migrate(db)
+        apply_migrations(db, MIGRATIONS)
         self._db = db
-
-    @staticmethod
-    def _migrate(db: sqlite3.Connection) -> None:
-        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)")
-        for name, fn in MIGRATIONS:
-            if db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
-                continue
-            # BEGIN IMMEDIATE takes the write lock, so two processes never apply the same migration.
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if not db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
-                    fn(db)
-                    db.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, time.time()))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
 
     @property
     def reads(self) -> bool:

@@ -35,6 +35,7 @@ from checklist_eval.challenge.results.outputs import SubmissionResult
 from checklist_eval.challenge.results.settings import RunSettings
 from checklist_eval.challenge.scoring import SubmissionScore, score_submission
 from checklist_eval.errors import InputError
+from checklist_eval.fsutil import apply_migrations
 from checklist_eval.redact import redact  # what the database keeps, like every file, holds no secret
 
 RUNNING, COMPLETE, STOPPED = "running", "complete", "stopped"
@@ -140,7 +141,7 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
             if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")  # a committed submission survives a power cut
-            _migrate(db)
+            apply_migrations(db, MIGRATIONS)
         elif not db.execute("SELECT 1 FROM sqlite_master WHERE name='runs'").fetchone():
             raise InputError(path, "not a checklist-eval results database (no runs table)")
     except sqlite3.DatabaseError as err:
@@ -184,28 +185,6 @@ def storage_error(path: Path, err: sqlite3.Error) -> InputError:
             why = _refused_write(path.parent) or why
         return StorageRefused(path, f"cannot write: {why} ({err})")
     return InputError(path, f"not a checklist-eval results database ({err})")
-
-
-def _migrate(db: sqlite3.Connection) -> None:
-    try:
-        done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
-    except sqlite3.OperationalError:
-        done = set()
-    if all(name in done for name, _fn in MIGRATIONS):
-        return  # nothing to write: a reader opening the file takes no write lock
-    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)")
-    for name, fn in MIGRATIONS:
-        if db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
-            continue
-        db.execute("BEGIN IMMEDIATE")  # two processes never apply the same migration
-        try:
-            if not db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
-                fn(db)
-                db.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, time.time()))
-            db.execute("COMMIT")
-        except BaseException:
-            _rollback(db)
-            raise
 
 
 @contextmanager
