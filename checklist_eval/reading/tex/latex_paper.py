@@ -67,7 +67,7 @@ def _source_first(source_paper: Callable[[], Paper], seconds: float) -> Paper | 
             return source_paper()
     except _OutOfTime:
         return _SourceCut()
-    except (InputError, RecursionError, MemoryError, Exception) as err:  # noqa: B014  (each named: all land here)
+    except Exception as err:  # InputError, RecursionError, MemoryError among them: each is the paper's outcome
         return err
 
 
